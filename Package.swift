@@ -1,0 +1,48 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "JSONLedger",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "JSONLedger", targets: ["JSONLedger"]),
+    .library(name: "LMDB", targets: ["LMDB"]),
+    .executable(name: "jsonledger", targets: ["jsonledger"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0")
+  ],
+  targets: [
+    .systemLibrary(
+      name: "CLMDB",
+      pkgConfig: "lmdb",
+      providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+    ),
+    .target(name: "LMDB", dependencies: ["CLMDB"]),
+    .target(name: "JSONLedger", dependencies: ["LMDB"]),
+    .executableTarget(
+      name: "jsonledger",
+      dependencies: [
+        "JSONLedger",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Tools/jsonledger"
+    ),
+    .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+    .testTarget(
+      name: "JSONLedgerTests",
+      dependencies: ["JSONLedger", "LMDB"],
+      resources: [.copy("Fixtures")]
+    ),
+    .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger"]),
+  ],
+  swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [
+      .enableUpcomingFeature("ExistentialAny"),
+      .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
+}

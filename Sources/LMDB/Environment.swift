@@ -1,0 +1,201 @@
+internal import CLMDB
+import Glibc
+
+/// An LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
+///
+/// Transactions are handed to closures and end with them:
+///
+/// ```swift
+/// let env = try Environment(path: "/tmp/store")
+/// let db = try env.database(named: "log")
+/// try env.write { txn in try txn.put([1], forKey: [0, 0, 0, 1], in: db) }
+/// let value = try env.read { txn in try txn.value(forKey: [0, 0, 0, 1], in: db) }
+/// ```
+///
+/// Readers use `MDB_NOTLS`, so a read transaction is not tied to the thread's reader slot.
+/// The map grows by itself: a write that meets `MDB_MAP_FULL` is aborted, the map doubled and
+/// the closure run again. Stale reader slots left by dead processes are cleared on open.
+public final class Environment: @unchecked Sendable {
+  // Safety: `handle` is an MDB_env*, which LMDB allows to be shared between threads (each
+  // transaction is used by one thread at a time, readers use MDB_NOTLS). The map size, the
+  // only setting changed after open, is changed under `resizeLock` held exclusively, while
+  // every transaction of this process holds it shared.
+  let handle: OpaquePointer
+  let resizeLock = ReadersWriterLock()
+  /// The directory the environment lives in.
+  public let path: String
+  /// The options it was opened with.
+  public let options: Options
+
+  /// How much a commit promises to have on disk.
+  public enum Durability: String, Sendable, CaseIterable {
+    /// Both fsyncs of every commit (LMDB's default): a committed transaction survives a crash
+    /// of the process and of the machine.
+    case full
+    /// `MDB_NOMETASYNC`: integrity is kept, but a machine crash may undo the last commit.
+    case noMetaSync
+    /// `MDB_NOSYNC`: no flush at commit. A process crash loses nothing; a machine crash may
+    /// lose recent commits, and on a file system that reorders writes may corrupt the store.
+    case noSync
+  }
+
+  /// Settings for opening an environment.
+  public struct Options: Sendable {
+    /// The initial map size in bytes; it grows by itself when full.
+    public var mapSize: Int = 64 << 20
+    /// The most named databases that can be opened.
+    public var maxDatabases: Int = 16
+    /// The most concurrent read transactions across all processes.
+    public var maxReaders: Int = 256
+    /// What a commit guarantees.
+    public var durability: Durability = .full
+    /// Permission bits for new files: owner read/write only unless set otherwise.
+    public var filePermissions: UInt32 = 0o600
+    /// Open without write access.
+    public var readOnly: Bool = false
+    public init() {}
+  }
+
+  /// Opens (or creates) the environment in the directory at `path`, which must exist.
+  public init(path: String, options: Options = Options()) throws(LMDBError) {
+    var env: OpaquePointer?
+    try check(mdb_env_create(&env), "create environment")
+    guard let env else { throw LMDBError(code: EINVAL, operation: "create environment") }
+    do {
+      try check(mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases)), "set max databases")
+      try check(mdb_env_set_maxreaders(env, UInt32(options.maxReaders)), "set max readers")
+      try check(mdb_env_set_mapsize(env, options.mapSize), "set map size")
+      var flags = UInt32(MDB_NOTLS)
+      switch options.durability {
+      case .full: break
+      case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
+      case .noSync: flags |= UInt32(MDB_NOSYNC)
+      }
+      if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+      try check(
+        mdb_env_open(env, path, flags, mdb_mode_t(options.filePermissions)),
+        "open environment at \(path)")
+      var dead: Int32 = 0
+      try check(mdb_reader_check(env, &dead), "check readers")
+    } catch {
+      mdb_env_close(env)
+      throw error
+    }
+    self.handle = env
+    self.path = path
+    self.options = options
+  }
+
+  deinit { mdb_env_close(handle) }
+
+  /// Opens a named database, creating it unless the environment is read-only.
+  public func database(named name: String) throws -> Database {
+    if options.readOnly {
+      return try read { txn in try txn.openDatabase(named: name, create: false) }
+    }
+    return try write { txn in try txn.openDatabase(named: name, create: true) }
+  }
+
+  /// Runs `body` in a read-only transaction that sees one consistent snapshot.
+  public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+    let txn = try beginTransaction(readOnly: true)
+    return try body(txn)
+  }
+
+  /// Runs `body` in the write transaction and commits it; a throw aborts everything.
+  ///
+  /// Only one write transaction runs at a time (other writers wait). If the map fills up,
+  /// the transaction is aborted, the map grown, and `body` runs again from the start, so
+  /// `body` must not have effects outside the transaction.
+  public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+    while true {
+      let txn = try beginTransaction(readOnly: false)
+      let result: R
+      do {
+        result = try body(txn)
+        try txn.commit()
+        return result
+      } catch {
+        let mapWasFull = txn.state.sawMapFull || (error as? LMDBError)?.isMapFull == true
+        txn.abort()
+        guard mapWasFull else { throw error }
+      }
+      try growMap()
+    }
+  }
+
+  /// Begins a read transaction owned by the caller, for wrappers that scope it themselves
+  /// (a `View` that holds its transaction). It aborts when dropped.
+  package func beginReadTransaction() throws(LMDBError) -> Transaction {
+    try beginTransaction(readOnly: true)
+  }
+
+  func beginTransaction(readOnly: Bool) throws(LMDBError) -> Transaction {
+    while true {
+      resizeLock.lockShared()
+      var txn: OpaquePointer?
+      let code = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+      if code == 0, let txn {
+        return Transaction(handle: txn, environment: self, readOnly: readOnly)
+      }
+      resizeLock.unlock()
+      if code == MDB_MAP_RESIZED {
+        // Another process grew the map: adopt its size, then try again.
+        resizeLock.lockExclusive()
+        let adopt = mdb_env_set_mapsize(handle, 0)
+        resizeLock.unlock()
+        try check(adopt, "adopt map size")
+        continue
+      }
+      throw LMDBError(code: code, operation: readOnly ? "begin read" : "begin write")
+    }
+  }
+
+  func growMap() throws(LMDBError) {
+    resizeLock.lockExclusive()
+    defer { resizeLock.unlock() }
+    var info = MDB_envinfo()
+    try check(mdb_env_info(handle, &info), "read environment info")
+    let grown = max(info.me_mapsize * 2, info.me_mapsize + (64 << 20))
+    try check(mdb_env_set_mapsize(handle, grown), "grow map to \(grown) bytes")
+  }
+
+  /// Size and use of the environment.
+  public func info() throws(LMDBError) -> EnvironmentInfo {
+    var info = MDB_envinfo()
+    try check(mdb_env_info(handle, &info), "read environment info")
+    var stat = MDB_stat()
+    try check(mdb_env_stat(handle, &stat), "read environment statistics")
+    return EnvironmentInfo(
+      mapSize: info.me_mapsize, usedBytes: (info.me_last_pgno + 1) * Int(stat.ms_psize),
+      lastTransactionID: info.me_last_txnid, maxReaders: Int(info.me_maxreaders),
+      readersInUse: Int(info.me_numreaders))
+  }
+
+  /// Clears reader slots left by processes that died; returns how many were cleared.
+  @discardableResult
+  public func clearStaleReaders() throws(LMDBError) -> Int {
+    var dead: Int32 = 0
+    try check(mdb_reader_check(handle, &dead), "check readers")
+    return Int(dead)
+  }
+
+  /// Flushes the data to disk (useful with `noSync` durability).
+  public func sync() throws(LMDBError) {
+    try check(mdb_env_sync(handle, 1), "sync")
+  }
+}
+
+/// Size and use of an environment, from `Environment.info()`.
+public struct EnvironmentInfo: Sendable, Equatable {
+  /// The current map size: the most the data file may hold before it grows.
+  public var mapSize: Int
+  /// Bytes of the map in use (last page used × page size).
+  public var usedBytes: Int
+  /// The id of the last committed transaction.
+  public var lastTransactionID: Int
+  /// The size of the reader table.
+  public var maxReaders: Int
+  /// Reader slots in use, including stale ones not yet cleared.
+  public var readersInUse: Int
+}

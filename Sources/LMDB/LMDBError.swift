@@ -1,0 +1,42 @@
+internal import CLMDB
+
+/// An error reported by LMDB, with the return code and the operation that failed.
+///
+/// ```swift
+/// do { try env.write { txn in try txn.put(value, forKey: key, in: db, flags: .noOverwrite) } }
+/// catch let error as LMDBError where error.isKeyExists { … }
+/// ```
+public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The LMDB return code (`MDB_NOTFOUND`, `MDB_MAP_FULL`, … or an `errno` value).
+  public let code: Int32
+  /// The wrapper operation that failed, such as `"open environment at /tmp/x"` or `"put"`.
+  public let operation: String
+
+  /// Creates an error for a return code and the operation that produced it.
+  public init(code: Int32, operation: String) {
+    self.code = code
+    self.operation = operation
+  }
+
+  /// LMDB's own text for the code.
+  public var message: String { String(cString: mdb_strerror(code)) }
+
+  public var description: String { "LMDB: \(operation) failed: \(message) (code \(code))" }
+
+  /// The key or data was not found.
+  public var isNotFound: Bool { code == MDB_NOTFOUND }
+  /// A put with `noOverwrite` (or an out-of-order `append`) met an existing key.
+  public var isKeyExists: Bool { code == MDB_KEYEXIST }
+  /// The environment's map is full. `Environment.write` handles this by growing the map.
+  public var isMapFull: Bool { code == MDB_MAP_FULL }
+  /// Every reader slot is taken.
+  public var isReadersFull: Bool { code == MDB_READERS_FULL }
+  /// The file at the path is not an LMDB environment, or is of another version.
+  public var isInvalidEnvironment: Bool { code == MDB_INVALID || code == MDB_VERSION_MISMATCH }
+}
+
+/// Throws an `LMDBError` for a non-zero LMDB return code.
+@inline(__always)
+func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
+  if code != 0 { throw LMDBError(code: code, operation: operation()) }
+}

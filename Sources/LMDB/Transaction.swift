@@ -1,0 +1,172 @@
+internal import CLMDB
+
+/// What a transaction remembers about itself; shared by the transaction and its cursors.
+final class TransactionState {
+  let handle: OpaquePointer
+  let readOnly: Bool
+  var finished = false
+  /// Set when a put met `MDB_MAP_FULL`, even if the caller wrapped or swallowed the error,
+  /// so that `Environment.write` knows to grow the map and retry.
+  var sawMapFull = false
+
+  init(handle: OpaquePointer, readOnly: Bool) {
+    self.handle = handle
+    self.readOnly = readOnly
+  }
+}
+
+/// An LMDB transaction. It exists only inside the closure given to `Environment.read` or
+/// `Environment.write` (or inside a value that owns it); being non-copyable, it cannot escape.
+public struct Transaction: ~Copyable {
+  let state: TransactionState
+  let environment: Environment
+
+  init(handle: OpaquePointer, environment: Environment, readOnly: Bool) {
+    self.state = TransactionState(handle: handle, readOnly: readOnly)
+    self.environment = environment
+  }
+
+  deinit { abort() }
+
+  /// Whether this transaction can only read.
+  public var isReadOnly: Bool { state.readOnly }
+
+  func commit() throws(LMDBError) {
+    guard !state.finished else { return }
+    state.finished = true
+    let code = mdb_txn_commit(state.handle)
+    environment.resizeLock.unlock()
+    try check(code, "commit")
+  }
+
+  func abort() {
+    guard !state.finished else { return }
+    state.finished = true
+    mdb_txn_abort(state.handle)
+    environment.resizeLock.unlock()
+  }
+
+  func openDatabase(named name: String, create: Bool) throws(LMDBError) -> Database {
+    var dbi: MDB_dbi = 0
+    try check(
+      mdb_dbi_open(state.handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi),
+      "open database \(name)")
+    return Database(handle: dbi, name: name)
+  }
+
+  /// Calls `body` with the bytes stored under `key`, without copying them, or returns nil
+  /// when the key is absent. The bytes are valid only inside `body`.
+  public func withValue<R>(
+    forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
+  ) throws -> R? {
+    var value = MDB_val()
+    let code = key.withUnsafeBytes { keyBytes in
+      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+      return mdb_get(state.handle, database.handle, &keyValue, &value)
+    }
+    if code == MDB_NOTFOUND { return nil }
+    try check(code, "get from \(database.name)")
+    return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+  }
+
+  /// The bytes stored under `key`, or nil.
+  public func value(forKey key: [UInt8], in database: Database) throws -> [UInt8]? {
+    try withValue(forKey: key, in: database) { Array($0) }
+  }
+
+  /// Stores `value` under `key`.
+  public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError) {
+    let code = key.withUnsafeBytes { keyBytes in
+      value.withUnsafeBytes { valueBytes in
+        var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+        var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+        return mdb_put(state.handle, database.handle, &keyValue, &dataValue, flags.rawValue)
+      }
+    }
+    if code == MDB_MAP_FULL { state.sawMapFull = true }
+    try check(code, "put into \(database.name) (key of \(key.count) bytes)")
+  }
+
+  /// Deletes `key`; returns whether it was there.
+  @discardableResult
+  public func delete(_ key: [UInt8], in database: Database) throws(LMDBError) -> Bool {
+    let code = key.withUnsafeBytes { keyBytes in
+      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+      return mdb_del(state.handle, database.handle, &keyValue, nil)
+    }
+    if code == MDB_NOTFOUND { return false }
+    try check(code, "delete from \(database.name)")
+    return true
+  }
+
+  /// Removes every entry of `database` (the database itself stays).
+  public func removeAll(in database: Database) throws(LMDBError) {
+    try check(mdb_drop(state.handle, database.handle, 0), "empty \(database.name)")
+  }
+
+  /// Counts LMDB keeps for `database`.
+  public func statistics(of database: Database) throws(LMDBError) -> DatabaseStatistics {
+    var stat = MDB_stat()
+    try check(mdb_stat(state.handle, database.handle, &stat), "stat \(database.name)")
+    return DatabaseStatistics(
+      entries: stat.ms_entries, depth: Int(stat.ms_depth),
+      pages: stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages,
+      pageSize: Int(stat.ms_psize))
+  }
+
+  /// Runs `body` with a cursor over `database`; the cursor closes when `body` returns.
+  public func withCursor<R>(on database: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
+    var cursor: OpaquePointer?
+    try check(mdb_cursor_open(state.handle, database.handle, &cursor), "open cursor on \(database.name)")
+    guard let cursor else { throw LMDBError(code: MDB_BAD_TXN, operation: "open cursor") }
+    let wrapped = Cursor(handle: cursor, transaction: state, database: database)
+    return try body(wrapped)
+  }
+
+  /// Calls `body` for each entry whose key starts with `prefix`, in key order, starting at
+  /// `start` (default: the prefix itself). `body` returns false to stop.
+  public func forEach(
+    in database: Database, prefix: [UInt8], from start: [UInt8]? = nil,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    try withCursor(on: database) { cursor in
+      var more = try cursor.rawSeek(atOrAfter: start ?? prefix)
+      while more {
+        let keep = try cursor.rawCurrent { key, value in
+          guard key.count >= prefix.count, key.starts(with: prefix) else { return false }
+          return try body(key, value)
+        }
+        guard keep else { return }
+        more = try cursor.rawMove(next: true)
+      }
+    }
+  }
+
+  /// The entries whose key starts with `prefix`, in key order.
+  public func entries(in database: Database, prefix: [UInt8]) throws -> [Entry] {
+    var result: [Entry] = []
+    try forEach(in: database, prefix: prefix) { key, value in
+      result.append(Entry(key: Array(key), value: Array(value)))
+      return true
+    }
+    return result
+  }
+
+  /// The last entry whose key starts with `prefix` and sorts at or before `key`, or nil.
+  public func lastEntry(in database: Database, prefix: [UInt8], atOrBefore key: [UInt8]) throws -> Entry? {
+    try withCursor(on: database) { cursor -> Entry? in
+      var found: Entry?
+      if try cursor.rawSeek(atOrAfter: key) {
+        found = try cursor.current()
+        if let entry = found, entry.key != key { found = try cursor.previous() }
+      } else {
+        found = try cursor.last()
+      }
+      guard let entry = found, entry.key.starts(with: prefix) else { return nil }
+      return entry
+    }
+  }
+}
+
+@available(*, unavailable, message: "a transaction belongs to the closure it was given to")
+extension Transaction: Sendable {}

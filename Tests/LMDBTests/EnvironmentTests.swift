@@ -1,0 +1,131 @@
+import Foundation
+import LMDB
+import Testing
+
+@Suite("LMDB environment")
+struct EnvironmentTests {
+  @Test func writtenValueIsReadBackAfterCommit() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    try env.write { txn in try txn.put([1, 2, 3], forKey: Array("a".utf8), in: db) }
+    let value = try env.read { txn in try txn.value(forKey: Array("a".utf8), in: db) }
+    #expect(value == [1, 2, 3])
+  }
+
+  @Test func throwingInsideWriteAbortsEverything() throws {
+    struct Boom: Error {}
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    #expect(throws: Boom.self) {
+      try env.write { txn in
+        try txn.put([1], forKey: [1], in: db)
+        throw Boom()
+      }
+    }
+    #expect(try env.read { txn in try txn.value(forKey: [1], in: db) } == nil)
+  }
+
+  @Test func appendOutOfOrderFailsWithKeyExists() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "log")
+    try env.write { txn in
+      try txn.put([1], forKey: [0, 0, 0, 2], in: db, flags: .append)
+      try txn.put([1], forKey: [0, 0, 0, 3], in: db, flags: .append)
+    }
+    do {
+      try env.write { txn in try txn.put([1], forKey: [0, 0, 0, 1], in: db, flags: .append) }
+      Issue.record("append out of order was accepted")
+    } catch let error as LMDBError {
+      #expect(error.isKeyExists)
+      #expect(error.description.contains("log"))
+    }
+  }
+
+  @Test func bigEndianKeysSortNumerically() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "log")
+    let numbers: [UInt64] = [300, 2, 70_000, 1, 256]
+    try env.write { txn in
+      for n in numbers { try txn.put([], forKey: withUnsafeBytes(of: n.bigEndian, Array.init), in: db) }
+    }
+    let keys = try env.read { txn in try txn.entries(in: db, prefix: []) }.map { entry in
+      entry.key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+    #expect(keys == numbers.sorted())
+  }
+
+  @Test func fullMapGrowsAndTheWriteIsRetried() throws {
+    let dir = try TemporaryDirectory()
+    var options = Environment.Options()
+    options.mapSize = 1 << 20
+    let env = try Environment(path: dir.path, options: options)
+    let db = try env.database(named: "big")
+    let value = [UInt8](repeating: 7, count: 4096)
+    var runs = 0
+    try env.write { txn in
+      runs += 1
+      for i in 0..<2000 { try txn.put(value, forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+    }
+    #expect(runs > 1)
+    #expect(try env.info().mapSize > 1 << 20)
+    #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2000)
+  }
+
+  @Test func cursorPrefixScanAndLastEntryAtOrBefore() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "history")
+    try env.write { txn in
+      for (object, batch) in [(1, 1), (1, 4), (1, 9), (2, 3)] as [(UInt8, UInt8)] {
+        try txn.put([batch], forKey: [object, batch], in: db)
+      }
+    }
+    try env.read { txn throws in
+      #expect(try txn.entries(in: db, prefix: [1]).map(\.value) == [[1], [4], [9]])
+      #expect(try txn.lastEntry(in: db, prefix: [1], atOrBefore: [1, 5])?.value == [4])
+      #expect(try txn.lastEntry(in: db, prefix: [1], atOrBefore: [1, 9])?.value == [9])
+      #expect(try txn.lastEntry(in: db, prefix: [1], atOrBefore: [1, 0]) == nil)
+      #expect(try txn.lastEntry(in: db, prefix: [2], atOrBefore: [2, 200])?.value == [3])
+      #expect(try txn.lastEntry(in: db, prefix: [3], atOrBefore: [3, 1]) == nil)
+    }
+  }
+
+  @Test func keysLongerThanTheLimitAreRejectedWithAnError() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    #expect(throws: LMDBError.self) {
+      try env.write { txn in try txn.put([1], forKey: [UInt8](repeating: 1, count: 600), in: db) }
+    }
+  }
+
+  @Test func newFilesAreOwnerOnly() throws {
+    let dir = try TemporaryDirectory()
+    _ = try Environment(path: dir.path)
+    let attributes = try FileManager.default.attributesOfItem(atPath: dir.path + "/data.mdb")
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+  }
+
+  @Test func readersSeeTheirSnapshotWhileAWriterCommits() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    try env.write { txn in try txn.put([1], forKey: [0], in: db) }
+    try env.read { txn throws in
+      try env.write { w in try w.put([2], forKey: [0], in: db) }
+      #expect(try txn.value(forKey: [0], in: db) == [1])
+    }
+    #expect(try env.read { txn in try txn.value(forKey: [0], in: db) } == [2])
+  }
+
+  @Test func aDirectoryThatIsNotAnEnvironmentIsRefused() throws {
+    let dir = try TemporaryDirectory()
+    try Data("not lmdb at all, just some text that is long enough".utf8)
+      .write(to: URL(fileURLWithPath: dir.path + "/data.mdb"))
+    #expect(throws: LMDBError.self) { _ = try Environment(path: dir.path) }
+  }
+}
