@@ -1,1 +1,301 @@
-public enum JSONLedgerPlaceholder {}
+import Foundation
+import LMDB
+import Synchronization
+
+/// A store of JSON-mapped objects kept as an append-only log of change records in LMDB, with
+/// projections for fast current and point-in-time reads.
+///
+/// ```swift
+/// let ledger = try Ledger.open(at: "/var/cache/bands", model: model)
+/// var batch = ledger.makeBatch()
+/// try batch.stage(json, as: "Band")
+/// let summary = try await ledger.apply(batch, message: "import from /bands")
+/// let japan = try ledger.read { view in try view.object("Band", key: "Japan") }
+/// ```
+///
+/// One writer at a time (applies are queued on the ledger's own writer thread); any number
+/// of readers, in this process and others, each seeing whole batches only.
+public final class Ledger: Sendable {
+  /// The store directory.
+  public let path: String
+  /// The model the store was created with.
+  public let model: Model
+  let environment: Environment
+  let layout: StoreLayout
+  let transformers: ValueTransformers
+  private let writer = DispatchQueue(label: "JSONLedger.writer")
+  private let subscribers = Mutex(Subscribers())
+
+  private struct Subscribers {
+    var next = 0
+    var continuations: [Int: AsyncStream<BatchSummary>.Continuation] = [:]
+  }
+
+  /// The version of the store layout this library writes and reads.
+  public static let formatVersion = 1
+
+  /// What a commit guarantees on disk.
+  public enum Durability: String, Sendable, CaseIterable {
+    /// Every commit is flushed (two fsyncs): nothing committed is lost, even on power loss.
+    case full
+    /// The last commit may be lost on a machine crash; the store stays intact.
+    case noMetaSync
+    /// No flush at commit: a process crash loses nothing, a machine crash may lose recent
+    /// commits (and on a file system that reorders writes, may damage the store).
+    case noSync
+  }
+
+  /// Settings for opening a store.
+  public struct Options: Sendable {
+    public var durability: Durability = .full
+    /// Value transformers the model refers to by name.
+    public var transformers = ValueTransformers()
+    /// Permission bits of new store files (owner read/write by default).
+    public var filePermissions: UInt32 = 0o600
+    /// The initial LMDB map size; it grows by itself.
+    public var initialMapSize = 64 << 20
+    public init() {}
+  }
+
+  private init(path: String, model: Model, environment: Environment, layout: StoreLayout, transformers: ValueTransformers) {
+    self.path = path
+    self.model = model
+    self.environment = environment
+    self.layout = layout
+    self.transformers = transformers
+  }
+
+  /// Opens the store at `path`, creating it (with `model`) when the directory is missing or
+  /// empty. When `model` is given for an existing store it must equal the stored model.
+  ///
+  /// A directory holding other files, or a file that is not a store, is refused without
+  /// writing anything.
+  public static func open(at path: String, model: Model? = nil, options: Options = Options()) throws -> Ledger {
+    let state = try StoreDirectory.inspect(path)
+    switch state {
+    case .missing, .empty:
+      guard let model else { throw LedgerError.storeNotFound(path: path) }
+      return try create(at: path, model: model, options: options, state: state)
+    case .store:
+      return try openExisting(at: path, model: model, options: options)
+    }
+  }
+
+  /// Creates a new store at `path`; fails if one exists.
+  public static func create(at path: String, model: Model, options: Options = Options()) throws -> Ledger {
+    let state = try StoreDirectory.inspect(path)
+    if case .store = state { throw LedgerError.storeExists(path: path) }
+    return try create(at: path, model: model, options: options, state: state)
+  }
+
+  private static func create(at path: String, model: Model, options: Options, state: StoreDirectory.State) throws -> Ledger {
+    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
+    if case .missing = state {
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+    let environment = try openEnvironment(path, options)
+    let layout = try StoreLayout(environment: environment)
+    try environment.write { txn in
+      try txn.put(StoreKeys.bigEndian(UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
+      try txn.put(JSONWriter(options: [.sortedKeys]).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
+    }
+    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+  }
+
+  private static func openExisting(at path: String, model expected: Model?, options: Options) throws -> Ledger {
+    let environment = try openEnvironment(path, options)
+    let layout = try StoreLayout(environment: environment)
+    let (format, modelBytes) = try environment.read { txn in
+      (try txn.value(forKey: MetaKey.format, in: layout.meta), try txn.value(forKey: MetaKey.model, in: layout.meta))
+    }
+    guard let format, format.count == 4, let modelBytes else {
+      throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
+    }
+    let version = Int(format.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    guard version <= formatVersion else { throw LedgerError.newerFormat(path: path, found: version, supported: formatVersion) }
+    let model: Model
+    do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
+      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
+    }
+    if let expected, expected != model {
+      throw LedgerError.model(ModelError(source: path, problems: [.init(place: "", reason: "the given model differs from the model the store was created with")]))
+    }
+    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
+    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+  }
+
+  private static func openEnvironment(_ path: String, _ options: Options) throws -> Environment {
+    var environmentOptions = Environment.Options()
+    environmentOptions.filePermissions = options.filePermissions
+    environmentOptions.mapSize = options.initialMapSize
+    environmentOptions.durability = switch options.durability {
+    case .full: .full
+    case .noMetaSync: .noMetaSync
+    case .noSync: .noSync
+    }
+    do { return try Environment(path: path, options: environmentOptions) } catch {
+      if error.isInvalidEnvironment {
+        throw LedgerError.notAStore(path: path, reason: "data.mdb is not an LMDB file of this version")
+      }
+      throw LedgerError.storage(error.description)
+    }
+  }
+
+  /// A new, empty batch to stage changes in.
+  public func makeBatch() -> ChangeBatch {
+    ChangeBatch(mapper: Mapper(model: model, transformers: transformers))
+  }
+
+  /// The id of the last applied batch (0 when the log is empty).
+  public var head: UInt64 {
+    get throws { try environment.read { txn in try ProjectionStore(transaction: txn, layout: layout, model: model).head() } }
+  }
+
+  // MARK: - Writing
+
+  /// Applies a batch: appends one change record and updates the projections, in one LMDB
+  /// write transaction on the ledger's writer thread. All of it is durable, or none.
+  ///
+  /// - Parameters:
+  ///   - idempotencyKey: a batch already applied with this key makes this call a no-op that
+  ///     answers the first batch's summary (`wasAlreadyApplied`).
+  ///   - expectedHead: fail with `LedgerError.headMoved` unless the log head is this batch id.
+  public func apply(
+    _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
+    idempotencyKey: String? = nil, expectedHead: UInt64? = nil
+  ) async throws -> BatchSummary {
+    let metadata = ChangeRecord.Metadata(message: message, author: author, source: source, idempotencyKey: idempotencyKey)
+    return try await onWriter { try self.applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
+  }
+
+  /// `apply`, blocking the calling thread until the batch is committed.
+  public func applySynchronously(
+    _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
+    idempotencyKey: String? = nil, expectedHead: UInt64? = nil
+  ) throws -> BatchSummary {
+    let metadata = ChangeRecord.Metadata(message: message, author: author, source: source, idempotencyKey: idempotencyKey)
+    return try writer.sync { try applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
+  }
+
+  func onWriter<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+      writer.async { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
+  func runOnWriter<R>(_ body: () throws -> R) throws -> R { try writer.sync { try body() } }
+
+  private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws -> BatchSummary {
+    guard batch.mapper.model == model else {
+      throw LedgerError.invalidArgument("the batch was made by a ledger with another model")
+    }
+    let summary = try environment.write { txn -> BatchSummary in
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      if let key = metadata.idempotencyKey,
+        let existing = try txn.value(forKey: Array(key.utf8.prefix(400)), in: layout.idempotency)
+      {
+        let record = try readRecord(StoreKeys.readBigEndian64(existing), txn)
+        return BatchSummary(record: record, wasAlreadyApplied: true)
+      }
+      let head = try store.head()
+      if let expectedHead, expectedHead != head { throw LedgerError.headMoved(expected: expectedHead, actual: head) }
+      var resolver = try BatchResolver(model: model, source: store, strict: batch.isStrict)
+      let (changes, statistics) = try resolver.resolve(batch)
+      let onlyDeletions = !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
+      let record = ChangeRecord(
+        batchID: head + 1, time: Date(), kind: onlyDeletions ? .delete : .import, metadata: metadata,
+        statistics: statistics, changes: changes)
+      try append(record, txn)
+      return BatchSummary(record: record)
+    }
+    if !summary.wasAlreadyApplied { publish(summary) }
+    return summary
+  }
+
+  /// Appends a record under the next batch id and folds it into the projections.
+  func append(_ record: ChangeRecord, _ txn: Transaction) throws {
+    // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
+    try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
+    try Projector(transaction: txn, layout: layout, model: model).apply(record)
+  }
+
+  func publish(_ summary: BatchSummary) {
+    let continuations = subscribers.withLock { Array($0.continuations.values) }
+    for continuation in continuations { continuation.yield(summary) }
+  }
+
+  /// A stream of the summaries of batches applied from now on by this `Ledger` instance.
+  public var changes: AsyncStream<BatchSummary> {
+    AsyncStream { continuation in
+      let id = subscribers.withLock { state -> Int in
+        state.next += 1
+        state.continuations[state.next] = continuation
+        return state.next
+      }
+      continuation.onTermination = { [weak self] _ in
+        _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
+      }
+    }
+  }
+
+  // MARK: - Reading
+
+  /// Runs `body` with a view of the current state.
+  public func read<R>(_ body: (borrowing View) throws -> R) throws -> R {
+    try environment.read { txn in
+      try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: nil))
+    }
+  }
+
+  /// Runs `body` with a view of the state right after batch `batchID`.
+  public func read<R>(asOf batchID: UInt64, _ body: (borrowing View) throws -> R) throws -> R {
+    try environment.read { txn in
+      try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: batchID))
+    }
+  }
+
+  /// Runs `body` with a view of the current state, off the caller's executor.
+  public func read<R: Sendable>(_ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue.global().async { continuation.resume(with: Result { try self.read(body) }) }
+    }
+  }
+
+  /// Runs `body` with a view of the state after batch `batchID`, off the caller's executor.
+  public func read<R: Sendable>(asOf batchID: UInt64, _ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue.global().async { continuation.resume(with: Result { try self.read(asOf: batchID, body) }) }
+    }
+  }
+
+  func readRecord(_ batchID: UInt64, _ txn: Transaction) throws -> ChangeRecord {
+    guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
+      throw LedgerError.batchNotFound(batchID, head: try ProjectionStore(transaction: txn, layout: layout, model: model).head())
+    }
+    return try Self.decodeRecord(bytes, batchID: batchID)
+  }
+
+  static func decodeRecord(_ bytes: [UInt8], batchID: UInt64) throws -> ChangeRecord {
+    do {
+      let record = try RecordCoding.decode(bytes)
+      guard record.batchID == batchID else {
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(record.batchID)")
+      }
+      return record
+    } catch let failure as RecordCoding.Failure {
+      switch failure {
+      case .checksum(let stored, let computed):
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "checksum mismatch (stored \(String(stored, radix: 16)), computed \(String(computed, radix: 16)))")
+      case .newerFormat(let version):
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "record format \(version) is newer than this library supports (\(ChangeRecord.formatVersion))")
+      case .malformed(let reason):
+        throw LedgerError.corruptRecord(batchID: batchID, reason: reason)
+      }
+    }
+  }
+
+  /// The record of batch `batchID`.
+  public func record(_ batchID: UInt64) throws -> ChangeRecord {
+    try environment.read { txn in try readRecord(batchID, txn) }
+  }
+}

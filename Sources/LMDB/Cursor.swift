@@ -3,10 +3,10 @@ internal import CLMDB
 /// A position in a database, valid only inside `Transaction.withCursor`.
 public struct Cursor: ~Copyable {
   let handle: OpaquePointer
-  let transaction: TransactionState
+  let transaction: Transaction
   let database: Database
 
-  init(handle: OpaquePointer, transaction: TransactionState, database: Database) {
+  init(handle: OpaquePointer, transaction: Transaction, database: Database) {
     self.handle = handle
     self.transaction = transaction
     self.database = database

@@ -97,8 +97,9 @@ public final class Environment: @unchecked Sendable {
   }
 
   /// Runs `body` in a read-only transaction that sees one consistent snapshot.
-  public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+  public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
     let txn = try beginTransaction(readOnly: true)
+    defer { txn.abort() }
     return try body(txn)
   }
 
@@ -107,7 +108,7 @@ public final class Environment: @unchecked Sendable {
   /// Only one write transaction runs at a time (other writers wait). If the map fills up,
   /// the transaction is aborted, the map grown, and `body` runs again from the start, so
   /// `body` must not have effects outside the transaction.
-  public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+  public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
     while true {
       let txn = try beginTransaction(readOnly: false)
       let result: R
@@ -116,7 +117,7 @@ public final class Environment: @unchecked Sendable {
         try txn.commit()
         return result
       } catch {
-        let mapWasFull = txn.state.sawMapFull || (error as? LMDBError)?.isMapFull == true
+        let mapWasFull = txn.sawMapFull || (error as? LMDBError)?.isMapFull == true
         txn.abort()
         guard mapWasFull else { throw error }
       }
@@ -124,11 +125,6 @@ public final class Environment: @unchecked Sendable {
     }
   }
 
-  /// Begins a read transaction owned by the caller, for wrappers that scope it themselves
-  /// (a `View` that holds its transaction). It aborts when dropped.
-  package func beginReadTransaction() throws(LMDBError) -> Transaction {
-    try beginTransaction(readOnly: true)
-  }
 
   func beginTransaction(readOnly: Bool) throws(LMDBError) -> Transaction {
     while true {

@@ -1,55 +1,58 @@
 internal import CLMDB
+import Glibc
 
-/// What a transaction remembers about itself; shared by the transaction and its cursors.
-final class TransactionState {
-  let handle: OpaquePointer
+/// An LMDB transaction, handed to the closure of `Environment.read` or `Environment.write`.
+///
+/// It is not `Sendable` and must not be kept after the closure returns: once the closure ends
+/// the transaction is finished, and any further use throws instead of touching freed memory.
+public final class Transaction {
+  private let rawHandle: OpaquePointer
+  let environment: Environment
   let readOnly: Bool
-  var finished = false
+  private(set) var finished = false
   /// Set when a put met `MDB_MAP_FULL`, even if the caller wrapped or swallowed the error,
   /// so that `Environment.write` knows to grow the map and retry.
   var sawMapFull = false
 
-  init(handle: OpaquePointer, readOnly: Bool) {
-    self.handle = handle
-    self.readOnly = readOnly
-  }
-}
-
-/// An LMDB transaction. It exists only inside the closure given to `Environment.read` or
-/// `Environment.write` (or inside a value that owns it); being non-copyable, it cannot escape.
-public struct Transaction: ~Copyable {
-  let state: TransactionState
-  let environment: Environment
-
   init(handle: OpaquePointer, environment: Environment, readOnly: Bool) {
-    self.state = TransactionState(handle: handle, readOnly: readOnly)
+    self.rawHandle = handle
     self.environment = environment
+    self.readOnly = readOnly
   }
 
   deinit { abort() }
 
+  /// The C handle, or an error once the transaction is finished.
+  var handle: OpaquePointer {
+    get throws(LMDBError) {
+      if finished { throw LMDBError(code: EINVAL, operation: "use a transaction after its closure ended") }
+      return rawHandle
+    }
+  }
+
   /// Whether this transaction can only read.
-  public var isReadOnly: Bool { state.readOnly }
+  public var isReadOnly: Bool { readOnly }
 
   func commit() throws(LMDBError) {
-    guard !state.finished else { return }
-    state.finished = true
-    let code = mdb_txn_commit(state.handle)
+    guard !finished else { return }
+    finished = true
+    let code = mdb_txn_commit(rawHandle)
     environment.resizeLock.unlock()
     try check(code, "commit")
   }
 
   func abort() {
-    guard !state.finished else { return }
-    state.finished = true
-    mdb_txn_abort(state.handle)
+    guard !finished else { return }
+    finished = true
+    mdb_txn_abort(rawHandle)
     environment.resizeLock.unlock()
   }
 
   func openDatabase(named name: String, create: Bool) throws(LMDBError) -> Database {
+    let txn = try handle
     var dbi: MDB_dbi = 0
     try check(
-      mdb_dbi_open(state.handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi),
+      mdb_dbi_open(txn, name, create ? UInt32(MDB_CREATE) : 0, &dbi),
       "open database \(name)")
     return Database(handle: dbi, name: name)
   }
@@ -59,10 +62,11 @@ public struct Transaction: ~Copyable {
   public func withValue<R>(
     forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R? {
+    let txn = try handle
     var value = MDB_val()
     let code = key.withUnsafeBytes { keyBytes in
       var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-      return mdb_get(state.handle, database.handle, &keyValue, &value)
+      return mdb_get(txn, database.handle, &keyValue, &value)
     }
     if code == MDB_NOTFOUND { return nil }
     try check(code, "get from \(database.name)")
@@ -76,23 +80,25 @@ public struct Transaction: ~Copyable {
 
   /// Stores `value` under `key`.
   public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError) {
+    let txn = try handle
     let code = key.withUnsafeBytes { keyBytes in
       value.withUnsafeBytes { valueBytes in
         var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
         var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-        return mdb_put(state.handle, database.handle, &keyValue, &dataValue, flags.rawValue)
+        return mdb_put(txn, database.handle, &keyValue, &dataValue, flags.rawValue)
       }
     }
-    if code == MDB_MAP_FULL { state.sawMapFull = true }
+    if code == MDB_MAP_FULL { sawMapFull = true }
     try check(code, "put into \(database.name) (key of \(key.count) bytes)")
   }
 
   /// Deletes `key`; returns whether it was there.
   @discardableResult
   public func delete(_ key: [UInt8], in database: Database) throws(LMDBError) -> Bool {
+    let txn = try handle
     let code = key.withUnsafeBytes { keyBytes in
       var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-      return mdb_del(state.handle, database.handle, &keyValue, nil)
+      return mdb_del(txn, database.handle, &keyValue, nil)
     }
     if code == MDB_NOTFOUND { return false }
     try check(code, "delete from \(database.name)")
@@ -101,13 +107,15 @@ public struct Transaction: ~Copyable {
 
   /// Removes every entry of `database` (the database itself stays).
   public func removeAll(in database: Database) throws(LMDBError) {
-    try check(mdb_drop(state.handle, database.handle, 0), "empty \(database.name)")
+    let txn = try handle
+    try check(mdb_drop(txn, database.handle, 0), "empty \(database.name)")
   }
 
   /// Counts LMDB keeps for `database`.
   public func statistics(of database: Database) throws(LMDBError) -> DatabaseStatistics {
+    let txn = try handle
     var stat = MDB_stat()
-    try check(mdb_stat(state.handle, database.handle, &stat), "stat \(database.name)")
+    try check(mdb_stat(txn, database.handle, &stat), "stat \(database.name)")
     return DatabaseStatistics(
       entries: stat.ms_entries, depth: Int(stat.ms_depth),
       pages: stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages,
@@ -116,10 +124,11 @@ public struct Transaction: ~Copyable {
 
   /// Runs `body` with a cursor over `database`; the cursor closes when `body` returns.
   public func withCursor<R>(on database: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
+    let txn = try handle
     var cursor: OpaquePointer?
-    try check(mdb_cursor_open(state.handle, database.handle, &cursor), "open cursor on \(database.name)")
+    try check(mdb_cursor_open(txn, database.handle, &cursor), "open cursor on \(database.name)")
     guard let cursor else { throw LMDBError(code: MDB_BAD_TXN, operation: "open cursor") }
-    let wrapped = Cursor(handle: cursor, transaction: state, database: database)
+    let wrapped = Cursor(handle: cursor, transaction: self, database: database)
     return try body(wrapped)
   }
 

@@ -1,0 +1,32 @@
+public import Foundation
+
+/// What applying a batch did: its id and counts.
+public struct BatchSummary: Sendable, Equatable {
+  /// The id of the batch's record in the log.
+  public var batchID: UInt64
+  /// When it was applied.
+  public var time: Date
+  public var kind: ChangeRecord.Kind
+  public var created: Int
+  public var updated: Int
+  public var deleted: Int
+  /// Objects the payload named that were already as given.
+  public var unchanged: Int
+  /// `Entity.key` for JSON keys that matched nothing in the model.
+  public var ignoredKeys: [String]
+  /// True when an earlier batch with the same idempotency key made this apply a no-op;
+  /// `batchID` is then that earlier batch.
+  public var wasAlreadyApplied: Bool
+
+  init(record: ChangeRecord, wasAlreadyApplied: Bool = false) {
+    batchID = record.batchID
+    time = record.time
+    kind = record.kind
+    created = record.statistics.created
+    updated = record.statistics.updated
+    deleted = record.statistics.deleted
+    unchanged = record.statistics.unchanged
+    ignoredKeys = record.statistics.ignoredKeys
+    self.wasAlreadyApplied = wasAlreadyApplied
+  }
+}

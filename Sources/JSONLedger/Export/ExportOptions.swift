@@ -1,0 +1,28 @@
+/// How relationships appear in exported JSON.
+public enum RelationshipExport: Sendable, Hashable {
+  /// Left out.
+  case none
+  /// The related objects' keys: a key (or `null`) for a to-one, an array of keys for a to-many.
+  case ids
+  /// The related objects, nested, down to `depth` levels; an object already being written
+  /// higher up the same branch is written as its key instead (no cycles).
+  case nested(depth: Int)
+  /// Rails' `accepts_nested_attributes_for`: `<name>_attributes`, a to-many as a dictionary
+  /// keyed `"0"`, `"1"`, … (Sync's `.nested`).
+  case rails(depth: Int)
+}
+
+/// Options for `View.exportJSON` and `View.exportDocument`.
+public struct ExportOptions: Sendable {
+  public var relationships: RelationshipExport
+  /// Overrides the model's key case.
+  public var keyCase: KeyCase?
+  /// Overrides the model's date format.
+  public var dateFormat: DateFormat?
+
+  public init(relationships: RelationshipExport = .ids, keyCase: KeyCase? = nil, dateFormat: DateFormat? = nil) {
+    self.relationships = relationships
+    self.keyCase = keyCase
+    self.dateFormat = dateFormat
+  }
+}

@@ -1,0 +1,73 @@
+public import Foundation
+
+/// One batch in the audit log: when, what kind, who and why, and its counts.
+public struct LogEntry: Sendable, Equatable {
+  public var batchID: UInt64
+  public var time: Date
+  public var kind: ChangeRecord.Kind
+  public var metadata: ChangeRecord.Metadata
+  public var statistics: ChangeRecord.Statistics
+  /// For a per-object log: what this batch did to that object.
+  public var change: ObjectChange?
+
+  init(record: ChangeRecord, change: ObjectChange? = nil) {
+    batchID = record.batchID
+    time = record.time
+    kind = record.kind
+    metadata = record.metadata
+    statistics = record.statistics
+    self.change = change
+  }
+}
+
+extension Ledger {
+  /// The batches, newest first (at most `limit` of them).
+  public func log(limit: Int? = nil) throws -> [LogEntry] {
+    try environment.read { txn in
+      let head = try ProjectionStore(transaction: txn, layout: layout, model: model).head()
+      var entries: [LogEntry] = []
+      var id = head
+      while id >= 1, entries.count < (limit ?? Int.max) {
+        entries.append(LogEntry(record: try readRecord(id, txn)))
+        id -= 1
+      }
+      return entries
+    }
+  }
+
+  /// The batches that touched one object, newest first, each with what it did to it.
+  public func log(entity: String, key: JSONValue) throws -> [LogEntry] {
+    try environment.read { txn in
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      let reader = SnapshotReader(store: store, transformers: transformers)
+      guard let resolved = model.resolved(entity) else {
+        throw LedgerError.unknownEntity(entity, known: model.entities.map(\.name))
+      }
+      guard let identity = try reader.identity(of: resolved, key: key),
+        let id = try store.objectID(root: resolved.rootName, identity: identity)
+      else { throw LedgerError.objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key)) }
+      return try store.batches(touching: id).reversed().map { batch in
+        let record = try readRecord(batch, txn)
+        return LogEntry(record: record, change: record.changes.first { $0.objectID == id })
+      }
+    }
+  }
+
+  /// The key of the object with an internal id (for describing a record's links).
+  public func objectKey(forID objectID: UInt64) throws -> ObjectKey? {
+    try environment.read { txn in
+      try ProjectionStore(transaction: txn, layout: layout, model: model).header(of: objectID).map {
+        ObjectKey(entity: $0.entity, identity: $0.identity)
+      }
+    }
+  }
+
+  /// The name of a relationship id as `Entity.relationship` (a hidden reverse link reads
+  /// `Entity.relationship (reverse)`).
+  public func relationshipName(forID id: UInt32) -> String {
+    let forward = id & ~ResolvedRelationship.hiddenReverseBit
+    guard let relationship = model.relationshipsByID[forward] else { return "#\(id)" }
+    let name = "\(relationship.owner).\(relationship.name)"
+    return forward == id ? name : name + " (reverse)"
+  }
+}

@@ -1,0 +1,57 @@
+/// An error from the ledger, with the context a user needs to fix it.
+public enum LedgerError: Error, Sendable, CustomStringConvertible {
+  /// The path has no store (and creating one was not asked for).
+  case storeNotFound(path: String)
+  /// The directory exists but is not a JSONLedger store; nothing was written to it.
+  case notAStore(path: String, reason: String)
+  /// The store was written by a newer library.
+  case newerFormat(path: String, found: Int, supported: Int)
+  /// A store already exists where a new one was asked for.
+  case storeExists(path: String)
+  /// The model is invalid, or does not fit the store.
+  case model(ModelError)
+  /// The payload cannot be mapped (every bad object is listed).
+  case mapping(MappingError)
+  /// Malformed JSON (line and column).
+  case syntax(JSONSyntaxError, source: String?)
+  /// An entity name the model does not have.
+  case unknownEntity(String, known: [String])
+  /// A top-level collection key that names no entity.
+  case unknownCollection(String, known: [String])
+  /// No object of `entity` has `key`.
+  case objectNotFound(entity: String, key: String)
+  /// A batch id outside the log.
+  case batchNotFound(UInt64, head: UInt64)
+  /// A stored record failed its checksum or does not decode.
+  case corruptRecord(batchID: UInt64, reason: String)
+  /// The projections disagree with a replay of the log.
+  case verificationFailed(String)
+  /// The head moved past the batch id the caller expected (optimistic concurrency).
+  case headMoved(expected: UInt64, actual: UInt64)
+  /// The storage engine failed.
+  case storage(String)
+  /// A caller mistake, described.
+  case invalidArgument(String)
+
+  public var description: String {
+    switch self {
+    case .storeNotFound(let path): "no store at \(path) (create one with `jsonledger init \(path) --model MODEL`)"
+    case .notAStore(let path, let reason): "\(path) is not a JSONLedger store: \(reason)"
+    case .newerFormat(let path, let found, let supported):
+      "the store at \(path) has format version \(found), newer than this library supports (\(supported)); upgrade jsonledger"
+    case .storeExists(let path): "a store already exists at \(path)"
+    case .model(let error): error.description
+    case .mapping(let error): error.description
+    case .syntax(let error, let source): source.map { "\($0): \(error)" } ?? error.description
+    case .unknownEntity(let name, let known): "unknown entity \"\(name)\" (the model has: \(known.joined(separator: ", ")))"
+    case .unknownCollection(let key, let known): "unknown collection \"\(key)\" (known: \(known.joined(separator: ", ")))"
+    case .objectNotFound(let entity, let key): "no \(entity) with key \(key)"
+    case .batchNotFound(let id, let head): head == 0 ? "batch \(id) does not exist: the log is empty" : "batch \(id) does not exist (the log holds batches 1 to \(head))"
+    case .corruptRecord(let id, let reason): "the record of batch \(id) is corrupt: \(reason)"
+    case .verificationFailed(let reason): "verification failed: \(reason)"
+    case .headMoved(let expected, let actual): "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
+    case .storage(let reason): "storage error: \(reason)"
+    case .invalidArgument(let reason): reason
+    }
+  }
+}

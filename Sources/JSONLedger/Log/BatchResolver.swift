@@ -1,0 +1,316 @@
+/// Resolves a staged batch against the current state into the object changes of the next
+/// record: finds objects by identity, merges values, creates stubs, maintains both sides of
+/// every link, prunes, and takes the before-image of everything it touches.
+struct BatchResolver {
+  let model: Model
+  let source: any StateSource
+  let strict: Bool
+
+  private var states: [UInt64: ObjectState?] = [:]
+  private var before: [UInt64: ObjectState?] = [:]
+  private var order: [UInt64] = []
+  private var newKeys: [String: [[AttributeValue]: UInt64]] = [:]
+  private var mentioned: Set<UInt64> = []
+  private var nextID: UInt64
+  private var problems = ProblemCollector()
+
+  init(model: Model, source: any StateSource, strict: Bool) throws {
+    self.model = model
+    self.source = source
+    self.strict = strict
+    self.nextID = try source.nextObjectID()
+  }
+
+  /// The changes, in first-touch order, and the counts.
+  mutating func resolve(_ batch: ChangeBatch) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+    for step in batch.steps {
+      switch step {
+      case .collection(let entityName, let objects, let options, let path):
+        try resolveCollection(entityName, objects, options, path: path)
+      case .deletion(let entityName, let identity, _):
+        guard let entity = model.resolved(entityName) else { continue }
+        if let id = try lookup(root: entity.rootName, identity: identity), try current(id) != nil {
+          try delete(id)
+        }
+      }
+    }
+    do { try problems.check() } catch { throw LedgerError.mapping(error) }
+    return finish(ignoredKeys: batch.ignoredKeys.sorted())
+  }
+
+  /// Changes that turn the current state of each given object into the given target state
+  /// (nil: absent). Used by revert and rewind.
+  mutating func resolveTargets(_ targets: [(UInt64, ObjectState?)]) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+    for (id, target) in targets {
+      _ = try current(id)
+      states[id] = .some(target)
+    }
+    return finish(ignoredKeys: [])
+  }
+
+  private func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+    var statistics = ChangeRecord.Statistics()
+    statistics.ignoredKeys = ignoredKeys
+    var changes: [ObjectChange] = []
+    for id in order {
+      let old = before[id] ?? nil
+      let new = states[id] ?? nil
+      guard let change = ObjectChange(objectID: id, before: old, after: new) else {
+        if mentioned.contains(id), new != nil { statistics.unchanged += 1 }
+        continue
+      }
+      switch change.kind {
+      case .created: statistics.created += 1
+      case .updated: statistics.updated += 1
+      case .deleted: statistics.deleted += 1
+      }
+      changes.append(change)
+    }
+    return (changes, statistics)
+  }
+
+  // MARK: - Working state
+
+  private mutating func current(_ id: UInt64) throws -> ObjectState? {
+    if let loaded = states[id] { return loaded }
+    let state = try source.state(of: id)
+    states[id] = state
+    before[id] = state
+    order.append(id)
+    return state
+  }
+
+  private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
+    guard var state = try current(id) else { return }
+    body(&state)
+    states[id] = state
+  }
+
+  private mutating func lookup(root: String, identity: [AttributeValue]) throws -> UInt64? {
+    if let id = newKeys[root]?[identity] { return id }
+    return try source.objectID(root: root, identity: identity)
+  }
+
+  private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64 {
+    let objectID: UInt64
+    if let id {
+      objectID = id
+      _ = try current(id)
+    } else {
+      objectID = nextID
+      nextID += 1
+      before[objectID] = .some(nil)
+      order.append(objectID)
+    }
+    var state = ObjectState(entity: entity.name, identity: identity)
+    for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
+    states[objectID] = state
+    if !identity.isEmpty { newKeys[entity.rootName, default: [:]][identity] = objectID }
+    return objectID
+  }
+
+  // MARK: - Upserts
+
+  private mutating func resolveCollection(_ entityName: String, _ objects: [MappedObject], _ options: StagingOptions, path: String) throws {
+    guard let entity = model.resolved(entityName) else { return }
+    var parent: (id: UInt64, relationship: ResolvedRelationship)?
+    if let scope = options.parent {
+      guard let parentEntity = model.resolved(scope.entity) else {
+        throw LedgerError.unknownEntity(scope.entity, known: model.entities.map(\.name))
+      }
+      guard let relationship = parentEntity.relationshipIndex[scope.relationship] else {
+        throw LedgerError.invalidArgument("\(scope.entity) has no relationship \"\(scope.relationship)\"")
+      }
+      var report = Mapper.Report()
+      let mapper = Mapper(model: model, transformers: ValueTransformers())
+      let identity: [AttributeValue]?
+      if case .object(let object) = scope.key, parentEntity.identity.count > 1 {
+        identity = mapper.mapObject(object, entity: parentEntity, path: "", report: &report)?.identity
+      } else {
+        identity = mapper.identity(fromKey: scope.key, of: parentEntity, path: "parent", report: &report)
+      }
+      guard let identity, let id = try lookup(root: parentEntity.rootName, identity: identity), try current(id) != nil else {
+        throw LedgerError.objectNotFound(entity: scope.entity, key: JSONWriter(options: []).string(from: scope.key))
+      }
+      parent = (id, relationship)
+    }
+    var payload: [UInt64] = []
+    for object in objects {
+      if let id = try upsert(object, operations: options.operations) {
+        payload.append(id)
+        if let parent { try link(parent.id, parent.relationship.id, id) }
+      }
+    }
+    guard options.prunes else { return }
+    let keep = Set(payload)
+    let candidates: [UInt64]
+    if let parent {
+      candidates = try current(parent.id)?.links[parent.relationship.id] ?? []
+    } else {
+      let family = Set(entity.family)
+      var ids = try source.objectIDs(root: entity.rootName)
+      ids += newKeys[entity.rootName]?.values.map { $0 } ?? []
+      candidates = try ids.filter { id in
+        guard let state = try current(id) else { return false }
+        return family.contains(state.entity)
+      }
+    }
+    for id in candidates where !keep.contains(id) {
+      if try current(id) != nil { try delete(id) }
+    }
+  }
+
+  /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
+  private mutating func upsert(_ object: MappedObject, operations: Operations) throws -> UInt64? {
+    guard let entity = model.resolved(object.entity) else { return nil }
+    let id: UInt64
+    if let identity = object.identity {
+      let known = try lookup(root: entity.rootName, identity: identity)
+      if let known, try current(known) != nil {
+        id = known
+        mentioned.insert(id)
+        guard operations.contains(.update) else { return id }
+        // A sub-entity named in the JSON refines an object stored as its ancestor.
+        if let state = try current(id), state.entity != entity.name, model.resolved(state.entity)?.family.contains(entity.name) == true {
+          try update(id) { $0.entity = entity.name }
+        }
+      } else {
+        guard operations.contains(.insert) else { return nil }
+        id = try create(entity, identity: identity, reuse: known)
+        mentioned.insert(id)
+      }
+    } else {
+      guard operations.contains(.insert) else { return nil }
+      id = try create(entity, identity: [], reuse: nil)
+      mentioned.insert(id)
+    }
+    try update(id) { state in
+      for (name, value) in object.attributes {
+        if entity.identity.contains(name) { continue }
+        state.attributes[name] = value
+      }
+    }
+    for (name, value) in object.relationships {
+      guard let relationship = entity.relationshipIndex[name] else { continue }
+      switch value {
+      case .clear:
+        try setLinks(id, relationship, [])
+      case .toOne(let reference):
+        if let target = try resolve(reference, destination: relationship.declaration.destination) {
+          try setLinks(id, relationship, [target])
+        }
+      case .toMany(let references):
+        var targets: [UInt64] = []
+        for reference in references {
+          if let target = try resolve(reference, destination: relationship.declaration.destination) { targets.append(target) }
+        }
+        try setLinks(id, relationship, targets)
+      }
+    }
+    return id
+  }
+
+  private mutating func resolve(_ reference: ObjectReference, destination: String) throws -> UInt64? {
+    switch reference {
+    case .object(let nested):
+      return try upsert(nested, operations: .upsert)
+    case .key(let entityName, let identity, let path):
+      guard let entity = model.resolved(entityName) else { return nil }
+      if let id = try lookup(root: entity.rootName, identity: identity), try current(id) != nil { return id }
+      if strict {
+        let key = identity.map(\.keyText).joined(separator: ", ")
+        problems.add(entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)")
+        return nil
+      }
+      if entity.declaration.isAbstract {
+        problems.add(entityName, path, nil, "cannot create a stub of the abstract entity \(entityName)")
+        return nil
+      }
+      let known = try source.objectID(root: entity.rootName, identity: identity)
+      return try create(entity, identity: identity, reuse: known)
+    }
+  }
+
+  // MARK: - Links, both sides
+
+  private struct LinkSpec {
+    var isToMany: Bool
+    var isOrdered: Bool
+    var counterpart: UInt32
+    var deletesOrphans: Bool
+  }
+
+  private func spec(_ relationshipID: UInt32) -> LinkSpec {
+    if relationshipID & ResolvedRelationship.hiddenReverseBit != 0 {
+      return LinkSpec(isToMany: true, isOrdered: false, counterpart: relationshipID & ~ResolvedRelationship.hiddenReverseBit, deletesOrphans: false)
+    }
+    guard let relationship = model.relationshipsByID[relationshipID] else {
+      return LinkSpec(isToMany: true, isOrdered: false, counterpart: relationshipID, deletesOrphans: false)
+    }
+    return LinkSpec(
+      isToMany: relationship.isToMany, isOrdered: relationship.isOrdered, counterpart: relationship.reverseID,
+      deletesOrphans: relationship.declaration.deletesOrphans)
+  }
+
+  /// Adds `target` to one side only; a to-one that pointed elsewhere is unlinked first.
+  private mutating func attach(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
+    let spec = spec(relationshipID)
+    let existing = try current(id)?.links[relationshipID] ?? []
+    if existing.contains(target) { return }
+    if !spec.isToMany, let old = existing.first { try unlink(id, relationshipID, old) }
+    try update(id) { state in
+      var list = state.links[relationshipID] ?? []
+      if spec.isOrdered || !spec.isToMany {
+        list.append(target)
+      } else {
+        let index = list.firstIndex(where: { $0 > target }) ?? list.endIndex
+        list.insert(target, at: index)
+      }
+      state.links[relationshipID] = list
+    }
+  }
+
+  private mutating func link(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
+    try attach(id, relationshipID, target)
+    try attach(target, spec(relationshipID).counterpart, id)
+  }
+
+  private mutating func unlink(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
+    try update(id) { state in
+      state.links[relationshipID]?.removeAll { $0 == target }
+      if state.links[relationshipID]?.isEmpty == true { state.links[relationshipID] = nil }
+    }
+    let counterpart = spec(relationshipID).counterpart
+    try update(target) { state in
+      state.links[counterpart]?.removeAll { $0 == id }
+      if state.links[counterpart]?.isEmpty == true { state.links[counterpart] = nil }
+    }
+  }
+
+  /// Replaces a relationship's targets: unlinks (or deletes, for `deleteOrphans`) what is
+  /// no longer listed, links what is new, and keeps the given order for an ordered one.
+  private mutating func setLinks(_ id: UInt64, _ relationship: ResolvedRelationship, _ wanted: [UInt64]) throws {
+    var targets: [UInt64] = []
+    var seen: Set<UInt64> = []
+    for target in wanted where seen.insert(target).inserted { targets.append(target) }
+    if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
+    let existing = try current(id)?.links[relationship.id] ?? []
+    for old in existing where !seen.contains(old) {
+      try unlink(id, relationship.id, old)
+      if relationship.declaration.deletesOrphans, try current(old) != nil { try delete(old) }
+    }
+    for target in targets { try link(id, relationship.id, target) }
+    if relationship.isOrdered {
+      try update(id) { state in state.links[relationship.id] = targets.isEmpty ? nil : targets }
+    }
+  }
+
+  /// Deletes an object after unlinking it from everything.
+  private mutating func delete(_ id: UInt64) throws {
+    guard let state = try current(id) else { return }
+    for (relationshipID, targets) in state.links.sorted(by: { $0.key < $1.key }) {
+      for target in targets { try unlink(id, relationshipID, target) }
+    }
+    states[id] = .some(nil)
+  }
+}

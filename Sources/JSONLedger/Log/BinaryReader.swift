@@ -1,0 +1,165 @@
+import Foundation
+
+/// Bytes that do not decode: a truncated or corrupt stored value.
+struct DecodingFailure: Error, CustomStringConvertible {
+  let reason: String
+  var description: String { reason }
+}
+
+/// Reads what `BinaryWriter` wrote; every read is bounds-checked and throws on bad input.
+struct BinaryReader {
+  private let bytes: [UInt8]
+  private(set) var position: Int
+
+  init(_ bytes: [UInt8], position: Int = 0) {
+    self.bytes = bytes
+    self.position = position
+  }
+
+  var isAtEnd: Bool { position >= bytes.count }
+
+  mutating func readByte() throws(DecodingFailure) -> UInt8 {
+    guard position < bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
+    defer { position += 1 }
+    return bytes[position]
+  }
+
+  mutating func readVarint() throws(DecodingFailure) -> UInt64 {
+    var value: UInt64 = 0
+    var shift: UInt64 = 0
+    while true {
+      let byte = try readByte()
+      guard shift < 64 else { throw DecodingFailure(reason: "varint too long at byte \(position)") }
+      value |= UInt64(byte & 0x7F) << shift
+      if byte < 0x80 { return value }
+      shift += 7
+    }
+  }
+
+  mutating func readCount() throws(DecodingFailure) -> Int {
+    let value = try readVarint()
+    guard value <= UInt64(bytes.count - min(position, bytes.count)) || value < 1 << 20 else {
+      throw DecodingFailure(reason: "count \(value) exceeds the data at byte \(position)")
+    }
+    return Int(value)
+  }
+
+  mutating func readSigned() throws(DecodingFailure) -> Int64 {
+    let raw = try readVarint()
+    return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+  }
+
+  mutating func readBigEndian64() throws(DecodingFailure) -> UInt64 {
+    var value: UInt64 = 0
+    for _ in 0..<8 { value = value << 8 | UInt64(try readByte()) }
+    return value
+  }
+
+  mutating func readBigEndian32() throws(DecodingFailure) -> UInt32 {
+    var value: UInt32 = 0
+    for _ in 0..<4 { value = value << 8 | UInt32(try readByte()) }
+    return value
+  }
+
+  mutating func readRaw(_ count: Int) throws(DecodingFailure) -> ArraySlice<UInt8> {
+    guard count >= 0, position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
+    defer { position += count }
+    return bytes[position..<position + count]
+  }
+
+  mutating func readString() throws(DecodingFailure) -> String {
+    let count = try readCount()
+    let raw = try readRaw(count)
+    guard let text = String(validating: raw, as: UTF8.self) else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position - count)") }
+    return text
+  }
+
+  mutating func readOptionalString() throws(DecodingFailure) -> String? {
+    try readByte() == 0 ? nil : try readString()
+  }
+
+  mutating func readValue() throws(DecodingFailure) -> AttributeValue? {
+    let tag = try readByte()
+    switch tag {
+    case 0: return nil
+    case 1: return .string(try readString())
+    case 2: return .integer(try readSigned())
+    case 3: return .double(Double(bitPattern: try readBigEndian64()))
+    case 4: return .float(Float(bitPattern: try readBigEndian32()))
+    case 5:
+      let text = try readString()
+      guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw DecodingFailure(reason: "bad decimal \(text)") }
+      return .decimal(decimal)
+    case 6: return .bool(false)
+    case 7: return .bool(true)
+    case 8: return .date(DateCoding.date(microseconds: try readSigned()))
+    case 9:
+      let raw = Array(try readRaw(16))
+      let uuid = UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+      return .uuid(uuid)
+    case 10:
+      let text = try readString()
+      guard let url = URL(string: text) else { throw DecodingFailure(reason: "bad URL \(text)") }
+      return .url(url)
+    case 11: return .binary(Data(try readRaw(try readCount())))
+    case 12: return .json(try readJSON(depth: 0))
+    default: throw DecodingFailure(reason: "unknown value tag \(tag) at byte \(position - 1)")
+    }
+  }
+
+  mutating func readRequiredValue() throws(DecodingFailure) -> AttributeValue {
+    guard let value = try readValue() else { throw DecodingFailure(reason: "missing value at byte \(position)") }
+    return value
+  }
+
+  mutating func readJSON(depth: Int) throws(DecodingFailure) -> JSONValue {
+    guard depth <= JSONParser.maximumDepth else { throw DecodingFailure(reason: "JSON nested too deep") }
+    let tag = try readByte()
+    switch tag {
+    case 0: return .null
+    case 1: return .bool(false)
+    case 2: return .bool(true)
+    case 3: return .number(JSONNumber(validLiteral: try readString()))
+    case 4: return .string(try readString())
+    case 5:
+      let count = try readCount()
+      var elements: [JSONValue] = []
+      for _ in 0..<count { elements.append(try readJSON(depth: depth + 1)) }
+      return .array(elements)
+    case 6:
+      let count = try readCount()
+      var members: [JSONObject.Member] = []
+      for _ in 0..<count { members.append(.init(key: try readString(), value: try readJSON(depth: depth + 1))) }
+      return .object(JSONObject(members))
+    default: throw DecodingFailure(reason: "unknown JSON tag \(tag) at byte \(position - 1)")
+    }
+  }
+
+  mutating func readAttributes() throws(DecodingFailure) -> [String: AttributeValue] {
+    let count = try readCount()
+    var attributes: [String: AttributeValue] = [:]
+    for _ in 0..<count {
+      let name = try readString()
+      attributes[name] = try readRequiredValue()
+    }
+    return attributes
+  }
+
+  mutating func readLinks() throws(DecodingFailure) -> [UInt32: [UInt64]] {
+    let count = try readCount()
+    var links: [UInt32: [UInt64]] = [:]
+    for _ in 0..<count {
+      let id = UInt32(truncatingIfNeeded: try readVarint())
+      links[id] = try readIDs()
+    }
+    return links
+  }
+
+  mutating func readIDs() throws(DecodingFailure) -> [UInt64] {
+    let count = try readCount()
+    var ids: [UInt64] = []
+    ids.reserveCapacity(count)
+    for _ in 0..<count { ids.append(try readVarint()) }
+    return ids
+  }
+}

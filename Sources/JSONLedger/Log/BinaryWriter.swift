@@ -1,0 +1,141 @@
+import Foundation
+
+/// Appends values in the store's binary encoding: LEB128 varints, length-prefixed strings,
+/// tagged attribute and JSON values. The same value always gives the same bytes (dictionaries
+/// are written in sorted key order), which is what makes replayed projections byte-identical.
+struct BinaryWriter {
+  private(set) var bytes: [UInt8] = []
+
+  init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+  mutating func write(_ byte: UInt8) { bytes.append(byte) }
+
+  mutating func write(varint value: UInt64) {
+    var rest = value
+    while rest >= 0x80 {
+      bytes.append(UInt8(rest & 0x7F) | 0x80)
+      rest >>= 7
+    }
+    bytes.append(UInt8(rest))
+  }
+
+  mutating func write(signed value: Int64) {
+    write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))  // zigzag
+  }
+
+  mutating func write(bigEndian value: UInt64) {
+    withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+  }
+
+  mutating func write(bigEndian value: UInt32) {
+    withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+  }
+
+  mutating func write(_ string: String) {
+    write(varint: UInt64(string.utf8.count))
+    bytes.append(contentsOf: string.utf8)
+  }
+
+  mutating func write(optional string: String?) {
+    if let string {
+      write(1)
+      write(string)
+    } else {
+      write(0)
+    }
+  }
+
+  mutating func write(bytes data: some Collection<UInt8>) {
+    write(varint: UInt64(data.count))
+    bytes.append(contentsOf: data)
+  }
+
+  mutating func write(_ value: AttributeValue) {
+    switch value {
+    case .string(let text):
+      write(1)
+      write(text)
+    case .integer(let number):
+      write(2)
+      write(signed: number)
+    case .double(let number):
+      write(3)
+      write(bigEndian: number.bitPattern)
+    case .float(let number):
+      write(4)
+      write(bigEndian: number.bitPattern)
+    case .decimal(let number):
+      write(5)
+      write("\(number)")
+    case .bool(let flag):
+      write(flag ? 7 : 6)
+    case .date(let date):
+      write(8)
+      write(signed: DateCoding.microseconds(date))
+    case .uuid(let uuid):
+      write(9)
+      withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+    case .url(let url):
+      write(10)
+      write(url.absoluteString)
+    case .binary(let data):
+      write(11)
+      write(bytes: data)
+    case .json(let json):
+      write(12)
+      write(json: json)
+    }
+  }
+
+  mutating func write(optional value: AttributeValue?) {
+    if let value { write(value) } else { write(0) }
+  }
+
+  mutating func write(json: JSONValue) {
+    switch json {
+    case .null: write(0)
+    case .bool(let flag): write(flag ? 2 : 1)
+    case .number(let number):
+      write(3)
+      write(number.literal)
+    case .string(let text):
+      write(4)
+      write(text)
+    case .array(let elements):
+      write(5)
+      write(varint: UInt64(elements.count))
+      for element in elements { write(json: element) }
+    case .object(let object):
+      write(6)
+      write(varint: UInt64(object.count))
+      for member in object {
+        write(member.key)
+        write(json: member.value)
+      }
+    }
+  }
+
+  mutating func write(attributes: [String: AttributeValue]) {
+    write(varint: UInt64(attributes.count))
+    for name in attributes.keys.sorted() {
+      write(name)
+      write(attributes[name].unsafelyUnwrapped)
+    }
+  }
+
+  mutating func write(links: [UInt32: [UInt64]]) {
+    let ids = links.keys.sorted().filter { !(links[$0]?.isEmpty ?? true) }
+    write(varint: UInt64(ids.count))
+    for id in ids {
+      write(varint: UInt64(id))
+      let targets = links[id] ?? []
+      write(varint: UInt64(targets.count))
+      for target in targets { write(varint: target) }
+    }
+  }
+
+  mutating func write(ids: [UInt64]) {
+    write(varint: UInt64(ids.count))
+    for id in ids { write(varint: id) }
+  }
+}

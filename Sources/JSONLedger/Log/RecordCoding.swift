@@ -1,0 +1,112 @@
+import Foundation
+
+/// The byte layout of a `ChangeRecord` in the `log` database:
+///
+/// ```
+/// "JLR"  format version (UInt16 BE)  body …  CRC-32 of everything before it (UInt32 BE)
+/// ```
+/// A record whose checksum fails, or whose format version is newer than this library, is
+/// reported with its batch id; it is never skipped.
+enum RecordCoding {
+  static let magic: [UInt8] = Array("JLR".utf8)
+
+  static func encode(_ record: ChangeRecord) -> [UInt8] {
+    var writer = BinaryWriter(capacity: 256 + record.changes.count * 64)
+    for byte in magic { writer.write(byte) }
+    writer.write(UInt8(ChangeRecord.formatVersion >> 8))
+    writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
+    writer.write(varint: record.batchID)
+    writer.write(signed: DateCoding.microseconds(record.time))
+    writer.write(record.kind.rawValue)
+    writer.write(optional: record.metadata.message)
+    writer.write(optional: record.metadata.author)
+    writer.write(optional: record.metadata.source)
+    writer.write(optional: record.metadata.idempotencyKey)
+    writer.write(varint: record.metadata.revertedBatchID ?? 0)
+    let statistics = record.statistics
+    for count in [statistics.created, statistics.updated, statistics.deleted, statistics.unchanged] {
+      writer.write(varint: UInt64(count))
+    }
+    writer.write(varint: UInt64(statistics.ignoredKeys.count))
+    for key in statistics.ignoredKeys { writer.write(key) }
+    writer.write(varint: UInt64(record.changes.count))
+    for change in record.changes {
+      writer.write(varint: change.objectID)
+      writer.write(change.entity)
+      writer.write(varint: UInt64(change.identity.count))
+      for value in change.identity { writer.write(value) }
+      writer.write(change.kind.rawValue)
+      writer.write(varint: UInt64(change.attributes.count))
+      for attribute in change.attributes {
+        writer.write(attribute.name)
+        writer.write(optional: attribute.old)
+        writer.write(optional: attribute.new)
+      }
+      writer.write(varint: UInt64(change.links.count))
+      for link in change.links {
+        writer.write(varint: UInt64(link.relationshipID))
+        writer.write(ids: link.old)
+        writer.write(ids: link.new)
+      }
+    }
+    writer.write(bigEndian: Checksum.crc32(writer.bytes))
+    return writer.bytes
+  }
+
+  /// Why a stored record cannot be read.
+  enum Failure: Error {
+    case checksum(stored: UInt32, computed: UInt32)
+    case newerFormat(UInt16)
+    case malformed(String)
+  }
+
+  static func decode(_ bytes: [UInt8]) throws(Failure) -> ChangeRecord {
+    guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
+    let body = bytes[0..<(bytes.count - 4)]
+    let stored = bytes[(bytes.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    let computed = Checksum.crc32(body)
+    guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
+    let version = UInt16(bytes[3]) << 8 | UInt16(bytes[4])
+    guard version <= ChangeRecord.formatVersion else { throw .newerFormat(version) }
+    var reader = BinaryReader(Array(body), position: 5)
+    do {
+      let batchID = try reader.readVarint()
+      let time = DateCoding.date(microseconds: try reader.readSigned())
+      guard let kind = ChangeRecord.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown record kind") }
+      var metadata = ChangeRecord.Metadata()
+      metadata.message = try reader.readOptionalString()
+      metadata.author = try reader.readOptionalString()
+      metadata.source = try reader.readOptionalString()
+      metadata.idempotencyKey = try reader.readOptionalString()
+      let reverted = try reader.readVarint()
+      metadata.revertedBatchID = reverted == 0 ? nil : reverted
+      var statistics = ChangeRecord.Statistics()
+      statistics.created = Int(try reader.readVarint())
+      statistics.updated = Int(try reader.readVarint())
+      statistics.deleted = Int(try reader.readVarint())
+      statistics.unchanged = Int(try reader.readVarint())
+      for _ in 0..<(try reader.readCount()) { statistics.ignoredKeys.append(try reader.readString()) }
+      var changes: [ObjectChange] = []
+      for _ in 0..<(try reader.readCount()) {
+        let objectID = try reader.readVarint()
+        let entity = try reader.readString()
+        var identity: [AttributeValue] = []
+        for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
+        guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown change kind") }
+        var attributes: [AttributeChange] = []
+        for _ in 0..<(try reader.readCount()) {
+          attributes.append(AttributeChange(name: try reader.readString(), old: try reader.readValue(), new: try reader.readValue()))
+        }
+        var links: [LinkChange] = []
+        for _ in 0..<(try reader.readCount()) {
+          links.append(LinkChange(relationshipID: UInt32(truncatingIfNeeded: try reader.readVarint()), old: try reader.readIDs(), new: try reader.readIDs()))
+        }
+        changes.append(ObjectChange(objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes, links: links))
+      }
+      guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
+      return ChangeRecord(batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: changes)
+    } catch {
+      throw .malformed("\(error)")
+    }
+  }
+}

@@ -1,0 +1,13 @@
+/// What the resolver needs to know about the store as it is before the batch; the
+/// projection store provides it inside the write transaction.
+protocol StateSource {
+  /// The object id registered for an identity under the root entity, if any (the object may
+  /// have been deleted since: then `state(of:)` is nil).
+  func objectID(root: String, identity: [AttributeValue]) throws -> UInt64?
+  /// The current state of an object, or nil when it does not exist now.
+  func state(of objectID: UInt64) throws -> ObjectState?
+  /// Ids of the live objects whose entity is `root` or inherits from it.
+  func objectIDs(root: String) throws -> [UInt64]
+  /// The next unused object id.
+  func nextObjectID() throws -> UInt64
+}

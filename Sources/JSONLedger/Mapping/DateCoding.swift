@@ -1,0 +1,198 @@
+import Foundation
+
+/// Parses every date shape the mapping rules accept, and writes dates in a model's format.
+///
+/// In: ISO 8601 with separators (`2014-01-02`, `2014-01-02T12:40:08Z`, a space instead of `T`,
+/// 1–9 digit fractions kept to the microsecond, `Z`, `±HH:MM`, `±HHMM`, `±HH`, no zone = UTC),
+/// ISO 8601 basic (`20000822T132800Z`), and unix time as a number or numeric string (seconds,
+/// or milliseconds when the value is ≥ 10^11). Out: always UTC.
+enum DateCoding {
+  /// Microseconds since 1970 for a date (the stored precision).
+  static func microseconds(_ date: Date) -> Int64 {
+    Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+  }
+
+  static func date(microseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+  }
+
+  /// The date for a JSON value, or nil when it is no date shape we accept.
+  static func date(from value: JSONValue) -> Date? {
+    switch value {
+    case .number(let number):
+      return unixDate(number.doubleValue)
+    case .string(let text):
+      if let unix = unixString(text) { return unixDate(unix) }
+      return parseISO(Array(text.utf8))
+    default:
+      return nil
+    }
+  }
+
+  private static func unixDate(_ seconds: Double) -> Date? {
+    guard seconds.isFinite else { return nil }
+    let value = abs(seconds) >= 1e11 ? seconds / 1000 : seconds
+    return date(microseconds: Int64((value * 1_000_000).rounded()))
+  }
+
+  /// A string that is a plain decimal number (`1441888808`, `1441888808.5`), as seconds.
+  private static func unixString(_ text: String) -> Double? {
+    var sawDigit = false
+    for (index, byte) in text.utf8.enumerated() {
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
+      case UInt8(ascii: "-") where index == 0: continue
+      case UInt8(ascii: "."): continue
+      default: return nil
+      }
+    }
+    guard sawDigit, text.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1 else { return nil }
+    return Double(text)
+  }
+
+  private static func parseISO(_ bytes: [UInt8]) -> Date? {
+    var index = 0
+    func digits(_ count: Int) -> Int? {
+      guard index + count <= bytes.count else { return nil }
+      var value = 0
+      for offset in 0..<count {
+        let byte = bytes[index + offset]
+        guard byte >= 0x30 && byte <= 0x39 else { return nil }
+        value = value * 10 + Int(byte - 0x30)
+      }
+      index += count
+      return value
+    }
+    func take(_ byte: UInt8) -> Bool {
+      if index < bytes.count, bytes[index] == byte {
+        index += 1
+        return true
+      }
+      return false
+    }
+    guard let year = digits(4) else { return nil }
+    let basic = !(index < bytes.count && bytes[index] == UInt8(ascii: "-"))
+    if !basic { index += 1 }
+    guard let month = digits(2) else { return nil }
+    if !basic, !take(UInt8(ascii: "-")) { return nil }
+    guard let day = digits(2) else { return nil }
+    var hour = 0, minute = 0, second = 0, micros = 0, offsetSeconds = 0
+    if index < bytes.count {
+      guard take(UInt8(ascii: "T")) || take(UInt8(ascii: "t")) || (!basic && take(UInt8(ascii: " "))) else { return nil }
+      guard let h = digits(2) else { return nil }
+      hour = h
+      if !basic, !take(UInt8(ascii: ":")) { return nil }
+      guard let m = digits(2) else { return nil }
+      minute = m
+      let hasSeconds = basic ? (index < bytes.count && bytes[index] >= 0x30 && bytes[index] <= 0x39) : take(UInt8(ascii: ":"))
+      if hasSeconds {
+        guard let s = digits(2) else { return nil }
+        second = s
+        if take(UInt8(ascii: ".")) || take(UInt8(ascii: ",")) {
+          var count = 0
+          var fraction = 0
+          while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            if count < 7 { fraction = fraction * 10 + Int(bytes[index] - 0x30) }
+            count += 1
+            index += 1
+          }
+          guard count >= 1, count <= 9 else { return nil }
+          // Keep 7 digits, then round to microseconds.
+          let scaled = count < 7 ? fraction * Int(pow(10, Double(7 - count))) : fraction
+          micros = (scaled + 5) / 10
+        }
+      }
+      if index < bytes.count {
+        if take(UInt8(ascii: "Z")) || take(UInt8(ascii: "z")) {
+        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+          let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+          index += 1
+          guard let offsetHours = digits(2), offsetHours <= 23 else { return nil }
+          var offsetMinutes = 0
+          if index < bytes.count {
+            _ = take(UInt8(ascii: ":"))
+            guard let minutes = digits(2), minutes <= 59 else { return nil }
+            offsetMinutes = minutes
+          }
+          offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        } else {
+          return nil
+        }
+      }
+    }
+    guard index == bytes.count else { return nil }
+    guard (1...12).contains(month), (1...daysInMonth(year, month)).contains(day), hour <= 24, minute <= 59, second <= 60 else {
+      return nil
+    }
+    let days = daysFromCivil(year: year, month: month, day: day)
+    let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+    return date(microseconds: seconds * 1_000_000 + Int64(micros))
+  }
+
+  private static func daysInMonth(_ year: Int, _ month: Int) -> Int {
+    switch month {
+    case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+    case 4, 6, 9, 11: return 30
+    default: return 31
+    }
+  }
+
+  /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+  static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    return era * 146_097 + dayOfEra - 719_468
+  }
+
+  static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let mp = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * mp + 2) / 5 + 1
+    let month = mp < 10 ? mp + 3 : mp - 9
+    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+  }
+
+  /// The JSON form of a date in `format`, in UTC; a fraction is written only when non-zero.
+  static func jsonValue(from date: Date, format: DateFormat) -> JSONValue {
+    if format == .unix {
+      let micros = microseconds(date)
+      if micros % 1_000_000 == 0 { return .number(JSONNumber(micros / 1_000_000)) }
+      return .number(JSONNumber(Decimal(micros) / 1_000_000))
+    }
+    return .string(string(from: date, format: format))
+  }
+
+  static func string(from date: Date, format: DateFormat) -> String {
+    let micros = microseconds(date)
+    var seconds = micros / 1_000_000
+    var fraction = micros % 1_000_000
+    if fraction < 0 {
+      fraction += 1_000_000
+      seconds -= 1
+    }
+    let days = Int((seconds - ((seconds % 86_400) + 86_400) % 86_400) / 86_400)
+    let secondOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
+    let (year, month, day) = civilFromDays(days)
+    func pad(_ value: Int, _ width: Int) -> String {
+      let text = String(value)
+      return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    var fractionText = ""
+    if fraction != 0 {
+      fractionText = "." + pad(Int(fraction), 6)
+      while fractionText.hasSuffix("0") { fractionText.removeLast() }
+    }
+    let hour = pad(secondOfDay / 3600, 2), minute = pad(secondOfDay / 60 % 60, 2), second = pad(secondOfDay % 60, 2)
+    if format == .iso8601Basic {
+      return "\(pad(year, 4))\(pad(month, 2))\(pad(day, 2))T\(hour)\(minute)\(second)\(fractionText)Z"
+    }
+    return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(hour):\(minute):\(second)\(fractionText)Z"
+  }
+}

@@ -1,0 +1,86 @@
+/// For one entity, which JSON key feeds which attribute or relationship.
+///
+/// A key finds its property by, in order: the custom key; the exact name; a case-insensitive
+/// match with `_` removed (`list_image_url` → `listImageURL`); a reserved word (`description`
+/// → `bandDescription`); `id` → `remoteID`. Relationship keys also match `<name>_id` (to-one)
+/// and `<name>_ids` / `<singular>_ids` (to-many), which carry keys.
+struct EntityKeyTable: Sendable {
+  enum Target: Sendable {
+    case attribute(Attribute)
+    /// `byKeys` is true for `<name>_id(s)` keys, which must hold keys, not nested objects.
+    case relationship(ResolvedRelationship, byKeys: Bool)
+  }
+
+  private var exact: [String: Target] = [:]
+  private var normalized: [String: Target] = [:]
+  /// Attributes and relationships read through a dotted key path, with its segments.
+  private(set) var keyPaths: [(target: Target, segments: [String])] = []
+  /// First segments of the key paths: such top-level keys are not "unmatched".
+  private(set) var keyPathRoots: Set<String> = []
+
+  init(entity: ResolvedEntity, model: Model) {
+    let customOnly = entity.declaration.mapsOnlyCustomKeys
+    func add(_ key: String, _ target: Target, normalize: Bool) {
+      if exact[key] == nil { exact[key] = target }
+      if normalize {
+        let folded = KeyInflection.normalized(key)
+        if normalized[folded] == nil { normalized[folded] = target }
+      }
+    }
+    func addCustom(_ key: String, _ target: Target) {
+      let segments = key.split(separator: ".").map(String.init)
+      if segments.count > 1 {
+        keyPaths.append((target, segments))
+        keyPathRoots.insert(segments[0])
+      } else {
+        exact[key] = target
+      }
+    }
+    for attribute in entity.attributes {
+      if let key = attribute.jsonKey { addCustom(key, .attribute(attribute)) }
+    }
+    for relationship in entity.relationships {
+      if let key = relationship.declaration.jsonKey { addCustom(key, .relationship(relationship, byKeys: false)) }
+    }
+    guard !customOnly else { return }
+    for attribute in entity.attributes where attribute.jsonKey == nil {
+      add(attribute.name, .attribute(attribute), normalize: true)
+    }
+    for relationship in entity.relationships where relationship.declaration.jsonKey == nil {
+      add(relationship.name, .relationship(relationship, byKeys: false), normalize: true)
+    }
+    for relationship in entity.relationships {
+      let name = relationship.name
+      if relationship.isToMany {
+        add(name + "_ids", .relationship(relationship, byKeys: true), normalize: true)
+        add(KeyInflection.singular(name) + "_ids", .relationship(relationship, byKeys: true), normalize: true)
+      } else {
+        add(name + "_id", .relationship(relationship, byKeys: true), normalize: true)
+      }
+    }
+    // Reserved words name the entity-qualified attribute: `description` → `bandDescription`.
+    var qualifiers: [String] = []
+    var current: String? = entity.name
+    while let name = current, let resolved = model.resolved(name) {
+      qualifiers.append(name)
+      current = resolved.declaration.parent
+    }
+    for word in KeyInflection.reservedWords where exact[word] == nil {
+      for qualifier in qualifiers {
+        let wanted = KeyInflection.normalized(qualifier + word)
+        if let attribute = entity.attributes.first(where: { $0.jsonKey == nil && KeyInflection.normalized($0.name) == wanted }) {
+          exact[word] = .attribute(attribute)
+          break
+        }
+      }
+    }
+    if exact["id"] == nil, let remote = entity.attributeIndex["remoteID"], remote.jsonKey == nil {
+      exact["id"] = .attribute(remote)
+    }
+  }
+
+  /// The property a top-level JSON key feeds, if any.
+  func target(forKey key: String) -> Target? {
+    exact[key] ?? normalized[KeyInflection.normalized(key)]
+  }
+}

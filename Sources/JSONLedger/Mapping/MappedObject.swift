@@ -1,0 +1,28 @@
+/// One JSON object after mapping: typed values for the keys it had, relationship values, and
+/// its identity. Nothing is resolved against the store yet.
+struct MappedObject: Sendable {
+  /// The concrete entity (after sub-entity selection).
+  var entity: String
+  /// The identity values in the order of the entity's identity; nil for insert-only entities.
+  var identity: [AttributeValue]?
+  /// Attributes the JSON named, in document order; nil clears the attribute.
+  var attributes: [(name: String, value: AttributeValue?)]
+  /// Relationships the JSON named, in document order.
+  var relationships: [(name: String, value: RelationshipValue)]
+  /// Where the object is in the JSON (`bands[2]`).
+  var path: String
+}
+
+/// The value given to a relationship.
+enum RelationshipValue: Sendable {
+  /// `null`: unlink (to-one) or empty the set (to-many).
+  case clear
+  case toOne(ObjectReference)
+  case toMany([ObjectReference])
+}
+
+/// A pointer to an object: by key, or a nested object that is itself upserted.
+indirect enum ObjectReference: Sendable {
+  case key(entity: String, identity: [AttributeValue], path: String)
+  case object(MappedObject)
+}

@@ -1,0 +1,218 @@
+/// Maps JSON to `MappedObject`s through a model: key matching, coercion, transformers,
+/// sub-entity selection, nested objects and keys for relationships.
+struct Mapper: Sendable {
+  let model: Model
+  let transformers: ValueTransformers
+  private let tables: [String: EntityKeyTable]
+
+  init(model: Model, transformers: ValueTransformers) {
+    self.model = model
+    self.transformers = transformers
+    var tables: [String: EntityKeyTable] = [:]
+    for entity in model.entities {
+      if let resolved = model.resolved(entity.name) { tables[entity.name] = EntityKeyTable(entity: resolved, model: model) }
+    }
+    self.tables = tables
+  }
+
+  /// What mapping one payload produced besides the objects.
+  struct Report {
+    var problems = ProblemCollector()
+    /// `Entity.key` for each JSON key that matched nothing.
+    var ignoredKeys: Set<String> = []
+  }
+
+  /// Maps a collection: an array of objects (or of bare keys), or one object.
+  func mapCollection(_ json: JSONValue, entity: ResolvedEntity, path: String, report: inout Report) -> [MappedObject] {
+    switch json {
+    case .array(let elements):
+      var objects: [MappedObject] = []
+      objects.reserveCapacity(elements.count)
+      for (index, element) in elements.enumerated() {
+        if report.problems.isFull { break }
+        let elementPath = "\(path)[\(index)]"
+        switch element {
+        case .object(let object):
+          if let mapped = mapObject(object, entity: entity, path: elementPath, report: &report) { objects.append(mapped) }
+        case .null:
+          continue
+        case .string, .number:
+          if let key = identity(fromKey: element, of: entity, path: elementPath, report: &report) {
+            let attributes = zip(entity.identity, key).map { (name: $0.0, value: Optional($0.1)) }
+            objects.append(MappedObject(entity: entity.name, identity: key, attributes: attributes, relationships: [], path: elementPath))
+          }
+        default:
+          report.problems.add(entity.name, elementPath, element, "expected an object or a key, found \(element.kindDescription)")
+        }
+      }
+      return objects
+    case .object(let object):
+      return mapObject(object, entity: entity, path: path, report: &report).map { [$0] } ?? []
+    default:
+      report.problems.add(entity.name, path, json, "expected an array of objects or an object, found \(json.kindDescription)")
+      return []
+    }
+  }
+
+  func mapObject(_ object: JSONObject, entity requested: ResolvedEntity, path: String, report: inout Report) -> MappedObject? {
+    guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
+    if entity.declaration.isAbstract {
+      report.problems.add(entity.name, path, nil, "\(entity.name) is abstract: the object must name a sub-entity\(entity.subentityKey.map { " in \"\($0)\"" } ?? "")")
+      return nil
+    }
+    guard let table = tables[entity.name] else { return nil }
+    var mapped = MappedObject(entity: entity.name, identity: nil, attributes: [], relationships: [], path: path)
+    for member in object {
+      let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
+      guard let target = table.target(forKey: member.key) else {
+        if !table.keyPathRoots.contains(member.key), member.key != entity.subentityKey {
+          report.ignoredKeys.insert("\(entity.name).\(member.key)")
+        }
+        continue
+      }
+      assign(member.value, to: target, in: &mapped, entity: entity, path: memberPath, report: &report)
+    }
+    for (target, segments) in table.keyPaths {
+      var value: JSONValue = .object(object)
+      var reached = true
+      for (depth, segment) in segments.enumerated() {
+        guard case .object(let level) = value else {
+          if value != .null {
+            let where_ = ([path] + segments[0..<depth]).filter { !$0.isEmpty }.joined(separator: ".")
+            report.problems.add(entity.name, where_, value, "expected an object on the key path \(segments.joined(separator: "."))")
+          }
+          reached = value == .null
+          break
+        }
+        guard let next = level[segment] else {
+          reached = false
+          break
+        }
+        value = next
+      }
+      if reached {
+        let memberPath = ([path] + segments).filter { !$0.isEmpty }.joined(separator: ".")
+        assign(value, to: target, in: &mapped, entity: entity, path: memberPath, report: &report)
+      }
+    }
+    guard !entity.isInsertOnly else { return mapped }
+    var identity: [AttributeValue] = []
+    for name in entity.identity {
+      guard let assigned = mapped.attributes.last(where: { $0.name == name }), let value = assigned.value else {
+        report.problems.add(entity.name, path, nil, "the identity \"\(name)\" is missing")
+        return nil
+      }
+      identity.append(value)
+    }
+    mapped.identity = identity
+    return mapped
+  }
+
+  private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: String, report: inout Report) -> ResolvedEntity? {
+    guard let key = entity.subentityKey, let value = object[key], value != .null else { return entity }
+    guard case .string(let name) = value else {
+      report.problems.add(entity.name, "\(path).\(key)", value, "expected the name of a sub-entity of \(entity.name)")
+      return nil
+    }
+    let folded = KeyInflection.normalized(name)
+    if let match = entity.family.first(where: { $0 == name }) ?? entity.family.first(where: { KeyInflection.normalized($0) == folded }),
+      let resolved = model.resolved(match)
+    {
+      return resolved
+    }
+    report.problems.add(entity.name, "\(path).\(key)", value, "not a sub-entity of \(entity.name) (known: \(entity.family.joined(separator: ", ")))")
+    return nil
+  }
+
+  private func assign(
+    _ value: JSONValue, to target: EntityKeyTable.Target, in mapped: inout MappedObject, entity: ResolvedEntity,
+    path: String, report: inout Report
+  ) {
+    switch target {
+    case .attribute(let attribute):
+      if value == .null {
+        mapped.attributes.append((attribute.name, nil))
+        return
+      }
+      var input = value
+      if let name = attribute.transformer, let transformer = transformers[name] {
+        do { input = try transformer.forward(value) } catch {
+          report.problems.add(entity.name, path, value, "the value transformer \"\(name)\" failed: \(error)")
+          return
+        }
+        if input == .null {
+          mapped.attributes.append((attribute.name, nil))
+          return
+        }
+      }
+      switch ValueCoercion.coerce(input, to: attribute.type) {
+      case .success(let typed): mapped.attributes.append((attribute.name, typed))
+      case .failure(let failure): report.problems.add(entity.name, path, value, failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
+      }
+    case .relationship(let relationship, let byKeys):
+      guard let destination = model.resolved(relationship.declaration.destination) else { return }
+      if value == .null {
+        mapped.relationships.append((relationship.name, .clear))
+        return
+      }
+      if relationship.isToMany {
+        guard case .array(let elements) = value else {
+          report.problems.add(entity.name, path, value, "expected an array for the to-many relationship \(relationship.name), found \(value.kindDescription)")
+          return
+        }
+        var references: [ObjectReference] = []
+        for (index, element) in elements.enumerated() where element != .null {
+          if let reference = reference(element, to: destination, byKeys: byKeys, path: "\(path)[\(index)]", report: &report) {
+            references.append(reference)
+          }
+        }
+        mapped.relationships.append((relationship.name, .toMany(references)))
+      } else {
+        if case .array = value {
+          report.problems.add(entity.name, path, value, "expected one object or key for the to-one relationship \(relationship.name), found an array")
+          return
+        }
+        if let reference = reference(value, to: destination, byKeys: byKeys, path: path, report: &report) {
+          mapped.relationships.append((relationship.name, .toOne(reference)))
+        }
+      }
+    }
+  }
+
+  private func reference(
+    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: String, report: inout Report
+  ) -> ObjectReference? {
+    switch value {
+    case .object(let object):
+      if byKeys {
+        report.problems.add(destination.name, path, value, "expected a key of \(destination.name), found an object")
+        return nil
+      }
+      return mapObject(object, entity: destination, path: path, report: &report).map { .object($0) }
+    case .string, .number, .bool:
+      return identity(fromKey: value, of: destination, path: path, report: &report).map {
+        .key(entity: destination.name, identity: $0, path: path)
+      }
+    default:
+      report.problems.add(destination.name, path, value, "expected a key or an object of \(destination.name), found \(value.kindDescription)")
+      return nil
+    }
+  }
+
+  /// The identity of `entity` given as a bare key (`"Japan"`, `42`), coerced to its type.
+  func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: String, report: inout Report) -> [AttributeValue]? {
+    guard entity.identity.count == 1, let attribute = entity.attributeIndex[entity.identity[0]] else {
+      let reason = entity.identity.isEmpty
+        ? "\(entity.name) has no identity, so it cannot be referred to by key"
+        : "\(entity.name) has a composite identity (\(entity.identity.joined(separator: ", "))): refer to it with an object"
+      report.problems.add(entity.name, path, value, reason)
+      return nil
+    }
+    switch ValueCoercion.coerce(value, to: attribute.type) {
+    case .success(let typed): return [typed]
+    case .failure(let failure):
+      report.problems.add(entity.name, path, value, "not a valid key: \(failure.reason)")
+      return nil
+    }
+  }
+}

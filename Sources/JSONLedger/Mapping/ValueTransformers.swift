@@ -1,0 +1,52 @@
+/// Named value transformers that a model's attributes refer to by name (Groot's
+/// `JSONTransformerName`, Sync's `sync.valueTransformer`): forward on import, reverse on export.
+///
+/// ```swift
+/// var transformers = ValueTransformers()
+/// transformers.register("StringToInt", forward: { value in
+///   guard case .string(let text) = value, let number = Int(text) else { return value }
+///   return .number(JSONNumber(number))
+/// }, reverse: { value in .string(JSONWriter().string(from: value)) })
+/// ```
+public struct ValueTransformers: Sendable {
+  /// A transformer of one JSON value.
+  public struct Transformer: Sendable {
+    public var forward: @Sendable (JSONValue) throws -> JSONValue
+    public var reverse: (@Sendable (JSONValue) throws -> JSONValue)?
+  }
+
+  private(set) var transformers: [String: Transformer] = [:]
+  /// When true, a transformer the model names but nobody registered passes values through
+  /// unchanged instead of failing to open the model.
+  public var passesUnknownThrough = false
+
+  /// No transformers.
+  public init() {}
+
+  /// Registers (or replaces) the transformer called `name`.
+  public mutating func register(
+    _ name: String, forward: @escaping @Sendable (JSONValue) throws -> JSONValue,
+    reverse: (@Sendable (JSONValue) throws -> JSONValue)? = nil
+  ) {
+    transformers[name] = Transformer(forward: forward, reverse: reverse)
+  }
+
+  /// The transformer called `name`, if registered.
+  public subscript(name: String) -> Transformer? { transformers[name] }
+
+  /// Checks that every transformer `model` names is registered (unless passing through).
+  func validate(_ model: Model) throws(ModelError) {
+    guard !passesUnknownThrough else { return }
+    var problems: [ModelError.Problem] = []
+    for entity in model.entities {
+      for attribute in entity.attributes {
+        if let name = attribute.transformer, transformers[name] == nil {
+          problems.append(.init(
+            place: "entities.\(entity.name).attributes.\(attribute.name).transformer",
+            reason: "the value transformer \"\(name)\" is not registered (register it, or open with pass-through)"))
+        }
+      }
+    }
+    if !problems.isEmpty { throw ModelError(problems: problems) }
+  }
+}

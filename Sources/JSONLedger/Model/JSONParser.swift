@@ -1,0 +1,289 @@
+/// A byte-level JSON parser.
+///
+/// It accepts what Foundation's `JSONSerialization` accepts on real payloads, including a
+/// trailing comma before `]` or `}`, and rejects anything else with the line and column.
+/// Nesting deeper than `maximumDepth` is an error, not a stack overflow.
+///
+/// ```swift
+/// let value = try JSONParser.parse(Array(#"{"name": "Japan",}"#.utf8))
+/// ```
+public struct JSONParser {
+  /// How deep arrays and objects may nest.
+  public static let maximumDepth = 1_024
+
+  private let bytes: UnsafeRawBufferPointer
+  private var position = 0
+  private var depth = 0
+
+  private init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+  /// Parses one JSON document (surrounding white space allowed).
+  public static func parse(_ data: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
+    let array = Array(data)
+    do {
+      return try array.withUnsafeBytes { buffer in
+        var parser = JSONParser(bytes: buffer)
+        return try parser.parseDocument()
+      }
+    } catch let error as JSONSyntaxError {
+      throw error
+    } catch {
+      throw JSONSyntaxError(line: 1, column: 1, offset: 0, reason: "\(error)")
+    }
+  }
+
+  /// Parses a JSON document held in a string.
+  public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+    try parse(Array(text.utf8))
+  }
+
+  private mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+    skipWhitespace()
+    guard position < bytes.count else { throw failure("the document is empty") }
+    let value = try parseValue()
+    skipWhitespace()
+    if position < bytes.count { throw failure("unexpected \(describe(bytes[position])) after the end of the document") }
+    return value
+  }
+
+  private func failure(_ reason: String, at offset: Int? = nil) -> JSONSyntaxError {
+    let offset = min(offset ?? position, bytes.count)
+    var line = 1
+    var lineStart = 0
+    for index in 0..<offset where bytes[index] == UInt8(ascii: "\n") {
+      line += 1
+      lineStart = index + 1
+    }
+    return JSONSyntaxError(line: line, column: offset - lineStart + 1, offset: offset, reason: reason)
+  }
+
+  private func describe(_ byte: UInt8) -> String {
+    if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+    return "byte 0x\(String(byte, radix: 16))"
+  }
+
+  private mutating func skipWhitespace() {
+    while position < bytes.count {
+      switch bytes[position] {
+      case 0x20, 0x0A, 0x0D, 0x09: position += 1
+      default: return
+      }
+    }
+  }
+
+  private mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+    guard position < bytes.count else { throw failure("unexpected end of input, expected a value") }
+    switch bytes[position] {
+    case UInt8(ascii: "{"): return try parseObject()
+    case UInt8(ascii: "["): return try parseArray()
+    case UInt8(ascii: "\""): return .string(try parseString())
+    case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
+    case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
+    case UInt8(ascii: "n"): try expectWord("null"); return .null
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+    case let byte: throw failure("unexpected \(describe(byte)), expected a value")
+    }
+  }
+
+  private mutating func expectWord(_ word: StaticString) throws(JSONSyntaxError) {
+    let start = position
+    for index in 0..<word.utf8CodeUnitCount {
+      guard position < bytes.count, bytes[position] == word.utf8Start[index] else {
+        throw failure("invalid literal, expected '\(word)'", at: start)
+      }
+      position += 1
+    }
+  }
+
+  private mutating func enter() throws(JSONSyntaxError) {
+    depth += 1
+    if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
+  }
+
+  private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
+    try enter()
+    position += 1
+    var elements: [JSONValue] = []
+    skipWhitespace()
+    if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+      position += 1
+      depth -= 1
+      return .array(elements)
+    }
+    while true {
+      skipWhitespace()
+      elements.append(try parseValue())
+      skipWhitespace()
+      guard position < bytes.count else { throw failure("unexpected end of input inside an array, expected ',' or ']'") }
+      switch bytes[position] {
+      case UInt8(ascii: ","):
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {  // trailing comma
+          position += 1
+          depth -= 1
+          return .array(elements)
+        }
+      case UInt8(ascii: "]"):
+        position += 1
+        depth -= 1
+        return .array(elements)
+      case let byte: throw failure("unexpected \(describe(byte)) in an array, expected ',' or ']'")
+      }
+    }
+  }
+
+  private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+    try enter()
+    position += 1
+    var members: [JSONObject.Member] = []
+    while true {
+      skipWhitespace()
+      guard position < bytes.count else { throw failure("unexpected end of input inside an object") }
+      if bytes[position] == UInt8(ascii: "}") {  // empty object, or a trailing comma
+        if !members.isEmpty, bytes[position - 1] != UInt8(ascii: ","), !lastSignificantByteIsComma() {
+          throw failure("unexpected '}'")
+        }
+        position += 1
+        depth -= 1
+        return .object(JSONObject(members))
+      }
+      guard bytes[position] == UInt8(ascii: "\"") else {
+        throw failure("unexpected \(describe(bytes[position])), expected a string key or '}'")
+      }
+      let key = try parseString()
+      skipWhitespace()
+      guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+        throw failure("expected ':' after the object key \"\(key)\"")
+      }
+      position += 1
+      skipWhitespace()
+      members.append(JSONObject.Member(key: key, value: try parseValue()))
+      skipWhitespace()
+      guard position < bytes.count else { throw failure("unexpected end of input inside an object, expected ',' or '}'") }
+      switch bytes[position] {
+      case UInt8(ascii: ","): position += 1
+      case UInt8(ascii: "}"):
+        position += 1
+        depth -= 1
+        return .object(JSONObject(members))
+      case let byte: throw failure("unexpected \(describe(byte)) in an object, expected ',' or '}'")
+      }
+    }
+  }
+
+  private func lastSignificantByteIsComma() -> Bool {
+    var index = position - 1
+    while index >= 0 {
+      switch bytes[index] {
+      case 0x20, 0x0A, 0x0D, 0x09: index -= 1
+      case UInt8(ascii: ","): return true
+      default: return false
+      }
+    }
+    return false
+  }
+
+  private mutating func parseNumber() throws(JSONSyntaxError) -> JSONNumber {
+    let start = position
+    func digit(_ index: Int) -> Bool { index < bytes.count && bytes[index] >= 0x30 && bytes[index] <= 0x39 }
+    if bytes[position] == UInt8(ascii: "-") { position += 1 }
+    guard digit(position) else { throw failure("a number needs a digit after '-'", at: start) }
+    if bytes[position] == UInt8(ascii: "0") {
+      position += 1
+      if digit(position) { throw failure("a number cannot have a leading zero", at: start) }
+    } else {
+      while digit(position) { position += 1 }
+    }
+    if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+      position += 1
+      guard digit(position) else { throw failure("a number needs digits after '.'", at: start) }
+      while digit(position) { position += 1 }
+    }
+    if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+      position += 1
+      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+      guard digit(position) else { throw failure("a number needs digits in its exponent", at: start) }
+      while digit(position) { position += 1 }
+    }
+    let literal = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+    return JSONNumber(validLiteral: literal)
+  }
+
+  private mutating func parseString() throws(JSONSyntaxError) -> String {
+    let start = position
+    position += 1
+    var runStart = position
+    var pieces: [UInt8] = []
+    var escaped = false
+    while true {
+      guard position < bytes.count else { throw failure("unterminated string", at: start) }
+      let byte = bytes[position]
+      if byte == UInt8(ascii: "\"") { break }
+      if byte < 0x20 { throw failure("a control character (0x\(String(byte, radix: 16))) must be escaped in a string") }
+      if byte != UInt8(ascii: "\\") {
+        position += 1
+        continue
+      }
+      escaped = true
+      pieces.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]))
+      position += 1
+      guard position < bytes.count else { throw failure("unterminated escape", at: start) }
+      let escape = bytes[position]
+      position += 1
+      switch escape {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): pieces.append(escape)
+      case UInt8(ascii: "b"): pieces.append(0x08)
+      case UInt8(ascii: "f"): pieces.append(0x0C)
+      case UInt8(ascii: "n"): pieces.append(0x0A)
+      case UInt8(ascii: "r"): pieces.append(0x0D)
+      case UInt8(ascii: "t"): pieces.append(0x09)
+      case UInt8(ascii: "u"):
+        var scalar = try parseHex4()
+        if scalar >= 0xD800 && scalar < 0xDC00 {
+          guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+            throw failure("a high surrogate \\u\(String(scalar, radix: 16)) must be followed by a low one")
+          }
+          position += 2
+          let low = try parseHex4()
+          guard low >= 0xDC00 && low < 0xE000 else { throw failure("invalid low surrogate \\u\(String(low, radix: 16))") }
+          scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if scalar >= 0xDC00 && scalar < 0xE000 {
+          throw failure("a lone low surrogate \\u\(String(scalar, radix: 16))")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid unicode escape") }
+        pieces.append(contentsOf: Array(String(Character(unicode)).utf8))
+      default: throw failure("invalid escape '\\\(Character(Unicode.Scalar(escape)))'", at: position - 2)
+      }
+      runStart = position
+    }
+    let text: String?
+    if escaped {
+      pieces.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]))
+      text = String(validating: pieces, as: UTF8.self)
+    } else {
+      text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]), as: UTF8.self)
+    }
+    position += 1
+    guard let text else { throw failure("a string holds invalid UTF-8", at: start) }
+    return text
+  }
+
+  private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
+    guard position + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
+    var value: UInt32 = 0
+    for _ in 0..<4 {
+      let byte = bytes[position]
+      let digit: UInt32
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - 0x30)
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - 0x61 + 10)
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - 0x41 + 10)
+      default: throw failure("a \\u escape needs four hex digits")
+      }
+      value = value << 4 | digit
+      position += 1
+    }
+    return value
+  }
+}

@@ -1,0 +1,166 @@
+public import Foundation
+
+/// A JSON document as a value: what the mapper reads and the exporter writes.
+///
+/// Objects keep their members in document order; numbers keep their literal text, so a
+/// decimal such as `12.20` reaches a `decimal` attribute exactly.
+///
+/// ```swift
+/// let band: JSONValue = ["name": "Japan", "formed": 1974, "albums": ["Tin Drum"]]
+/// band["name"]?.stringValue  // "Japan"
+/// ```
+public enum JSONValue: Sendable, Hashable {
+  case null
+  case bool(Bool)
+  case number(JSONNumber)
+  case string(String)
+  case array([JSONValue])
+  case object(JSONObject)
+
+  /// The member named `key` when this is an object (the last one if the key repeats).
+  public subscript(key: String) -> JSONValue? {
+    if case .object(let object) = self { return object[key] }
+    return nil
+  }
+
+  /// The string, when this is a string.
+  public var stringValue: String? {
+    if case .string(let string) = self { return string }
+    return nil
+  }
+
+  /// The object, when this is an object.
+  public var objectValue: JSONObject? {
+    if case .object(let object) = self { return object }
+    return nil
+  }
+
+  /// The elements, when this is an array.
+  public var arrayValue: [JSONValue]? {
+    if case .array(let array) = self { return array }
+    return nil
+  }
+
+  /// Whether this is `null`.
+  public var isNull: Bool { self == .null }
+
+  /// A short name of the value's kind for error messages: "a string", "an array", ….
+  public var kindDescription: String {
+    switch self {
+    case .null: "null"
+    case .bool: "a boolean"
+    case .number: "a number"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
+    }
+  }
+}
+
+/// A JSON number, kept as the literal text it was written with.
+public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
+  /// The number as written in JSON (`12`, `-0.5`, `1e3`).
+  public let literal: String
+
+  /// Wraps a literal the parser has already checked.
+  init(validLiteral literal: String) { self.literal = literal }
+
+  /// A number from an integer.
+  public init(_ value: Int64) { literal = String(value) }
+  /// A number from an integer.
+  public init(_ value: Int) { literal = String(value) }
+  /// A number from a double; a non-finite value becomes 0 (JSON cannot hold it).
+  public init(_ value: Double) {
+    guard value.isFinite else {
+      literal = "0"
+      return
+    }
+    if value == value.rounded(.towardZero), abs(value) < 1e15 {
+      literal = String(Int64(value))
+    } else {
+      literal = "\(value)"
+    }
+  }
+  /// A number from a decimal, exactly.
+  public init(_ value: Decimal) { literal = "\(value)" }
+
+  public var description: String { literal }
+
+  /// Whether the literal has no fraction and no exponent.
+  public var isInteger: Bool { !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) }
+  /// The value as a 64-bit integer when it is one exactly (`3`, `3.0`, `3e2`); else nil.
+  public var int64Value: Int64? {
+    if let exact = Int64(literal) { return exact }
+    let double = doubleValue
+    guard double == double.rounded(), abs(double) < 9.2e18 else { return nil }
+    return Int64(double)
+  }
+  /// The value as a double.
+  public var doubleValue: Double { Double(literal) ?? .nan }
+  /// The value as an exact decimal.
+  public var decimalValue: Decimal? { Decimal(string: literal, locale: Locale(identifier: "en_US_POSIX")) }
+}
+
+/// A JSON object: members in document order.
+public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+  /// One `"key": value` pair.
+  public struct Member: Sendable, Hashable {
+    public var key: String
+    public var value: JSONValue
+    public init(key: String, value: JSONValue) {
+      self.key = key
+      self.value = value
+    }
+  }
+
+  /// The members in document order.
+  public private(set) var members: [Member]
+
+  /// An object with these members.
+  public init(_ members: [Member] = []) { self.members = members }
+
+  public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    members = elements.map { Member(key: $0.0, value: $0.1) }
+  }
+
+  /// The value of the last member named `key`; setting replaces it or appends a member.
+  public subscript(key: String) -> JSONValue? {
+    get { members.last(where: { $0.key == key })?.value }
+    set {
+      if let index = members.lastIndex(where: { $0.key == key }) {
+        if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+      } else if let newValue {
+        members.append(Member(key: key, value: newValue))
+      }
+    }
+  }
+
+  /// The keys in document order.
+  public var keys: [String] { members.map(\.key) }
+  /// The number of members.
+  public var count: Int { members.count }
+  /// Whether it has no member.
+  public var isEmpty: Bool { members.isEmpty }
+
+  public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
+
+  /// The same members ordered by key (byte order of their UTF-8), for deterministic output.
+  public func sortedByKey() -> JSONObject {
+    JSONObject(members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+  }
+}
+
+extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+  ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+  ExpressibleByDictionaryLiteral
+{
+  public init(nilLiteral: ()) { self = .null }
+  public init(booleanLiteral value: Bool) { self = .bool(value) }
+  public init(integerLiteral value: Int) { self = .number(JSONNumber(value)) }
+  public init(floatLiteral value: Double) { self = .number(JSONNumber(value)) }
+  public init(stringLiteral value: String) { self = .string(value) }
+  public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+  public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    self = .object(JSONObject(elements.map { JSONObject.Member(key: $0.0, value: $0.1) }))
+  }
+}

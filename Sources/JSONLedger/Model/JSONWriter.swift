@@ -1,0 +1,90 @@
+/// Writes `JSONValue`s as UTF-8 JSON text.
+///
+/// Members are written in the order they hold; `JSONWriter.Options.sortedKeys` orders them by
+/// key, so that two exports of the same state are byte-identical.
+public struct JSONWriter: Sendable {
+  /// How the text is laid out.
+  public struct Options: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Newlines and two-space indentation.
+    public static let prettyPrinted = Options(rawValue: 1)
+    /// Object members ordered by key.
+    public static let sortedKeys = Options(rawValue: 2)
+  }
+
+  /// The layout.
+  public var options: Options
+
+  /// A writer with these options.
+  public init(options: Options = [.sortedKeys]) { self.options = options }
+
+  /// The JSON text of `value`.
+  public func string(from value: JSONValue) -> String {
+    var output: [UInt8] = []
+    write(value, into: &output, indent: 0)
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  /// The JSON bytes of `value`.
+  public func bytes(from value: JSONValue) -> [UInt8] {
+    var output: [UInt8] = []
+    write(value, into: &output, indent: 0)
+    return output
+  }
+
+  private func newline(_ output: inout [UInt8], _ indent: Int) {
+    guard options.contains(.prettyPrinted) else { return }
+    output.append(0x0A)
+    output.append(contentsOf: repeatElement(0x20, count: indent * 2))
+  }
+
+  func write(_ value: JSONValue, into output: inout [UInt8], indent: Int) {
+    switch value {
+    case .null: output.append(contentsOf: "null".utf8)
+    case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+    case .number(let number): output.append(contentsOf: number.literal.utf8)
+    case .string(let string): Self.writeString(string, into: &output)
+    case .array(let elements):
+      output.append(UInt8(ascii: "["))
+      for (index, element) in elements.enumerated() {
+        if index > 0 { output.append(UInt8(ascii: ",")) }
+        newline(&output, indent + 1)
+        write(element, into: &output, indent: indent + 1)
+      }
+      if !elements.isEmpty { newline(&output, indent) }
+      output.append(UInt8(ascii: "]"))
+    case .object(let object):
+      let members = options.contains(.sortedKeys) ? object.sortedByKey().members : object.members
+      output.append(UInt8(ascii: "{"))
+      for (index, member) in members.enumerated() {
+        if index > 0 { output.append(UInt8(ascii: ",")) }
+        newline(&output, indent + 1)
+        Self.writeString(member.key, into: &output)
+        output.append(UInt8(ascii: ":"))
+        if options.contains(.prettyPrinted) { output.append(0x20) }
+        write(member.value, into: &output, indent: indent + 1)
+      }
+      if !members.isEmpty { newline(&output, indent) }
+      output.append(UInt8(ascii: "}"))
+    }
+  }
+
+  static func writeString(_ string: String, into output: inout [UInt8]) {
+    output.append(UInt8(ascii: "\""))
+    for byte in string.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+      case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+      case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+      case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+      case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+      case 0..<0x20:
+        let hex = Array("0123456789abcdef".utf8)
+        output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+      default: output.append(byte)
+      }
+    }
+    output.append(UInt8(ascii: "\""))
+  }
+}

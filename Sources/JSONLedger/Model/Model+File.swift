@@ -1,0 +1,237 @@
+import Foundation
+
+extension Model {
+  /// Reads a JSON model file (see the README's "Model file" section).
+  ///
+  /// Unknown keys, wrong types and inconsistencies are reported together, each with its place:
+  /// `entities.Band.attributes.founded.type: "datetime" is not an attribute type`.
+  public init(jsonFile path: String) throws {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw ModelError(source: path, problems: [.init(place: "", reason: "the file cannot be read")])
+    }
+    let json: JSONValue
+    do { json = try JSONParser.parse(data) } catch {
+      throw ModelError(source: path, problems: [.init(place: "", reason: "\(error)")])
+    }
+    do { try self.init(json: json) } catch var error {
+      error.source = path
+      throw error
+    }
+  }
+
+  /// Reads a model from the JSON of a model file.
+  public init(json: JSONValue) throws(ModelError) {
+    var reader = ModelFileReader()
+    let (keyCase, dateFormat, entities) = reader.read(json)
+    if !reader.problems.isEmpty { throw ModelError(problems: reader.problems) }
+    try self.init(keyCase: keyCase, dateFormat: dateFormat, entities: entities)
+  }
+
+  /// The model as the JSON of a model file; reading it back gives an equal model.
+  public var jsonValue: JSONValue {
+    var root = JSONObject()
+    root["keyCase"] = .string(keyCase.rawValue)
+    root["dateFormat"] = .string(dateFormat.rawValue)
+    var entityObjects = JSONObject()
+    for entity in entities {
+      var object = JSONObject()
+      if entity.identity.count == 1 { object["identity"] = .string(entity.identity[0]) }
+      if entity.identity.count > 1 { object["identity"] = .array(entity.identity.map { .string($0) }) }
+      if let key = entity.collectionKey { object["collectionKey"] = .string(key) }
+      if let parent = entity.parent { object["parent"] = .string(parent) }
+      if let key = entity.subentityKey { object["subentityKey"] = .string(key) }
+      if entity.isAbstract { object["abstract"] = true }
+      if entity.mapsOnlyCustomKeys { object["mapsOnlyCustomKeys"] = true }
+      var attributes = JSONObject()
+      for attribute in entity.attributes {
+        let plain = attribute.jsonKey == nil && attribute.transformer == nil && attribute.isExported
+          && attribute.isOptional && !attribute.isIndexed
+        if plain {
+          attributes[attribute.name] = .string(attribute.type.rawValue)
+          continue
+        }
+        var spec: JSONObject = ["type": .string(attribute.type.rawValue)]
+        if let key = attribute.jsonKey { spec["jsonKey"] = .string(key) }
+        if let name = attribute.transformer { spec["transformer"] = .string(name) }
+        if !attribute.isExported { spec["export"] = false }
+        if !attribute.isOptional { spec["optional"] = false }
+        if attribute.isIndexed { spec["indexed"] = true }
+        attributes[attribute.name] = .object(spec)
+      }
+      object["attributes"] = .object(attributes)
+      var relationships = JSONObject()
+      for relationship in entity.relationships {
+        var spec: JSONObject = ["to": .string(relationship.destination)]
+        if relationship.isToMany { spec["many"] = true }
+        if let inverse = relationship.inverse { spec["inverse"] = .string(inverse) }
+        if relationship.isOrdered { spec["ordered"] = true }
+        if let key = relationship.jsonKey { spec["jsonKey"] = .string(key) }
+        if !relationship.isExported { spec["export"] = false }
+        if relationship.deletesOrphans { spec["deleteOrphans"] = true }
+        relationships[relationship.name] = .object(spec)
+      }
+      if !relationships.isEmpty { object["relationships"] = .object(relationships) }
+      entityObjects[entity.name] = .object(object)
+    }
+    root["entities"] = .object(entityObjects)
+    return .object(root)
+  }
+}
+
+/// Walks the JSON of a model file, collecting every problem with its place.
+struct ModelFileReader {
+  var problems: [ModelError.Problem] = []
+
+  private mutating func problem(_ place: String, _ reason: String) {
+    problems.append(ModelError.Problem(place: place, reason: reason))
+  }
+
+  private mutating func object(_ value: JSONValue, _ place: String, allowed: Set<String>) -> JSONObject? {
+    guard case .object(let object) = value else {
+      problem(place, "expected an object, found \(value.kindDescription)")
+      return nil
+    }
+    for key in object.keys where !allowed.contains(key) {
+      problem(place.isEmpty ? key : "\(place).\(key)", "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+    }
+    return object
+  }
+
+  private mutating func string(_ value: JSONValue?, _ place: String) -> String? {
+    guard let value else { return nil }
+    guard case .string(let string) = value else {
+      problem(place, "expected a string, found \(value.kindDescription)")
+      return nil
+    }
+    return string
+  }
+
+  private mutating func bool(_ value: JSONValue?, _ place: String, default fallback: Bool) -> Bool {
+    guard let value else { return fallback }
+    guard case .bool(let flag) = value else {
+      problem(place, "expected true or false, found \(value.kindDescription)")
+      return fallback
+    }
+    return flag
+  }
+
+  private mutating func choice<T: RawRepresentable<String> & CaseIterable>(
+    _ value: JSONValue?, _ place: String, default fallback: T
+  ) -> T {
+    guard let text = string(value, place) else { return fallback }
+    guard let parsed = T(rawValue: text) else {
+      problem(place, "\"\(text)\" is not one of: \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+      return fallback
+    }
+    return parsed
+  }
+
+  mutating func read(_ json: JSONValue) -> (KeyCase, DateFormat, [Entity]) {
+    guard let root = object(json, "", allowed: ["keyCase", "dateFormat", "entities"]) else {
+      return (.camelCase, .iso8601, [])
+    }
+    let keyCase: KeyCase = choice(root["keyCase"], "keyCase", default: .camelCase)
+    let dateFormat: DateFormat = choice(root["dateFormat"], "dateFormat", default: .iso8601)
+    guard let entitiesValue = root["entities"] else {
+      problem("entities", "missing: a model needs at least one entity")
+      return (keyCase, dateFormat, [])
+    }
+    guard case .object(let entityObjects) = entitiesValue else {
+      problem("entities", "expected an object keyed by entity name, found \(entitiesValue.kindDescription)")
+      return (keyCase, dateFormat, [])
+    }
+    var entities: [Entity] = []
+    for member in entityObjects {
+      if let entity = readEntity(member.key, member.value) { entities.append(entity) }
+    }
+    return (keyCase, dateFormat, entities)
+  }
+
+  private mutating func readEntity(_ name: String, _ value: JSONValue) -> Entity? {
+    let place = "entities.\(name)"
+    let allowed: Set<String> = [
+      "identity", "collectionKey", "parent", "subentityKey", "attributes", "relationships", "abstract",
+      "mapsOnlyCustomKeys",
+    ]
+    guard let spec = object(value, place, allowed: allowed) else { return nil }
+    var entity = Entity(name)
+    switch spec["identity"] {
+    case nil: break
+    case .string(let one)?: entity.identity = [one]
+    case .array(let many)?:
+      entity.identity = many.enumerated().compactMap { string($0.element, "\(place).identity[\($0.offset)]") }
+    case let other?: problem("\(place).identity", "expected an attribute name or an array of them, found \(other.kindDescription)")
+    }
+    entity.collectionKey = string(spec["collectionKey"], "\(place).collectionKey")
+    entity.parent = string(spec["parent"], "\(place).parent")
+    entity.subentityKey = string(spec["subentityKey"], "\(place).subentityKey")
+    entity.isAbstract = bool(spec["abstract"], "\(place).abstract", default: false)
+    entity.mapsOnlyCustomKeys = bool(spec["mapsOnlyCustomKeys"], "\(place).mapsOnlyCustomKeys", default: false)
+    if let attributes = spec["attributes"] {
+      if case .object(let members) = attributes {
+        for member in members {
+          if let attribute = readAttribute(member.key, member.value, place: "\(place).attributes.\(member.key)") {
+            entity.attributes.append(attribute)
+          }
+        }
+      } else {
+        problem("\(place).attributes", "expected an object keyed by attribute name, found \(attributes.kindDescription)")
+      }
+    }
+    if let relationships = spec["relationships"] {
+      if case .object(let members) = relationships {
+        for member in members {
+          if let relationship = readRelationship(member.key, member.value, place: "\(place).relationships.\(member.key)") {
+            entity.relationships.append(relationship)
+          }
+        }
+      } else {
+        problem("\(place).relationships", "expected an object keyed by relationship name, found \(relationships.kindDescription)")
+      }
+    }
+    return entity
+  }
+
+  private mutating func attributeType(_ value: JSONValue?, _ place: String) -> AttributeType? {
+    guard let text = string(value, place) else {
+      if value == nil { problem(place, "missing: every attribute needs a type") }
+      return nil
+    }
+    guard let type = AttributeType(rawValue: text) else {
+      problem(place, "\"\(text)\" is not an attribute type (one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))")
+      return nil
+    }
+    return type
+  }
+
+  private mutating func readAttribute(_ name: String, _ value: JSONValue, place: String) -> Attribute? {
+    if case .string = value {
+      return attributeType(value, "\(place)").map { Attribute(name, $0) }
+    }
+    let allowed: Set<String> = ["type", "jsonKey", "transformer", "export", "optional", "indexed"]
+    guard let spec = object(value, place, allowed: allowed) else { return nil }
+    guard let type = attributeType(spec["type"], "\(place).type") else { return nil }
+    return Attribute(
+      name, type, jsonKey: string(spec["jsonKey"], "\(place).jsonKey"),
+      transformer: string(spec["transformer"], "\(place).transformer"),
+      exported: bool(spec["export"], "\(place).export", default: true),
+      optional: bool(spec["optional"], "\(place).optional", default: true),
+      indexed: bool(spec["indexed"], "\(place).indexed", default: false))
+  }
+
+  private mutating func readRelationship(_ name: String, _ value: JSONValue, place: String) -> Relationship? {
+    let allowed: Set<String> = ["to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans"]
+    guard let spec = object(value, place, allowed: allowed) else { return nil }
+    guard let destination = string(spec["to"], "\(place).to") else {
+      if spec["to"] == nil { problem("\(place).to", "missing: the destination entity") }
+      return nil
+    }
+    return Relationship(
+      name, to: destination, many: bool(spec["many"], "\(place).many", default: false),
+      ordered: bool(spec["ordered"], "\(place).ordered", default: false),
+      inverse: string(spec["inverse"], "\(place).inverse"),
+      jsonKey: string(spec["jsonKey"], "\(place).jsonKey"),
+      exported: bool(spec["export"], "\(place).export", default: true),
+      deleteOrphans: bool(spec["deleteOrphans"], "\(place).deleteOrphans", default: false))
+  }
+}

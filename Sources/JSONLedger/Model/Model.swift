@@ -1,0 +1,115 @@
+/// How JSON keys are cased when the model's names are written out (and read in).
+public enum KeyCase: String, Sendable, Hashable, CaseIterable {
+  /// `first_name`, `list_image_url`.
+  case snakeCase = "snake_case"
+  /// `firstName`, `listImageURL` (the model's own names).
+  case camelCase = "camelCase"
+}
+
+/// How dates are written on export.
+public enum DateFormat: String, Sendable, Hashable, CaseIterable {
+  /// `2014-01-02T12:40:08Z`, with a fraction when there is one.
+  case iso8601
+  /// `20140102T124008Z`.
+  case iso8601Basic = "iso8601-basic"
+  /// Seconds since 1970 as a number.
+  case unix
+}
+
+/// A validated model: entities with attributes, relationships, identity and inheritance.
+///
+/// Create it from a model file (`Model(jsonFile:)`, `Model(json:)`), an Xcode Core Data
+/// model, or in Swift:
+///
+/// ```swift
+/// let model = try Model(keyCase: .snakeCase) {
+///   Entity("Band", identity: ["name"]) {
+///     Attribute("name", .string)
+///     Relationship("albums", to: "Album", many: true, inverse: "band")
+///   }
+///   Entity("Album", identity: ["name"]) {
+///     Attribute("name", .string)
+///     Relationship("band", to: "Band", inverse: "albums")
+///   }
+/// }
+/// ```
+///
+/// Validation happens here, once: an inverse that does not point back, an identity naming no
+/// attribute or an unknown destination is a `ModelError` naming the place.
+public struct Model: Sendable {
+  /// The key case of the JSON this model reads and writes.
+  public let keyCase: KeyCase
+  /// The date format of exported JSON.
+  public let dateFormat: DateFormat
+  /// The entities, in declaration order.
+  public let entities: [Entity]
+
+  let resolvedEntities: [String: ResolvedEntity]
+  let relationshipsByID: [UInt32: ResolvedRelationship]
+
+  /// A model of these entities, validated.
+  public init(keyCase: KeyCase = .camelCase, dateFormat: DateFormat = .iso8601, entities: [Entity]) throws(ModelError) {
+    self.keyCase = keyCase
+    self.dateFormat = dateFormat
+    self.entities = entities
+    (resolvedEntities, relationshipsByID) = try ModelResolver(entities: entities).resolve()
+  }
+
+  /// A model whose entities are listed in a builder block.
+  public init(
+    keyCase: KeyCase = .camelCase, dateFormat: DateFormat = .iso8601,
+    @ModelEntitiesBuilder entities: () -> [Entity]
+  ) throws(ModelError) {
+    try self.init(keyCase: keyCase, dateFormat: dateFormat, entities: entities())
+  }
+
+  /// The entity named `name`, if the model has it.
+  public func entity(named name: String) -> Entity? { resolvedEntities[name]?.declaration }
+
+  func resolved(_ name: String) -> ResolvedEntity? { resolvedEntities[name] }
+}
+
+extension Model: Equatable {
+  public static func == (lhs: Model, rhs: Model) -> Bool {
+    lhs.keyCase == rhs.keyCase && lhs.dateFormat == rhs.dateFormat && lhs.entities == rhs.entities
+  }
+}
+
+/// An entity with everything inheritance gives it, and the numeric ids the store uses.
+struct ResolvedEntity: Sendable {
+  let declaration: Entity
+  var name: String { declaration.name }
+  /// Index of the entity in the model (from 1): used in stored keys.
+  let id: UInt32
+  /// The top of its inheritance chain; identity is unique per root.
+  let rootName: String
+  /// Itself and every entity that inherits from it, in model order.
+  let family: [String]
+  /// Inherited attributes first, then its own.
+  let attributes: [Attribute]
+  let attributeIndex: [String: Attribute]
+  let relationships: [ResolvedRelationship]
+  let relationshipIndex: [String: ResolvedRelationship]
+  /// The identity attributes after the default rule; empty for an insert-only entity.
+  let identity: [String]
+  let subentityKey: String?
+
+  var isInsertOnly: Bool { identity.isEmpty }
+}
+
+/// A relationship with its numeric id and that of its inverse.
+struct ResolvedRelationship: Sendable {
+  let declaration: Relationship
+  var name: String { declaration.name }
+  /// Index of the relationship in the model (from 1); a link is stored under it.
+  let id: UInt32
+  /// The entity that declares it.
+  let owner: String
+  /// The id the link is stored under on the destination's side: the inverse's id, or this
+  /// id with the high bit set (a hidden reverse link) when there is no inverse.
+  let reverseID: UInt32
+  var isToMany: Bool { declaration.isToMany }
+  var isOrdered: Bool { declaration.isOrdered }
+
+  static let hiddenReverseBit: UInt32 = 0x8000_0000
+}

@@ -1,0 +1,34 @@
+/// A model that cannot be used: every problem found, each with its place in the model.
+///
+/// ```
+/// model is invalid:
+///   entities.Album.relationships.band.inverse: "albumz" is not a relationship of Band
+/// ```
+public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// One problem: where it is (`entities.Band.identity`) and why.
+  public struct Problem: Sendable, Equatable, CustomStringConvertible {
+    public var place: String
+    public var reason: String
+    public init(place: String, reason: String) {
+      self.place = place
+      self.reason = reason
+    }
+    public var description: String { place.isEmpty ? reason : "\(place): \(reason)" }
+  }
+
+  /// The source the model came from (a file path), when known.
+  public var source: String?
+  /// The problems, in the order they were found.
+  public var problems: [Problem]
+
+  public init(source: String? = nil, problems: [Problem]) {
+    self.source = source
+    self.problems = problems
+  }
+
+  public var description: String {
+    let head = source.map { "model \($0) is invalid" } ?? "model is invalid"
+    if problems.count == 1 { return "\(head): \(problems[0])" }
+    return ([head + ":"] + problems.map { "  \($0)" }).joined(separator: "\n")
+  }
+}

@@ -1,0 +1,140 @@
+/// Checks a list of entities and resolves inheritance, identity and numeric ids.
+struct ModelResolver {
+  let entities: [Entity]
+  private var problems: [ModelError.Problem] = []
+
+  init(entities: [Entity]) { self.entities = entities }
+
+  private mutating func problem(_ place: String, _ reason: String) {
+    problems.append(ModelError.Problem(place: place, reason: reason))
+  }
+
+  consuming func resolve() throws(ModelError) -> ([String: ResolvedEntity], [UInt32: ResolvedRelationship]) {
+    var byName: [String: Entity] = [:]
+    for entity in entities {
+      if entity.name.isEmpty { problem("entities", "an entity has an empty name") }
+      if byName[entity.name] != nil { problem("entities.\(entity.name)", "declared twice") }
+      byName[entity.name] = entity
+    }
+    // Inheritance chains, parent first.
+    var chains: [String: [Entity]] = [:]
+    for entity in entities {
+      var chain = [entity]
+      var seen: Set<String> = [entity.name]
+      var current = entity
+      while let parentName = current.parent {
+        guard let parent = byName[parentName] else {
+          problem("entities.\(current.name).parent", "\"\(parentName)\" is not an entity of the model")
+          break
+        }
+        guard seen.insert(parentName).inserted else {
+          problem("entities.\(entity.name).parent", "inheritance cycle through \"\(parentName)\"")
+          break
+        }
+        chain.insert(parent, at: 0)
+        current = parent
+      }
+      chains[entity.name] = chain
+    }
+    // Relationship ids in declaration order.
+    var relationshipIDs: [String: UInt32] = [:]
+    var nextID: UInt32 = 1
+    for entity in entities {
+      for relationship in entity.relationships {
+        relationshipIDs["\(entity.name).\(relationship.name)"] = nextID
+        nextID += 1
+      }
+    }
+    var resolved: [String: ResolvedEntity] = [:]
+    var relationshipsByID: [UInt32: ResolvedRelationship] = [:]
+    for (index, entity) in entities.enumerated() {
+      let chain = chains[entity.name] ?? [entity]
+      let place = "entities.\(entity.name)"
+      var attributes: [Attribute] = []
+      var attributeIndex: [String: Attribute] = [:]
+      var relationships: [ResolvedRelationship] = []
+      var relationshipIndex: [String: ResolvedRelationship] = [:]
+      var explicitIdentity: [String] = []
+      for ancestor in chain {
+        for attribute in ancestor.attributes {
+          if attribute.name.isEmpty { problem("\(place).attributes", "an attribute has an empty name") }
+          if attributeIndex[attribute.name] != nil {
+            if ancestor.name == entity.name { problem("\(place).attributes.\(attribute.name)", "declared twice") }
+            continue
+          }
+          checkKey(attribute.jsonKey, place: "entities.\(ancestor.name).attributes.\(attribute.name).jsonKey")
+          attributes.append(attribute)
+          attributeIndex[attribute.name] = attribute
+        }
+        for relationship in ancestor.relationships {
+          let relPlace = "entities.\(ancestor.name).relationships.\(relationship.name)"
+          if attributeIndex[relationship.name] != nil || relationshipIndex[relationship.name] != nil {
+            if ancestor.name == entity.name { problem(relPlace, "the name is already used by another property") }
+            continue
+          }
+          checkKey(relationship.jsonKey, place: "\(relPlace).jsonKey")
+          let id = relationshipIDs["\(ancestor.name).\(relationship.name)"] ?? 0
+          var reverseID = id | ResolvedRelationship.hiddenReverseBit
+          if let destination = byName[relationship.destination] {
+            if let inverseName = relationship.inverse {
+              let destinationChain = chains[destination.name] ?? [destination]
+              if let (inverseOwner, inverse) = destinationChain.lazy.compactMap({ owner in
+                owner.relationships.first(where: { $0.name == inverseName }).map { (owner, $0) }
+              }).first {
+                reverseID = relationshipIDs["\(inverseOwner.name).\(inverse.name)"] ?? 0
+                let pointsBack = (chains[ancestor.name] ?? []).contains { $0.name == inverse.destination }
+                  || (chains[inverse.destination]?.contains { $0.name == ancestor.name } ?? false)
+                if !pointsBack {
+                  problem("\(relPlace).inverse", "\(destination.name).\(inverseName) points to \(inverse.destination), not back to \(ancestor.name)")
+                } else if let back = inverse.inverse, back != relationship.name {
+                  problem("\(relPlace).inverse", "\(destination.name).\(inverseName) names \"\(back)\" as its inverse, not \"\(relationship.name)\"")
+                }
+              } else {
+                problem("\(relPlace).inverse", "\"\(inverseName)\" is not a relationship of \(destination.name)")
+              }
+            }
+          } else {
+            problem("\(relPlace).to", "\"\(relationship.destination)\" is not an entity of the model")
+          }
+          if relationship.isOrdered && !relationship.isToMany {
+            problem("\(relPlace).ordered", "only a to-many relationship can be ordered")
+          }
+          let resolvedRelationship = ResolvedRelationship(
+            declaration: relationship, id: id, owner: ancestor.name, reverseID: reverseID)
+          relationships.append(resolvedRelationship)
+          relationshipIndex[relationship.name] = resolvedRelationship
+          relationshipsByID[id] = resolvedRelationship
+        }
+        if !ancestor.identity.isEmpty { explicitIdentity = ancestor.identity }
+      }
+      for name in explicitIdentity {
+        guard let attribute = attributeIndex[name] else {
+          problem("\(place).identity", "\"\(name)\" is not an attribute of \(entity.name)")
+          continue
+        }
+        if attribute.type == .json || attribute.type == .binary {
+          problem("\(place).identity", "\"\(name)\" is of type \(attribute.type.rawValue), which cannot identify an object")
+        }
+      }
+      var identity = explicitIdentity
+      if identity.isEmpty {
+        if attributeIndex["id"] != nil { identity = ["id"] } else if attributeIndex["remoteID"] != nil { identity = ["remoteID"] }
+      }
+      let family = entities.filter { other in (chains[other.name] ?? []).contains { $0.name == entity.name } }.map(\.name)
+      resolved[entity.name] = ResolvedEntity(
+        declaration: entity, id: UInt32(index + 1), rootName: chain.first?.name ?? entity.name,
+        family: family, attributes: attributes, attributeIndex: attributeIndex,
+        relationships: relationships, relationshipIndex: relationshipIndex, identity: identity,
+        subentityKey: chain.reversed().lazy.compactMap(\.subentityKey).first)
+    }
+    if !problems.isEmpty { throw ModelError(problems: problems) }
+    return (resolved, relationshipsByID)
+  }
+
+  private mutating func checkKey(_ key: String?, place: String) {
+    guard let key else { return }
+    if key.isEmpty || key.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+      problem(place, "\"\(key)\" is not a valid JSON key or key path")
+    }
+  }
+}

@@ -1,0 +1,38 @@
+/// A relationship from one entity to another.
+///
+/// ```swift
+/// Relationship("albums", to: "Album", many: true, inverse: "band")
+/// ```
+public struct Relationship: Sendable, Hashable {
+  /// The relationship's name in the model.
+  public var name: String
+  /// The entity it points to.
+  public var destination: String
+  /// Whether it holds many objects (else at most one).
+  public var isToMany: Bool
+  /// Whether a to-many keeps the order given in the JSON.
+  public var isOrdered: Bool
+  /// The relationship on the destination that points back; both sides are kept in step.
+  public var inverse: String?
+  /// A custom JSON key or dotted key path.
+  public var jsonKey: String?
+  /// Whether export writes it.
+  public var isExported: Bool
+  /// Whether objects this relationship stops pointing to are deleted, not only unlinked.
+  public var deletesOrphans: Bool
+
+  /// A relationship named `name` to `destination`.
+  public init(
+    _ name: String, to destination: String, many: Bool = false, ordered: Bool = false,
+    inverse: String? = nil, jsonKey: String? = nil, exported: Bool = true, deleteOrphans: Bool = false
+  ) {
+    self.name = name
+    self.destination = destination
+    self.isToMany = many
+    self.isOrdered = ordered
+    self.inverse = inverse
+    self.jsonKey = jsonKey
+    self.isExported = exported
+    self.deletesOrphans = deleteOrphans
+  }
+}

@@ -1,0 +1,78 @@
+import LMDB
+
+/// Reads the projections inside one transaction: identities, object states (current, or as
+/// of a batch through the history index) and entity listings.
+struct ProjectionStore: StateSource {
+  let transaction: Transaction
+  let layout: StoreLayout
+  let model: Model
+  /// Read the state as it was right after this batch; nil for the current state.
+  var asOf: UInt64?
+
+  func objectID(root: String, identity: [AttributeValue]) throws -> UInt64? {
+    guard let entity = model.resolved(root) else { return nil }
+    let (key, full) = StoreKeys.identity(root: entity.id, identity)
+    guard let value = try transaction.value(forKey: key, in: layout.keys) else { return nil }
+    guard value.count >= 8 else { throw LedgerError.storage("a keys entry is truncated") }
+    if key != full, Array(value.dropFirst(8)) != full {
+      throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
+    }
+    return StoreKeys.readBigEndian64(value)
+  }
+
+  func state(of objectID: UInt64) throws -> ObjectState? {
+    let prefix = StoreKeys.object(objectID)
+    let limit = StoreKeys.history(objectID, asOf ?? UInt64.max)
+    guard let entry = try transaction.lastEntry(in: layout.history, prefix: prefix, atOrBefore: limit) else { return nil }
+    do { return try ObjectStateCoding.decodeState(entry.value) } catch {
+      throw LedgerError.storage("the history of object \(objectID) does not decode: \(error)")
+    }
+  }
+
+  func objectIDs(root: String) throws -> [UInt64] {
+    guard let entity = model.resolved(root) else { return [] }
+    var ids: [UInt64] = []
+    try transaction.forEach(in: layout.keys, prefix: StoreKeys.bigEndian(entity.id)) { _, value in
+      ids.append(StoreKeys.readBigEndian64(value))
+      return true
+    }
+    return ids
+  }
+
+  func nextObjectID() throws -> UInt64 {
+    try transaction.value(forKey: MetaKey.nextObjectID, in: layout.meta).map(StoreKeys.readBigEndian64) ?? 1
+  }
+
+  /// The last applied batch id (0 for an empty log).
+  func head() throws -> UInt64 {
+    try transaction.value(forKey: MetaKey.head, in: layout.meta).map(StoreKeys.readBigEndian64) ?? 0
+  }
+
+  /// The batch ids (at or before `asOf`) that touched an object, oldest first.
+  func batches(touching objectID: UInt64) throws -> [UInt64] {
+    var batches: [UInt64] = []
+    try transaction.forEach(in: layout.history, prefix: StoreKeys.object(objectID)) { key, _ in
+      let batch = StoreKeys.readBigEndian64(key.dropFirst(8))
+      guard batch <= asOf ?? UInt64.max else { return false }
+      batches.append(batch)
+      return true
+    }
+    return batches
+  }
+
+  /// Entity and identity of any object ever stored (deleted ones included).
+  func header(of objectID: UInt64) throws -> (entity: String, identity: [AttributeValue])? {
+    guard let bytes = try transaction.value(forKey: StoreKeys.object(objectID), in: layout.objects) else { return nil }
+    do { return try ObjectStateCoding.decodeHeader(bytes) } catch {
+      throw LedgerError.storage("object \(objectID) does not decode: \(error)")
+    }
+  }
+}
+
+/// Keys of the `meta` database.
+enum MetaKey {
+  static let format = Array("format".utf8)
+  static let model = Array("model".utf8)
+  static let head = Array("head".utf8)
+  static let nextObjectID = Array("nextObjectID".utf8)
+}

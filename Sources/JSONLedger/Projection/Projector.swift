@@ -1,0 +1,78 @@
+import LMDB
+
+/// Folds one change record into the projections. A pure function of the record and the
+/// projections before it, so replaying the log into empty projections rebuilds them byte
+/// for byte.
+struct Projector {
+  let transaction: Transaction
+  let layout: StoreLayout
+  let model: Model
+
+  func apply(_ record: ChangeRecord) throws {
+    let store = ProjectionStore(transaction: transaction, layout: layout, model: model)
+    var nextObjectID = try store.nextObjectID()
+    for change in record.changes {
+      let id = change.objectID
+      let idKey = StoreKeys.object(id)
+      let before = try store.state(of: id)
+      var after: ObjectState?
+      if change.kind != .deleted {
+        var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
+        state.entity = change.entity
+        state.identity = change.identity
+        for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
+        for link in change.links { state.links[link.relationshipID] = link.new.isEmpty ? nil : link.new }
+        after = state
+      }
+      if let after {
+        if before == nil || before?.entity != after.entity {
+          try transaction.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
+          try registerIdentity(of: after, id: id)
+        }
+        try transaction.put(ObjectStateCoding.encodeAttributes(after.attributes), forKey: idKey, in: layout.views)
+      } else {
+        try transaction.delete(idKey, in: layout.views)
+      }
+      for link in change.links { try rewriteLinks(id, link) }
+      try transaction.put(ObjectStateCoding.encodeState(after), forKey: StoreKeys.history(id, record.batchID), in: layout.history)
+      nextObjectID = max(nextObjectID, id + 1)
+    }
+    try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
+    try transaction.put(StoreKeys.bigEndian(nextObjectID), forKey: MetaKey.nextObjectID, in: layout.meta)
+    if let key = record.metadata.idempotencyKey {
+      try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: Array(key.utf8.prefix(400)), in: layout.idempotency)
+    }
+  }
+
+  /// `keys` entry of an object: its identity under its root entity; an insert-only object is
+  /// listed under its root with a 0xFE marker and its id, so listings find it too.
+  private func registerIdentity(of state: ObjectState, id: UInt64) throws {
+    guard let entity = model.resolved(state.entity), let root = model.resolved(entity.rootName) else { return }
+    if state.identity.isEmpty {
+      try transaction.put(StoreKeys.bigEndian(id), forKey: StoreKeys.bigEndian(root.id) + [0xFE] + StoreKeys.bigEndian(id), in: layout.keys)
+      return
+    }
+    let (key, full) = StoreKeys.identity(root: root.id, state.identity)
+    try transaction.put(StoreKeys.bigEndian(id) + (key == full ? [] : full), forKey: key, in: layout.keys)
+  }
+
+  /// Replaces the `rels` entries of one relationship of one object. An ordered list is keyed
+  /// by position, any other by target id.
+  private func rewriteLinks(_ id: UInt64, _ link: LinkChange) throws {
+    let prefix = StoreKeys.links(id, link.relationshipID)
+    let ordered = model.relationshipsByID[link.relationshipID]?.isOrdered ?? false
+    if ordered {
+      for position in link.old.indices { try transaction.delete(prefix + StoreKeys.bigEndian(UInt32(position)), in: layout.rels) }
+      for (position, target) in link.new.enumerated() {
+        try transaction.put(StoreKeys.bigEndian(target), forKey: prefix + StoreKeys.bigEndian(UInt32(position)), in: layout.rels)
+      }
+    } else {
+      let kept = Set(link.new)
+      for target in link.old where !kept.contains(target) { try transaction.delete(prefix + StoreKeys.bigEndian(target), in: layout.rels) }
+      let old = Set(link.old)
+      for target in link.new where !old.contains(target) {
+        try transaction.put(StoreKeys.bigEndian(target), forKey: prefix + StoreKeys.bigEndian(target), in: layout.rels)
+      }
+    }
+  }
+}

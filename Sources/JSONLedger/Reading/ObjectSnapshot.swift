@@ -1,0 +1,37 @@
+/// The identity of one object: its entity and key values.
+public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
+  /// The concrete entity.
+  public var entity: String
+  /// The identity values, in the order of the entity's identity (empty for insert-only).
+  public var identity: [AttributeValue]
+
+  public init(entity: String, identity: [AttributeValue]) {
+    self.entity = entity
+    self.identity = identity
+  }
+
+  /// `Band "Japan"`, or `Card (Hearts, Jack)` for a composite key.
+  public var description: String {
+    let text = identity.map(\.description).joined(separator: ", ")
+    return identity.count == 1 ? "\(entity) \(text)" : "\(entity) (\(text))"
+  }
+}
+
+/// One object as a value: what a `View` returns. Holding it does not hold the store.
+public struct ObjectSnapshot: Sendable, Equatable {
+  /// The object's entity and key.
+  public var key: ObjectKey
+  /// The attributes that have a value (a cleared attribute is absent).
+  public var attributes: [String: AttributeValue]
+  /// The keys of the related objects, by relationship name; every relationship of the
+  /// entity is present (an empty list when nothing is linked). Ordered ones keep their order.
+  public var relationships: [String: [ObjectKey]]
+  /// The store's internal id (stable for the key).
+  public var objectID: UInt64
+
+  /// The entity's name.
+  public var entity: String { key.entity }
+
+  /// The value of the attribute `name`, or nil.
+  public subscript(name: String) -> AttributeValue? { attributes[name] }
+}

@@ -1,0 +1,109 @@
+import LMDB
+
+/// The reading logic behind `View`: a copyable value over one transaction, used only while
+/// that transaction is open.
+struct SnapshotReader {
+  let store: ProjectionStore
+  let transformers: ValueTransformers
+
+  /// The model the store was created with.
+  var model: Model { store.model }
+
+  func entity(_ name: String) throws -> ResolvedEntity {
+    guard let entity = store.model.resolved(name) else {
+      throw LedgerError.unknownEntity(name, known: store.model.entities.map(\.name))
+    }
+    return entity
+  }
+
+  /// The object of `entity` (or of a sub-entity) with `key`, or nil.
+  ///
+  /// `key` is the identity value (`"Japan"`, `42`, or `"42"` for an integer key); a composite
+  /// key is an array in identity order or an object of the identity attributes.
+  func object(_ entity: String, key: JSONValue) throws -> ObjectSnapshot? {
+    let resolved = try self.entity(entity)
+    guard let identity = try identity(of: resolved, key: key),
+      let id = try store.objectID(root: resolved.rootName, identity: identity)
+    else { return nil }
+    guard let state = try store.state(of: id), resolved.family.contains(state.entity) else { return nil }
+    return try snapshot(id, state)
+  }
+
+  func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
+    let parts: [JSONValue]
+    switch key {
+    case .array(let values): parts = values
+    case .object(let object): parts = entity.identity.map { object[$0] ?? .null }
+    default: parts = [key]
+    }
+    guard !entity.identity.isEmpty else {
+      throw LedgerError.invalidArgument("\(entity.name) has no identity: its objects cannot be looked up by key")
+    }
+    guard parts.count == entity.identity.count else {
+      throw LedgerError.invalidArgument("\(entity.name) is identified by \(entity.identity.joined(separator: ", ")): give \(entity.identity.count) key values")
+    }
+    var values: [AttributeValue] = []
+    for (name, part) in zip(entity.identity, parts) {
+      guard let attribute = entity.attributeIndex[name] else { return nil }
+      switch ValueCoercion.coerce(part, to: attribute.type) {
+      case .success(let value): values.append(value)
+      case .failure(let failure): throw LedgerError.invalidArgument("not a key of \(entity.name): \(failure.reason)")
+      }
+    }
+    return values
+  }
+
+  /// All objects of `entity` and its sub-entities, in key order.
+  func objects(_ entity: String) throws -> [ObjectSnapshot] {
+    var result: [ObjectSnapshot] = []
+    try forEachObject(entity) { result.append($0) }
+    return result
+  }
+
+  /// Calls `body` for each object of `entity` and its sub-entities, in key order.
+  func forEachObject(_ entity: String, _ body: (ObjectSnapshot) throws -> Void) throws {
+    let resolved = try self.entity(entity)
+    let family = Set(resolved.family)
+    for id in try store.objectIDs(root: resolved.rootName) {
+      guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
+      try body(try snapshot(id, state))
+    }
+  }
+
+  /// The number of objects of `entity` and its sub-entities.
+  func count(_ entity: String) throws -> Int {
+    var count = 0
+    try forEachObject(entity) { _ in count += 1 }
+    return count
+  }
+
+  /// The objects `object`'s relationship `relationship` points to, in its order.
+  func related(_ object: ObjectSnapshot, _ relationship: String) throws -> [ObjectSnapshot] {
+    let resolved = try entity(object.entity)
+    guard let relation = resolved.relationshipIndex[relationship] else {
+      throw LedgerError.invalidArgument("\(object.entity) has no relationship \"\(relationship)\" (it has: \(resolved.relationships.map(\.name).joined(separator: ", ")))")
+    }
+    guard let state = try store.state(of: object.objectID) else { return [] }
+    return try (state.links[relation.id] ?? []).compactMap { id in
+      guard let target = try store.state(of: id) else { return nil }
+      return try snapshot(id, target)
+    }
+  }
+
+  func snapshot(_ id: UInt64, _ state: ObjectState) throws -> ObjectSnapshot {
+    var relationships: [String: [ObjectKey]] = [:]
+    if let entity = store.model.resolved(state.entity) {
+      for relationship in entity.relationships {
+        relationships[relationship.name] = try (state.links[relationship.id] ?? []).map { try key(of: $0) }
+      }
+    }
+    return ObjectSnapshot(
+      key: ObjectKey(entity: state.entity, identity: state.identity), attributes: state.attributes,
+      relationships: relationships, objectID: id)
+  }
+
+  func key(of id: UInt64) throws -> ObjectKey {
+    guard let header = try store.header(of: id) else { return ObjectKey(entity: "?", identity: [.integer(Int64(id))]) }
+    return ObjectKey(entity: header.entity, identity: header.identity)
+  }
+}

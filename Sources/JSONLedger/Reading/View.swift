@@ -1,0 +1,83 @@
+import LMDB
+
+/// A consistent, read-only view of the store: the current state, or the state right after a
+/// given batch. It exists only inside `Ledger.read`; being non-copyable, it cannot escape.
+///
+/// ```swift
+/// let albums = try ledger.read { view in
+///   guard let japan = try view.object("Band", key: "Japan") else { return [] }
+///   return try view.related(japan, "albums")
+/// }
+/// ```
+public struct View: ~Copyable {
+  let reader: SnapshotReader
+  /// The batch this view shows the state after (0 for an empty store).
+  public let batchID: UInt64
+  /// Whether it is a point-in-time view (`Ledger.read(asOf:)`).
+  public var isHistorical: Bool { reader.store.asOf != nil }
+
+  init(transaction: Transaction, layout: StoreLayout, model: Model, transformers: ValueTransformers, asOf: UInt64?) throws {
+    let store = ProjectionStore(transaction: transaction, layout: layout, model: model, asOf: asOf)
+    let head = try store.head()
+    if let asOf, asOf > head || asOf == 0 { throw LedgerError.batchNotFound(asOf, head: head) }
+    reader = SnapshotReader(store: store, transformers: transformers)
+    batchID = asOf ?? head
+  }
+
+  /// The model the store was created with.
+  public var model: Model { reader.model }
+
+  /// The object of `entity` (or of a sub-entity) with `key`, or nil.
+  ///
+  /// `key` is the identity value (`"Japan"`, `42`, or `"42"` for an integer key); a composite
+  /// key is an array in identity order or an object of the identity attributes.
+  public func object(_ entity: String, key: JSONValue) throws -> ObjectSnapshot? {
+    try reader.object(entity, key: key)
+  }
+
+  /// All objects of `entity` and its sub-entities, in key order.
+  public func objects(_ entity: String) throws -> [ObjectSnapshot] { try reader.objects(entity) }
+
+  /// Calls `body` for each object of `entity` and its sub-entities, in key order.
+  public func forEachObject(_ entity: String, _ body: (ObjectSnapshot) throws -> Void) throws {
+    try reader.forEachObject(entity, body)
+  }
+
+  /// The number of objects of `entity` and its sub-entities.
+  public func count(_ entity: String) throws -> Int { try reader.count(entity) }
+
+  /// The objects that `object`'s relationship `relationship` points to, in its order.
+  public func related(_ object: ObjectSnapshot, _ relationship: String) throws -> [ObjectSnapshot] {
+    try reader.related(object, relationship)
+  }
+}
+
+extension View {
+  /// The objects of `entity` as a JSON array, in key order.
+  ///
+  /// ```swift
+  /// let json = try ledger.read { view in try view.exportJSON("Album", options: .init(relationships: .ids)) }
+  /// ```
+  public func exportJSON(_ entity: String, options: ExportOptions = ExportOptions()) throws -> JSONValue {
+    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
+    var array: [JSONValue] = []
+    try reader.forEachObject(entity) { array.append(try exporter.export($0)) }
+    return .array(array)
+  }
+
+  /// One object as JSON (for a PUT of a changed object).
+  public func exportJSON(_ object: ObjectSnapshot, options: ExportOptions = ExportOptions()) throws -> JSONValue {
+    try Exporter(reader: reader, transformers: reader.transformers, options: options).export(object)
+  }
+
+  /// The whole store as one document keyed by collection (`{"albums": [...], "bands": [...]}`),
+  /// each entity that has no parent listed once (sub-entities inside their root's list).
+  public func exportDocument(options: ExportOptions = ExportOptions()) throws -> JSONValue {
+    var document = JSONObject()
+    for entity in reader.model.entities where entity.parent == nil {
+      let key = Exporter.collectionKey(of: entity, keyCase: options.keyCase ?? reader.model.keyCase)
+      document[key] = try exportJSON(entity.name, options: options)
+    }
+    return .object(document)
+  }
+}

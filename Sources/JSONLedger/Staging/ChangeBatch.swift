@@ -1,0 +1,133 @@
+import Foundation
+
+/// Changes staged in memory, mapped and checked but not written: apply it with
+/// `Ledger.apply(_:)`. A value type: copy it, stage more, apply either copy.
+///
+/// ```swift
+/// var batch = ledger.makeBatch()
+/// try batch.stage(json, as: "Band")
+/// try batch.stageDocument(document)         // {"bands": [...], "albums": [...]}
+/// try batch.delete("Album", key: "Tin Drum")
+/// let summary = try await ledger.apply(batch, message: "nightly import")
+/// ```
+public struct ChangeBatch: Sendable {
+  let mapper: Mapper
+  private(set) var steps: [Step] = []
+  private(set) var ignoredKeys: Set<String> = []
+  /// When true, a reference to a key that exists neither in the batch nor in the store is an
+  /// error; otherwise it creates a stub object holding only its identity.
+  public var isStrict = false
+
+  enum Step: Sendable {
+    case collection(entity: String, objects: [MappedObject], options: StagingOptions, path: String)
+    case deletion(entity: String, identity: [AttributeValue], path: String)
+  }
+
+  init(mapper: Mapper) { self.mapper = mapper }
+
+  /// Whether nothing is staged.
+  public var isEmpty: Bool { steps.isEmpty }
+
+  /// The number of top-level objects staged (nested ones not counted).
+  public var stagedObjectCount: Int {
+    steps.reduce(0) { count, step in
+      if case .collection(_, let objects, _, _) = step { return count + objects.count }
+      return count + 1
+    }
+  }
+
+  func resolvedEntity(_ name: String) throws(LedgerError) -> ResolvedEntity {
+    guard let entity = mapper.model.resolved(name) else {
+      throw .unknownEntity(name, known: mapper.model.entities.map(\.name))
+    }
+    return entity
+  }
+
+  /// Stages objects of `entity`: an array of objects (or of keys), or one object.
+  public mutating func stage(_ json: JSONValue, as entity: String, options: StagingOptions = StagingOptions()) throws(LedgerError) {
+    let resolved = try resolvedEntity(entity)
+    try stage(json, entity: resolved, path: "", options: options)
+  }
+
+  /// Stages objects of `entity` from JSON text (UTF-8 bytes).
+  public mutating func stage(json data: some Collection<UInt8>, as entity: String, options: StagingOptions = StagingOptions()) throws(LedgerError) {
+    let json: JSONValue
+    do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: nil) }
+    try stage(json, as: entity, options: options)
+  }
+
+  /// Stages a document whose top-level keys name collections (`bands`, `band_members`).
+  ///
+  /// A key matches an entity's `collectionKey`, else the entity name in the model's key case,
+  /// singular or plural, compared without case and `_`. An unknown key is an error that lists
+  /// the known ones.
+  public mutating func stageDocument(_ json: JSONValue, options: StagingOptions = StagingOptions()) throws(LedgerError) {
+    guard case .object(let document) = json else {
+      throw .invalidArgument("expected a JSON object whose keys name collections, found \(json.kindDescription)")
+    }
+    var staged: [(ResolvedEntity, JSONValue, String)] = []
+    for member in document {
+      guard let entity = collectionEntity(forKey: member.key) else {
+        throw .unknownCollection(member.key, known: knownCollectionKeys())
+      }
+      staged.append((entity, member.value, member.key))
+    }
+    var problems: [MappingError.Problem] = []
+    var truncated = false
+    for (entity, value, key) in staged {
+      do { try stage(value, entity: entity, path: key, options: options) } catch {
+        guard case .mapping(let mapping) = error else { throw error }
+        problems += mapping.problems
+        truncated = truncated || mapping.isTruncated
+      }
+    }
+    if !problems.isEmpty {
+      throw .mapping(MappingError(problems: Array(problems.prefix(MappingError.limit)), isTruncated: truncated || problems.count > MappingError.limit))
+    }
+  }
+
+  /// Stages the deletion of the object of `entity` with `key` (a key the store may not have:
+  /// then nothing happens).
+  public mutating func delete(_ entity: String, key: JSONValue) throws(LedgerError) {
+    let resolved = try resolvedEntity(entity)
+    var report = Mapper.Report()
+    let identity: [AttributeValue]?
+    if case .object(let object) = key, resolved.identity.count > 1 {
+      identity = mapper.mapObject(object, entity: resolved, path: "", report: &report)?.identity
+    } else {
+      identity = mapper.identity(fromKey: key, of: resolved, path: "", report: &report)
+    }
+    do { try report.problems.check() } catch { throw .mapping(error) }
+    if let identity { steps.append(.deletion(entity: resolved.name, identity: identity, path: "")) }
+  }
+
+  private mutating func stage(_ json: JSONValue, entity: ResolvedEntity, path: String, options: StagingOptions) throws(LedgerError) {
+    var report = Mapper.Report()
+    let objects = mapper.mapCollection(json, entity: entity, path: path, report: &report)
+    do { try report.problems.check() } catch { throw .mapping(error) }
+    ignoredKeys.formUnion(report.ignoredKeys)
+    steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
+  }
+
+  func collectionEntity(forKey key: String) -> ResolvedEntity? {
+    let model = mapper.model
+    if let entity = model.entities.first(where: { $0.collectionKey == key }) { return model.resolved(entity.name) }
+    let folded = KeyInflection.normalized(key)
+    for entity in model.entities {
+      let name = KeyInflection.normalized(entity.name)
+      let plural = KeyInflection.normalized(Self.plural(entity.name))
+      if folded == name || folded == plural { return model.resolved(entity.name) }
+    }
+    return nil
+  }
+
+  func knownCollectionKeys() -> [String] {
+    mapper.model.entities.map { $0.collectionKey ?? KeyInflection.jsonKey(for: Self.plural($0.name), keyCase: mapper.model.keyCase) }
+  }
+
+  static func plural(_ name: String) -> String {
+    if name.hasSuffix("y"), let before = name.dropLast().last, !"aeiou".contains(before) { return name.dropLast() + "ies" }
+    if name.hasSuffix("s") || name.hasSuffix("x") || name.hasSuffix("ch") || name.hasSuffix("sh") { return name + "es" }
+    return name + "s"
+  }
+}

@@ -1,0 +1,48 @@
+/// Which changes a staged collection may make (Sync's operation subsets).
+public struct Operations: OptionSet, Sendable, Hashable {
+  public let rawValue: Int
+  public init(rawValue: Int) { self.rawValue = rawValue }
+  /// Create objects the store does not have.
+  public static let insert = Operations(rawValue: 1)
+  /// Change objects the store has.
+  public static let update = Operations(rawValue: 2)
+  /// Delete objects of the entity (or of the parent's relationship) that the payload omits.
+  public static let delete = Operations(rawValue: 4)
+  /// Insert and update: the default.
+  public static let upsert: Operations = [.insert, .update]
+  /// Everything, including deleting what the payload omits.
+  public static let all: Operations = [.insert, .update, .delete]
+}
+
+/// How one staged collection is applied.
+public struct StagingOptions: Sendable {
+  /// Which changes are allowed. With `.delete`, objects absent from the payload are deleted.
+  public var operations: Operations
+  /// Limit deletion of absent objects to the targets of one parent object's relationship
+  /// (Sync's `parent:`), and link the payload's objects to that parent.
+  public var parent: ParentScope?
+
+  /// Options for a collection; `prune: true` is the same as adding `.delete` to `operations`.
+  public init(operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil) {
+    self.operations = prune ? operations.union(.delete) : operations
+    self.parent = parent
+  }
+
+  /// Whether objects absent from the payload are deleted.
+  public var prunes: Bool { operations.contains(.delete) }
+}
+
+/// A parent object and one of its relationships, which scopes a staged collection.
+public struct ParentScope: Sendable {
+  /// The parent's entity.
+  public var entity: String
+  /// The parent's key (for a composite identity, an object of its identity attributes).
+  public var key: JSONValue
+  /// The parent's to-many relationship that holds the staged objects.
+  public var relationship: String
+  public init(entity: String, key: JSONValue, relationship: String) {
+    self.entity = entity
+    self.key = key
+    self.relationship = relationship
+  }
+}
