@@ -97,7 +97,8 @@ public final class Ledger: Sendable {
     let layout = try StoreLayout(environment: environment)
     try environment.write { txn in
       try txn.put(StoreKeys.bigEndian(UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
-      try txn.put(JSONWriter(options: [.sortedKeys]).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
+      // Declaration order matters: entity and relationship ids are positions in the model.
+      try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
     }
     return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
   }

@@ -81,3 +81,28 @@ extension View {
     return .object(document)
   }
 }
+
+extension View {
+  /// The objects of `entity` whose attribute `attribute` equals `value` (coerced to the
+  /// attribute's type: `"1974"` matches an integer 1974), in key order.
+  public func objects(_ entity: String, where attribute: String, equals value: JSONValue) throws -> [ObjectSnapshot] {
+    let resolved = try reader.entity(entity)
+    guard let definition = resolved.attributeIndex[attribute] else {
+      throw LedgerError.invalidArgument("\(entity) has no attribute \"\(attribute)\" (it has: \(resolved.attributes.map(\.name).joined(separator: ", ")))")
+    }
+    let wanted: AttributeValue?
+    if value == .null {
+      wanted = nil
+    } else {
+      switch ValueCoercion.coerce(value, to: definition.type) {
+      case .success(let typed): wanted = typed
+      case .failure(let failure): throw LedgerError.invalidArgument("\(entity).\(attribute): \(failure.reason)")
+      }
+    }
+    var matches: [ObjectSnapshot] = []
+    try reader.forEachObject(entity) { object in
+      if object.attributes[attribute] == wanted { matches.append(object) }
+    }
+    return matches
+  }
+}

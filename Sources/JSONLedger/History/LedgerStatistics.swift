@@ -1,0 +1,41 @@
+/// Sizes of a store, from `Ledger.statistics()`.
+public struct LedgerStatistics: Sendable, Equatable {
+  /// Batches in the log.
+  public var batches: UInt64
+  /// Live objects by concrete entity, in model order.
+  public var objectsByEntity: [(String, Int)]
+  /// Bytes of all encoded change records.
+  public var logBytes: Int
+  /// Bytes of the LMDB map in use.
+  public var usedBytes: Int
+  /// The current LMDB map size.
+  public var mapSize: Int
+
+  public static func == (lhs: LedgerStatistics, rhs: LedgerStatistics) -> Bool {
+    lhs.batches == rhs.batches && lhs.objectsByEntity.map(\.0) == rhs.objectsByEntity.map(\.0)
+      && lhs.objectsByEntity.map(\.1) == rhs.objectsByEntity.map(\.1) && lhs.logBytes == rhs.logBytes
+  }
+}
+
+extension Ledger {
+  /// Counts and sizes of the store.
+  public func statistics() throws -> LedgerStatistics {
+    let info = try environment.info()
+    return try environment.read { txn in
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      var counts: [String: Int] = [:]
+      try txn.forEach(in: layout.views, prefix: []) { key, _ in
+        if let header = try store.header(of: StoreKeys.readBigEndian64(key)) { counts[header.entity, default: 0] += 1 }
+        return true
+      }
+      var logBytes = 0
+      try txn.forEach(in: layout.log, prefix: []) { _, value in
+        logBytes += value.count
+        return true
+      }
+      return LedgerStatistics(
+        batches: try store.head(), objectsByEntity: model.entities.map { ($0.name, counts[$0.name] ?? 0) },
+        logBytes: logBytes, usedBytes: info.usedBytes, mapSize: info.mapSize)
+    }
+  }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+#if canImport(FoundationXML)
+  import FoundationXML
+#endif
+
+extension Model {
+  /// Loads an Xcode Core Data model: an `.xcdatamodeld` folder (its current version from
+  /// `.xccurrentversion`, else the last version), an `.xcdatamodel` folder, or its `contents`
+  /// XML. User-info annotations of JSONCache, Groot and Sync keep their meaning:
+  ///
+  /// - identity: `JC.isIdentifier` (true/yes, any case), `sync.isPrimaryKey` /
+  ///   `hyper.isPrimaryKey` (`YES`/`true`), Groot's `identityAttributes` (comma-separated,
+  ///   composite) and legacy `identityAttribute`;
+  /// - custom keys: `sync.remoteKey` / `hyper.remoteKey`, Groot's `JSONKeyPath` (an entity
+  ///   using `JSONKeyPath` maps only its annotated properties);
+  /// - `sync.nonExportable` / `hyper.nonExportable` (present: not exported);
+  /// - transformers: `sync.valueTransformer` / `hyper.valueTransformer`, `JSONTransformerName`.
+  ///
+  /// The `sync.` spelling wins over `hyper.` when both are present.
+  public init(coreDataModelAt path: String) throws {
+    let contents = try Self.coreDataContentsPath(path)
+    guard let data = FileManager.default.contents(atPath: contents) else {
+      throw ModelError(source: path, problems: [.init(place: "", reason: "cannot read \(contents)")])
+    }
+    let reader = CoreDataXMLReader()
+    let parser = XMLParser(data: data)
+    parser.delegate = reader
+    guard parser.parse() else {
+      let line = parser.lineNumber
+      throw ModelError(source: contents, problems: [.init(place: "line \(line)", reason: "malformed XML: \(parser.parserError.map { "\($0)" } ?? "unknown error")")])
+    }
+    if !reader.problems.isEmpty { throw ModelError(source: contents, problems: reader.problems) }
+    do { try self.init(keyCase: .snakeCase, dateFormat: .iso8601, entities: reader.entities()) } catch var error {
+      error.source = contents
+      throw error
+    }
+  }
+
+  static func coreDataContentsPath(_ path: String) throws -> String {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return path }
+    if path.hasSuffix(".xcdatamodeld") || path.hasSuffix(".xcdatamodeld/") {
+      let versions = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".xcdatamodel") }.sorted()
+      var chosen = versions.last
+      if let plist = FileManager.default.contents(atPath: path + "/.xccurrentversion"),
+        let object = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any],
+        let current = object["_XCCurrentVersionName"] as? String
+      {
+        chosen = current
+      }
+      guard let chosen else {
+        throw ModelError(source: path, problems: [.init(place: "", reason: "the .xcdatamodeld folder holds no .xcdatamodel version")])
+      }
+      return path + "/" + chosen + "/contents"
+    }
+    return path + "/contents"
+  }
+}
+
+/// Reads the `contents` XML of an `.xcdatamodel`.
+final class CoreDataXMLReader: NSObject, XMLParserDelegate {
+  private struct PendingProperty {
+    var isRelationship: Bool
+    var attributes: [String: String]
+    var userInfo: [String: String] = [:]
+  }
+
+  private struct PendingEntity {
+    var attributes: [String: String]
+    var userInfo: [String: String] = [:]
+    var properties: [PendingProperty] = []
+  }
+
+  private var pending: [PendingEntity] = []
+  private var currentEntity: PendingEntity?
+  private var currentProperty: PendingProperty?
+  var problems: [ModelError.Problem] = []
+
+  func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    switch name {
+    case "entity": currentEntity = PendingEntity(attributes: attributes)
+    case "attribute": currentProperty = PendingProperty(isRelationship: false, attributes: attributes)
+    case "relationship": currentProperty = PendingProperty(isRelationship: true, attributes: attributes)
+    case "entry":
+      guard let key = attributes["key"] else { return }
+      let value = attributes["value"] ?? ""
+      if currentProperty != nil { currentProperty?.userInfo[key] = value } else { currentEntity?.userInfo[key] = value }
+    default: break
+    }
+  }
+
+  func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    switch name {
+    case "attribute", "relationship":
+      if let property = currentProperty { currentEntity?.properties.append(property) }
+      currentProperty = nil
+    case "entity":
+      if let entity = currentEntity { pending.append(entity) }
+      currentEntity = nil
+    default: break
+    }
+  }
+
+  private static func type(_ name: String?) -> AttributeType? {
+    switch name {
+    case "Integer 16": .int16
+    case "Integer 32": .int32
+    case "Integer 64": .int64
+    case "Decimal": .decimal
+    case "Double": .double
+    case "Float": .float
+    case "String": .string
+    case "Boolean": .bool
+    case "Date": .date
+    case "Binary": .binary
+    case "Transformable": .json
+    case "UUID": .uuid
+    case "URI": .url
+    default: nil
+    }
+  }
+
+  /// The first present value among keys (the `sync.` spelling first).
+  private static func value(_ info: [String: String], _ keys: String...) -> String? {
+    keys.lazy.compactMap { info[$0] }.first
+  }
+
+  func entities() -> [Entity] {
+    pending.map { pendingEntity in
+      let name = pendingEntity.attributes["name"] ?? ""
+      var entity = Entity(name)
+      entity.parent = pendingEntity.attributes["parentEntity"]
+      entity.isAbstract = pendingEntity.attributes["isAbstract"] == "YES"
+      let info = pendingEntity.userInfo
+      if let list = info["identityAttributes"] ?? info["identityAttribute"] {
+        entity.identity = list.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+      }
+      entity.mapsOnlyCustomKeys = pendingEntity.properties.contains { $0.userInfo["JSONKeyPath"] != nil }
+      var flaggedIdentity: [String] = []
+      for property in pendingEntity.properties {
+        let propertyName = property.attributes["name"] ?? ""
+        let info = property.userInfo
+        let jsonKey = Self.value(info, "sync.remoteKey", "hyper.remoteKey", "JSONKeyPath")
+        let exported = Self.value(info, "sync.nonExportable", "hyper.nonExportable") == nil
+        if property.isRelationship {
+          entity.relationships.append(Relationship(
+            propertyName, to: property.attributes["destinationEntity"] ?? "",
+            many: property.attributes["toMany"] == "YES", ordered: property.attributes["ordered"] == "YES",
+            inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported))
+          continue
+        }
+        guard let type = Self.type(property.attributes["attributeType"]) else {
+          problems.append(.init(place: "entities.\(name).attributes.\(propertyName)", reason: "unknown attribute type \"\(property.attributes["attributeType"] ?? "")\""))
+          continue
+        }
+        let transformer = Self.value(info, "sync.valueTransformer", "hyper.valueTransformer", "JSONTransformerName")
+        entity.attributes.append(Attribute(
+          propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
+          optional: property.attributes["optional"] == "YES"))
+        let jc = info["JC.isIdentifier"]?.lowercased()
+        let primary = Self.value(info, "sync.isPrimaryKey", "hyper.isPrimaryKey")
+        if jc == "true" || jc == "yes" || primary == "YES" || primary == "true" { flaggedIdentity.append(propertyName) }
+      }
+      if entity.identity.isEmpty { entity.identity = flaggedIdentity }
+      return entity
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import JSONLedger
+
+struct Export: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Print objects as JSON: one entity as an array, or the whole store keyed by collection.")
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Option(help: "Only this entity (and its sub-entities), as an array.")
+  var entity: String?
+
+  @Option(help: "The state right after this batch.")
+  var asOf: UInt64?
+
+  @Option(help: "How relationships appear: none, ids, nested or rails.")
+  var relationships: RelationshipMode = .ids
+
+  @Option(help: "How deep nested and rails exports go.")
+  var depth = 3
+
+  @Option(help: "Only objects whose attribute equals a value: field=value (with --entity).")
+  var `where`: String?
+
+  func run() async throws {
+    let ledger = try storeOptions.open()
+    let options = ExportOptions(relationships: relationships.export(depth: depth))
+    let filter = try `where`.map(Self.parseFilter)
+    if filter != nil, entity == nil { throw ValidationError("--where needs --entity") }
+    let body = { (view: borrowing View) throws -> JSONValue in
+      guard let entity else { return try view.exportDocument(options: options) }
+      guard let filter else { return try view.exportJSON(entity, options: options) }
+      let matches = try view.objects(entity, where: filter.field, equals: .string(filter.value))
+      return .array(try matches.map { try view.exportJSON($0, options: options) })
+    }
+    let json = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
+    Output.json(json)
+  }
+
+  static func parseFilter(_ text: String) throws -> (field: String, value: String) {
+    guard let equals = text.firstIndex(of: "=") else { throw ValidationError("--where takes field=value") }
+    return (String(text[..<equals]), String(text[text.index(after: equals)...]))
+  }
+}

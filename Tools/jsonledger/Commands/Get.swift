@@ -1,0 +1,39 @@
+import ArgumentParser
+import JSONLedger
+
+struct Get: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Print one object by key, with its relationships.")
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Argument(help: "The entity.")
+  var entity: String
+
+  @Argument(help: "The key (for a composite identity, the values separated by commas).")
+  var key: String
+
+  @Option(help: "The state right after this batch.")
+  var asOf: UInt64?
+
+  @Flag(help: "Print the object as exported JSON.")
+  var json = false
+
+  func run() async throws {
+    let ledger = try storeOptions.open()
+    let identity = ledger.model.entity(named: entity)?.identity.count ?? 1 > 1
+      ? JSONValue.array(key.split(separator: ",").map { .string(String($0)) }) : .string(key)
+    let body = { (view: borrowing View) throws -> (ObjectSnapshot?, JSONValue?) in
+      guard let object = try view.object(entity, key: identity) else { return (nil, nil) }
+      return (object, try view.exportJSON(object))
+    }
+    let (object, exported) = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
+    guard let object, let exported else {
+      throw CommandFailure(message: "no \(entity) with key \(key)\(asOf.map { " as of batch \($0)" } ?? "")")
+    }
+    if json {
+      Output.json(exported)
+    } else {
+      print(Describe.object(object, model: ledger.model).joined(separator: "\n"))
+    }
+  }
+}

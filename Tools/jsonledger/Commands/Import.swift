@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import JSONLedger
+
+struct Import: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Apply a JSON file (or - for stdin) as one batch.",
+    discussion: """
+      Without --entity the file is an object whose top-level keys name collections \
+      ("bands", "band_members"); with --entity it is an array of objects (or one object) of that entity.
+      """)
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Argument(help: "The JSON file, or - to read standard input.")
+  var file: String
+
+  @Option(help: "The entity of the objects in the file.")
+  var entity: String?
+
+  @Flag(help: "Delete objects of the entity that the file does not list.")
+  var prune = false
+
+  @Option(help: "ENTITY:KEY of a parent object; limits --prune to its --relationship and links the objects to it.")
+  var parent: String?
+
+  @Option(help: "The parent's to-many relationship that holds the imported objects.")
+  var relationship: String?
+
+  @Option(help: "Comma-separated subset of insert,update,delete (default insert,update).")
+  var operations: String?
+
+  @Flag(help: "A reference to a key that exists nowhere is an error instead of creating a stub.")
+  var strict = false
+
+  @Option(help: "Why this batch was applied.")
+  var message: String?
+
+  @Option(help: "Who applied it.")
+  var author: String?
+
+  @Option(help: "A key that makes re-applying the same batch a no-op.")
+  var idempotencyKey: String?
+
+  @Flag(help: "Print machine-readable JSON.")
+  var json = false
+
+  func validate() throws {
+    if (parent == nil) != (relationship == nil) {
+      throw ValidationError("--parent and --relationship go together")
+    }
+    if parent != nil, entity == nil { throw ValidationError("--parent needs --entity") }
+  }
+
+  func stagingOptions() throws -> StagingOptions {
+    var set: Operations = .upsert
+    if let operations {
+      set = []
+      for name in operations.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        switch name {
+        case "insert": set.insert(.insert)
+        case "update": set.insert(.update)
+        case "delete": set.insert(.delete)
+        default: throw ValidationError("unknown operation \"\(name)\" (use insert, update, delete)")
+        }
+      }
+    }
+    var scope: ParentScope?
+    if let parent, let relationship {
+      guard let colon = parent.firstIndex(of: ":") else { throw ValidationError("--parent takes ENTITY:KEY") }
+      scope = ParentScope(entity: String(parent[..<colon]), key: .string(String(parent[parent.index(after: colon)...])), relationship: relationship)
+    }
+    return StagingOptions(operations: set, prune: prune, parent: scope)
+  }
+
+  func run() async throws {
+    let ledger = try storeOptions.open()
+    let bytes: Data
+    if file == "-" {
+      bytes = FileHandle.standardInput.readDataToEndOfFile()
+    } else {
+      guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure(message: "cannot read \(file)") }
+      bytes = data
+    }
+    let document: JSONValue
+    do { document = try JSONParser.parse(bytes) } catch { throw LedgerError.syntax(error, source: file == "-" ? "stdin" : file) }
+    var batch = ledger.makeBatch()
+    batch.isStrict = strict
+    let options = try stagingOptions()
+    if let entity {
+      try batch.stage(document, as: entity, options: options)
+    } else {
+      try batch.stageDocument(document, options: options)
+    }
+    let summary = try await ledger.apply(
+      batch, message: message, author: author, source: file == "-" ? "stdin" : file, idempotencyKey: idempotencyKey)
+    if json {
+      Output.json(Describe.summaryJSON(summary))
+    } else if summary.wasAlreadyApplied {
+      print("already applied as batch \(summary.batchID) (idempotency key \(idempotencyKey ?? ""))")
+    } else {
+      print("batch \(summary.batchID): \(Describe.counts(summary))")
+      if !summary.ignoredKeys.isEmpty { print("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import JSONLedger
+
+struct Log: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "List batches newest first, or those that touched one object.")
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Option(help: "With --key: only batches that touched this object.")
+  var entity: String?
+
+  @Option(help: "The object's key.")
+  var key: String?
+
+  @Option(help: "At most this many batches.")
+  var limit: Int?
+
+  @Flag(help: "Print machine-readable JSON.")
+  var json = false
+
+  func validate() throws {
+    if (entity == nil) != (key == nil) { throw ValidationError("--entity and --key go together") }
+  }
+
+  func run() async throws {
+    let ledger = try storeOptions.open()
+    var entries: [LogEntry]
+    if let entity, let key {
+      entries = try ledger.log(entity: entity, key: .string(key))
+      if let limit { entries = Array(entries.prefix(limit)) }
+    } else {
+      entries = try ledger.log(limit: limit)
+    }
+    if json {
+      Output.json(.array(try entries.map { entry in
+        var object: JSONObject = [
+          "batch": .number(JSONNumber(Int64(entry.batchID))), "time": .string(Output.time(entry.time)),
+          "kind": .string(entry.kind.description),
+          "created": .number(JSONNumber(entry.statistics.created)), "updated": .number(JSONNumber(entry.statistics.updated)),
+          "deleted": .number(JSONNumber(entry.statistics.deleted)), "unchanged": .number(JSONNumber(entry.statistics.unchanged)),
+        ]
+        object["message"] = entry.metadata.message.map { .string($0) } ?? .null
+        object["author"] = entry.metadata.author.map { .string($0) } ?? .null
+        object["source"] = entry.metadata.source.map { .string($0) } ?? .null
+        if let reverted = entry.metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(Int64(reverted))) }
+        if let change = entry.change { object["change"] = try Describe.changeJSON(change, ledger: ledger) }
+        return .object(object)
+      }))
+      return
+    }
+    if entries.isEmpty { print("(no batches)") }
+    for entry in entries {
+      var line = "batch \(entry.batchID)  \(Output.time(entry.time))  \(entry.kind)  \(Describe.counts(entry.statistics))"
+      if let reverted = entry.metadata.revertedBatchID { line += "  (reverts \(reverted))" }
+      if let message = entry.metadata.message { line += "  \"\(message)\"" }
+      if let author = entry.metadata.author { line += "  by \(author)" }
+      print(line)
+      if let change = entry.change {
+        for detail in try Describe.change(change, ledger: ledger) { print("    " + detail) }
+      }
+    }
+  }
+}

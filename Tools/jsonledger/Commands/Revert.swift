@@ -1,0 +1,44 @@
+import ArgumentParser
+import JSONLedger
+
+struct Revert: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Append a record that undoes batch N; refused (exit 3) when later batches changed the same fields.")
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Argument(help: "The batch to undo.")
+  var batch: UInt64
+
+  @Flag(help: "Revert even when later batches changed the same fields or links; the reverted values win.")
+  var force = false
+
+  @Option(help: "Why.")
+  var message: String?
+
+  @Option(help: "Who.")
+  var author: String?
+
+  @Flag(help: "Print machine-readable JSON.")
+  var json = false
+
+  func run() async throws {
+    let ledger = try storeOptions.open()
+    do {
+      let result = try await ledger.revert(batch, force: force, message: message, author: author)
+      if json {
+        var object = Describe.summaryJSON(result.summary).objectValue ?? [:]
+        object["overridden"] = .array(result.overridden.map { .string($0.description) })
+        Output.json(.object(object))
+        return
+      }
+      print("batch \(result.summary.batchID) reverts batch \(batch): \(Describe.counts(result.summary))")
+      if !result.overridden.isEmpty {
+        print("overrode \(result.overridden.count) later change\(result.overridden.count == 1 ? "" : "s"):")
+        for conflict in result.overridden { print("  \(conflict)") }
+      }
+    } catch let refused as RevertRefused {
+      throw CommandFailure(message: refused.description, exitCode: 3)
+    }
+  }
+}

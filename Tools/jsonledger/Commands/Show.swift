@@ -1,0 +1,38 @@
+import ArgumentParser
+import JSONLedger
+
+struct Show: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Print one batch's record: every object it changed, field by field.")
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Argument(help: "The batch id.")
+  var batch: UInt64
+
+  @Flag(help: "Print machine-readable JSON.")
+  var json = false
+
+  func run() async throws {
+    let ledger = try storeOptions.open()
+    let record = try ledger.record(batch)
+    if json {
+      var object: JSONObject = [
+        "batch": .number(JSONNumber(Int64(record.batchID))), "time": .string(Output.time(record.time)),
+        "kind": .string(record.kind.description),
+      ]
+      object["message"] = record.metadata.message.map { .string($0) } ?? .null
+      object["author"] = record.metadata.author.map { .string($0) } ?? .null
+      object["changes"] = .array(try record.changes.map { try Describe.changeJSON($0, ledger: ledger) })
+      Output.json(.object(object))
+      return
+    }
+    print("batch \(record.batchID)  \(Output.time(record.time))  \(record.kind)  \(Describe.counts(record.statistics))")
+    if let message = record.metadata.message { print("message: \(message)") }
+    if let author = record.metadata.author { print("author: \(author)") }
+    if let source = record.metadata.source { print("source: \(source)") }
+    if let reverted = record.metadata.revertedBatchID { print("reverts batch \(reverted)") }
+    for change in record.changes {
+      for line in try Describe.change(change, ledger: ledger) { print("  " + line) }
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import JSONLedger
+
+struct Stats: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Batches, objects per entity, log bytes and map size.")
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Flag(help: "Print machine-readable JSON.")
+  var json = false
+
+  func run() async throws {
+    let statistics = try storeOptions.open().statistics()
+    if json {
+      var objects = JSONObject()
+      for (entity, count) in statistics.objectsByEntity { objects[entity] = .number(JSONNumber(count)) }
+      Output.json([
+        "batches": .number(JSONNumber(Int64(statistics.batches))), "objects": .object(objects),
+        "logBytes": .number(JSONNumber(statistics.logBytes)), "usedBytes": .number(JSONNumber(statistics.usedBytes)),
+        "mapSize": .number(JSONNumber(statistics.mapSize)),
+      ])
+      return
+    }
+    print("batches: \(statistics.batches)")
+    print("objects:")
+    for (entity, count) in statistics.objectsByEntity { print("  \(entity): \(count)") }
+    print("log bytes: \(statistics.logBytes)")
+    print("store bytes used: \(statistics.usedBytes)")
+    print("map size: \(statistics.mapSize)")
+  }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import JSONLedger
+
+/// `jsonledger`: the command line face of a JSONLedger store.
+@main
+struct JSONLedgerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "jsonledger",
+    abstract: "Cache backend JSON as entities in an append-only LMDB log: import, export, audit, time travel.",
+    discussion: "Every command takes the store directory first. --json gives machine-readable output.",
+    subcommands: [
+      Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
+      Rewind.self, Verify.self, Stats.self, Demo.self,
+    ]
+  )
+
+  static func main() async {
+    do {
+      var command = try parseAsRoot()
+      if var asyncCommand = command as? any AsyncParsableCommand {
+        try await asyncCommand.run()
+      } else {
+        try command.run()
+      }
+    } catch let error as CommandFailure {
+      Output.error(error.message)
+      Foundation.exit(error.exitCode)
+    } catch let error as LedgerError {
+      Output.error(error.description)
+      Foundation.exit(1)
+    } catch {
+      let code = exitCode(for: error)
+      if code == .success {
+        print(fullMessage(for: error))
+        Foundation.exit(0)
+      }
+      var message = fullMessage(for: error)
+      if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+      Output.error(message.isEmpty ? "\(error)" : message)
+      Foundation.exit(code.rawValue == 0 ? 1 : code.rawValue)
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import JSONLedger
+
+/// Human-readable lines for records and objects.
+enum Describe {
+  static func counts(_ statistics: ChangeRecord.Statistics) -> String {
+    "\(statistics.created) created, \(statistics.updated) updated, \(statistics.deleted) deleted, \(statistics.unchanged) unchanged"
+  }
+
+  static func counts(_ summary: BatchSummary) -> String {
+    "\(summary.created) created, \(summary.updated) updated, \(summary.deleted) deleted, \(summary.unchanged) unchanged"
+  }
+
+  static func value(_ value: AttributeValue?) -> String { value?.description ?? "nil" }
+
+  static func keys(_ ids: [UInt64], ledger: Ledger) throws -> String {
+    let keys = try ids.map { id in try ledger.objectKey(forID: id)?.description ?? "#\(id)" }
+    return keys.isEmpty ? "(none)" : keys.joined(separator: ", ")
+  }
+
+  /// The lines of one object change: fields old → new, links added and removed.
+  static func change(_ change: ObjectChange, ledger: Ledger) throws -> [String] {
+    var lines = ["\(change.kind) \(ObjectKey(entity: change.entity, identity: change.identity))"]
+    for attribute in change.attributes {
+      lines.append("    \(attribute.name): \(value(attribute.old)) → \(value(attribute.new))")
+    }
+    for link in change.links {
+      var parts: [String] = []
+      if !link.added.isEmpty { parts.append("+ \(try keys(link.added, ledger: ledger))") }
+      if !link.removed.isEmpty { parts.append("- \(try keys(link.removed, ledger: ledger))") }
+      if parts.isEmpty { parts.append("reordered: \(try keys(link.new, ledger: ledger))") }
+      lines.append("    \(ledger.relationshipName(forID: link.relationshipID)): \(parts.joined(separator: "  "))")
+    }
+    return lines
+  }
+
+  static func changeJSON(_ change: ObjectChange, ledger: Ledger) throws -> JSONValue {
+    var object: JSONObject = [
+      "kind": .string(change.kind.description), "entity": .string(change.entity),
+      "key": .array(change.identity.map { .string($0.keyText) }),
+    ]
+    var fields = JSONObject()
+    for attribute in change.attributes {
+      fields[attribute.name] = ["old": attribute.old.map { .string($0.description) } ?? .null, "new": attribute.new.map { .string($0.description) } ?? .null]
+    }
+    object["fields"] = .object(fields)
+    var links = JSONObject()
+    for link in change.links {
+      let added = try link.added.map { JSONValue.string(try ledger.objectKey(forID: $0)?.description ?? "#\($0)") }
+      let removed = try link.removed.map { JSONValue.string(try ledger.objectKey(forID: $0)?.description ?? "#\($0)") }
+      links[ledger.relationshipName(forID: link.relationshipID)] = ["added": .array(added), "removed": .array(removed)]
+    }
+    object["links"] = .object(links)
+    return .object(object)
+  }
+
+  static func summaryJSON(_ summary: BatchSummary) -> JSONValue {
+    [
+      "batch": .number(JSONNumber(Int64(summary.batchID))), "created": .number(JSONNumber(summary.created)),
+      "updated": .number(JSONNumber(summary.updated)), "deleted": .number(JSONNumber(summary.deleted)),
+      "unchanged": .number(JSONNumber(summary.unchanged)), "alreadyApplied": .bool(summary.wasAlreadyApplied),
+    ]
+  }
+
+  static func object(_ object: ObjectSnapshot, model: Model) -> [String] {
+    var lines = ["\(object.key)"]
+    for name in object.attributes.keys.sorted() {
+      lines.append("  \(name): \(value(object.attributes[name]))")
+    }
+    for name in object.relationships.keys.sorted() {
+      let targets = object.relationships[name] ?? []
+      lines.append("  \(name) → \(targets.isEmpty ? "(none)" : targets.map { $0.identity.map(\.description).joined(separator: ", ") }.joined(separator: "; "))")
+    }
+    return lines
+  }
+}
+
+extension Describe {
+  /// The change without the hidden reverse links of relationships that have no inverse
+  /// (they repeat the forward link from the other side).
+  static func withoutHiddenLinks(_ change: ObjectChange) -> ObjectChange {
+    var copy = change
+    copy.links.removeAll { $0.relationshipID & 0x8000_0000 != 0 }
+    return copy
+  }
+}

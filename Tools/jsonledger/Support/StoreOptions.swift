@@ -1,0 +1,45 @@
+import ArgumentParser
+import JSONLedger
+
+/// The options every command that opens a store shares.
+struct StoreOptions: ParsableArguments {
+  @Argument(help: "The store directory.")
+  var store: String
+
+  @Flag(help: "Open a model that names value transformers this tool cannot register, passing their values through unchanged.")
+  var passThroughTransformers = false
+
+  @Option(help: "Commit durability: full, noMetaSync or noSync (see the README's Reliability section).")
+  var durability: String = "full"
+
+  func open() throws -> Ledger {
+    var options = Ledger.Options()
+    guard let durability = Ledger.Durability(rawValue: durability) else {
+      throw ValidationError("unknown durability \"\(durability)\" (use full, noMetaSync or noSync)")
+    }
+    options.durability = durability
+    options.transformers.passesUnknownThrough = passThroughTransformers
+    return try Ledger.open(at: store, options: options)
+  }
+}
+
+extension RelationshipMode: ExpressibleByArgument {}
+
+/// `--relationships` on export.
+enum RelationshipMode: String, CaseIterable {
+  case none, ids, nested, rails
+
+  func export(depth: Int) -> RelationshipExport {
+    switch self {
+    case .none: .none
+    case .ids: .ids
+    case .nested: .nested(depth: depth)
+    case .rails: .rails(depth: depth)
+    }
+  }
+}
+
+extension JSONValue {
+  /// A key typed on the command line: kept as a string (the model coerces it to the key's type).
+  static func commandLineKey(_ text: String) -> JSONValue { .string(text) }
+}
