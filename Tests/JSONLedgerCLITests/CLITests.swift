@@ -1,1 +1,199 @@
+import Foundation
 import Testing
+
+/// A small bands model and payloads, written for these tests.
+enum CLIFixtures {
+  static let model = """
+    {"keyCase": "snake_case", "entities": {
+      "Band": {"identity": "name", "collectionKey": "bands",
+        "attributes": {"name": "string", "formed": "int32", "bandDescription": "string"},
+        "relationships": {"albums": {"to": "Album", "many": true, "inverse": "band"}}},
+      "Album": {"identity": "name",
+        "attributes": {"name": "string", "label": "string", "released": "date"},
+        "relationships": {"band": {"to": "Band", "inverse": "albums"}}}
+    }}
+    """
+  static let first = """
+    {"bands": [{"name": "Japan", "formed": 1974, "description": "new wave"}],
+     "albums": [{"name": "Tin Drum", "band": "Japan", "label": "Virgin", "released": "1981-11-13"},
+                {"name": "Quiet Life", "band": "Japan", "label": "Hansa"}]}
+    """
+  static let second = """
+    {"albums": [{"name": "Tin Drum", "label": "Virgin Records"}, {"name": "Assemblage", "band": "Japan"}]}
+    """
+  static let third = """
+    [{"name": "Tin Drum", "label": "Another Label"}]
+    """
+}
+
+@Suite("jsonledger command line")
+struct CLITests {
+  let directory: TemporaryDirectory
+  let store: String
+
+  init() throws {
+    directory = try TemporaryDirectory()
+    store = directory.path + "/store"
+    let model = try directory.write("model.json", CLIFixtures.model)
+    let result = try CommandRunner.run(["init", store, "--model", model])
+    #expect(result.status == 0, "\(result.error)")
+  }
+
+  func importing(_ text: String, _ extra: [String] = []) throws -> CommandRunner.Result {
+    let file = try directory.write("payload-\(UUID().uuidString).json", text)
+    return try CommandRunner.run(["import", store, file] + extra)
+  }
+
+  @Test func importJSONReportsTheBatchAndCounts() throws {
+    let result = try importing(CLIFixtures.first, ["--json"])
+    #expect(result.status == 0)
+    #expect(result.output.contains("\"batch\": 1"))
+    #expect(result.output.contains("\"created\": 3"))
+  }
+
+  @Test func importFromStandardInputWithAnEntity() throws {
+    let result = try CommandRunner.run(["import", store, "-", "--entity", "Band"], input: #"[{"name": "Roxy Music", "formed": "1971"}]"#)
+    #expect(result.status == 0, "\(result.error)")
+    let get = try CommandRunner.run(["get", store, "Band", "Roxy Music", "--json"])
+    #expect(get.output.contains("\"formed\": 1971"))
+  }
+
+  @Test func exportWritesSnakeCaseAndReservedWordsBack() throws {
+    _ = try importing(CLIFixtures.first)
+    let result = try CommandRunner.run(["export", store, "--entity", "Band"])
+    #expect(result.status == 0)
+    #expect(result.output.contains("\"description\": \"new wave\""))
+    #expect(result.output.contains("\"albums\": ["))
+  }
+
+  @Test func exportIsDeterministic() throws {
+    _ = try importing(CLIFixtures.first)
+    let one = try CommandRunner.run(["export", store])
+    let two = try CommandRunner.run(["export", store])
+    #expect(one.output == two.output)
+    #expect(one.output.contains("\"bands\""))
+  }
+
+  @Test func unknownCollectionIsAnErrorListingTheKnownOnes() throws {
+    let result = try importing(#"{"bandz": []}"#)
+    #expect(result.status != 0)
+    #expect(result.error.hasPrefix("error: unknown collection \"bandz\""))
+    #expect(result.error.contains("bands"))
+  }
+
+  @Test func malformedJSONNamesLineAndColumnAndWritesNothing() throws {
+    let result = try importing("{\n  \"bands\": [\n    {\"name\": }\n  ]\n}")
+    #expect(result.status != 0)
+    #expect(result.error.contains("line 3, column 14"))
+    let log = try CommandRunner.run(["log", store])
+    #expect(log.output.contains("(no batches)"))
+  }
+
+  @Test func badValueIsAnErrorWithEntityPathAndValue() throws {
+    let result = try importing(#"{"bands": [{"name": "A", "formed": 1}, {"name": "B", "formed": "20x"}]}"#)
+    #expect(result.status != 0)
+    #expect(result.error.contains("Band at bands[1].formed"))
+    #expect(result.error.contains("20x"))
+  }
+
+  @Test func asOfReadsShowTheEarlierState() throws {
+    _ = try importing(CLIFixtures.first)
+    _ = try importing(CLIFixtures.second)
+    let then = try CommandRunner.run(["get", store, "Album", "Tin Drum", "--as-of", "1", "--json"])
+    let now = try CommandRunner.run(["get", store, "Album", "Tin Drum", "--json"])
+    #expect(then.output.contains("\"label\": \"Virgin\""))
+    #expect(now.output.contains("\"label\": \"Virgin Records\""))
+  }
+
+  @Test func revertRefusedWithExitThreeThenForced() throws {
+    _ = try importing(CLIFixtures.first)
+    _ = try importing(CLIFixtures.second)
+    _ = try importing(CLIFixtures.third, ["--entity", "Album"])
+    let refused = try CommandRunner.run(["revert", store, "2"])
+    #expect(refused.status == 3)
+    #expect(refused.error.contains("Tin Drum"))
+    #expect(refused.error.contains("changed by batch 3"))
+    let forced = try CommandRunner.run(["revert", store, "2", "--force"])
+    #expect(forced.status == 0, "\(forced.error)")
+    #expect(forced.output.contains("overrode 1 later change"))
+    let get = try CommandRunner.run(["get", store, "Album", "Tin Drum", "--json"])
+    #expect(get.output.contains("\"label\": \"Virgin\""))
+    #expect(try CommandRunner.run(["get", store, "Album", "Assemblage"]).status != 0)
+    let again = try CommandRunner.run(["revert", store, "2"])
+    #expect(again.error.contains("already reverted by batch 4"))
+    #expect(try CommandRunner.run(["verify", store]).status == 0)
+  }
+
+  @Test func rewindMakesExportEqualToExportAsOf() throws {
+    _ = try importing(CLIFixtures.first)
+    _ = try importing(CLIFixtures.second)
+    _ = try importing(CLIFixtures.third, ["--entity", "Album"])
+    let asOf = try CommandRunner.run(["export", store, "--as-of", "1"])
+    #expect(try CommandRunner.run(["rewind", store, "1"]).status == 0)
+    let now = try CommandRunner.run(["export", store])
+    #expect(now.output == asOf.output)
+    #expect(try CommandRunner.run(["verify", store]).status == 0)
+  }
+
+  @Test func idempotencyKeyMakesTheSecondImportANoOp() throws {
+    let first = try importing(CLIFixtures.first, ["--idempotency-key", "nightly-1", "--json"])
+    let second = try importing(CLIFixtures.first, ["--idempotency-key", "nightly-1", "--json"])
+    #expect(first.output.contains("\"batch\": 1"))
+    #expect(second.output.contains("\"batch\": 1"))
+    #expect(second.output.contains("\"alreadyApplied\": true"))
+    #expect(try CommandRunner.run(["log", store, "--json"]).output.components(separatedBy: "\"batch\"").count == 2)
+  }
+
+  @Test func logAndShowAndDiffDescribeChanges() throws {
+    _ = try importing(CLIFixtures.first, ["--message", "first import", "--author", "ci"])
+    _ = try importing(CLIFixtures.second)
+    let log = try CommandRunner.run(["log", store])
+    #expect(log.output.hasPrefix("batch 2"))
+    #expect(log.output.contains("\"first import\"  by ci"))
+    let show = try CommandRunner.run(["show", store, "2"])
+    #expect(show.output.contains("label: \"Virgin\" → \"Virgin Records\""))
+    let diff = try CommandRunner.run(["diff", store, "2", "1", "--json"])
+    #expect(diff.status == 0)
+    #expect(diff.output.contains("\"deleted\""))
+    let objectLog = try CommandRunner.run(["log", store, "--entity", "Album", "--key", "Tin Drum"])
+    #expect(objectLog.output.contains("batch 2"))
+    #expect(objectLog.output.contains("batch 1"))
+  }
+
+  @Test func aDirectoryThatIsNotAStoreIsRefusedWithoutWritingIntoIt() throws {
+    let other = directory.path + "/not-a-store"
+    try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+    _ = try directory.write("not-a-store/notes.txt", "hello")
+    let result = try CommandRunner.run(["log", other])
+    #expect(result.status != 0)
+    #expect(result.error.contains("is not a JSONLedger store"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: other) == ["notes.txt"])
+  }
+
+  @Test func missingStoreSaysHowToCreateOne() throws {
+    let result = try CommandRunner.run(["log", directory.path + "/nothing-here"])
+    #expect(result.status == 1)
+    #expect(result.error.contains("jsonledger init"))
+  }
+
+  @Test func demoRunsEndToEnd() throws {
+    let result = try CommandRunner.run(["demo", directory.path + "/demo"])
+    #expect(result.status == 0, "\(result.error)")
+    #expect(result.output.contains("9. Verify"))
+    #expect(result.output.contains("as of batch 1: \"Virgin\"; now: \"Virgin Records\""))
+  }
+
+  @Test func statsAndVerifyReport() throws {
+    _ = try importing(CLIFixtures.first)
+    let stats = try CommandRunner.run(["stats", store, "--json"])
+    #expect(stats.output.contains("\"Album\": 2"))
+    let verify = try CommandRunner.run(["verify", store])
+    #expect(verify.output.hasPrefix("ok: 1 batches"))
+  }
+
+  @Test func badArgumentsGoToStandardErrorAsErrors() throws {
+    let result = try CommandRunner.run(["export", store, "--relationships", "sideways"])
+    #expect(result.status != 0)
+    #expect(result.error.hasPrefix("error: "))
+  }
+}

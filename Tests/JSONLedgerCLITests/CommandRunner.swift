@@ -1,0 +1,56 @@
+import Foundation
+
+/// Runs the built `jsonledger` executable as a separate process.
+struct CommandRunner {
+  struct Result {
+    var status: Int32
+    var output: String
+    var error: String
+  }
+
+  /// The executable next to the test bundle (SwiftPM builds it because the tests depend on it).
+  static let executable: URL = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+      let candidate = directory.appendingPathComponent("jsonledger")
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+      directory.deleteLastPathComponent()
+    }
+    return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("jsonledger")
+  }()
+
+  static func run(_ arguments: [String], input: String? = nil) throws -> Result {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe(), error = Pipe(), stdin = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try stdin.fileHandleForWriting.close()
+    let outData = output.fileHandleForReading.readDataToEndOfFile()
+    let errData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Result(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self), error: String(decoding: errData, as: UTF8.self))
+  }
+}
+
+/// A fresh directory under the system's temporary folder, removed when the test ends.
+final class TemporaryDirectory {
+  let path: String
+
+  init() throws {
+    path = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-cli-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+
+  func write(_ name: String, _ text: String) throws -> String {
+    let file = path + "/" + name
+    try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+    return file
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}
