@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+@testable import JSONLedger
+
+@Suite("JSON parser")
+struct JSONParserTests {
+  /// Converts Foundation's parse result into a `JSONValue` for comparison.
+  static func fromFoundation(_ value: Any) -> JSONValue {
+    switch value {
+    case is NSNull: return .null
+    case let number as NSNumber:
+      if String(describing: type(of: number)).contains("Boolean") { return .bool(number.boolValue) }
+      return .number(JSONNumber(number.doubleValue))
+    case let string as String: return .string(string)
+    case let array as [Any]: return .array(array.map(fromFoundation))
+    case let object as [String: Any]:
+      return .object(JSONObject(object.keys.sorted().map { .init(key: $0, value: fromFoundation(object[$0] as Any)) }))
+    default: return .null
+    }
+  }
+
+  /// Our value with numbers normalised through Double and keys sorted, as Foundation gives.
+  static func normalised(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case .number(let number): return .number(JSONNumber(number.doubleValue))
+    case .array(let elements): return .array(elements.map(normalised))
+    case .object(let object):
+      var merged: [String: JSONValue] = [:]
+      for member in object { merged[member.key] = normalised(member.value) }
+      return .object(JSONObject(merged.keys.sorted().map { .init(key: $0, value: merged[$0]!) }))
+    default: return value
+    }
+  }
+
+  static let documents: [String] = [
+    #"{"a": [1, 2.5, -3e2, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}}"#,
+    #"[1, 2, ]"#, #"[{"a": 1, }]"#, #"{"a": {"b": [], "c": {}}, }"#, #""just a string""#, "  42  ",
+    #"{"dup": 1, "dup": 2}"#, #"[0, -0, 0.5, 1E+2, 1e-2]"#,
+  ]
+
+  @Test(arguments: documents)
+  func agreesWithFoundation(text: String) throws {
+    let ours = try JSONParser.parse(text)
+    let theirs = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+    #expect(Self.normalised(ours) == Self.fromFoundation(theirs))
+  }
+
+  @Test(arguments: ["bands-initial.json", "bands-update.json", "bands-model.json"])
+  func agreesWithFoundationOnFixtures(name: String) throws {
+    let data = try Data(contentsOf: Fixtures.url(name))
+    let ours = try JSONParser.parse(data)
+    let theirs = try JSONSerialization.jsonObject(with: data)
+    #expect(Self.normalised(ours) == Self.fromFoundation(theirs))
+  }
+
+  @Test(arguments: [
+    ("{\"a\": }", 1, 7), ("[1, 2", 1, 6), ("{\n  \"a\": tru\n}", 2, 8), ("[01]", 1, 2), ("{'a': 1}", 1, 2),
+    ("[1,,2]", 1, 4), ("\"abc", 1, 1), ("[1] x", 1, 5), ("", 1, 1), ("{\"a\" 1}", 1, 6), ("[\"\\x\"]", 1, 3),
+    ("[,]", 1, 2), ("{,}", 1, 2),
+  ] as [(String, Int, Int)])
+  func malformedInputIsRejectedWithLineAndColumn(text: String, line: Int, column: Int) {
+    #expect {
+      try JSONParser.parse(text)
+    } throws: { error in
+      guard let syntax = error as? JSONSyntaxError else { return false }
+      return syntax.line == line && syntax.column == column
+    }
+  }
+
+  @Test func nestingIsBoundedWithAnError() throws {
+    let deep = String(repeating: "[", count: 1_000) + String(repeating: "]", count: 1_000)
+    #expect(throws: Never.self) { try JSONParser.parse(deep) }
+    let tooDeep = String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000)
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(tooDeep) }
+  }
+
+  @Test func invalidUTF8IsRejected() {
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
+  }
+
+  @Test func writerRoundTripsThroughTheParser() throws {
+    let value: JSONValue = ["s": "quote \" backslash \\ tab \t control \u{01}", "n": [1, 2.5, nil, true], "o": [:]]
+    for options: JSONWriter.Options in [[], [.prettyPrinted], [.sortedKeys, .prettyPrinted]] {
+      let text = JSONWriter(options: options).string(from: value)
+      #expect(JSONWriter().string(from: try JSONParser.parse(text)) == JSONWriter().string(from: value))
+    }
+  }
+
+  @Test func randomBytesNeverCrashTheParser() {
+    var generator = SeededGenerator(seed: 7)
+    let alphabet = Array("{}[]\",:0123456789-+.eEtruefalsn \n\\u".utf8)
+    for _ in 0..<3_000 {
+      let length = Int.random(in: 0..<40, using: &generator)
+      let bytes = (0..<length).map { _ in alphabet.randomElement(using: &generator) ?? 0 }
+      _ = try? JSONParser.parse(bytes)
+    }
+  }
+}
+
+/// A deterministic random number generator (SplitMix64), so that failures replay.
+struct SeededGenerator: RandomNumberGenerator {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
