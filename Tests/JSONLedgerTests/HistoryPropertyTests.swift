@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+@testable import JSONLedger
+
+/// Properties of the log over random sequences of batches.
+@Suite("History properties")
+struct HistoryPropertyTests {
+  static let model: Model = {
+    do {
+      return try Model(keyCase: .snakeCase) {
+        Entity("Band", identity: ["name"], collectionKey: "bands") {
+          Attribute("name", .string)
+          Attribute("formed", .int32)
+          Relationship("albums", to: "Album", many: true, inverse: "band")
+          Relationship("members", to: "Musician", many: true, ordered: true, inverse: "bands")
+        }
+        Entity("Album", identity: ["name"], collectionKey: "albums") {
+          Attribute("name", .string)
+          Attribute("label", .string)
+          Relationship("band", to: "Band", inverse: "albums")
+        }
+        Entity("Musician", identity: ["name"], collectionKey: "musicians") {
+          Attribute("name", .string)
+          Relationship("bands", to: "Band", many: true, inverse: "members")
+          Relationship("favourite", to: "Album")
+        }
+      }
+    } catch {
+      preconditionFailure("the test model is valid: \(error)")
+    }
+  }()
+
+  /// A random batch over a small key space, so that batches overlap.
+  static func randomBatch(_ ledger: Ledger, using generator: inout SeededGenerator) throws -> ChangeBatch {
+    var batch = ledger.makeBatch()
+    let bands = ["A", "B", "C"], albums = (0..<6).map { "album \($0)" }, people = (0..<5).map { "p\($0)" }
+    var albumObjects: [JSONValue] = []
+    for _ in 0..<Int.random(in: 0...4, using: &generator) {
+      var album: JSONObject = ["name": .string(albums.randomElement(using: &generator)!)]
+      if Bool.random(using: &generator) { album["label"] = Bool.random(using: &generator) ? .string("L\(Int.random(in: 0..<3, using: &generator))") : .null }
+      if Bool.random(using: &generator) { album["band"] = Bool.random(using: &generator) ? .string(bands.randomElement(using: &generator)!) : .null }
+      albumObjects.append(.object(album))
+    }
+    try batch.stage(.array(albumObjects), as: "Album")
+    var bandObjects: [JSONValue] = []
+    for _ in 0..<Int.random(in: 0...2, using: &generator) {
+      var band: JSONObject = ["name": .string(bands.randomElement(using: &generator)!)]
+      if Bool.random(using: &generator) { band["formed"] = .number(JSONNumber(Int.random(in: 1960...1990, using: &generator))) }
+      if Bool.random(using: &generator) {
+        band["members"] = .array(people.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator)).map { .string($0) })
+      }
+      bandObjects.append(.object(band))
+    }
+    try batch.stage(.array(bandObjects), as: "Band")
+    if Int.random(in: 0..<4, using: &generator) == 0 {
+      try batch.stage([["name": .string(people.randomElement(using: &generator)!), "favourite": .string(albums.randomElement(using: &generator)!)]], as: "Musician")
+    }
+    if Int.random(in: 0..<5, using: &generator) == 0 {
+      try batch.delete("Album", key: .string(albums.randomElement(using: &generator)!))
+    }
+    if Int.random(in: 0..<8, using: &generator) == 0 {
+      try batch.stage(.array(albumObjects), as: "Album", options: StagingOptions(prune: true))
+    }
+    return batch
+  }
+
+  static func snapshot(_ view: borrowing View) throws -> String {
+    JSONWriter(options: [.sortedKeys]).string(from: try view.exportDocument())
+  }
+
+  @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+  func asOfEveryBatchEqualsTheLiveStateCapturedThen(seed: UInt64) throws {
+    var generator = SeededGenerator(seed: seed)
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var captured: [String] = []
+    for _ in 0..<25 {
+      _ = try ledger.applySynchronously(try Self.randomBatch(ledger, using: &generator))
+      captured.append(try ledger.read { view in try Self.snapshot(view) })
+    }
+    for (index, expected) in captured.enumerated() {
+      #expect(try ledger.read(asOf: UInt64(index + 1)) { view in try Self.snapshot(view) } == expected, "as of \(index + 1)")
+    }
+    #expect(try ledger.verify().batches == 25)
+  }
+
+  @Test(arguments: [11, 12, 13, 14, 15, 16] as [UInt64])
+  func revertingTheLastBatchGivesTheStateBeforeIt(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    for _ in 0..<12 { _ = try ledger.applySynchronously(try Self.randomBatch(ledger, using: &generator)) }
+    let before = try await ledger.read(asOf: 11) { view in try Self.snapshot(view) }
+    let after = try await ledger.read { view in try Self.snapshot(view) }
+    let revert = try await ledger.revert(12)
+    #expect(revert.overridden.isEmpty)
+    #expect(try await ledger.read { view in try Self.snapshot(view) } == before)
+    _ = try await ledger.revert(revert.summary.batchID)  // revert of the revert re-applies batch 12
+    #expect(try await ledger.read { view in try Self.snapshot(view) } == after)
+    #expect(try ledger.verify().batches == 14)
+  }
+
+  @Test(arguments: [21, 22, 23] as [UInt64])
+  func rewindMakesTheCurrentStateEqualTheStateAsOf(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    for _ in 0..<15 { _ = try ledger.applySynchronously(try Self.randomBatch(ledger, using: &generator)) }
+    for target in [10, 3, 0] as [UInt64] {
+      _ = try await ledger.rewind(to: target)
+      let expected = target == 0 ? "" : try await ledger.read(asOf: target) { view in try Self.snapshot(view) }
+      if target > 0 { #expect(try await ledger.read { view in try Self.snapshot(view) } == expected) }
+    }
+    #expect(try await ledger.read { view in try view.count("Album") + view.count("Band") + view.count("Musician") } == 0)
+    #expect(try ledger.verify().batches == 18)
+  }
+
+  @Test func diffListsCreatedUpdatedAndDeletedObjects() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var one = ledger.makeBatch()
+    try one.stage([["name": "x", "label": "L1"], ["name": "y"]], as: "Album")
+    _ = try ledger.applySynchronously(one)
+    var two = ledger.makeBatch()
+    try two.stage([["name": "x", "label": "L2"], ["name": "z"]], as: "Album")
+    try two.delete("Album", key: "y")
+    _ = try ledger.applySynchronously(two)
+    let diff = try ledger.diff(from: 1, to: 2)
+    #expect(diff.changes.map(\.kind) == [.updated, .deleted, .created])
+    #expect(diff.changes[0].attributes == [AttributeChange(name: "label", old: .string("L1"), new: .string("L2"))])
+    let backwards = try ledger.diff(from: 2, to: 1)
+    #expect(backwards.changes.map(\.kind) == [.updated, .created, .deleted])
+    #expect(try ledger.record(2).kind == .import)
+  }
+
+  @Test func revertRestoresADeletedObjectWithItsLinks() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var one = ledger.makeBatch()
+    try one.stage([["name": "A", "members": ["p1", "p2"]]], as: "Band")
+    try one.stage([["name": "x", "band": "A"]], as: "Album")
+    _ = try ledger.applySynchronously(one)
+    let before = try await ledger.read { view in try Self.snapshot(view) }
+    var two = ledger.makeBatch()
+    try two.delete("Band", key: "A")
+    let summary = try ledger.applySynchronously(two)
+    #expect(summary.kind == .delete)
+    #expect(try await ledger.read { view in try view.object("Album", key: "x")?.relationships["band"] } == [])
+    _ = try await ledger.revert(2)
+    #expect(try await ledger.read { view in try Self.snapshot(view) } == before)
+  }
+
+  @Test func expectedHeadAndIdempotencyKey() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "x"]], as: "Album")
+    let first = try await ledger.apply(batch, idempotencyKey: "k1", expectedHead: 0)
+    let again = try await ledger.apply(batch, idempotencyKey: "k1")
+    #expect(again.wasAlreadyApplied && again.batchID == first.batchID)
+    await #expect {
+      try await ledger.apply(batch, expectedHead: 0)
+    } throws: { error in
+      if case LedgerError.headMoved(expected: 0, actual: 1) = error { return true }
+      return false
+    }
+  }
+
+  @Test func changesStreamDeliversAppliedBatches() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    let stream = ledger.changes
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "x"]], as: "Album")
+    _ = try await ledger.apply(batch)
+    var iterator = stream.makeAsyncIterator()
+    let summary = await iterator.next()
+    #expect(summary?.batchID == 1)
+    #expect(summary?.created == 1)
+  }
+}

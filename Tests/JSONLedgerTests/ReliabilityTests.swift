@@ -1,0 +1,158 @@
+import Foundation
+import LMDB
+import Testing
+@testable import JSONLedger
+
+@Suite("Reliability: corruption, limits, concurrency")
+struct ReliabilityTests {
+  static let model: Model = HistoryPropertyTests.model
+
+  func filledLedger(_ directory: TemporaryDirectory, batches: Int = 3) throws -> Ledger {
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    for index in 0..<batches {
+      var batch = ledger.makeBatch()
+      try batch.stage([["name": .string("album \(index)"), "label": "Virgin", "band": "Japan"]], as: "Album")
+      _ = try ledger.applySynchronously(batch)
+    }
+    return ledger
+  }
+
+  @Test func aFlippedByteInAStoredRecordIsReportedWithItsBatchID() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try filledLedger(directory)
+    try ledger.environment.write { txn in
+      var bytes = try #require(try txn.value(forKey: StoreKeys.batch(2), in: ledger.layout.log))
+      bytes[bytes.count / 2] ^= 0x5A
+      try txn.put(bytes, forKey: StoreKeys.batch(2), in: ledger.layout.log)
+    }
+    #expect {
+      try ledger.verify()
+    } throws: { error in
+      if case LedgerError.corruptRecord(batchID: 2, let reason) = error { return reason.contains("checksum") }
+      return false
+    }
+    #expect(throws: LedgerError.self) { try ledger.record(2) }
+  }
+
+  @Test func aFlippedByteInTheDataFileIsDetected() throws {
+    let directory = try TemporaryDirectory()
+    let record: [UInt8]
+    do {
+      let ledger = try filledLedger(directory)
+      record = try #require(try ledger.environment.read { txn in try txn.value(forKey: StoreKeys.batch(2), in: ledger.layout.log) })
+    }
+    let file = directory.storePath + "/data.mdb"
+    var data = try Data(contentsOf: URL(fileURLWithPath: file))
+    // Copy-on-write leaves older copies of a page behind: flip the byte in every copy.
+    var search = data.startIndex
+    var flipped = 0
+    while let range = data.range(of: Data(record), in: search..<data.endIndex) {
+      data[range.lowerBound + record.count / 2] ^= 0xFF
+      search = range.upperBound
+      flipped += 1
+    }
+    #expect(flipped >= 1)
+    try data.write(to: URL(fileURLWithPath: file))
+    let reopened = try Ledger.open(at: directory.storePath)
+    #expect {
+      try reopened.verify()
+    } throws: { error in
+      if case LedgerError.corruptRecord(batchID: 2, _) = error { return true }
+      return false
+    }
+  }
+
+  @Test func projectionTamperingIsFoundByVerify() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try filledLedger(directory)
+    try ledger.environment.write { txn in
+      try txn.put([0, 0], forKey: StoreKeys.object(1), in: ledger.layout.views)
+    }
+    #expect {
+      try ledger.verify()
+    } throws: { error in "\(error)".contains("views differs from the replay at object 1") }
+  }
+
+  @Test func aStoreOfANewerFormatSaysSoPlainly() throws {
+    let directory = try TemporaryDirectory()
+    do {
+      let ledger = try filledLedger(directory, batches: 1)
+      try ledger.environment.write { txn in
+        try txn.put(StoreKeys.bigEndian(UInt32(99)), forKey: MetaKey.format, in: ledger.layout.meta)
+      }
+    }
+    #expect {
+      try Ledger.open(at: directory.storePath)
+    } throws: { error in "\(error)".contains("format version 99, newer than this library supports (1)") }
+  }
+
+  @Test func aFileOrAForeignDirectoryIsNotAStore() throws {
+    let directory = try TemporaryDirectory()
+    let file = directory.path + "/file"
+    try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+    #expect(throws: LedgerError.self) { try Ledger.open(at: file, model: Self.model) }
+    let foreign = directory.path + "/foreign"
+    try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+    try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: foreign + "/data.mdb"))
+    #expect(throws: LedgerError.self) { try Ledger.open(at: foreign, model: Self.model) }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: foreign) == ["data.mdb"])
+  }
+
+  @Test func keysLongerThanLMDBsLimitWork() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    let prefix = String(repeating: "k", count: 2_000)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": .string(prefix + "1"), "label": "one"], ["name": .string(prefix + "2"), "label": "two"]], as: "Album")
+    _ = try ledger.applySynchronously(batch)
+    #expect(try ledger.read { view in try view.object("Album", key: .string(prefix + "2"))?["label"] } == .string("two"))
+    #expect(try ledger.read { view in try view.count("Album") } == 2)
+    #expect(try ledger.verify().batches == 1)
+  }
+
+  @Test func aTenMegabyteStringAndAToManyOfTenThousand() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "big", "label": .string(String(repeating: "x", count: 10 << 20))]], as: "Album")
+    try batch.stage([["name": "A", "albums": .array((0..<10_000).map { .string("a\($0)") })]], as: "Band")
+    _ = try ledger.applySynchronously(batch)
+    try ledger.read { view throws in
+      #expect(try view.object("Album", key: "big")?["label"] == .string(String(repeating: "x", count: 10 << 20)))
+      #expect(try view.object("Band", key: "A")?.relationships["albums"]?.count == 10_000)
+    }
+  }
+
+  @Test func transactionsRefuseUseAfterTheirClosure() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try filledLedger(directory, batches: 1)
+    let escaped = try ledger.environment.read { txn in txn }
+    #expect(throws: LMDBError.self) { try escaped.value(forKey: StoreKeys.batch(1), in: ledger.layout.log) }
+  }
+
+  @Test func concurrentReadersAlwaysSeeWholeBatches() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    let names = (0..<50).map { JSONValue.string("album \($0)") }
+    let writer = Task.detached {
+      for round in 0..<40 {
+        var batch = ledger.makeBatch()
+        try batch.stage(.array(names.map { ["name": $0, "label": .string("round \(round)")] }), as: "Album")
+        _ = try await ledger.apply(batch)
+      }
+    }
+    let readers = (0..<4).map { _ in
+      Task.detached { () -> Int in
+        var mixed = 0
+        for _ in 0..<60 {
+          let labels = try await ledger.read { view in Set(try view.objects("Album").compactMap { $0["label"] }) }
+          if labels.count > 1 { mixed += 1 }
+        }
+        return mixed
+      }
+    }
+    try await writer.value
+    for reader in readers { #expect(try await reader.value == 0) }
+    #expect(try ledger.environment.info().readersInUse <= 4 + 1)
+  }
+}
