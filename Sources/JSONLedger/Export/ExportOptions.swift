@@ -20,6 +20,10 @@ public struct ExportOptions: Sendable {
   /// Overrides the model's date format.
   public var dateFormat: DateFormat?
 
+  /// Write the model's own names (no custom keys, key paths or reserved words) and every
+  /// attribute, exported or not: the shape `Decodable` structs are decoded from.
+  var usesModelNames = false
+
   public init(relationships: RelationshipExport = .ids, keyCase: KeyCase? = nil, dateFormat: DateFormat? = nil) {
     self.relationships = relationships
     self.keyCase = keyCase

@@ -21,7 +21,7 @@ struct Exporter {
   private func export(_ object: ObjectSnapshot, depth: Int, ancestors: inout Set<UInt64>) throws -> JSONValue {
     guard let entity = model.resolved(object.entity) else { return .null }
     var json = JSONObject()
-    for attribute in entity.attributes where attribute.isExported {
+    for attribute in entity.attributes where attribute.isExported || options.usesModelNames {
       let value = try jsonValue(object.attributes[attribute.name], of: attribute, entity: entity)
       Self.set(value, at: exportPath(of: attribute, in: entity), in: &json)
     }
@@ -30,10 +30,10 @@ struct Exporter {
     }
     ancestors.insert(object.objectID)
     defer { ancestors.remove(object.objectID) }
-    for relationship in entity.relationships where relationship.declaration.isExported {
+    for relationship in entity.relationships where relationship.declaration.isExported || options.usesModelNames {
       let targets = object.relationships[relationship.name] ?? []
-      var path = relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
-        ?? [inflect(relationship.name)]
+      var path = options.usesModelNames ? [relationship.name]
+        : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) } ?? [inflect(relationship.name)]
       let value: JSONValue
       switch options.relationships {
       case .none:
@@ -41,18 +41,23 @@ struct Exporter {
       case .ids:
         value = keysValue(targets, toMany: relationship.isToMany)
       case .nested(let limit), .rails(let limit):
-        let rails: Bool = if case .rails = options.relationships { true } else { false }
-        if rails, let last = path.last {
-          path[path.count - 1] = keyCase == .snakeCase ? last + "_attributes" : last + "Attributes"
-        }
+        var rails: Bool = if case .rails = options.relationships { true } else { false }
         var nested: [JSONValue] = []
+        var onlyKeys = true
         let related = try reader.related(object, relationship.name)
         for target in related {
           if depth + 1 > limit || ancestors.contains(target.objectID) {
             nested.append(keyValue(target.key))
           } else {
             nested.append(try export(target, depth: depth + 1, ancestors: &ancestors))
+            onlyKeys = false
           }
+        }
+        // A back-reference or a link past the depth bound is written as keys under the plain
+        // name: Rails' `_attributes` must hold objects.
+        if rails, onlyKeys, !related.isEmpty { rails = false }
+        if rails, let last = path.last {
+          path[path.count - 1] = keyCase == .snakeCase ? last + "_attributes" : last + "Attributes"
         }
         if relationship.isToMany {
           if rails {
@@ -73,6 +78,7 @@ struct Exporter {
 
   /// Where an attribute goes in the exported object.
   func exportPath(of attribute: Attribute, in entity: ResolvedEntity) -> [String] {
+    if options.usesModelNames { return [attribute.name] }
     if let key = attribute.jsonKey { return key.split(separator: ".").map(String.init) }
     if attribute.name == "remoteID", entity.attributeIndex["id"] == nil { return ["id"] }
     var qualifier: String? = entity.name
@@ -89,7 +95,7 @@ struct Exporter {
   func jsonValue(_ value: AttributeValue?, of attribute: Attribute, entity: ResolvedEntity) throws -> JSONValue {
     guard let value else { return .null }
     let plain = Self.json(value, dateFormat: dateFormat)
-    if let name = attribute.transformer, let reverse = transformers[name]?.reverse {
+    if !options.usesModelNames, let name = attribute.transformer, let reverse = transformers[name]?.reverse {
       do { return try reverse(plain) } catch {
         throw LedgerError.invalidArgument("the reverse of value transformer \"\(name)\" failed on \(entity.name).\(attribute.name): \(error)")
       }

@@ -106,3 +106,16 @@ extension View {
     return matches
   }
 }
+
+extension View {
+  /// One page of the objects of `entity` in key order: skip `offset`, take at most `limit`.
+  public func objects(_ entity: String, offset: Int, limit: Int) throws -> [ObjectSnapshot] {
+    var page: [ObjectSnapshot] = []
+    var index = 0
+    try reader.forEachObject(entity) { object in
+      defer { index += 1 }
+      if index >= offset, page.count < limit { page.append(object) }
+    }
+    return page
+  }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+extension View {
+  /// Decodes the objects of `entity` (and its sub-entities) into your `Decodable` type, in
+  /// key order. Properties match the model's attribute and relationship names (not JSON keys);
+  /// relationships decode as keys (`band: String`) or, with `.nested(depth:)`, as nested
+  /// values (`band: BandValue`).
+  ///
+  /// ```swift
+  /// struct Album: Decodable { var name: String; var released: Date?; var band: String? }
+  /// let albums = try ledger.read { view in try view.decode([Album].self, from: "Album") }
+  /// ```
+  public func decode<T: Decodable>(_ type: [T].Type, from entity: String, relationships: RelationshipExport = .ids) throws -> [T] {
+    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: Self.codableOptions(relationships))
+    var values: [JSONValue] = []
+    try reader.forEachObject(entity) { values.append(try exporter.export($0)) }
+    return try Self.decode([T].self, from: .array(values), entity: entity)
+  }
+
+  /// Decodes the object of `entity` with `key` into your `Decodable` type, or nil.
+  public func decode<T: Decodable>(_ type: T.Type, from entity: String, key: JSONValue, relationships: RelationshipExport = .ids) throws -> T? {
+    guard let object = try reader.object(entity, key: key) else { return nil }
+    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: Self.codableOptions(relationships))
+    return try Self.decode(T.self, from: try exporter.export(object), entity: entity)
+  }
+
+  static func codableOptions(_ relationships: RelationshipExport) -> ExportOptions {
+    var options = ExportOptions(relationships: relationships, keyCase: .camelCase, dateFormat: .iso8601)
+    options.usesModelNames = true
+    return options
+  }
+
+  static func decode<T: Decodable>(_ type: T.Type, from json: JSONValue, entity: String) throws -> T {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .custom { decoder in
+      let container = try decoder.singleValueContainer()
+      let text = try container.decode(String.self)
+      guard let date = DateCoding.date(from: .string(text)) else {
+        throw DecodingError.dataCorruptedError(in: container, debugDescription: "\"\(text)\" is not a date")
+      }
+      return date
+    }
+    do {
+      return try decoder.decode(T.self, from: Data(JSONWriter(options: []).bytes(from: json)))
+    } catch let error as DecodingError {
+      throw LedgerError.invalidArgument("cannot decode \(entity) as \(T.self): \(CodableDescription.describe(error))")
+    }
+  }
+}
+
+extension ChangeBatch {
+  /// Stages your `Encodable` values as objects of `entity` — JSONCache's `JSONifiable` done
+  /// with Codable. Property names are matched to the model's names (the same rules as JSON
+  /// keys); dates are written as ISO 8601.
+  ///
+  /// ```swift
+  /// try batch.stage([Band(name: "Japan", formed: 1974)], as: "Band")
+  /// ```
+  public mutating func stage<T: Encodable>(_ values: [T], as entity: String, options: StagingOptions = StagingOptions()) throws {
+    try stage(try Self.json(values), as: entity, options: options)
+  }
+
+  /// Stages one `Encodable` value as an object of `entity`.
+  public mutating func stage<T: Encodable>(_ value: T, as entity: String, options: StagingOptions = StagingOptions()) throws {
+    try stage(try Self.json(value), as: entity, options: options)
+  }
+
+  static func json<T: Encodable>(_ value: T) throws -> JSONValue {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .custom { date, encoder in
+      var container = encoder.singleValueContainer()
+      try container.encode(DateCoding.string(from: date, format: .iso8601))
+    }
+    encoder.dataEncodingStrategy = .base64
+    return try JSONParser.parse(try encoder.encode(value))
+  }
+}
+
+/// Readable text for Foundation's decoding errors: the coding path and what was wrong.
+enum CodableDescription {
+  static func describe(_ error: DecodingError) -> String {
+    func path(_ context: DecodingError.Context) -> String {
+      let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+      return text.isEmpty ? "(top level)" : String(text.drop(while: { $0 == "." }))
+    }
+    switch error {
+    case .keyNotFound(let key, let context): return "\(path(context)): no value for \"\(key.stringValue)\""
+    case .typeMismatch(let type, let context): return "\(path(context)): expected \(type) (\(context.debugDescription))"
+    case .valueNotFound(let type, let context): return "\(path(context)): expected \(type), found null"
+    case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
+    @unknown default: return "\(error)"
+    }
+  }
+}
