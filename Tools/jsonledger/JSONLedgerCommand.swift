@@ -11,7 +11,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     discussion: "Every command takes the store directory first. --json gives machine-readable output.",
     subcommands: [
       Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
-      Rewind.self, Verify.self, Stats.self, Demo.self,
+      Rewind.self, Verify.self, Stats.self, Demo.self, Stress.self, ReadCheck.self,
     ]
   )
 
