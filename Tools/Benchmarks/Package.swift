@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Benchmarks live in their own package so that the library's build and tests never pay for
+// GRDB. Run: swift run -c release --package-path Tools/Benchmarks jsonledger-bench --objects 100000
+let package = Package(
+  name: "JSONLedgerBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(name: "JSONLedger", path: "../.."),
+    .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+  ],
+  targets: [
+    .executableTarget(
+      name: "jsonledger-bench",
+      dependencies: [
+        .product(name: "JSONLedger", package: "JSONLedger"),
+        .product(name: "LMDB", package: "JSONLedger"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ]
+    )
+  ],
+  swiftLanguageModes: [.v6]
+)

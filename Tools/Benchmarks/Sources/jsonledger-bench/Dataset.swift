@@ -1,0 +1,53 @@
+import Foundation
+import JSONLedger
+
+/// A deterministic bands-like dataset: bands (with musicians by key, to-many) and albums (band
+/// by key, to-one; producer as a nested object), snake_case keys, ISO dates.
+struct Dataset {
+  let objects: Int
+  var bandCount: Int { max(1, objects / 20) }
+  var albumCount: Int { objects - bandCount }
+
+  static let model = #"""
+    {"keyCase": "snake_case", "dateFormat": "iso8601", "entities": {
+      "Band": {"identity": "name", "collectionKey": "bands",
+        "attributes": {"name": "string", "formed": "int32", "bandDescription": "string"},
+        "relationships": {"albums": {"to": "Album", "many": true, "inverse": "band"},
+                          "members": {"to": "Musician", "many": true, "inverse": "bands"}}},
+      "Album": {"identity": "name", "collectionKey": "albums",
+        "attributes": {"name": "string", "released": "date", "label": "string", "sales": "int64"},
+        "relationships": {"band": {"to": "Band", "inverse": "albums"},
+                          "producer": {"to": "Producer", "inverse": "albums"}}},
+      "Musician": {"identity": "name", "attributes": {"name": "string"},
+        "relationships": {"bands": {"to": "Band", "many": true, "inverse": "members"}}},
+      "Producer": {"identity": "name", "attributes": {"name": "string", "country": "string"},
+        "relationships": {"albums": {"to": "Album", "many": true, "inverse": "producer"}}}
+    }}
+    """#
+
+  func bandName(_ index: Int) -> String { "band \(index)" }
+  func albumName(_ index: Int) -> String { "album \(index)" }
+
+  /// The whole document as JSON bytes; `changedEvery`: every n-th album gets another label.
+  func document(changedEvery: Int? = nil) -> [UInt8] {
+    var text = "{\"bands\":["
+    text.reserveCapacity(objects * 160)
+    for index in 0..<bandCount {
+      if index > 0 { text += "," }
+      text += "{\"name\":\"\(bandName(index))\",\"formed\":\(1950 + index % 70),"
+      text += "\"description\":\"A band formed in \(1950 + index % 70) that plays music number \(index)\","
+      text += "\"members\":[\"musician \(index * 3)\",\"musician \(index * 3 + 1)\",\"musician \(index * 3 + 2)\"]}"
+    }
+    text += "],\"albums\":["
+    for index in 0..<albumCount {
+      if index > 0 { text += "," }
+      let changed = changedEvery.map { index % $0 == 0 } ?? false
+      text += "{\"name\":\"\(albumName(index))\",\"band\":\"\(bandName(index % bandCount))\","
+      text += "\"released\":\"\(1960 + index % 60)-0\(1 + index % 9)-1\(index % 10)T00:00:00Z\","
+      text += "\"label\":\"\(changed ? "Changed Records" : "Label \(index % 40)")\",\"sales\":\(index * 7 % 100_000),"
+      text += "\"producer\":{\"name\":\"producer \(index % 500)\",\"country\":\"Country \(index % 30)\"}}"
+    }
+    text += "]}"
+    return Array(text.utf8)
+  }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import JSONLedger
+
+/// What a careful GRDB user would write: WAL, one transaction, prepared statements,
+/// `INSERT … ON CONFLICT DO UPDATE`, foreign keys by key, the same fields.
+struct GRDBContender {
+  let pool: DatabasePool
+
+  init() throws {
+    var configuration = Configuration()
+    configuration.foreignKeysEnabled = true
+    pool = try DatabasePool(path: try scratchDirectory("grdb") + "/db.sqlite", configuration: configuration)
+    try pool.write { db in
+      try db.execute(sql: """
+        CREATE TABLE band (name TEXT PRIMARY KEY NOT NULL, formed INTEGER, description TEXT) WITHOUT ROWID;
+        CREATE TABLE musician (name TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+        CREATE TABLE band_member (band TEXT NOT NULL REFERENCES band(name), musician TEXT NOT NULL REFERENCES musician(name),
+          PRIMARY KEY (band, musician)) WITHOUT ROWID;
+        CREATE TABLE producer (name TEXT PRIMARY KEY NOT NULL, country TEXT) WITHOUT ROWID;
+        CREATE TABLE album (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
+          producer TEXT REFERENCES producer(name), released TEXT, label TEXT, sales INTEGER) WITHOUT ROWID;
+        CREATE INDEX album_band ON album(band);
+        """)
+    }
+  }
+
+  func importDocument(_ bytes: [UInt8]) throws {
+    let document = try JSONParser.parse(bytes)
+    try pool.write { db in
+      let band = try db.makeStatement(sql: """
+        INSERT INTO band (name, formed, description) VALUES (?, ?, ?)
+        ON CONFLICT(name) DO UPDATE SET formed = excluded.formed, description = excluded.description
+        """)
+      let musician = try db.makeStatement(sql: "INSERT INTO musician (name) VALUES (?) ON CONFLICT DO NOTHING")
+      let member = try db.makeStatement(sql: "INSERT INTO band_member (band, musician) VALUES (?, ?) ON CONFLICT DO NOTHING")
+      let producer = try db.makeStatement(sql: """
+        INSERT INTO producer (name, country) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET country = excluded.country
+        """)
+      let album = try db.makeStatement(sql: """
+        INSERT INTO album (name, band, producer, released, label, sales) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT(name) DO UPDATE SET band = excluded.band, producer = excluded.producer,
+          released = excluded.released, label = excluded.label, sales = excluded.sales
+        """)
+      for object in document["bands"]?.arrayValue ?? [] {
+        let name = object["name"]?.stringValue
+        try band.execute(arguments: [name, Self.int(object["formed"]), object["description"]?.stringValue])
+        for musicianName in object["members"]?.arrayValue ?? [] {
+          try musician.execute(arguments: [musicianName.stringValue])
+          try member.execute(arguments: [name, musicianName.stringValue])
+        }
+      }
+      for object in document["albums"]?.arrayValue ?? [] {
+        let producerObject = object["producer"]
+        try producer.execute(arguments: [producerObject?["name"]?.stringValue, producerObject?["country"]?.stringValue])
+        try album.execute(arguments: [
+          object["name"]?.stringValue, object["band"]?.stringValue, producerObject?["name"]?.stringValue,
+          object["released"]?.stringValue, object["label"]?.stringValue, Self.int(object["sales"]),
+        ])
+      }
+    }
+  }
+
+  static func int(_ value: JSONValue?) -> Int64? {
+    if case .number(let number)? = value { return number.int64Value }
+    return nil
+  }
+
+  func readByKey(_ keys: [String]) throws {
+    for chunk in stride(from: 0, to: keys.count, by: 1000) {
+      try pool.read { db in
+        let statement = try db.cachedStatement(sql: "SELECT * FROM album WHERE name = ?")
+        for key in keys[chunk..<min(chunk + 1000, keys.count)] {
+          guard try Row.fetchOne(statement, arguments: [key]) != nil else { throw LedgerError.invalidArgument("missing \(key)") }
+        }
+      }
+    }
+  }
+
+  func readAllAlbumsWithBand() throws -> Int {
+    try pool.read { db in
+      var count = 0
+      let rows = try Row.fetchCursor(db, sql: "SELECT album.*, band.name AS band_name FROM album LEFT JOIN band ON band.name = album.band")
+      while let row = try rows.next() {
+        if (row["band_name"] as String?) != nil { count += 1 }
+      }
+      return count
+    }
+  }
+
+  func exportAll() throws -> Int {
+    try pool.read { db in
+      var bands: [JSONValue] = []
+      let members = Dictionary(grouping: try Row.fetchAll(db, sql: "SELECT band, musician FROM band_member"), by: { $0["band"] as String })
+      let albumsByBand = Dictionary(grouping: try Row.fetchAll(db, sql: "SELECT name, band FROM album"), by: { ($0["band"] as String?) ?? "" })
+      for row in try Row.fetchAll(db, sql: "SELECT * FROM band ORDER BY name") {
+        let name: String = row["name"]
+        bands.append([
+          "name": .string(name), "formed": (row["formed"] as Int64?).map { .number(JSONNumber($0)) } ?? .null,
+          "description": (row["description"] as String?).map { .string($0) } ?? .null,
+          "members": .array((members[name] ?? []).map { .string($0["musician"]) }),
+          "albums": .array((albumsByBand[name] ?? []).map { .string($0["name"]) }),
+        ])
+      }
+      var albums: [JSONValue] = []
+      for row in try Row.fetchAll(db, sql: "SELECT * FROM album ORDER BY name") {
+        albums.append([
+          "name": .string(row["name"]), "band": (row["band"] as String?).map { .string($0) } ?? .null,
+          "producer": (row["producer"] as String?).map { .string($0) } ?? .null,
+          "released": (row["released"] as String?).map { .string($0) } ?? .null,
+          "label": (row["label"] as String?).map { .string($0) } ?? .null,
+          "sales": (row["sales"] as Int64?).map { .number(JSONNumber($0)) } ?? .null,
+        ])
+      }
+      return JSONWriter().bytes(from: ["bands": .array(bands), "albums": .array(albums)]).count
+    }
+  }
+}

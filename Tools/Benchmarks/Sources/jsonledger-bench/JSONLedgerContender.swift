@@ -1,0 +1,64 @@
+import Foundation
+import JSONLedger
+
+/// The workloads through JSONLedger's public API.
+struct JSONLedgerContender {
+  let dataset: Dataset
+  let model: Model
+  let path: String
+  let ledger: Ledger
+
+  init(dataset: Dataset) throws {
+    self.dataset = dataset
+    model = try Model(json: JSONParser.parse(Dataset.model))
+    path = try scratchDirectory("ledger")
+    ledger = try Ledger.open(at: path + "/store", model: model)
+  }
+
+  func importDocument(_ bytes: [UInt8]) throws -> BatchSummary {
+    var batch = ledger.makeBatch()
+    try batch.stageDocument(try JSONParser.parse(bytes))
+    return try ledger.applySynchronously(batch)
+  }
+
+  func readByKey(_ keys: [String]) throws {
+    for chunk in stride(from: 0, to: keys.count, by: 1000) {
+      try ledger.read { view in
+        for key in keys[chunk..<min(chunk + 1000, keys.count)] {
+          guard try view.object("Album", key: .string(key)) != nil else { throw LedgerError.invalidArgument("missing \(key)") }
+        }
+      }
+    }
+  }
+
+  func readAllAlbumsWithBand() throws -> Int {
+    try ledger.read { view in
+      var count = 0
+      try view.forEachObject("Album") { album in
+        if album.relationships["band"]?.first != nil { count += 1 }
+      }
+      return count
+    }
+  }
+
+  func exportAll() throws -> Int {
+    try ledger.read { view in JSONWriter().bytes(from: try view.exportDocument()).count }
+  }
+
+  /// A store of `batches` small batches, each changing one album's label.
+  static func manyBatches(_ batches: Int) throws -> Ledger {
+    var options = Ledger.Options()
+    options.durability = .noSync
+    let ledger = try Ledger.open(
+      at: try scratchDirectory("history") + "/store", model: try Model(json: JSONParser.parse(Dataset.model)), options: options)
+    var batch = ledger.makeBatch()
+    try batch.stage(.array((0..<1000).map { ["name": .string("album \($0)"), "label": "L0"] }), as: "Album")
+    _ = try ledger.applySynchronously(batch)
+    for index in 1..<batches {
+      var small = ledger.makeBatch()
+      try small.stage([["name": .string("album \(index % 1000)"), "label": .string("L\(index)")]], as: "Album")
+      _ = try ledger.applySynchronously(small)
+    }
+    return ledger
+  }
+}

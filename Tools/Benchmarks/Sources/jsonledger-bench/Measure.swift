@@ -1,0 +1,31 @@
+import Foundation
+
+/// One workload's numbers for the three contenders (nil where a contender has none).
+struct ResultRow {
+  var name: String
+  var unit: String
+  var jsonledger: Double?
+  var grdb: Double?
+  var floor: Double?
+}
+
+/// Wall-clock seconds of `body`.
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+  let clock = ContinuousClock()
+  let elapsed = try clock.measure(body)
+  return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+/// Peak resident memory of this process in MB (VmHWM).
+func peakResidentMegabytes() -> Double {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+  else { return 0 }
+  return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+}
+
+func scratchDirectory(_ name: String) throws -> String {
+  let path = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-bench-\(name)-\(UUID().uuidString.prefix(8))").path
+  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  return path
+}

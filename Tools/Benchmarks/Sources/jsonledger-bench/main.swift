@@ -1,0 +1,139 @@
+import Foundation
+import JSONLedger
+
+// jsonledger-bench [--objects N] [--batches B] [--json]
+var objects = 100_000
+var historyBatches = 10_000
+var emitJSON = false
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+  switch argument {
+  case "--objects": objects = Int(arguments.next() ?? "") ?? objects
+  case "--batches": historyBatches = Int(arguments.next() ?? "") ?? historyBatches
+  case "--json": emitJSON = true
+  default:
+    FileHandle.standardError.write(Data("usage: jsonledger-bench [--objects N] [--batches B] [--json]\n".utf8))
+    exit(2)
+  }
+}
+
+let dataset = Dataset(objects: objects)
+let document = dataset.document()
+let changed = dataset.document(changedEvery: 10)
+var rows: [ResultRow] = []
+func log(_ text: String) { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
+
+let ledger = try JSONLedgerContender(dataset: dataset)
+let grdb = try GRDBContender()
+let floor = try FloorContender()
+let megabytes = Double(document.count) / 1_000_000
+
+log("parse \(String(format: "%.1f", megabytes)) MB")
+let parseOurs = try seconds { _ = try JSONParser.parse(document) }
+let parseFoundation = try seconds { _ = try JSONSerialization.jsonObject(with: Data(document)) }
+rows.append(ResultRow(name: "JSON parse (our parser; grdb column: JSONSerialization)", unit: "MB/s", jsonledger: megabytes / parseOurs, grdb: megabytes / parseFoundation, floor: nil))
+
+log("fresh import of \(objects) objects")
+let importLedger = try seconds { _ = try ledger.importDocument(document) }
+let importGRDB = try seconds { try grdb.importDocument(document) }
+let importFloor = try seconds { try floor.importDocument(document) }
+rows.append(ResultRow(name: "fresh import", unit: "objects/s", jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB, floor: Double(objects) / importFloor))
+
+log("re-import with 10% changed")
+let reimportLedger = try seconds { _ = try ledger.importDocument(changed) }
+let reimportGRDB = try seconds { try grdb.importDocument(changed) }
+rows.append(ResultRow(name: "re-import, 10% changed", unit: "objects/s", jsonledger: Double(objects) / reimportLedger, grdb: Double(objects) / reimportGRDB, floor: nil))
+
+log("single-object reads")
+var generator = SystemRandomNumberGenerator()
+let lookups = min(20_000, dataset.albumCount)
+let indices = (0..<lookups).map { _ in Int.random(in: 0..<dataset.albumCount, using: &generator) }
+let keys = indices.map(dataset.albumName)
+let readLedger = try seconds { try ledger.readByKey(keys) }
+let readGRDB = try seconds { try grdb.readByKey(keys) }
+let readFloor = try seconds { try floor.readByKey(indices.map { $0 + dataset.bandCount }) }
+rows.append(ResultRow(name: "read one object by key", unit: "µs/op", jsonledger: readLedger / Double(lookups) * 1e6, grdb: readGRDB / Double(lookups) * 1e6, floor: readFloor / Double(lookups) * 1e6))
+
+log("read all albums with their band")
+var albumCount = 0
+let scanLedger = try seconds { albumCount = try ledger.readAllAlbumsWithBand() }
+let scanGRDB = try seconds { _ = try grdb.readAllAlbumsWithBand() }
+rows.append(ResultRow(name: "read all of one entity with one relationship", unit: "objects/s", jsonledger: Double(albumCount) / scanLedger, grdb: Double(albumCount) / scanGRDB, floor: nil))
+
+log("full export")
+let exportLedger = try seconds { _ = try ledger.exportAll() }
+let exportGRDB = try seconds { _ = try grdb.exportAll() }
+rows.append(ResultRow(name: "full export to JSON", unit: "objects/s", jsonledger: Double(objects) / exportLedger, grdb: Double(objects) / exportGRDB, floor: nil))
+
+log("import and revert of a 10k-object batch")
+let tenThousand = (0..<10_000).map { index -> JSONValue in
+  ["name": .string("extra album \(index)"), "band": .string(dataset.bandName(index % dataset.bandCount)), "label": "Extra"]
+}
+var extraBatch = ledger.ledger.makeBatch()
+try extraBatch.stage(.array(tenThousand), as: "Album")
+var extraID: UInt64 = 0
+let importTen = try seconds { extraID = try ledger.ledger.applySynchronously(extraBatch).batchID }
+let revertTen = seconds {
+  let semaphore = DispatchSemaphore(value: 0)
+  let target = ledger.ledger
+  let id = extraID
+  Task.detached {
+    _ = try? await target.revert(id)
+    semaphore.signal()
+  }
+  semaphore.wait()
+}
+rows.append(ResultRow(name: "import of a 10k-object batch (same store)", unit: "objects/s", jsonledger: 10_000 / importTen, grdb: nil, floor: nil))
+rows.append(ResultRow(name: "revert of that 10k-object batch", unit: "objects/s", jsonledger: 10_000 / revertTen, grdb: nil, floor: nil))
+
+log("verify")
+let verifySeconds = try seconds { _ = try ledger.ledger.verify() }
+rows.append(ResultRow(name: "verify (replay whole log, compare)", unit: "objects/s", jsonledger: Double(objects) / verifySeconds, grdb: nil, floor: nil))
+
+log("\(historyBatches) small batches for point-in-time reads")
+let history = try JSONLedgerContender.manyBatches(historyBatches)
+let probes = (0..<5_000).map { _ in (UInt64.random(in: 1...UInt64(historyBatches), using: &generator), "album \(Int.random(in: 0..<1000, using: &generator))") }
+let currentSeconds = try seconds {
+  try history.read { view in for (_, key) in probes { _ = try view.object("Album", key: .string(key)) } }
+}
+let asOfSeconds = try seconds {
+  for (batch, key) in probes { _ = try history.read(asOf: batch) { view in try view.object("Album", key: .string(key)) } }
+}
+let asOfOneTxn = try seconds {
+  try history.read(asOf: UInt64(historyBatches / 2)) { view in for (_, key) in probes { _ = try view.object("Album", key: .string(key)) } }
+}
+rows.append(ResultRow(name: "read by key, \(historyBatches)-batch store, current", unit: "µs/op", jsonledger: currentSeconds / 5000 * 1e6, grdb: nil, floor: nil))
+rows.append(ResultRow(name: "read by key, as of a batch (one view)", unit: "µs/op", jsonledger: asOfOneTxn / 5000 * 1e6, grdb: nil, floor: nil))
+rows.append(ResultRow(name: "read by key, as of a random batch (a view each)", unit: "µs/op", jsonledger: asOfSeconds / 5000 * 1e6, grdb: nil, floor: nil))
+
+let peak = peakResidentMegabytes()
+let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
+
+func number(_ value: Double?) -> JSONValue { value.map { .number(JSONNumber(($0 * 100).rounded() / 100)) } ?? .null }
+
+if emitJSON {
+  let workloads: [JSONValue] = rows.map { row in
+    ["name": .string(row.name), "unit": .string(row.unit), "jsonledger": number(row.jsonledger), "grdb": number(row.grdb), "floor": number(row.floor)]
+  }
+  print(JSONWriter(options: [.prettyPrinted]).string(from: [
+    "machine": .string(machine), "objects": .number(JSONNumber(objects)), "documentMegabytes": number(megabytes),
+    "peakResidentMegabytes": number(peak), "workloads": .array(workloads),
+  ]))
+} else {
+  func format(_ value: Double?) -> String {
+    guard let value else { return "—" }
+    return value >= 1000 ? String(format: "%.0f", value) : String(format: "%.2f", value)
+  }
+  func ratio(_ row: ResultRow, _ other: Double?) -> String {
+    guard let ours = row.jsonledger, let other, other > 0 else { return "—" }
+    let value = row.unit == "µs/op" ? other / ours : ours / other  // > 1 means JSONLedger is better
+    return String(format: "%.2f×", value)
+  }
+  print("machine: \(machine); \(objects) objects, \(String(format: "%.1f", megabytes)) MB of JSON; peak RSS \(String(format: "%.0f", peak)) MB")
+  print("| workload | unit | JSONLedger | GRDB | floor | JSONLedger vs GRDB | JSONLedger vs floor |")
+  print("|---|---|---:|---:|---:|---:|---:|")
+  for row in rows {
+    print("| \(row.name) | \(row.unit) | \(format(row.jsonledger)) | \(format(row.grdb)) | \(format(row.floor)) | \(ratio(row, row.grdb)) | \(ratio(row, row.floor)) |")
+  }
+  print("Ratios are better-is-higher: throughput ÷ theirs, or their µs/op ÷ ours.")
+}
