@@ -206,7 +206,7 @@ public final class Ledger: Sendable {
       let record = ChangeRecord(
         batchID: head + 1, time: Date(), kind: onlyDeletions ? .delete : .import, metadata: metadata,
         statistics: statistics, changes: changes)
-      try append(record, txn)
+      try append(record, txn, knownStates: resolver.afterStates)
       return BatchSummary(record: record)
     }
     if !summary.wasAlreadyApplied { publish(summary) }
@@ -214,10 +214,10 @@ public final class Ledger: Sendable {
   }
 
   /// Appends a record under the next batch id and folds it into the projections.
-  func append(_ record: ChangeRecord, _ txn: Transaction) throws {
+  func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: [UInt64: ObjectState?] = [:]) throws {
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
-    try Projector(transaction: txn, layout: layout, model: model).apply(record)
+    try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)
   }
 
   func publish(_ summary: BatchSummary) {

@@ -8,6 +8,22 @@ struct Exporter {
   let reader: SnapshotReader
   let transformers: ValueTransformers
   let options: ExportOptions
+  /// Where each exported attribute goes, per entity, worked out once.
+  private let attributePaths: [String: [(attribute: Attribute, path: [String])]]
+
+  init(reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions) {
+    self.reader = reader
+    self.transformers = transformers
+    self.options = options
+    var paths: [String: [(attribute: Attribute, path: [String])]] = [:]
+    for entity in reader.model.entities {
+      guard let resolved = reader.model.resolved(entity.name) else { continue }
+      paths[entity.name] = resolved.attributes.filter { $0.isExported || options.usesModelNames }.map {
+        ($0, Self.exportPath(of: $0, in: resolved, model: reader.model, options: options))
+      }
+    }
+    attributePaths = paths
+  }
 
   var model: Model { reader.model }
   var keyCase: KeyCase { options.keyCase ?? model.keyCase }
@@ -21,9 +37,9 @@ struct Exporter {
   private func export(_ object: ObjectSnapshot, depth: Int, ancestors: inout Set<UInt64>) throws -> JSONValue {
     guard let entity = model.resolved(object.entity) else { return .null }
     var json = JSONObject()
-    for attribute in entity.attributes where attribute.isExported || options.usesModelNames {
+    for (attribute, path) in attributePaths[entity.name] ?? [] {
       let value = try jsonValue(object.attributes[attribute.name], of: attribute, entity: entity)
-      Self.set(value, at: exportPath(of: attribute, in: entity), in: &json)
+      Self.set(value, at: path, in: &json)
     }
     if let key = entity.subentityKey, entity.attributeIndex[key] == nil, model.resolved(entity.rootName)?.family.count ?? 1 > 1 {
       json[key] = .string(entity.name)
@@ -77,7 +93,9 @@ struct Exporter {
   private func inflect(_ name: String) -> String { KeyInflection.jsonKey(for: name, keyCase: keyCase) }
 
   /// Where an attribute goes in the exported object.
-  func exportPath(of attribute: Attribute, in entity: ResolvedEntity) -> [String] {
+  static func exportPath(of attribute: Attribute, in entity: ResolvedEntity, model: Model, options: ExportOptions) -> [String] {
+    let keyCase = options.keyCase ?? model.keyCase
+    func inflect(_ name: String) -> String { KeyInflection.jsonKey(for: name, keyCase: keyCase) }
     if options.usesModelNames { return [attribute.name] }
     if let key = attribute.jsonKey { return key.split(separator: ".").map(String.init) }
     if attribute.name == "remoteID", entity.attributeIndex["id"] == nil { return ["id"] }

@@ -112,14 +112,17 @@ extension Ledger {
         targets[change.objectID] = .some(state)
       }
       if !conflicts.isEmpty, !force { throw RevertRefused(batchID: batchID, conflicts: conflicts) }
-      let repaired = try repairLinks(targets, store: store)
+      // Without conflicts the record holds both sides of every link it changed, so putting
+      // its before-values back is already consistent; a forced revert needs the repair.
+      let repaired = conflicts.isEmpty
+        ? targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } : try repairLinks(targets, store: store)
       var resolver = try BatchResolver(model: model, source: store, strict: false)
       let (changes, statistics) = try resolver.resolveTargets(repaired)
       let reverted = ChangeRecord(
         batchID: head + 1, time: Date(), kind: .revert,
         metadata: .init(message: message ?? "revert batch \(batchID)", author: author, revertedBatchID: batchID),
         statistics: statistics, changes: changes)
-      try append(reverted, txn)
+      try append(reverted, txn, knownStates: resolver.afterStates)
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
     publish(result.summary)
@@ -145,7 +148,7 @@ extension Ledger {
         batchID: head + 1, time: Date(), kind: .rewind,
         metadata: .init(message: message ?? "rewind to batch \(batchID)", author: author),
         statistics: statistics, changes: changes)
-      try append(record, txn)
+      try append(record, txn, knownStates: resolver.afterStates)
       return BatchSummary(record: record)
     }
     publish(summary)

@@ -71,26 +71,35 @@ extension Ledger {
     }
   }
 
+  /// Walks both databases in key order with two cursors (no copy of either in memory) and
+  /// throws at the first entry that differs.
   private static func compare(_ live: Database, _ liveTxn: Transaction, _ rebuilt: Database, _ rebuiltTxn: Transaction) throws -> Int {
-    let liveEntries = try liveTxn.entries(in: live, prefix: [])
-    let rebuiltEntries = try rebuiltTxn.entries(in: rebuilt, prefix: [])
-    for (index, entry) in liveEntries.enumerated() {
-      guard index < rebuiltEntries.count else {
-        throw LedgerError.verificationFailed("\(live.name) has an entry the replay does not (\(describe(entry.key, in: live.name)))")
-      }
-      let other = rebuiltEntries[index]
-      if entry.key != other.key {
-        let first = entry.key.lexicographicallyPrecedes(other.key) ? entry.key : other.key
-        throw LedgerError.verificationFailed("\(live.name) differs from the replay at \(describe(first, in: live.name))")
-      }
-      if entry.value != other.value {
-        throw LedgerError.verificationFailed("\(live.name) differs from the replay at \(describe(entry.key, in: live.name)): the stored value is not what the log gives")
+    try liveTxn.withCursor(on: live) { liveCursor in
+      try rebuiltTxn.withCursor(on: rebuilt) { rebuiltCursor in
+        var liveEntry = try liveCursor.first()
+        var rebuiltEntry = try rebuiltCursor.first()
+        var count = 0
+        while let entry = liveEntry {
+          guard let other = rebuiltEntry else {
+            throw LedgerError.verificationFailed("\(live.name) has an entry the replay does not (\(describe(entry.key, in: live.name)))")
+          }
+          if entry.key != other.key {
+            let first = entry.key.lexicographicallyPrecedes(other.key) ? entry.key : other.key
+            throw LedgerError.verificationFailed("\(live.name) differs from the replay at \(describe(first, in: live.name))")
+          }
+          if entry.value != other.value {
+            throw LedgerError.verificationFailed("\(live.name) differs from the replay at \(describe(entry.key, in: live.name)): the stored value is not what the log gives")
+          }
+          count += 1
+          liveEntry = try liveCursor.next()
+          rebuiltEntry = try rebuiltCursor.next()
+        }
+        if let extra = rebuiltEntry {
+          throw LedgerError.verificationFailed("\(live.name) lacks an entry the replay has (\(describe(extra.key, in: live.name)))")
+        }
+        return count
       }
     }
-    if rebuiltEntries.count > liveEntries.count {
-      throw LedgerError.verificationFailed("\(live.name) lacks an entry the replay has (\(describe(rebuiltEntries[liveEntries.count].key, in: live.name)))")
-    }
-    return liveEntries.count
   }
 
   private static func describe(_ key: [UInt8], in database: String) -> String {

@@ -48,6 +48,10 @@ struct BatchResolver {
     return finish(ignoredKeys: [])
   }
 
+  /// The state of every object the changes touch, after the batch: lets the projector skip
+  /// reading back what the resolver already knows.
+  var afterStates: [UInt64: ObjectState?] { states }
+
   private func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     var statistics = ChangeRecord.Statistics()
     statistics.ignoredKeys = ignoredKeys
@@ -80,10 +84,10 @@ struct BatchResolver {
     return state
   }
 
+  /// Changes an object's working state in place (no copy of its link lists).
   private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
-    guard var state = try current(id) else { return }
-    body(&state)
-    states[id] = state
+    guard try current(id) != nil, states[id] != nil, states[id]! != nil else { return }
+    body(&states[id]!!)
   }
 
   private mutating func lookup(root: String, identity: [AttributeValue]) throws -> UInt64? {

@@ -216,10 +216,12 @@ public struct JSONParser {
     var runStart = position
     var pieces: [UInt8] = []
     var escaped = false
+    var ascii = true
     while true {
       guard position < bytes.count else { throw failure("unterminated string", at: start) }
       let byte = bytes[position]
       if byte == UInt8(ascii: "\"") { break }
+      if byte >= 0x80 { ascii = false }
       if byte < 0x20 { throw failure("a control character (0x\(String(byte, radix: 16))) must be escaped in a string") }
       if byte != UInt8(ascii: "\\") {
         position += 1
@@ -261,6 +263,9 @@ public struct JSONParser {
     if escaped {
       pieces.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]))
       text = String(validating: pieces, as: UTF8.self)
+    } else if ascii {
+      // Plain ASCII needs no validation.
+      text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]), as: UTF8.self)
     } else {
       text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]), as: UTF8.self)
     }

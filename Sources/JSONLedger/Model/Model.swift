@@ -76,7 +76,8 @@ extension Model: Equatable {
 }
 
 /// An entity with everything inheritance gives it, and the numeric ids the store uses.
-struct ResolvedEntity: Sendable {
+/// A class, so that looking one up on a hot path shares it instead of copying its tables.
+final class ResolvedEntity: Sendable {
   let declaration: Entity
   var name: String { declaration.name }
   /// Index of the entity in the model (from 1): used in stored keys.
@@ -95,10 +96,27 @@ struct ResolvedEntity: Sendable {
   let subentityKey: String?
 
   var isInsertOnly: Bool { identity.isEmpty }
+
+  init(
+    declaration: Entity, id: UInt32, rootName: String, family: [String], attributes: [Attribute],
+    attributeIndex: [String: Attribute], relationships: [ResolvedRelationship],
+    relationshipIndex: [String: ResolvedRelationship], identity: [String], subentityKey: String?
+  ) {
+    self.declaration = declaration
+    self.id = id
+    self.rootName = rootName
+    self.family = family
+    self.attributes = attributes
+    self.attributeIndex = attributeIndex
+    self.relationships = relationships
+    self.relationshipIndex = relationshipIndex
+    self.identity = identity
+    self.subentityKey = subentityKey
+  }
 }
 
 /// A relationship with its numeric id and that of its inverse.
-struct ResolvedRelationship: Sendable {
+final class ResolvedRelationship: Sendable {
   let declaration: Relationship
   var name: String { declaration.name }
   /// Index of the relationship in the model (from 1); a link is stored under it.
@@ -112,4 +130,11 @@ struct ResolvedRelationship: Sendable {
   var isOrdered: Bool { declaration.isOrdered }
 
   static let hiddenReverseBit: UInt32 = 0x8000_0000
+
+  init(declaration: Relationship, id: UInt32, owner: String, reverseID: UInt32) {
+    self.declaration = declaration
+    self.id = id
+    self.owner = owner
+    self.reverseID = reverseID
+  }
 }

@@ -8,33 +8,38 @@ struct Projector {
   let layout: StoreLayout
   let model: Model
 
-  func apply(_ record: ChangeRecord) throws {
+  /// Folds `record` in. `knownStates` may give the state of each changed object after the
+  /// record (the resolver's, on a live apply); it must equal what folding computes, and lets
+  /// the projector skip reading the object back. Replay passes none.
+  func apply(_ record: ChangeRecord, knownStates: [UInt64: ObjectState?] = [:]) throws {
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model)
     var nextObjectID = try store.nextObjectID()
     for change in record.changes {
       let id = change.objectID
-      let idKey = StoreKeys.object(id)
-      let before = try store.state(of: id)
-      var after: ObjectState?
-      if change.kind != .deleted {
-        var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
-        state.entity = change.entity
-        state.identity = change.identity
-        for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
-        for link in change.links { state.links[link.relationshipID] = link.new.isEmpty ? nil : link.new }
-        after = state
-      }
-      if let after {
-        if before == nil || before?.entity != after.entity {
-          try transaction.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
-          try registerIdentity(of: after, id: id)
+      let after: ObjectState?
+      let needsHeader: Bool
+      if let known = knownStates[id] {
+        after = known
+        if change.kind == .created || known == nil {
+          needsHeader = change.kind == .created
+        } else {
+          needsHeader = try store.header(of: id)?.entity != known?.entity
         }
-        try transaction.put(ObjectStateCoding.encodeAttributes(after.attributes), forKey: idKey, in: layout.views)
       } else {
-        try transaction.delete(idKey, in: layout.views)
+        let before = try store.state(of: id)
+        if change.kind == .deleted {
+          after = nil
+        } else {
+          var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
+          state.entity = change.entity
+          state.identity = change.identity
+          for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
+          for link in change.links { state.links[link.relationshipID] = link.new.isEmpty ? nil : link.new }
+          after = state
+        }
+        needsHeader = before == nil || before?.entity != after?.entity
       }
-      for link in change.links { try rewriteLinks(id, link) }
-      try transaction.put(ObjectStateCoding.encodeState(after), forKey: StoreKeys.history(id, record.batchID), in: layout.history)
+      try write(change, after: after, needsHeader: needsHeader, batchID: record.batchID)
       nextObjectID = max(nextObjectID, id + 1)
     }
     try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
@@ -42,6 +47,24 @@ struct Projector {
     if let key = record.metadata.idempotencyKey {
       try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: Array(key.utf8.prefix(400)), in: layout.idempotency)
     }
+  }
+
+  /// Writes one object's entries: header and identity (when new, or its entity changed),
+  /// attributes, the links the change rewrote, and its history entry.
+  private func write(_ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64) throws {
+    let id = change.objectID
+    let idKey = StoreKeys.object(id)
+    if let after {
+      if needsHeader {
+        try transaction.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
+        try registerIdentity(of: after, id: id)
+      }
+      try transaction.put(ObjectStateCoding.encodeAttributes(after.attributes), forKey: idKey, in: layout.views)
+    } else {
+      try transaction.delete(idKey, in: layout.views)
+    }
+    for link in change.links { try rewriteLinks(id, link) }
+    try transaction.put(ObjectStateCoding.encodeState(after), forKey: StoreKeys.history(id, batchID), in: layout.history)
   }
 
   /// `keys` entry of an object: its identity under its root entity; an insert-only object is

@@ -37,6 +37,12 @@ log("fresh import of \(objects) objects")
 let importLedger = try seconds { _ = try ledger.importDocument(document) }
 let importGRDB = try seconds { try grdb.importDocument(document) }
 let importFloor = try seconds { try floor.importDocument(document) }
+if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil {
+  // Profiling aid: import once more into a fresh store and stop.
+  let again = try JSONLedgerContender(dataset: dataset)
+  _ = try again.importDocument(document)
+  exit(0)
+}
 rows.append(ResultRow(name: "fresh import", unit: "objects/s", jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB, floor: Double(objects) / importFloor))
 
 log("re-import with 10% changed")
