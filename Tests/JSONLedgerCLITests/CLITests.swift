@@ -197,3 +197,38 @@ struct CLITests {
     #expect(result.error.hasPrefix("error: "))
   }
 }
+
+@Suite("jsonledger import --chunk-size")
+struct ChunkedImportTests {
+  @Test func chunkedImportGivesTheSameStateAsOneBatchAndResumes() throws {
+    let directory = try TemporaryDirectory()
+    let model = try directory.write("model.json", CLIFixtures.model)
+    var albums: [String] = []
+    for index in 0..<25 { albums.append(#"{"name": "album \#(index)", "band": "band \#(index % 3)", "label": "L"}"#) }
+    let file = try directory.write("albums.json", "[\n" + albums.joined(separator: ",\n") + ",\n]")
+    for store in ["one", "chunks"] {
+      #expect(try CommandRunner.run(["init", directory.path + "/" + store, "--model", model]).status == 0)
+    }
+    #expect(try CommandRunner.run(["import", directory.path + "/one", file, "--entity", "Album"]).status == 0)
+    let chunked = try CommandRunner.run(["import", directory.path + "/chunks", file, "--entity", "Album", "--chunk-size", "10", "--idempotency-key", "k"])
+    #expect(chunked.status == 0, "\(chunked.error)")
+    #expect(chunked.output.contains("batches 1–3: 28 created"))
+    let one = try CommandRunner.run(["export", directory.path + "/one"])
+    let chunks = try CommandRunner.run(["export", directory.path + "/chunks"])
+    #expect(one.output == chunks.output)
+    let again = try CommandRunner.run(["import", directory.path + "/chunks", file, "--entity", "Album", "--chunk-size", "10", "--idempotency-key", "k", "--json"])
+    #expect(again.output.contains("\"created\": 0"))
+    #expect(again.output.contains("\"alreadyApplied\": 3"))
+    #expect(try CommandRunner.run(["verify", directory.path + "/chunks"]).status == 0)
+  }
+
+  @Test func chunkedImportReportsErrorsAtTheirPlaceInTheFile() throws {
+    let directory = try TemporaryDirectory()
+    let model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", directory.path + "/s", "--model", model]).status == 0)
+    let file = try directory.write("bad.json", #"{"albums": [{"name": "a"}, {"name": "b"}, {"name": "c", "released": "never"}]}"#)
+    let result = try CommandRunner.run(["import", directory.path + "/s", file, "--chunk-size", "2"])
+    #expect(result.status != 0)
+    #expect(result.error.contains("Album at albums[2].released"))
+  }
+}

@@ -23,14 +23,14 @@ struct Mapper: Sendable {
   }
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
-  func mapCollection(_ json: JSONValue, entity: ResolvedEntity, path: String, report: inout Report) -> [MappedObject] {
+  func mapCollection(_ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, report: inout Report) -> [MappedObject] {
     switch json {
     case .array(let elements):
       var objects: [MappedObject] = []
       objects.reserveCapacity(elements.count)
       for (index, element) in elements.enumerated() {
         if report.problems.isFull { break }
-        let elementPath = "\(path)[\(index)]"
+        let elementPath = "\(path)[\(firstIndex + index)]"
         switch element {
         case .object(let object):
           if let mapped = mapObject(object, entity: entity, path: elementPath, report: &report) { objects.append(mapped) }

@@ -42,10 +42,14 @@ struct Import: AsyncParsableCommand {
   @Option(help: "A key that makes re-applying the same batch a no-op.")
   var idempotencyKey: String?
 
+  @Option(help: "Stream the file and apply it in batches of at most this many objects (bounded memory; each batch all or nothing).")
+  var chunkSize: Int?
+
   @Flag(help: "Print machine-readable JSON.")
   var json = false
 
   func validate() throws {
+    if chunkSize != nil, file == "-" { throw ValidationError("--chunk-size reads a file, not standard input") }
     if (parent == nil) != (relationship == nil) {
       throw ValidationError("--parent and --relationship go together")
     }
@@ -75,6 +79,10 @@ struct Import: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.open()
+    if let chunkSize {
+      try importInChunks(ledger, chunkSize: chunkSize)
+      return
+    }
     let bytes: Data
     if file == "-" {
       bytes = FileHandle.standardInput.readDataToEndOfFile()
@@ -101,6 +109,37 @@ struct Import: AsyncParsableCommand {
     } else {
       print("batch \(summary.batchID): \(Describe.counts(summary))")
       if !summary.ignoredKeys.isEmpty { print("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
+    }
+  }
+
+  func importInChunks(_ ledger: Ledger, chunkSize: Int) throws {
+    let showsProgress = isatty(STDERR_FILENO) != 0 && !json
+    let summaries = try ledger.importFile(
+      at: file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(), strict: strict,
+      message: message, author: author, idempotencyKey: idempotencyKey,
+      progress: { count in
+        if showsProgress { FileHandle.standardError.write(Data("\rimported \(count) objects".utf8)) }
+      })
+    if showsProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+    let skipped = summaries.filter(\.wasAlreadyApplied).count
+    let total = summaries.filter { !$0.wasAlreadyApplied }.reduce(into: (created: 0, updated: 0, deleted: 0, unchanged: 0)) {
+      $0.created += $1.created
+      $0.updated += $1.updated
+      $0.deleted += $1.deleted
+      $0.unchanged += $1.unchanged
+    }
+    if json {
+      Output.json([
+        "batches": .array(summaries.map { .number(JSONNumber(Int64($0.batchID))) }),
+        "created": .number(JSONNumber(total.created)), "updated": .number(JSONNumber(total.updated)),
+        "deleted": .number(JSONNumber(total.deleted)), "unchanged": .number(JSONNumber(total.unchanged)),
+        "alreadyApplied": .number(JSONNumber(skipped)),
+      ])
+    } else {
+      let ids = summaries.map(\.batchID)
+      let range = ids.isEmpty ? "no batches" : ids.count == 1 ? "batch \(ids[0])" : "batches \(ids.first!)–\(ids.last!)"
+      print("\(range): \(total.created) created, \(total.updated) updated, \(total.deleted) deleted, \(total.unchanged) unchanged")
+      if skipped > 0 { print("\(skipped) part\(skipped == 1 ? " was" : "s were") already applied (idempotency key \(idempotencyKey ?? ""))") }
     }
   }
 }

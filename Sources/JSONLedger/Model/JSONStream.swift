@@ -1,0 +1,196 @@
+import Foundation
+
+/// Reads a large JSON file element by element with a bounded buffer: a top-level array, or a
+/// top-level object whose members are collections (arrays). Each element is parsed on its
+/// own, so memory holds one element (and one read block) at a time, not the document.
+///
+/// ```swift
+/// try JSONStream(path: "albums.json").forEachElement { collection, element in … }
+/// ```
+/// Errors carry the line and column in the whole file; trailing commas are accepted.
+public struct JSONStream {
+  private let handle: FileHandle
+  private let blockSize: Int
+  private var buffer: [UInt8] = []
+  private var position = 0
+  private var atEnd = false
+  /// Bytes dropped from the front of `buffer` so far, with the line count and line start.
+  private var dropped = 0
+  private var line = 1
+  private var lineStart = 0
+
+  /// A stream over the file at `path`.
+  public init(path: String, blockSize: Int = 1 << 20) throws {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+      throw LedgerError.invalidArgument("cannot read \(path)")
+    }
+    self.handle = handle
+    self.blockSize = blockSize
+  }
+
+  /// Calls `body` with each element: `collection` is nil for a top-level array, else the key
+  /// of the member the element belongs to (a member that is not an array is one element).
+  public mutating func forEachElement(_ body: (_ collection: String?, _ element: JSONValue) throws -> Void) throws {
+    try skipWhitespace()
+    guard let first = try peek() else { throw failure("the document is empty") }
+    switch first {
+    case UInt8(ascii: "["):
+      try forEachInArray(collection: nil, body)
+    case UInt8(ascii: "{"):
+      position += 1
+      while true {
+        try skipWhitespace()
+        guard let next = try peek() else { throw failure("unexpected end of input inside the top-level object") }
+        if next == UInt8(ascii: "}") {
+          position += 1
+          break
+        }
+        guard case .string(let key) = try nextValue() else { throw failure("expected a string key") }
+        try skipWhitespace()
+        guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after the key \"\(key)\"") }
+        position += 1
+        try skipWhitespace()
+        if try peek() == UInt8(ascii: "[") {
+          try forEachInArray(collection: key, body)
+        } else {
+          try body(key, try nextValue())
+        }
+        try skipWhitespace()
+        switch try peek() {
+        case UInt8(ascii: ",")?: position += 1
+        case UInt8(ascii: "}")?: continue
+        default: throw failure("expected ',' or '}' in the top-level object")
+        }
+      }
+    default:
+      try body(nil, try nextValue())
+    }
+    try skipWhitespace()
+    if try peek() != nil { throw failure("unexpected data after the end of the document") }
+  }
+
+  private mutating func forEachInArray(collection: String?, _ body: (String?, JSONValue) throws -> Void) throws {
+    position += 1
+    while true {
+      try skipWhitespace()
+      guard let next = try peek() else { throw failure("unexpected end of input inside an array") }
+      if next == UInt8(ascii: "]") {
+        position += 1
+        return
+      }
+      try body(collection, try nextValue())
+      try skipWhitespace()
+      switch try peek() {
+      case UInt8(ascii: ",")?: position += 1
+      case UInt8(ascii: "]")?: continue
+      default: throw failure("expected ',' or ']' in an array")
+      }
+    }
+  }
+
+  // MARK: - Buffer
+
+  private mutating func fill() throws -> Bool {
+    guard !atEnd else { return false }
+    if position > blockSize {
+      for index in 0..<position where buffer[index] == UInt8(ascii: "\n") {
+        line += 1
+        lineStart = dropped + index + 1
+      }
+      buffer.removeFirst(position)
+      dropped += position
+      position = 0
+    }
+    let data = try handle.read(upToCount: blockSize) ?? Data()
+    if data.isEmpty {
+      atEnd = true
+      return false
+    }
+    buffer.append(contentsOf: data)
+    return true
+  }
+
+  private mutating func peek() throws -> UInt8? {
+    while position >= buffer.count { if try !fill() { return nil } }
+    return buffer[position]
+  }
+
+  private mutating func skipWhitespace() throws {
+    while let byte = try peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+  }
+
+  /// Line and column (from 1) of a buffer offset.
+  private func location(_ offset: Int) -> (line: Int, column: Int) {
+    var line = self.line
+    var start = lineStart
+    for index in 0..<min(offset, buffer.count) where buffer[index] == UInt8(ascii: "\n") {
+      line += 1
+      start = dropped + index + 1
+    }
+    return (line, dropped + offset - start + 1)
+  }
+
+  private func failure(_ reason: String) -> LedgerError {
+    let (line, column) = location(position)
+    return .syntax(JSONSyntaxError(line: line, column: column, offset: dropped + position, reason: reason), source: nil)
+  }
+
+  /// Finds the end of the value at `position`, reading more blocks as needed, and parses it.
+  private mutating func nextValue() throws -> JSONValue {
+    // `position` marks the value's start; `fill` may move the buffer, so offsets are kept
+    // relative to it.
+    var index = position
+    var depth = 0
+    var inString = false
+    var escaped = false
+    scanning: while true {
+      while index >= buffer.count {
+        let offset = index - position
+        if try !fill() {
+          if depth == 0, !inString, index > position { break scanning }
+          position = buffer.count
+          throw failure("unexpected end of input inside a value")
+        }
+        index = position + offset
+      }
+      let byte = buffer[index]
+      if inString {
+        if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") {
+          inString = false
+          if depth == 0 {
+            index += 1
+            break scanning
+          }
+        }
+      } else {
+        switch byte {
+        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+          if depth == 0 { break scanning }
+          depth -= 1
+          if depth == 0 {
+            index += 1
+            break scanning
+          }
+        case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+          if depth == 0 { break scanning }
+        default: break
+        }
+      }
+      index += 1
+    }
+    let valueStart = position
+    let length = index - position
+    do {
+      let value = try JSONParser.parse(buffer[valueStart..<(valueStart + length)])
+      position = valueStart + length
+      return value
+    } catch {
+      let (baseLine, baseColumn) = location(valueStart)
+      let line = baseLine + error.line - 1
+      let column = error.line == 1 ? baseColumn + error.column - 1 : error.column
+      throw LedgerError.syntax(JSONSyntaxError(line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason), source: nil)
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import JSONLedger
+
+@Suite("Streaming JSON reader")
+struct JSONStreamTests {
+  func elements(_ text: String, blockSize: Int) throws -> [(String?, JSONValue)] {
+    let directory = try TemporaryDirectory()
+    let file = directory.path + "/input.json"
+    try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+    var stream = try JSONStream(path: file, blockSize: blockSize)
+    var result: [(String?, JSONValue)] = []
+    try stream.forEachElement { result.append(($0, $1)) }
+    return result
+  }
+
+  @Test(arguments: [1, 3, 7, 64, 1 << 20])
+  func givesTheSameElementsAsTheWholeDocumentParser(blockSize: Int) throws {
+    let text = try String(contentsOf: Fixtures.url("bands-initial.json"), encoding: .utf8)
+    let streamed = try elements(text, blockSize: blockSize)
+    let whole = try JSONParser.parse(text)
+    var expected: [(String?, JSONValue)] = []
+    for member in whole.objectValue ?? [:] {
+      for element in member.value.arrayValue ?? [] { expected.append((member.key, element)) }
+    }
+    #expect(streamed.map(\.0) == expected.map(\.0))
+    #expect(streamed.map(\.1) == expected.map(\.1))
+  }
+
+  @Test(arguments: [2, 5, 1 << 20])
+  func topLevelArraysScalarsAndTrailingCommas(blockSize: Int) throws {
+    let streamed = try elements(#" [ {"a": "x,]}"}, 12 , "s\"]", [1, [2]], null, true, ] "#, blockSize: blockSize)
+    #expect(streamed.map(\.1) == [["a": "x,]}"], 12, "s\"]", [1, [2]], nil, true])
+    #expect(streamed.allSatisfy { $0.0 == nil })
+  }
+
+  @Test(arguments: [
+    ("[1, 2", 1, 6), ("[{\"a\": }]", 1, 8), ("{\"bands\": [1,\n 2 3]}", 2, 4), ("[1] 2", 1, 5), ("[\n{\"a\":\n tru}]", 3, 2),
+  ] as [(String, Int, Int)])
+  func errorsNameTheLineAndColumnInTheWholeFile(text: String, line: Int, column: Int) throws {
+    for blockSize in [2, 1 << 20] {
+      #expect {
+        _ = try elements(text, blockSize: blockSize)
+      } throws: { error in
+        guard case LedgerError.syntax(let syntax, _) = error else { return false }
+        return syntax.line == line && syntax.column == column
+      }
+    }
+  }
+}
