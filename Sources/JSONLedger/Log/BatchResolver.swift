@@ -23,6 +23,13 @@ struct BatchResolver {
 
   /// The changes, in first-touch order, and the counts.
   mutating func resolve(_ batch: ChangeBatch) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+    // Growing these by doubling costs more than the work itself on large batches (page
+    // faults of fresh memory): size them for the staged objects and a link partner each.
+    let expected = batch.stagedObjectCount * 2
+    states.reserveCapacity(expected)
+    before.reserveCapacity(expected)
+    order.reserveCapacity(expected)
+    mentioned.reserveCapacity(batch.stagedObjectCount)
     for step in batch.steps {
       switch step {
       case .collection(let entityName, let objects, let options, let path):

@@ -130,7 +130,9 @@ struct Import: AsyncParsableCommand {
     }
     if json {
       Output.json([
-        "batches": .array(summaries.map { .number(JSONNumber(Int64($0.batchID))) }),
+        "firstBatch": summaries.first.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
+        "lastBatch": summaries.last.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
+        "batchCount": .number(JSONNumber(summaries.count)),
         "created": .number(JSONNumber(total.created)), "updated": .number(JSONNumber(total.updated)),
         "deleted": .number(JSONNumber(total.deleted)), "unchanged": .number(JSONNumber(total.unchanged)),
         "alreadyApplied": .number(JSONNumber(skipped)),
