@@ -13,6 +13,7 @@ struct BatchResolver {
   private var mentioned: Set<UInt64> = []
   private var nextID: UInt64
   private var problems = ProblemCollector()
+  private var mapper: Mapper?
 
   init(model: Model, source: any StateSource, strict: Bool) throws {
     self.model = model
@@ -30,6 +31,7 @@ struct BatchResolver {
     before.reserveCapacity(expected)
     order.reserveCapacity(expected)
     mentioned.reserveCapacity(batch.stagedObjectCount)
+    mapper = batch.mapper
     for step in batch.steps {
       switch step {
       case .collection(let entityName, let objects, let options, let path):
@@ -172,8 +174,22 @@ struct BatchResolver {
   }
 
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
-  private mutating func upsert(_ object: MappedObject, operations: Operations) throws -> UInt64? {
-    guard let entity = model.resolved(object.entity) else { return nil }
+  private mutating func upsert(_ given: MappedObject, operations: Operations) throws -> UInt64? {
+    var object = given
+    guard var entity = model.resolved(object.entity) else { return nil }
+    // A payload typed as an ancestor updates an existing object of a sub-entity with the
+    // sub-entity's own keys (Groot: no `type` needed to update a ConcreteA via Abstract).
+    if let identity = object.identity, let source = object.source, let mapper,
+      let known = try lookup(root: entity.rootName, identity: identity), let state = try current(known),
+      state.entity != entity.name, entity.family.contains(state.entity), let concrete = model.resolved(state.entity)
+    {
+      var report = Mapper.Report()
+      if let remapped = mapper.mapObject(source, entity: concrete, path: object.path, report: &report) {
+        object = remapped
+        entity = concrete
+      }
+      for problem in report.problems.problems { problems.add(problem.entity, problem.path, nil, problem.reason) }
+    }
     let id: UInt64
     if let identity = object.identity {
       let known = try lookup(root: entity.rootName, identity: identity)
@@ -187,6 +203,10 @@ struct BatchResolver {
         }
       } else {
         guard operations.contains(.insert) else { return nil }
+        if entity.declaration.isAbstract {
+          problems.add(entity.name, object.path, nil, "\(entity.name) is abstract: a new object must name a sub-entity\(entity.subentityKey.map { " in \"\($0)\"" } ?? "")")
+          return nil
+        }
         id = try create(entity, identity: identity, reuse: known)
         mentioned.insert(id)
       }

@@ -11,6 +11,8 @@ struct MappedObject: Sendable {
   var relationships: [(name: String, value: RelationshipValue)]
   /// Where the object is in the JSON (`bands[2]`).
   var path: String
+  /// The JSON it came from, kept only for entities with sub-entities.
+  var source: JSONObject? = nil
 }
 
 /// The value given to a relationship.

@@ -54,14 +54,20 @@ struct Mapper: Sendable {
     }
   }
 
-  func mapObject(_ object: JSONObject, entity requested: ResolvedEntity, path: String, report: inout Report) -> MappedObject? {
-    guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
-    if entity.declaration.isAbstract {
-      report.problems.add(entity.name, path, nil, "\(entity.name) is abstract: the object must name a sub-entity\(entity.subentityKey.map { " in \"\($0)\"" } ?? "")")
-      return nil
+  func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: String, report: inout Report) -> MappedObject? {
+    var object = input
+    if let name = requested.declaration.dictionaryTransformer, let transform = transformers.dictionaryTransformers[name] {
+      do { object = try transform(object) } catch {
+        report.problems.add(requested.name, path, .object(input), "the dictionary transformer \"\(name)\" failed: \(error)")
+        return nil
+      }
     }
+    guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let table = tables[entity.name] else { return nil }
     var mapped = MappedObject(entity: entity.name, identity: nil, attributes: [], relationships: [], path: path)
+    // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
+    // with its own entity's keys.
+    if entity.family.count > 1 { mapped.source = object }
     for member in object {
       let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
       guard let target = table.target(forKey: member.key) else {
@@ -109,6 +115,14 @@ struct Mapper: Sendable {
   }
 
   private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: String, report: inout Report) -> ResolvedEntity? {
+    if let name = entity.declaration.entityMapper, let mapper = transformers.entityMappers[name] {
+      guard let chosen = mapper(object) else { return entity }
+      guard entity.family.contains(chosen), let resolved = model.resolved(chosen) else {
+        report.problems.add(entity.name, path, nil, "the entity mapper \"\(name)\" chose \"\(chosen)\", which is not \(entity.name) or a sub-entity of it")
+        return nil
+      }
+      return resolved
+    }
     guard let key = entity.subentityKey, let value = object[key], value != .null else { return entity }
     guard case .string(let name) = value else {
       report.problems.add(entity.name, "\(path).\(key)", value, "expected the name of a sub-entity of \(entity.name)")

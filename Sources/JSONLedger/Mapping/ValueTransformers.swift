@@ -16,6 +16,8 @@ public struct ValueTransformers: Sendable {
   }
 
   private(set) var transformers: [String: Transformer] = [:]
+  private(set) var dictionaryTransformers: [String: @Sendable (JSONObject) throws -> JSONObject] = [:]
+  private(set) var entityMappers: [String: @Sendable (JSONObject) -> String?] = [:]
   /// When true, a transformer the model names but nobody registered passes values through
   /// unchanged instead of failing to open the model.
   public var passesUnknownThrough = false
@@ -31,6 +33,18 @@ public struct ValueTransformers: Sendable {
     transformers[name] = Transformer(forward: forward, reverse: reverse)
   }
 
+  /// Registers a dictionary transformer: it sees (and may rewrite) each whole JSON object of
+  /// the entities that name it, before mapping (Groot's `JSONDictionaryTransformerName`).
+  public mutating func registerDictionaryTransformer(_ name: String, _ transform: @escaping @Sendable (JSONObject) throws -> JSONObject) {
+    dictionaryTransformers[name] = transform
+  }
+
+  /// Registers an entity mapper: given a JSON object, it names the sub-entity to create, or
+  /// nil for the entity itself (Groot's `entityMapperName`).
+  public mutating func registerEntityMapper(_ name: String, _ mapper: @escaping @Sendable (JSONObject) -> String?) {
+    entityMappers[name] = mapper
+  }
+
   /// The transformer called `name`, if registered.
   public subscript(name: String) -> Transformer? { transformers[name] }
 
@@ -39,6 +53,12 @@ public struct ValueTransformers: Sendable {
     guard !passesUnknownThrough else { return }
     var problems: [ModelError.Problem] = []
     for entity in model.entities {
+      if let name = entity.dictionaryTransformer, dictionaryTransformers[name] == nil {
+        problems.append(.init(place: "entities.\(entity.name).dictionaryTransformer", reason: "the dictionary transformer \"\(name)\" is not registered"))
+      }
+      if let name = entity.entityMapper, entityMappers[name] == nil {
+        problems.append(.init(place: "entities.\(entity.name).entityMapper", reason: "the entity mapper \"\(name)\" is not registered"))
+      }
       for attribute in entity.attributes {
         if let name = attribute.transformer, transformers[name] == nil {
           problems.append(.init(

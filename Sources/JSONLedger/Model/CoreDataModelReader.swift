@@ -137,6 +137,8 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
         entity.identity = list.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
       }
       entity.mapsOnlyCustomKeys = pendingEntity.properties.contains { $0.userInfo["JSONKeyPath"] != nil }
+      entity.dictionaryTransformer = info["JSONDictionaryTransformerName"]
+      entity.entityMapper = info["entityMapperName"]
       var flaggedIdentity: [String] = []
       for property in pendingEntity.properties {
         let propertyName = property.attributes["name"] ?? ""

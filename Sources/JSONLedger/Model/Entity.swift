@@ -27,6 +27,12 @@ public struct Entity: Sendable, Hashable {
   /// Whether only attributes and relationships with a `jsonKey` are mapped (Groot's rule for
   /// entities that use `JSONKeyPath`).
   public var mapsOnlyCustomKeys: Bool
+  /// A registered dictionary transformer that rewrites each JSON object of this entity before
+  /// it is mapped (Groot's `JSONDictionaryTransformerName`).
+  public var dictionaryTransformer: String?
+  /// A registered entity mapper that names the sub-entity for each JSON object (Groot's
+  /// `entityMapperName`).
+  public var entityMapper: String?
 
   /// An entity with these members.
   public init(
@@ -41,6 +47,8 @@ public struct Entity: Sendable, Hashable {
     self.subentityKey = subentityKey
     self.isAbstract = abstract
     self.mapsOnlyCustomKeys = mapsOnlyCustomKeys
+    self.dictionaryTransformer = nil
+    self.entityMapper = nil
     self.attributes = attributes
     self.relationships = relationships
   }

@@ -42,6 +42,8 @@ extension Model {
       if let key = entity.subentityKey { object["subentityKey"] = .string(key) }
       if entity.isAbstract { object["abstract"] = true }
       if entity.mapsOnlyCustomKeys { object["mapsOnlyCustomKeys"] = true }
+      if let name = entity.dictionaryTransformer { object["dictionaryTransformer"] = .string(name) }
+      if let name = entity.entityMapper { object["entityMapper"] = .string(name) }
       var attributes = JSONObject()
       for attribute in entity.attributes {
         let plain = attribute.jsonKey == nil && attribute.transformer == nil && attribute.isExported
@@ -151,7 +153,7 @@ struct ModelFileReader {
     let place = "entities.\(name)"
     let allowed: Set<String> = [
       "identity", "collectionKey", "parent", "subentityKey", "attributes", "relationships", "abstract",
-      "mapsOnlyCustomKeys",
+      "mapsOnlyCustomKeys", "dictionaryTransformer", "entityMapper",
     ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
     var entity = Entity(name)
@@ -167,6 +169,8 @@ struct ModelFileReader {
     entity.subentityKey = string(spec["subentityKey"], "\(place).subentityKey")
     entity.isAbstract = bool(spec["abstract"], "\(place).abstract", default: false)
     entity.mapsOnlyCustomKeys = bool(spec["mapsOnlyCustomKeys"], "\(place).mapsOnlyCustomKeys", default: false)
+    entity.dictionaryTransformer = string(spec["dictionaryTransformer"], "\(place).dictionaryTransformer")
+    entity.entityMapper = string(spec["entityMapper"], "\(place).entityMapper")
     if let attributes = spec["attributes"] {
       if case .object(let members) = attributes {
         for member in members {
