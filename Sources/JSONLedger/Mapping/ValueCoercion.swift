@@ -18,36 +18,27 @@ enum ValueCoercion {
         type == .int16 ? Int64(Int16.min)...Int64(Int16.max)
         : type == .int32 ? Int64(Int32.min)...Int64(Int32.max) : Int64.min...Int64.max
       let number: JSONNumber
-      switch value {
-      case .number(let n): number = n
-      case .string(let text):
-        guard let n = numericString(text) else { return .failure(.init("\"\(text)\" is not a whole number")) }
-        number = n
-      default: return .failure(.init("expected a whole number, found \(value.kindDescription)"))
+      switch self.number(value, kind: "a whole number") {
+      case .success(let found): number = found
+      case .failure(let failure): return .failure(failure)
       }
       guard let integer = number.int64Value else { return .failure(.init("\(number.literal) is not a whole number")) }
       guard bounds.contains(integer) else { return .failure(.init("\(integer) is out of range for \(type.rawValue)")) }
       return .success(.integer(integer))
     case .double, .float:
       let number: JSONNumber
-      switch value {
-      case .number(let n): number = n
-      case .string(let text):
-        guard let n = numericString(text) else { return .failure(.init("\"\(text)\" is not a number")) }
-        number = n
-      default: return .failure(.init("expected a number, found \(value.kindDescription)"))
+      switch self.number(value, kind: "a number") {
+      case .success(let found): number = found
+      case .failure(let failure): return .failure(failure)
       }
       let double = number.doubleValue
       guard double.isFinite else { return .failure(.init("\(number.literal) is out of range")) }
       return .success(type == .float ? .float(Float(double)) : .double(double))
     case .decimal:
       let number: JSONNumber
-      switch value {
-      case .number(let n): number = n
-      case .string(let text):
-        guard let n = numericString(text) else { return .failure(.init("\"\(text)\" is not a decimal number")) }
-        number = n
-      default: return .failure(.init("expected a decimal number, found \(value.kindDescription)"))
+      switch self.number(value, kind: "a decimal number") {
+      case .success(let found): number = found
+      case .failure(let failure): return .failure(failure)
       }
       guard let decimal = number.decimalValue, !decimal.isNaN else { return .failure(.init("\(number.literal) is not a decimal number")) }
       return .success(.decimal(decimal))
@@ -86,6 +77,17 @@ enum ValueCoercion {
       return .success(.binary(data))
     case .json:
       return .success(.json(value))
+    }
+  }
+
+  /// A JSON number, or a string that is exactly one; `kind` names what was expected.
+  private static func number(_ value: JSONValue, kind: String) -> Result<JSONNumber, CoercionFailure> {
+    switch value {
+    case .number(let number): return .success(number)
+    case .string(let text):
+      guard let number = numericString(text) else { return .failure(.init("\"\(text)\" is not \(kind)")) }
+      return .success(number)
+    default: return .failure(.init("expected \(kind), found \(value.kindDescription)"))
     }
   }
 
