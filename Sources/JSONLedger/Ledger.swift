@@ -184,8 +184,6 @@ public final class Ledger: Sendable {
     }
   }
 
-  func runOnWriter<R>(_ body: () throws -> R) throws -> R { try writer.sync { try body() } }
-
   private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws -> BatchSummary {
     guard batch.mapper.model == model else {
       throw LedgerError.invalidArgument("the batch was made by a ledger with another model")

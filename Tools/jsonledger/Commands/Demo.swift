@@ -41,7 +41,7 @@ struct Demo: AsyncParsableCommand {
     print("5. One object with its relationships (jsonledger get \(path) Band Japan):")
     let japan = try await ledger.read { view in try view.object("Band", key: "Japan") }
     if let japan {
-      for line in Describe.object(japan, model: model) { print("   " + line) }
+      for line in Describe.object(japan) { print("   " + line) }
     }
     print("")
 

@@ -33,7 +33,7 @@ struct Get: AsyncParsableCommand {
     if json {
       Output.json(exported)
     } else {
-      print(Describe.object(object, model: ledger.model).joined(separator: "\n"))
+      print(Describe.object(object).joined(separator: "\n"))
     }
   }
 }

@@ -61,7 +61,7 @@ enum Describe {
     ]
   }
 
-  static func object(_ object: ObjectSnapshot, model: Model) -> [String] {
+  static func object(_ object: ObjectSnapshot) -> [String] {
     var lines = ["\(object.key)"]
     for name in object.attributes.keys.sorted() {
       lines.append("  \(name): \(value(object.attributes[name]))")

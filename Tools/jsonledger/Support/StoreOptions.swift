@@ -38,8 +38,3 @@ enum RelationshipMode: String, CaseIterable {
     }
   }
 }
-
-extension JSONValue {
-  /// A key typed on the command line: kept as a string (the model coerces it to the key's type).
-  static func commandLineKey(_ text: String) -> JSONValue { .string(text) }
-}
