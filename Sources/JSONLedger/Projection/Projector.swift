@@ -64,7 +64,23 @@ struct Projector {
       try transaction.delete(idKey, in: layout.views)
     }
     for link in change.links { try rewriteLinks(id, link) }
+    try updateIndexes(change)
     try transaction.put(ObjectStateCoding.encodeState(after), forKey: StoreKeys.history(id, batchID), in: layout.history)
+  }
+
+  /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
+  /// change's old → new values.
+  private func updateIndexes(_ change: ObjectChange) throws {
+    guard let entity = model.resolved(change.entity), let root = model.resolved(entity.rootName) else { return }
+    for attribute in change.attributes where entity.attributeIndex[attribute.name]?.isIndexed == true {
+      let id = StoreKeys.object(change.objectID)
+      if let old = attribute.old {
+        try transaction.delete(StoreKeys.index(root: root.id, attribute: attribute.name, old) + id, in: layout.indexes)
+      }
+      if let new = attribute.new {
+        try transaction.put([], forKey: StoreKeys.index(root: root.id, attribute: attribute.name, new) + id, in: layout.indexes)
+      }
+    }
   }
 
   /// `keys` entry of an object: its identity under its root entity; an insert-only object is

@@ -35,6 +35,14 @@ enum StoreKeys {
     return (Array(full.prefix(identityLimit)) + [0xFF] + bigEndian(hash), full)
   }
 
+  /// The prefix of `indexes` entries for one attribute value (the value's ordered encoding,
+  /// cut at `identityLimit` bytes: a cut value can match others, so callers compare values).
+  static func index(root: UInt32, attribute: String, _ value: AttributeValue) -> [UInt8] {
+    var encoded: [UInt8] = []
+    appendOrdered(value, to: &encoded)
+    return bigEndian(root) + Array(attribute.utf8) + [0] + encoded.prefix(identityLimit)
+  }
+
   private static func appendOrdered(_ value: AttributeValue, to bytes: inout [UInt8]) {
     func escaped(_ text: String) {
       for byte in text.utf8 {

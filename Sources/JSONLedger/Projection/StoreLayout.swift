@@ -13,6 +13,7 @@ import LMDB
 /// | `rels`        | object id (8) + relationship id (4) + position (4) or target id (8) | target id (8) |
 /// | `history`     | object id (8) + batch id (8)               | whole state after the batch, or empty (deleted) |
 /// | `idempotency` | idempotency key                            | batch id (8)                            |
+/// | `indexes`     | root entity id (4) + attribute name + 0 + value (≤ 400, ordered) + object id (8) | empty |
 ///
 /// Everything but `log` and `meta` is a projection: `verify` rebuilds it from the log and
 /// compares byte for byte.
@@ -25,8 +26,7 @@ struct StoreLayout: Sendable {
   let rels: Database
   let history: Database
   let idempotency: Database
-
-  static let projectionNames = ["keys", "objects", "views", "rels", "history", "idempotency"]
+  let indexes: Database
 
   init(environment: Environment) throws {
     log = try environment.database(named: "log")
@@ -37,7 +37,8 @@ struct StoreLayout: Sendable {
     rels = try environment.database(named: "rels")
     history = try environment.database(named: "history")
     idempotency = try environment.database(named: "idempotency")
+    indexes = try environment.database(named: "indexes")
   }
 
-  var projections: [Database] { [keys, objects, views, rels, history, idempotency] }
+  var projections: [Database] { [keys, objects, views, rels, history, idempotency, indexes] }
 }

@@ -106,4 +106,25 @@ struct SnapshotReader {
     guard let header = try store.header(of: id) else { return ObjectKey(entity: "?", identity: [.integer(Int64(id))]) }
     return ObjectKey(entity: header.entity, identity: header.identity)
   }
+
+  /// Objects whose indexed attribute equals `value`, in key order, through the `indexes`
+  /// database. The index holds the current state only, so a point-in-time view scans.
+  func indexedObjects(_ entity: ResolvedEntity, attribute: String, equals value: AttributeValue) throws -> [ObjectSnapshot] {
+    guard let root = model.resolved(entity.rootName) else { return [] }
+    if store.asOf != nil {
+      var matches: [ObjectSnapshot] = []
+      try forEachObject(entity.name) { if $0.attributes[attribute] == value { matches.append($0) } }
+      return matches
+    }
+    let family = Set(entity.family)
+    var matches: [ObjectSnapshot] = []
+    try store.transaction.forEach(in: store.layout.indexes, prefix: StoreKeys.index(root: root.id, attribute: attribute, value)) { key, _ in
+      let id = StoreKeys.readBigEndian64(key.suffix(8))
+      if let state = try store.state(of: id), family.contains(state.entity), state.attributes[attribute] == value {
+        matches.append(try snapshot(id, state))
+      }
+      return true
+    }
+    return matches.sorted { StoreKeys.identity(root: root.id, $0.key.identity).key.lexicographicallyPrecedes(StoreKeys.identity(root: root.id, $1.key.identity).key) }
+  }
 }

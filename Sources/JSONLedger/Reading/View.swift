@@ -99,6 +99,9 @@ extension View {
       case .failure(let failure): throw LedgerError.invalidArgument("\(entity).\(attribute): \(failure.reason)")
       }
     }
+    if definition.isIndexed, let wanted {
+      return try reader.indexedObjects(resolved, attribute: attribute, equals: wanted)
+    }
     var matches: [ObjectSnapshot] = []
     try reader.forEachObject(entity) { object in
       if object.attributes[attribute] == wanted { matches.append(object) }
