@@ -150,6 +150,22 @@ struct HistoryPropertyTests {
     #expect(try await ledger.read { view in try Self.snapshot(view) } == before)
   }
 
+  @Test func aRelationshipWithoutInverseIsTraversedFromTheOtherSide() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "p1", "favourite": "x"], ["name": "p2", "favourite": "x"], ["name": "p3", "favourite": "y"]], as: "Musician")
+    _ = try ledger.applySynchronously(batch)
+    let fans = try ledger.read { view in
+      try view.objects(pointingTo: try #require(try view.object("Album", key: "x")), through: "Musician.favourite").map(\.key.identity)
+    }
+    #expect(fans == [[.string("p1")], [.string("p2")]])
+    var delete = ledger.makeBatch()
+    try delete.delete("Album", key: "x")
+    _ = try ledger.applySynchronously(delete)
+    #expect(try ledger.read { view in try view.object("Musician", key: "p1")?.relationships["favourite"] } == [])
+  }
+
   @Test func expectedHeadAndIdempotencyKey() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)

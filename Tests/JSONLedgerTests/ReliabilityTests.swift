@@ -110,6 +110,29 @@ struct ReliabilityTests {
     #expect(try ledger.verify().batches == 1)
   }
 
+  @Test func aToManyOfOneHundredThousandTargets() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "A", "albums": .array((0..<100_000).map { .string("a\($0)") })]], as: "Band")
+    _ = try ledger.applySynchronously(batch)
+    #expect(try ledger.read { view in try view.object("Band", key: "A")?.relationships["albums"]?.count } == 100_000)
+    #expect(try ledger.read { view in try view.count("Album") } == 100_000)
+  }
+
+  @Test func aJSONValueNestedAThousandLevelsIsStoredAndExported() throws {
+    let model = try Model { Entity("Doc", identity: ["id"]) { Attribute("id", .int64); Attribute("body", .json) } }
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    let deep = String(repeating: "[", count: 1_000) + "1" + String(repeating: "]", count: 1_000)
+    var batch = ledger.makeBatch()
+    try batch.stage(json: Array(("[{\"id\": 1, \"body\": " + deep + "}]").utf8), as: "Doc")
+    _ = try ledger.applySynchronously(batch)
+    let exported = try ledger.read { view in try view.exportJSON("Doc") }
+    #expect(JSONWriter().string(from: exported).contains(deep))
+    #expect(try ledger.verify().batches == 1)
+  }
+
   @Test func aTenMegabyteStringAndAToManyOfTenThousand() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)

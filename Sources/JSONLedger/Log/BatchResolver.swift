@@ -14,6 +14,14 @@ struct BatchResolver {
   private var nextID: UInt64
   private var problems = ProblemCollector()
   private var mapper: Mapper?
+  /// Membership sets of long link lists (built on first need, kept in step with the lists),
+  /// so that adding to a list of 100,000 links is not a linear search each time.
+  private var membership: [LinkList: Set<UInt64>] = [:]
+
+  private struct LinkList: Hashable {
+    var object: UInt64
+    var relationship: UInt32
+  }
 
   init(model: Model, source: any StateSource, strict: Bool) throws {
     self.model = model
@@ -283,22 +291,39 @@ struct BatchResolver {
       deletesOrphans: relationship.declaration.deletesOrphans)
   }
 
-  /// Adds `target` to one side only; a to-one that pointed elsewhere is unlinked first.
+  /// Whether `target` is in an object's link list.
+  private mutating func listContains(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: [UInt64]) -> Bool {
+    guard list.count > 32 else { return list.contains(target) }
+    let key = LinkList(object: id, relationship: relationshipID)
+    if let set = membership[key] { return set.contains(target) }
+    let set = Set(list)
+    membership[key] = set
+    return set.contains(target)
+  }
+
+  /// Adds `target` to one side only; a to-one that pointed elsewhere is unlinked first. An
+  /// unordered list stays sorted (new ids are the largest, so this is usually an append).
   private mutating func attach(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
     let spec = spec(relationshipID)
     let existing = try current(id)?.links[relationshipID] ?? []
-    if existing.contains(target) { return }
+    if listContains(id, relationshipID, target, existing) { return }
     if !spec.isToMany, let old = existing.first { try unlink(id, relationshipID, old) }
     try update(id) { state in
       var list = state.links[relationshipID] ?? []
-      if spec.isOrdered || !spec.isToMany {
+      state.links[relationshipID] = nil
+      if spec.isOrdered || !spec.isToMany || (list.last ?? 0) < target {
         list.append(target)
       } else {
-        let index = list.firstIndex(where: { $0 > target }) ?? list.endIndex
-        list.insert(target, at: index)
+        var low = 0, high = list.count
+        while low < high {
+          let middle = (low + high) / 2
+          if list[middle] < target { low = middle + 1 } else { high = middle }
+        }
+        list.insert(target, at: low)
       }
       state.links[relationshipID] = list
     }
+    membership[LinkList(object: id, relationship: relationshipID)]?.insert(target)
   }
 
   private mutating func link(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
@@ -307,15 +332,17 @@ struct BatchResolver {
   }
 
   private mutating func unlink(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
+    try detach(id, relationshipID, target)
+    try detach(target, spec(relationshipID).counterpart, id)
+  }
+
+  /// Removes `target` from one side only.
+  private mutating func detach(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
     try update(id) { state in
       state.links[relationshipID]?.removeAll { $0 == target }
       if state.links[relationshipID]?.isEmpty == true { state.links[relationshipID] = nil }
     }
-    let counterpart = spec(relationshipID).counterpart
-    try update(target) { state in
-      state.links[counterpart]?.removeAll { $0 == id }
-      if state.links[counterpart]?.isEmpty == true { state.links[counterpart] = nil }
-    }
+    membership[LinkList(object: id, relationship: relationshipID)]?.remove(target)
   }
 
   /// Replaces a relationship's targets: unlinks (or deletes, for `deleteOrphans`) what is
@@ -326,14 +353,28 @@ struct BatchResolver {
     for target in wanted where seen.insert(target).inserted { targets.append(target) }
     if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
     let existing = try current(id)?.links[relationship.id] ?? []
+    guard relationship.isToMany else {
+      for old in existing where !seen.contains(old) {
+        try unlink(id, relationship.id, old)
+        if relationship.declaration.deletesOrphans, try current(old) != nil { try delete(old) }
+      }
+      for target in targets { try link(id, relationship.id, target) }
+      return
+    }
+    // A to-many: the other sides one by one, this side's list in one step.
+    let counterpart = relationship.reverseID
+    let had = Set(existing)
+    var orphans: [UInt64] = []
     for old in existing where !seen.contains(old) {
-      try unlink(id, relationship.id, old)
-      if relationship.declaration.deletesOrphans, try current(old) != nil { try delete(old) }
+      try detach(old, counterpart, id)
+      if relationship.declaration.deletesOrphans { orphans.append(old) }
     }
-    for target in targets { try link(id, relationship.id, target) }
-    if relationship.isOrdered {
-      try update(id) { state in state.links[relationship.id] = targets.isEmpty ? nil : targets }
+    for target in targets where !had.contains(target) { try attach(target, counterpart, id) }
+    try update(id) { state in
+      state.links[relationship.id] = targets.isEmpty ? nil : relationship.isOrdered ? targets : targets.sorted()
     }
+    membership[LinkList(object: id, relationship: relationship.id)] = nil
+    for orphan in orphans where try current(orphan) != nil { try delete(orphan) }
   }
 
   /// Deletes an object after unlinking it from everything.

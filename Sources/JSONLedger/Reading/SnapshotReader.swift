@@ -127,4 +127,14 @@ struct SnapshotReader {
     }
     return matches.sorted { StoreKeys.identity(root: root.id, $0.key.identity).key.lexicographicallyPrecedes(StoreKeys.identity(root: root.id, $1.key.identity).key) }
   }
+
+  /// The live objects in one stored link list of an object (a relationship id, or a hidden
+  /// reverse id).
+  func linked(from objectID: UInt64, storedAs relationshipID: UInt32) throws -> [ObjectSnapshot] {
+    guard let state = try store.state(of: objectID) else { return [] }
+    return try (state.links[relationshipID] ?? []).compactMap { id in
+      guard let target = try store.state(of: id) else { return nil }
+      return try snapshot(id, target)
+    }
+  }
 }

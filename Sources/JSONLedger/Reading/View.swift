@@ -122,3 +122,19 @@ extension View {
     return page
   }
 }
+
+extension View {
+  /// The objects whose relationship `relationship` (written `Entity.name`) points to `object`:
+  /// traversal from the other side, also for a relationship without an inverse.
+  ///
+  /// ```swift
+  /// let fans = try view.objects(pointingTo: album, through: "Musician.favourite")
+  /// ```
+  public func objects(pointingTo object: ObjectSnapshot, through relationship: String) throws -> [ObjectSnapshot] {
+    let parts = relationship.split(separator: ".", maxSplits: 1).map(String.init)
+    guard parts.count == 2, let owner = reader.model.resolved(parts[0]), let relation = owner.relationshipIndex[parts[1]] else {
+      throw LedgerError.invalidArgument("\"\(relationship)\" is not a relationship (write it as Entity.relationship)")
+    }
+    return try reader.linked(from: object.objectID, storedAs: relation.reverseID)
+  }
+}
