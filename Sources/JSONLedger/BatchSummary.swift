@@ -6,9 +6,13 @@ public struct BatchSummary: Sendable, Equatable {
   public var batchID: UInt64
   /// When it was applied.
   public var time: Date
+  /// What produced the batch.
   public var kind: ChangeRecord.Kind
+  /// Objects the batch created.
   public var created: Int
+  /// Objects whose values or links the batch changed.
   public var updated: Int
+  /// Objects the batch deleted.
   public var deleted: Int
   /// Objects the payload named that were already as given.
   public var unchanged: Int

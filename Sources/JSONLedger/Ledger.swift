@@ -47,6 +47,7 @@ public final class Ledger: Sendable {
 
   /// Settings for opening a store.
   public struct Options: Sendable {
+    /// What a commit guarantees on disk (full by default).
     public var durability: Durability = .full
     /// Value transformers the model refers to by name.
     public var transformers = ValueTransformers()
@@ -54,6 +55,7 @@ public final class Ledger: Sendable {
     public var filePermissions: UInt32 = 0o600
     /// The initial LMDB map size; it grows by itself.
     public var initialMapSize = 64 << 20
+    /// The defaults.
     public init() {}
   }
 

@@ -32,8 +32,11 @@ public struct PutFlags: OptionSet, Sendable {
 
 /// One key/value pair read from a database, copied out of the map.
 public struct Entry: Sendable, Equatable {
+  /// The key bytes.
   public var key: [UInt8]
+  /// The value bytes.
   public var value: [UInt8]
+  /// An entry with these bytes.
   public init(key: [UInt8], value: [UInt8]) {
     self.key = key
     self.value = value

@@ -53,6 +53,7 @@ public final class Environment: @unchecked Sendable {
     public var filePermissions: UInt32 = 0o600
     /// Open without write access.
     public var readOnly: Bool = false
+    /// The defaults.
     public init() {}
   }
 

@@ -14,6 +14,7 @@ public enum RelationshipExport: Sendable, Hashable {
 
 /// Options for `View.exportJSON` and `View.exportDocument`.
 public struct ExportOptions: Sendable {
+  /// How relationships appear.
   public var relationships: RelationshipExport
   /// Overrides the model's key case.
   public var keyCase: KeyCase?
@@ -24,6 +25,7 @@ public struct ExportOptions: Sendable {
   /// attribute, exported or not: the shape `Decodable` structs are decoded from.
   var usesModelNames = false
 
+  /// Options with these choices; nil overrides keep the model's setting.
   public init(relationships: RelationshipExport = .ids, keyCase: KeyCase? = nil, dateFormat: DateFormat? = nil) {
     self.relationships = relationships
     self.keyCase = keyCase

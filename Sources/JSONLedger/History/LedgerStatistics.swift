@@ -11,6 +11,7 @@ public struct LedgerStatistics: Sendable, Equatable {
   /// The current LMDB map size.
   public var mapSize: Int
 
+  /// Equal counts (sizes in bytes are left out: they vary with page reuse).
   public static func == (lhs: LedgerStatistics, rhs: LedgerStatistics) -> Bool {
     lhs.batches == rhs.batches && lhs.objectsByEntity.map(\.0) == rhs.objectsByEntity.map(\.0)
       && lhs.objectsByEntity.map(\.1) == rhs.objectsByEntity.map(\.1) && lhs.logBytes == rhs.logBytes

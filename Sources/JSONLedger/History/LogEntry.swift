@@ -2,10 +2,15 @@ public import Foundation
 
 /// One batch in the audit log: when, what kind, who and why, and its counts.
 public struct LogEntry: Sendable, Equatable {
+  /// The batch id.
   public var batchID: UInt64
+  /// When the batch was applied (UTC).
   public var time: Date
+  /// What produced the batch.
   public var kind: ChangeRecord.Kind
+  /// Who and why.
   public var metadata: ChangeRecord.Metadata
+  /// Counts of what the batch did.
   public var statistics: ChangeRecord.Statistics
   /// For a per-object log: what this batch did to that object.
   public var change: ObjectChange?

@@ -29,7 +29,9 @@ public struct RevertResult: Sendable, Equatable {
 
 /// A revert refused: the batch was changed again later, or was already reverted.
 public struct RevertRefused: Error, Sendable, CustomStringConvertible {
+  /// The batch id.
   public var batchID: UInt64
+  /// The later changes that stand in the way.
   public var conflicts: [RevertConflict]
   /// Set when the batch was already reverted (by this batch).
   public var alreadyRevertedBy: UInt64?

@@ -21,7 +21,9 @@ public struct ChangeRecord: Sendable, Equatable {
 
   /// Who and why.
   public struct Metadata: Sendable, Equatable {
+    /// Why the batch was applied.
     public var message: String?
+    /// Who applied it.
     public var author: String?
     /// Where the data came from (a file name, a URL).
     public var source: String?
@@ -29,6 +31,7 @@ public struct ChangeRecord: Sendable, Equatable {
     public var idempotencyKey: String?
     /// For a revert: the batch it undoes.
     public var revertedBatchID: UInt64?
+    /// Metadata with these values.
     public init(message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil, revertedBatchID: UInt64? = nil) {
       self.message = message
       self.author = author
@@ -40,13 +43,17 @@ public struct ChangeRecord: Sendable, Equatable {
 
   /// Counts of what the batch did.
   public struct Statistics: Sendable, Equatable {
+    /// Objects created.
     public var created = 0
+    /// Objects updated.
     public var updated = 0
+    /// Objects deleted.
     public var deleted = 0
     /// Objects the payload named whose values were already as given.
     public var unchanged = 0
     /// `Entity.key` for JSON keys that matched nothing in the model.
     public var ignoredKeys: [String] = []
+    /// The defaults.
     public init() {}
   }
 
@@ -54,8 +61,11 @@ public struct ChangeRecord: Sendable, Equatable {
   public var batchID: UInt64
   /// When it was applied (UTC).
   public var time: Date
+  /// What kind of record, or change, this is.
   public var kind: Kind
+  /// Who and why.
   public var metadata: Metadata
+  /// Counts of what the batch did.
   public var statistics: Statistics
   /// Each object the batch changed, in the order it was first touched.
   public var changes: [ObjectChange]
@@ -63,6 +73,7 @@ public struct ChangeRecord: Sendable, Equatable {
 
 /// What one batch did to one object.
 public struct ObjectChange: Sendable, Equatable {
+  /// What happened to the object.
   public enum Kind: UInt8, Sendable, CustomStringConvertible {
     case created = 1, updated = 2, deleted = 3
     public var description: String {
@@ -80,6 +91,7 @@ public struct ObjectChange: Sendable, Equatable {
   public var entity: String
   /// The identity values.
   public var identity: [AttributeValue]
+  /// What kind of record, or change, this is.
   public var kind: Kind
   /// Changed attributes, by name.
   public var attributes: [AttributeChange]
@@ -89,8 +101,11 @@ public struct ObjectChange: Sendable, Equatable {
 
 /// An attribute's value before and after a batch (nil: no value).
 public struct AttributeChange: Sendable, Equatable {
+  /// The attribute's name.
   public var name: String
+  /// The value before the batch (nil: none).
   public var old: AttributeValue?
+  /// The value after the batch (nil: none).
   public var new: AttributeValue?
 }
 
@@ -98,7 +113,9 @@ public struct AttributeChange: Sendable, Equatable {
 public struct LinkChange: Sendable, Equatable {
   /// The relationship id (a hidden reverse link has the high bit set).
   public var relationshipID: UInt32
+  /// The linked object ids before the batch.
   public var old: [UInt64]
+  /// The linked object ids after the batch.
   public var new: [UInt64]
 
   /// Targets linked by the batch.

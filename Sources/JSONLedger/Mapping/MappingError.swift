@@ -21,6 +21,7 @@ public struct MappingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What is wrong.
     public var reason: String
 
+    /// A problem with its place and reason.
     public init(entity: String, path: String, value: String? = nil, reason: String) {
       self.entity = entity
       self.path = path
@@ -40,6 +41,7 @@ public struct MappingError: Error, Sendable, Equatable, CustomStringConvertible 
   /// Whether more problems were left out after `limit`.
   public var isTruncated: Bool
 
+  /// An error listing these problems.
   public init(problems: [Problem], isTruncated: Bool = false) {
     self.problems = problems
     self.isTruncated = isTruncated

@@ -11,7 +11,9 @@
 public struct ValueTransformers: Sendable {
   /// A transformer of one JSON value.
   public struct Transformer: Sendable {
+    /// Applied to the JSON value on import.
     public var forward: @Sendable (JSONValue) throws -> JSONValue
+    /// Applied to the stored value on export; nil for a forward-only transformer.
     public var reverse: (@Sendable (JSONValue) throws -> JSONValue)?
   }
 

@@ -105,8 +105,11 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
   /// One `"key": value` pair.
   public struct Member: Sendable, Hashable {
+    /// The member's key.
     public var key: String
+    /// The member's value.
     public var value: JSONValue
+    /// A member with this key and value.
     public init(key: String, value: JSONValue) {
       self.key = key
       self.value = value

@@ -70,6 +70,7 @@ public struct Model: Sendable {
 }
 
 extension Model: Equatable {
+  /// Equal key case, date format and entities (in order).
   public static func == (lhs: Model, rhs: Model) -> Bool {
     lhs.keyCase == rhs.keyCase && lhs.dateFormat == rhs.dateFormat && lhs.entities == rhs.entities
   }

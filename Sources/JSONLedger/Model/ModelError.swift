@@ -7,8 +7,11 @@
 public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
   /// One problem: where it is (`entities.Band.identity`) and why.
   public struct Problem: Sendable, Equatable, CustomStringConvertible {
+    /// Where in the model: `entities.Band.identity`.
     public var place: String
+    /// What is wrong there.
     public var reason: String
+    /// A problem at a place.
     public init(place: String, reason: String) {
       self.place = place
       self.reason = reason
@@ -21,6 +24,7 @@ public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The problems, in the order they were found.
   public var problems: [Problem]
 
+  /// An error listing these problems.
   public init(source: String? = nil, problems: [Problem]) {
     self.source = source
     self.problems = problems

@@ -5,6 +5,7 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
   /// The identity values, in the order of the entity's identity (empty for insert-only).
   public var identity: [AttributeValue]
 
+  /// The key of an object of `entity`.
   public init(entity: String, identity: [AttributeValue]) {
     self.entity = entity
     self.identity = identity

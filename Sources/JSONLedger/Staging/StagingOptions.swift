@@ -40,6 +40,7 @@ public struct ParentScope: Sendable {
   public var key: JSONValue
   /// The parent's to-many relationship that holds the staged objects.
   public var relationship: String
+  /// The scope of one parent object's relationship.
   public init(entity: String, key: JSONValue, relationship: String) {
     self.entity = entity
     self.key = key
