@@ -81,7 +81,8 @@ extension Ledger {
       for change in record.changes {
         let now = try store.state(of: change.objectID)
         let key = ObjectKey(entity: change.entity, identity: change.identity)
-        for later in try store.batches(touching: change.objectID) where later > batchID {
+        // Only a later batch can conflict: reverting the newest one needs no history scan.
+        for later in try batchID < head ? store.batches(touching: change.objectID) : [] where later > batchID {
           guard let laterChange = try readRecord(later, txn).changes.first(where: { $0.objectID == change.objectID }) else { continue }
           if laterChange.kind != .updated || change.kind != .updated {
             conflicts.append(RevertConflict(
