@@ -190,6 +190,8 @@ public final class Ledger: Sendable {
     guard batch.mapper.model == model else {
       throw LedgerError.invalidArgument("the batch was made by a ledger with another model")
     }
+    // Room for the batch up front: a write that fills the map is redone after growing it.
+    try environment.reserve(freeBytes: Self.estimatedBytes(objects: batch.stagedObjectCount))
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       if let key = metadata.idempotencyKey,
@@ -212,6 +214,10 @@ public final class Ledger: Sendable {
     if !summary.wasAlreadyApplied { publish(summary) }
     return summary
   }
+
+  /// A generous estimate of the map space a batch of `objects` needs (record, projections,
+  /// copy-on-write pages); reserving too much only costs address space.
+  static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
 
   /// Appends a record under the next batch id and folds it into the projections.
   func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: [UInt64: ObjectState?] = [:]) throws {

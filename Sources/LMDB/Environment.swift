@@ -149,11 +149,31 @@ public final class Environment: @unchecked Sendable {
   }
 
   func growMap() throws(LMDBError) {
+    try growMap { info in max(info.me_mapsize * 2, info.me_mapsize + (256 << 20)) }
+  }
+
+  /// Grows the map, if needed, so that at least `bytes` are free beyond what is in use.
+  ///
+  /// Call it before a large write: a write that fills the map is aborted and run again after
+  /// growing, so reserving room up front saves repeating the work. It waits for this process's
+  /// other transactions to end, so never call it from inside one.
+  public func reserve(freeBytes bytes: Int) throws(LMDBError) {
+    var info = MDB_envinfo()
+    try check(mdb_env_info(handle, &info), "read environment info")
+    var stat = MDB_stat()
+    try check(mdb_env_stat(handle, &stat), "read environment statistics")
+    let used = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    guard info.me_mapsize - used < bytes else { return }
+    try growMap { current in max(current.me_mapsize, used + bytes) }
+  }
+
+  private func growMap(to size: (MDB_envinfo) -> Int) throws(LMDBError) {
     resizeLock.lockExclusive()
     defer { resizeLock.unlock() }
     var info = MDB_envinfo()
     try check(mdb_env_info(handle, &info), "read environment info")
-    let grown = max(info.me_mapsize * 2, info.me_mapsize + (64 << 20))
+    let grown = size(info)
+    guard grown > info.me_mapsize else { return }
     try check(mdb_env_set_mapsize(handle, grown), "grow map to \(grown) bytes")
   }
 

@@ -62,6 +62,8 @@ extension Ledger {
   }
 
   private func revertNow(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
+    let size = try record(batchID).changes.count
+    try environment.reserve(freeBytes: Self.estimatedBytes(objects: size))
     let result = try environment.write { txn -> RevertResult in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()

@@ -291,6 +291,12 @@ struct BatchResolver {
       deletesOrphans: relationship.declaration.deletesOrphans)
   }
 
+  /// Whether `target` is in an object's link list, and the list's first element.
+  private mutating func linkInfo(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws -> (Bool, UInt64?) {
+    guard try current(id) != nil, let list = states[id]??.links[relationshipID] else { return (false, nil) }
+    return (listContains(id, relationshipID, target, list), list.first)
+  }
+
   /// Whether `target` is in an object's link list.
   private mutating func listContains(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: [UInt64]) -> Bool {
     guard list.count > 32 else { return list.contains(target) }
@@ -305,9 +311,11 @@ struct BatchResolver {
   /// unordered list stays sorted (new ids are the largest, so this is usually an append).
   private mutating func attach(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
     let spec = spec(relationshipID)
-    let existing = try current(id)?.links[relationshipID] ?? []
-    if listContains(id, relationshipID, target, existing) { return }
-    if !spec.isToMany, let old = existing.first { try unlink(id, relationshipID, old) }
+    // Only plain values leave this call: holding the list itself here would make the append
+    // below copy it (copy-on-write), turning long lists quadratic.
+    let (present, first) = try linkInfo(id, relationshipID, target)
+    if present { return }
+    if !spec.isToMany, let old = first { try unlink(id, relationshipID, old) }
     try update(id) { state in
       var list = state.links[relationshipID] ?? []
       state.links[relationshipID] = nil
