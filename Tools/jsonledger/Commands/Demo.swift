@@ -20,16 +20,12 @@ struct Demo: AsyncParsableCommand {
     print("   \"description\" lands in Band.bandDescription, relationships come as keys (\"band\": \"Japan\").\n")
 
     print("2. Import the first batch (every collection of the document, in one LMDB transaction):")
-    var first = ledger.makeBatch()
-    try first.stageDocument(try JSONParser.parse(DemoData.firstBatch))
-    let one = try await ledger.apply(first, message: "initial import", author: "demo")
+    let one = try await apply(DemoData.firstBatch, message: "initial import", to: ledger)
     print("   batch \(one.batchID): \(Describe.counts(one))\n")
 
     print("3. Import a second batch: a new album, a changed label, a new member and musician.")
     print("   Keys the payload leaves out stay as they are.")
-    var second = ledger.makeBatch()
-    try second.stageDocument(try JSONParser.parse(DemoData.secondBatch))
-    let two = try await ledger.apply(second, message: "nightly update", author: "demo")
+    let two = try await apply(DemoData.secondBatch, message: "nightly update", to: ledger)
     print("   batch \(two.batchID): \(Describe.counts(two))\n")
 
     print("4. The log, newest first (jsonledger log \(path)):")
@@ -66,5 +62,12 @@ struct Demo: AsyncParsableCommand {
     let report = try ledger.verify()
     print("9. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
     print("Explore it: jsonledger log \(path)   |   jsonledger diff \(path) 1 2   |   jsonledger revert \(path) 2")
+  }
+
+  /// Stages a document keyed by collections and applies it as one batch.
+  func apply(_ document: String, message: String, to ledger: Ledger) async throws -> BatchSummary {
+    var batch = ledger.makeBatch()
+    try batch.stageDocument(try JSONParser.parse(document))
+    return try await ledger.apply(batch, message: message, author: "demo")
   }
 }
