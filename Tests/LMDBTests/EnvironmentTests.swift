@@ -75,6 +75,25 @@ struct EnvironmentTests {
     #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2000)
   }
 
+  @Test func reservingRoomFirstLetsALargeWriteRunOnce() throws {
+    let dir = try TemporaryDirectory()
+    var options = Environment.Options()
+    options.mapSize = 1 << 20
+    let env = try Environment(path: dir.path, options: options)
+    let db = try env.database(named: "big")
+    try env.reserve(freeBytes: 32 << 20)
+    #expect(try env.info().mapSize >= 32 << 20)
+    var runs = 0
+    try env.write { txn in
+      runs += 1
+      for i in 0..<2000 { try txn.put([UInt8](repeating: 1, count: 4096), forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+    }
+    #expect(runs == 1)
+    let before = try env.info().mapSize
+    try env.reserve(freeBytes: 1 << 20)  // already enough room: no change
+    #expect(try env.info().mapSize == before)
+  }
+
   @Test func cursorPrefixScanAndLastEntryAtOrBefore() throws {
     let dir = try TemporaryDirectory()
     let env = try Environment(path: dir.path)
