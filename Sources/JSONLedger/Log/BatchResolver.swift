@@ -6,10 +6,15 @@ struct BatchResolver {
   let source: any StateSource
   let strict: Bool
 
+  /// Working state of every object touched so far (`.some(nil)`: absent after the batch).
   private var states: [UInt64: ObjectState?] = [:]
+  /// The same objects as they were before the batch (`.some(nil)`: did not exist).
   private var before: [UInt64: ObjectState?] = [:]
+  /// Object ids in first-touch order: the order of the record's changes.
   private var order: [UInt64] = []
+  /// Identities created in this batch, by root entity (not yet in the `keys` database).
   private var newKeys: [String: [[AttributeValue]: UInt64]] = [:]
+  /// Objects the payload named (for the "unchanged" count).
   private var mentioned: Set<UInt64> = []
   private var nextID: UInt64
   private var problems = ProblemCollector()
@@ -103,7 +108,8 @@ struct BatchResolver {
 
   /// Changes an object's working state in place (no copy of its link lists).
   private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
-    guard try current(id) != nil, states[id] != nil, states[id]! != nil else { return }
+    // `current` loads the object into `states`; non-nil means `states[id]` holds a state.
+    guard try current(id) != nil else { return }
     body(&states[id]!!)
   }
 
