@@ -220,7 +220,7 @@ public final class Ledger: Sendable {
   static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
 
   /// Appends a record under the next batch id and folds it into the projections.
-  func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: [UInt64: ObjectState?] = [:]) throws {
+  func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: [ObjectState?]? = nil) throws {
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)

@@ -6,12 +6,18 @@ struct BatchResolver {
   let source: any StateSource
   let strict: Bool
 
-  /// Working state of every object touched so far (`.some(nil)`: absent after the batch).
-  private var states: [UInt64: ObjectState?] = [:]
-  /// The same objects as they were before the batch (`.some(nil)`: did not exist).
-  private var before: [UInt64: ObjectState?] = [:]
-  /// Object ids in first-touch order: the order of the record's changes.
-  private var order: [UInt64] = []
+  /// The slot of every object touched so far. Slots are numbered in first-touch order (the
+  /// order of the record's changes) and index the arrays below, so that the many reads and
+  /// in-place updates of one object's state cost one hash lookup, not one each.
+  private var slots: [UInt64: Int] = [:]
+  /// Object id by slot.
+  private var ids: [UInt64] = []
+  /// Working state by slot (nil: absent after the batch).
+  private var states: [ObjectState?] = []
+  /// The same objects as they were before the batch (nil: did not exist).
+  private var before: [ObjectState?] = []
+  /// After `finish`: the state after the batch of each change's object, in change order.
+  private(set) var afterStates: [ObjectState?] = []
   /// Identities created in this batch, by root entity (not yet in the `keys` database).
   private var newKeys: [String: [[AttributeValue]: UInt64]] = [:]
   /// Objects the payload named (for the "unchanged" count).
@@ -40,9 +46,10 @@ struct BatchResolver {
     // Growing these by doubling costs more than the work itself on large batches (page
     // faults of fresh memory): size them for the staged objects and a link partner each.
     let expected = batch.stagedObjectCount * 2
+    slots.reserveCapacity(expected)
+    ids.reserveCapacity(expected)
     states.reserveCapacity(expected)
     before.reserveCapacity(expected)
-    order.reserveCapacity(expected)
     mentioned.reserveCapacity(batch.stagedObjectCount)
     mapper = batch.mapper
     for step in batch.steps {
@@ -51,7 +58,7 @@ struct BatchResolver {
         try resolveCollection(entityName, objects, options, path: path)
       case .deletion(let entityName, let identity, _):
         guard let entity = model.resolved(entityName) else { continue }
-        if let id = try lookup(root: entity.rootName, identity: identity), try current(id) != nil {
+        if let id = try lookup(root: entity.rootName, identity: identity), try exists(id) {
           try delete(id)
         }
       }
@@ -64,27 +71,27 @@ struct BatchResolver {
   /// (nil: absent). Used by revert and rewind.
   mutating func resolveTargets(_ targets: [(UInt64, ObjectState?)]) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     for (id, target) in targets {
-      _ = try current(id)
-      states[id] = .some(target)
+      states[try slot(id)] = target
     }
     return finish(ignoredKeys: [])
   }
 
-  /// The state of every object the changes touch, after the batch: lets the projector skip
-  /// reading back what the resolver already knows.
-  var afterStates: [UInt64: ObjectState?] { states }
-
-  private func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+  /// Builds the changes and `afterStates` (which lets the projector skip reading back what
+  /// the resolver already knows).
+  private mutating func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     var statistics = ChangeRecord.Statistics()
     statistics.ignoredKeys = ignoredKeys
     var changes: [ObjectChange] = []
-    for id in order {
-      let old = before[id] ?? nil
-      let new = states[id] ?? nil
-      guard let change = ObjectChange(objectID: id, before: old, after: new) else {
+    changes.reserveCapacity(ids.count)
+    afterStates = []
+    afterStates.reserveCapacity(ids.count)
+    for (slot, id) in ids.enumerated() {
+      let new = states[slot]
+      guard let change = ObjectChange(objectID: id, before: before[slot], after: new) else {
         if mentioned.contains(id), new != nil { statistics.unchanged += 1 }
         continue
       }
+      afterStates.append(new)
       switch change.kind {
       case .created: statistics.created += 1
       case .updated: statistics.updated += 1
@@ -97,20 +104,32 @@ struct BatchResolver {
 
   // MARK: - Working state
 
-  private mutating func current(_ id: UInt64) throws -> ObjectState? {
-    if let loaded = states[id] { return loaded }
+  /// The object's slot, loading its state from the store on first touch.
+  private mutating func slot(_ id: UInt64) throws -> Int {
+    if let slot = slots[id] { return slot }
     let state = try source.state(of: id)
-    states[id] = state
-    before[id] = state
-    order.append(id)
-    return state
+    return addSlot(id, state: state, before: state)
   }
+
+  private mutating func addSlot(_ id: UInt64, state: ObjectState?, before: ObjectState?) -> Int {
+    let slot = ids.count
+    slots[id] = slot
+    ids.append(id)
+    states.append(state)
+    self.before.append(before)
+    return slot
+  }
+
+  private mutating func current(_ id: UInt64) throws -> ObjectState? { states[try slot(id)] }
+
+  /// Whether the object exists in the working state.
+  private mutating func exists(_ id: UInt64) throws -> Bool { states[try slot(id)] != nil }
 
   /// Changes an object's working state in place (no copy of its link lists).
   private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
-    // `current` loads the object into `states`; non-nil means `states[id]` holds a state.
-    guard try current(id) != nil else { return }
-    body(&states[id]!!)
+    let slot = try slot(id)
+    guard states[slot] != nil else { return }
+    body(&states[slot]!)
   }
 
   private mutating func lookup(root: String, identity: [AttributeValue]) throws -> UInt64? {
@@ -120,18 +139,19 @@ struct BatchResolver {
 
   private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64 {
     let objectID: UInt64
+    let slot: Int
     if let id {
       objectID = id
-      _ = try current(id)
+      slot = try self.slot(id)
     } else {
       objectID = nextID
       nextID += 1
-      before[objectID] = .some(nil)
-      order.append(objectID)
+      slot = addSlot(objectID, state: nil, before: nil)
     }
     var state = ObjectState(entity: entity.name, identity: identity)
+    state.attributes.reserveCapacity(entity.attributes.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
-    states[objectID] = state
+    states[slot] = state
     if !identity.isEmpty { newKeys[entity.rootName, default: [:]][identity] = objectID }
     return objectID
   }
@@ -156,7 +176,7 @@ struct BatchResolver {
       } else {
         identity = mapper.identity(fromKey: scope.key, of: parentEntity, path: "parent", report: &report)
       }
-      guard let identity, let id = try lookup(root: parentEntity.rootName, identity: identity), try current(id) != nil else {
+      guard let identity, let id = try lookup(root: parentEntity.rootName, identity: identity), try exists(id) else {
         throw LedgerError.objectNotFound(entity: scope.entity, key: JSONWriter(options: []).string(from: scope.key))
       }
       parent = (id, relationship)
@@ -183,7 +203,7 @@ struct BatchResolver {
       }
     }
     for id in candidates where !keep.contains(id) {
-      if try current(id) != nil { try delete(id) }
+      if try exists(id) { try delete(id) }
     }
   }
 
@@ -207,7 +227,7 @@ struct BatchResolver {
     let id: UInt64
     if let identity = object.identity {
       let known = try lookup(root: entity.rootName, identity: identity)
-      if let known, try current(known) != nil {
+      if let known, try exists(known) {
         id = known
         mentioned.insert(id)
         guard operations.contains(.update) else { return id }
@@ -261,7 +281,7 @@ struct BatchResolver {
       return try upsert(nested, operations: .upsert)
     case .key(let entityName, let identity, let path):
       guard let entity = model.resolved(entityName) else { return nil }
-      if let id = try lookup(root: entity.rootName, identity: identity), try current(id) != nil { return id }
+      if let id = try lookup(root: entity.rootName, identity: identity), try exists(id) { return id }
       if strict {
         let key = identity.map(\.keyText).joined(separator: ", ")
         problems.add(entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)")
@@ -299,7 +319,8 @@ struct BatchResolver {
 
   /// Whether `target` is in an object's link list, and the list's first element.
   private mutating func linkInfo(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws -> (Bool, UInt64?) {
-    guard try current(id) != nil, let list = states[id]??.links[relationshipID] else { return (false, nil) }
+    let slot = try slot(id)
+    guard let list = states[slot]?.links[relationshipID] else { return (false, nil) }
     return (listContains(id, relationshipID, target, list), list.first)
   }
 
@@ -337,7 +358,7 @@ struct BatchResolver {
       }
       state.links[relationshipID] = list
     }
-    membership[LinkList(object: id, relationship: relationshipID)]?.insert(target)
+    if !membership.isEmpty { membership[LinkList(object: id, relationship: relationshipID)]?.insert(target) }
   }
 
   private mutating func link(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
@@ -356,39 +377,47 @@ struct BatchResolver {
       state.links[relationshipID]?.removeAll { $0 == target }
       if state.links[relationshipID]?.isEmpty == true { state.links[relationshipID] = nil }
     }
-    membership[LinkList(object: id, relationship: relationshipID)]?.remove(target)
+    if !membership.isEmpty { membership[LinkList(object: id, relationship: relationshipID)]?.remove(target) }
   }
 
   /// Replaces a relationship's targets: unlinks (or deletes, for `deleteOrphans`) what is
   /// no longer listed, links what is new, and keeps the given order for an ordered one.
   private mutating func setLinks(_ id: UInt64, _ relationship: ResolvedRelationship, _ wanted: [UInt64]) throws {
+    // Without duplicates, first occurrence kept. Most lists are short: a hash set only pays
+    // for itself on long ones.
     var targets: [UInt64] = []
     var seen: Set<UInt64> = []
-    for target in wanted where seen.insert(target).inserted { targets.append(target) }
+    if wanted.count <= 16 {
+      for target in wanted where !targets.contains(target) { targets.append(target) }
+    } else {
+      for target in wanted where seen.insert(target).inserted { targets.append(target) }
+    }
+    let isWanted = { (target: UInt64) in wanted.count <= 16 ? targets.contains(target) : seen.contains(target) }
     if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
     let existing = try current(id)?.links[relationship.id] ?? []
     guard relationship.isToMany else {
-      for old in existing where !seen.contains(old) {
+      for old in existing where !isWanted(old) {
         try unlink(id, relationship.id, old)
-        if relationship.declaration.deletesOrphans, try current(old) != nil { try delete(old) }
+        if relationship.declaration.deletesOrphans, try exists(old) { try delete(old) }
       }
       for target in targets { try link(id, relationship.id, target) }
       return
     }
     // A to-many: the other sides one by one, this side's list in one step.
     let counterpart = relationship.reverseID
-    let had = Set(existing)
+    let had = existing.count <= 16 ? [] : Set(existing)
+    let isExisting = { (target: UInt64) in existing.count <= 16 ? existing.contains(target) : had.contains(target) }
     var orphans: [UInt64] = []
-    for old in existing where !seen.contains(old) {
+    for old in existing where !isWanted(old) {
       try detach(old, counterpart, id)
       if relationship.declaration.deletesOrphans { orphans.append(old) }
     }
-    for target in targets where !had.contains(target) { try attach(target, counterpart, id) }
+    for target in targets where !isExisting(target) { try attach(target, counterpart, id) }
     try update(id) { state in
       state.links[relationship.id] = targets.isEmpty ? nil : relationship.isOrdered ? targets : targets.sorted()
     }
-    membership[LinkList(object: id, relationship: relationship.id)] = nil
-    for orphan in orphans where try current(orphan) != nil { try delete(orphan) }
+    if !membership.isEmpty { membership[LinkList(object: id, relationship: relationship.id)] = nil }
+    for orphan in orphans where try exists(orphan) { try delete(orphan) }
   }
 
   /// Deletes an object after unlinking it from everything.
@@ -397,6 +426,6 @@ struct BatchResolver {
     for (relationshipID, targets) in state.links.sorted(by: { $0.key < $1.key }) {
       for target in targets { try unlink(id, relationshipID, target) }
     }
-    states[id] = .some(nil)
+    states[try slot(id)] = nil
   }
 }

@@ -45,6 +45,9 @@ struct BinaryWriter {
     }
   }
 
+  /// Appends bytes already in this encoding, without a length.
+  mutating func append(encoded data: [UInt8]) { bytes.append(contentsOf: data) }
+
   mutating func write(bytes data: some Collection<UInt8>) {
     write(varint: UInt64(data.count))
     bytes.append(contentsOf: data)
@@ -117,18 +120,17 @@ struct BinaryWriter {
 
   mutating func write(attributes: [String: AttributeValue]) {
     write(varint: UInt64(attributes.count))
-    for name in attributes.keys.sorted() {
+    for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
       write(name)
-      write(attributes[name].unsafelyUnwrapped)
+      write(value)
     }
   }
 
   mutating func write(links: [UInt32: [UInt64]]) {
-    let ids = links.keys.sorted().filter { !(links[$0]?.isEmpty ?? true) }
-    write(varint: UInt64(ids.count))
-    for id in ids {
+    let lists = links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+    write(varint: UInt64(lists.count))
+    for (id, targets) in lists {
       write(varint: UInt64(id))
-      let targets = links[id] ?? []
       write(varint: UInt64(targets.count))
       for target in targets { write(varint: target) }
     }

@@ -125,24 +125,42 @@ public struct LinkChange: Sendable, Equatable {
 }
 
 extension ObjectChange {
-  /// The change between two states of one object, or nil when they are equal.
+  /// The change between two states of one object, or nil when they are equal. Attributes
+  /// come sorted by name and links by relationship id, so equal changes encode equally.
   init?(objectID: UInt64, before: ObjectState?, after: ObjectState?) {
-    guard before != after, let reference = after ?? before else { return nil }
-    let kind: Kind = before == nil ? .created : after == nil ? .deleted : .updated
-    let oldAttributes = before?.attributes ?? [:]
-    let newAttributes = after?.attributes ?? [:]
-    let names = Set(oldAttributes.keys).union(newAttributes.keys).sorted()
-    let attributes = names.compactMap { name -> AttributeChange? in
-      oldAttributes[name] == newAttributes[name] ? nil : AttributeChange(name: name, old: oldAttributes[name], new: newAttributes[name])
+    switch (before, after) {
+    case (nil, nil):
+      return nil
+    case (nil, let created?):
+      // One side only: every value is a change; no comparison needed.
+      self.init(
+        objectID: objectID, entity: created.entity, identity: created.identity, kind: .created,
+        attributes: created.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: nil, new: $0.value) },
+        links: created.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { LinkChange(relationshipID: $0.key, old: [], new: $0.value) })
+    case (let deleted?, nil):
+      self.init(
+        objectID: objectID, entity: deleted.entity, identity: deleted.identity, kind: .deleted,
+        attributes: deleted.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: $0.value, new: nil) },
+        links: deleted.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { LinkChange(relationshipID: $0.key, old: $0.value, new: []) })
+    case (let old?, let new?):
+      var attributes: [AttributeChange] = []
+      for (name, value) in new.attributes where old.attributes[name] != value {
+        attributes.append(AttributeChange(name: name, old: old.attributes[name], new: value))
+      }
+      for (name, value) in old.attributes where new.attributes[name] == nil {
+        attributes.append(AttributeChange(name: name, old: value, new: nil))
+      }
+      var links: [LinkChange] = []
+      for (id, list) in new.links where (old.links[id] ?? []) != list {
+        links.append(LinkChange(relationshipID: id, old: old.links[id] ?? [], new: list))
+      }
+      for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
+        links.append(LinkChange(relationshipID: id, old: list, new: []))
+      }
+      if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }
+      attributes.sort { $0.name < $1.name }
+      links.sort { $0.relationshipID < $1.relationshipID }
+      self.init(objectID: objectID, entity: new.entity, identity: new.identity, kind: .updated, attributes: attributes, links: links)
     }
-    let oldLinks = before?.links ?? [:]
-    let newLinks = after?.links ?? [:]
-    let ids = Set(oldLinks.keys).union(newLinks.keys).sorted()
-    let links = ids.compactMap { id -> LinkChange? in
-      let old = oldLinks[id] ?? [], new = newLinks[id] ?? []
-      return old == new ? nil : LinkChange(relationshipID: id, old: old, new: new)
-    }
-    if kind == .updated, attributes.isEmpty, links.isEmpty, before?.entity == after?.entity { return nil }
-    self.init(objectID: objectID, entity: reference.entity, identity: reference.identity, kind: kind, attributes: attributes, links: links)
   }
 }

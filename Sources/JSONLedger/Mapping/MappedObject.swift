@@ -10,7 +10,7 @@ struct MappedObject: Sendable {
   /// Relationships the JSON named, in document order.
   var relationships: [(name: String, value: RelationshipValue)]
   /// Where the object is in the JSON (`bands[2]`).
-  var path: String
+  var path: JSONPath
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? = nil
 }
@@ -25,6 +25,6 @@ enum RelationshipValue: Sendable {
 
 /// A pointer to an object: by key, or a nested object that is itself upserted.
 indirect enum ObjectReference: Sendable {
-  case key(entity: String, identity: [AttributeValue], path: String)
+  case key(entity: String, identity: [AttributeValue], path: JSONPath)
   case object(MappedObject)
 }

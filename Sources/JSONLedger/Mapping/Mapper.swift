@@ -23,14 +23,14 @@ struct Mapper: Sendable {
   }
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
-  func mapCollection(_ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, report: inout Report) -> [MappedObject] {
+  func mapCollection(_ json: JSONValue, entity: ResolvedEntity, path: JSONPath, firstIndex: Int = 0, report: inout Report) -> [MappedObject] {
     switch json {
     case .array(let elements):
       var objects: [MappedObject] = []
       objects.reserveCapacity(elements.count)
       for (index, element) in elements.enumerated() {
         if report.problems.isFull { break }
-        let elementPath = "\(path)[\(firstIndex + index)]"
+        let elementPath = path.appending(index: firstIndex + index)
         switch element {
         case .object(let object):
           if let mapped = mapObject(object, entity: entity, path: elementPath, report: &report) { objects.append(mapped) }
@@ -54,7 +54,7 @@ struct Mapper: Sendable {
     }
   }
 
-  func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: String, report: inout Report) -> MappedObject? {
+  func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: JSONPath, report: inout Report) -> MappedObject? {
     var object = input
     if let name = requested.declaration.dictionaryTransformer, let transform = transformers.dictionaryTransformers[name] {
       do { object = try transform(object) } catch {
@@ -69,7 +69,7 @@ struct Mapper: Sendable {
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }
     for member in object {
-      let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
+      let memberPath = path.appending(key: member.key)
       guard let target = table.target(forKey: member.key) else {
         if !table.keyPathRoots.contains(member.key), member.key != entity.subentityKey {
           report.ignoredKeys.insert("\(entity.name).\(member.key)")
@@ -84,7 +84,7 @@ struct Mapper: Sendable {
       for (depth, segment) in segments.enumerated() {
         guard case .object(let level) = value else {
           if value != .null {
-            let where_ = ([path] + segments[0..<depth]).filter { !$0.isEmpty }.joined(separator: ".")
+            let where_ = segments[0..<depth].reduce(path) { $0.appending(key: $1) }
             report.problems.add(entity.name, where_, value, "expected an object on the key path \(segments.joined(separator: "."))")
           }
           reached = value == .null
@@ -97,7 +97,7 @@ struct Mapper: Sendable {
         value = next
       }
       if reached {
-        let memberPath = ([path] + segments).filter { !$0.isEmpty }.joined(separator: ".")
+        let memberPath = segments.reduce(path) { $0.appending(key: $1) }
         assign(value, to: target, in: &mapped, entity: entity, path: memberPath, report: &report)
       }
     }
@@ -114,7 +114,7 @@ struct Mapper: Sendable {
     return mapped
   }
 
-  private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: String, report: inout Report) -> ResolvedEntity? {
+  private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: JSONPath, report: inout Report) -> ResolvedEntity? {
     if let name = entity.declaration.entityMapper, let mapper = transformers.entityMappers[name] {
       guard let chosen = mapper(object) else { return entity }
       guard entity.family.contains(chosen), let resolved = model.resolved(chosen) else {
@@ -125,7 +125,7 @@ struct Mapper: Sendable {
     }
     guard let key = entity.subentityKey, let value = object[key], value != .null else { return entity }
     guard case .string(let name) = value else {
-      report.problems.add(entity.name, "\(path).\(key)", value, "expected the name of a sub-entity of \(entity.name)")
+      report.problems.add(entity.name, path.appending(key: key), value, "expected the name of a sub-entity of \(entity.name)")
       return nil
     }
     let folded = KeyInflection.normalized(name)
@@ -134,13 +134,13 @@ struct Mapper: Sendable {
     {
       return resolved
     }
-    report.problems.add(entity.name, "\(path).\(key)", value, "not a sub-entity of \(entity.name) (known: \(entity.family.joined(separator: ", ")))")
+    report.problems.add(entity.name, path.appending(key: key), value, "not a sub-entity of \(entity.name) (known: \(entity.family.joined(separator: ", ")))")
     return nil
   }
 
   private func assign(
     _ value: JSONValue, to target: EntityKeyTable.Target, in mapped: inout MappedObject, entity: ResolvedEntity,
-    path: String, report: inout Report
+    path: JSONPath, report: inout Report
   ) {
     switch target {
     case .attribute(let attribute):
@@ -176,7 +176,7 @@ struct Mapper: Sendable {
         }
         var references: [ObjectReference] = []
         for (index, element) in elements.enumerated() where element != .null {
-          if let reference = reference(element, to: destination, byKeys: byKeys, path: "\(path)[\(index)]", report: &report) {
+          if let reference = reference(element, to: destination, byKeys: byKeys, path: path.appending(index: index), report: &report) {
             references.append(reference)
           }
         }
@@ -194,7 +194,7 @@ struct Mapper: Sendable {
   }
 
   private func reference(
-    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: String, report: inout Report
+    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, report: inout Report
   ) -> ObjectReference? {
     switch value {
     case .object(let object):
@@ -214,7 +214,7 @@ struct Mapper: Sendable {
   }
 
   /// The identity of `entity` given as a bare key (`"Japan"`, `42`), coerced to its type.
-  func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: String, report: inout Report) -> [AttributeValue]? {
+  func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report) -> [AttributeValue]? {
     guard entity.identity.count == 1, let attribute = entity.attributeIndex[entity.identity[0]] else {
       let reason = entity.identity.isEmpty
         ? "\(entity.name) has no identity, so it cannot be referred to by key"

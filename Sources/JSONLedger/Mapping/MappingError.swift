@@ -63,6 +63,10 @@ struct ProblemCollector {
 
   var isFull: Bool { problems.count >= MappingError.limit }
 
+  mutating func add(_ entity: String, _ path: JSONPath, _ value: JSONValue?, _ reason: String) {
+    add(entity, path.description, value, reason)
+  }
+
   mutating func add(_ entity: String, _ path: String, _ value: JSONValue?, _ reason: String) {
     guard !isFull else {
       isTruncated = true

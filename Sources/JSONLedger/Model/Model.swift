@@ -95,6 +95,8 @@ final class ResolvedEntity: Sendable {
   /// The identity attributes after the default rule; empty for an insert-only entity.
   let identity: [String]
   let subentityKey: String?
+  /// Whether any attribute is `indexed` (the projector skips index upkeep otherwise).
+  let hasIndexedAttributes: Bool
 
   var isInsertOnly: Bool { identity.isEmpty }
 
@@ -113,6 +115,7 @@ final class ResolvedEntity: Sendable {
     self.relationshipIndex = relationshipIndex
     self.identity = identity
     self.subentityKey = subentityKey
+    self.hasIndexedAttributes = attributes.contains { $0.isIndexed }
   }
 }
 

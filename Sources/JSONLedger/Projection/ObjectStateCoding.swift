@@ -30,11 +30,16 @@ enum ObjectStateCoding {
   /// A history entry: the whole state, or no bytes for "absent after this batch".
   static func encodeState(_ state: ObjectState?) -> [UInt8] {
     guard let state else { return [] }
-    var writer = BinaryWriter()
+    return encodeState(state, encodedAttributes: encodeAttributes(state.attributes))
+  }
+
+  /// A history entry of a live object whose attributes are already encoded (as for `views`).
+  static func encodeState(_ state: ObjectState, encodedAttributes: [UInt8]) -> [UInt8] {
+    var writer = BinaryWriter(capacity: encodedAttributes.count + 64)
     writer.write(state.entity)
     writer.write(varint: UInt64(state.identity.count))
     for value in state.identity { writer.write(value) }
-    writer.write(attributes: state.attributes)
+    writer.append(encoded: encodedAttributes)
     writer.write(links: state.links)
     return writer.bytes
   }

@@ -5,6 +5,16 @@ enum StoreKeys {
   static func bigEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
   static func bigEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
 
+  /// Overwrites 8 bytes at `offset` with `value`, big-endian (reusing a key buffer saves an
+  /// allocation per put).
+  static func setBigEndian(_ value: UInt64, in bytes: inout [UInt8], at offset: Int) {
+    var remaining = value
+    for index in stride(from: offset + 7, through: offset, by: -1) {
+      bytes[index] = UInt8(truncatingIfNeeded: remaining)
+      remaining >>= 8
+    }
+  }
+
   static func readBigEndian64(_ bytes: some Collection<UInt8>) -> UInt64 {
     bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
   }

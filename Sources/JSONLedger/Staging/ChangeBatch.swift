@@ -103,7 +103,7 @@ public struct ChangeBatch: Sendable {
 
   mutating func stage(_ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions) throws(LedgerError) {
     var report = Mapper.Report()
-    let objects = mapper.mapCollection(json, entity: entity, path: path, firstIndex: firstIndex, report: &report)
+    let objects = mapper.mapCollection(json, entity: entity, path: JSONPath(path), firstIndex: firstIndex, report: &report)
     do { try report.problems.check() } catch { throw .mapping(error) }
     ignoredKeys.formUnion(report.ignoredKeys)
     steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
