@@ -20,6 +20,10 @@ struct BatchResolver {
   private(set) var afterStates: [ObjectState?] = []
   /// Identities created in this batch, by root entity (not yet in the `keys` database).
   private var newKeys: [String: [[AttributeValue]: UInt64]] = [:]
+  /// Identities found in the `keys` database, so that an object named many times in a batch
+  /// (a band referred to by each of its albums) is looked up once. An identity's id never
+  /// changes, so the cache cannot go stale within the batch.
+  private var storedKeys: [String: [[AttributeValue]: UInt64]] = [:]
   /// Objects the payload named (for the "unchanged" count).
   private var mentioned: Set<UInt64> = []
   private var nextID: UInt64
@@ -133,8 +137,10 @@ struct BatchResolver {
   }
 
   private mutating func lookup(root: String, identity: [AttributeValue]) throws -> UInt64? {
-    if let id = newKeys[root]?[identity] { return id }
-    return try source.objectID(root: root, identity: identity)
+    if let id = newKeys[root]?[identity] ?? storedKeys[root]?[identity] { return id }
+    guard let id = try source.objectID(root: root, identity: identity) else { return nil }
+    storedKeys[root, default: [:]][identity] = id
+    return id
   }
 
   private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64 {
@@ -291,8 +297,8 @@ struct BatchResolver {
         problems.add(entityName, path, nil, "cannot create a stub of the abstract entity \(entityName)")
         return nil
       }
-      let known = try source.objectID(root: entity.rootName, identity: identity)
-      return try create(entity, identity: identity, reuse: known)
+      // An id from `lookup` here belongs to a deleted object: its identity comes back.
+      return try create(entity, identity: identity, reuse: try lookup(root: entity.rootName, identity: identity))
     }
   }
 
@@ -395,6 +401,9 @@ struct BatchResolver {
     let isWanted = { (target: UInt64) in wanted.count <= 16 ? targets.contains(target) : seen.contains(target) }
     if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
     let existing = try current(id)?.links[relationship.id] ?? []
+    // Already linked as wanted (both sides are always kept in step): nothing to do. The
+    // common case of a re-import.
+    if existing == (relationship.isOrdered || !relationship.isToMany ? targets : targets.sorted()) { return }
     guard relationship.isToMany else {
       for old in existing where !isWanted(old) {
         try unlink(id, relationship.id, old)

@@ -69,8 +69,14 @@ struct BinaryReader {
 
   mutating func readString() throws(DecodingFailure) -> String {
     let count = try readCount()
-    let raw = try readRaw(count)
-    guard let text = String(validating: raw, as: UTF8.self) else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position - count)") }
+    guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
+    // Validating through a buffer pointer takes the standard library's fast path; a generic
+    // slice does not.
+    let text = bytes.withUnsafeBufferPointer { buffer in
+      String(validating: UnsafeBufferPointer(rebasing: buffer[position..<position + count]), as: UTF8.self)
+    }
+    guard let text else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)") }
+    position += count
     return text
   }
 
@@ -138,6 +144,7 @@ struct BinaryReader {
   mutating func readAttributes() throws(DecodingFailure) -> [String: AttributeValue] {
     let count = try readCount()
     var attributes: [String: AttributeValue] = [:]
+    attributes.reserveCapacity(min(count, 256))
     for _ in 0..<count {
       let name = try readString()
       attributes[name] = try readRequiredValue()
@@ -148,6 +155,7 @@ struct BinaryReader {
   mutating func readLinks() throws(DecodingFailure) -> [UInt32: [UInt64]] {
     let count = try readCount()
     var links: [UInt32: [UInt64]] = [:]
+    links.reserveCapacity(min(count, 256))
     for _ in 0..<count {
       let id = UInt32(truncatingIfNeeded: try readVarint())
       links[id] = try readIDs()
