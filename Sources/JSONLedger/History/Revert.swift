@@ -62,12 +62,12 @@ extension Ledger {
   }
 
   private func revertNow(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
-    let size = try record(batchID).changes.count
-    try environment.reserve(freeBytes: Self.estimatedBytes(objects: size))
+    // Records never change once written, so the one read here is the one the write sees.
+    let record = try self.record(batchID)
+    try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count))
     let result = try environment.write { txn -> RevertResult in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
-      let record = try readRecord(batchID, txn)
       for later in (batchID + 1)..<max(head + 1, batchID + 1) {
         let laterRecord = try readRecord(later, txn)
         if laterRecord.metadata.revertedBatchID == batchID, laterRecord.kind == .revert {
@@ -80,8 +80,11 @@ extension Ledger {
       let reader = SnapshotReader(store: store, transformers: transformers)
       var conflicts: [RevertConflict] = []
       var targets: [UInt64: ObjectState?] = [:]
+      var currentStates: [(UInt64, ObjectState?)] = []
+      currentStates.reserveCapacity(record.changes.count)
       for change in record.changes {
         let now = try store.state(of: change.objectID)
+        currentStates.append((change.objectID, now))
         let key = ObjectKey(entity: change.entity, identity: change.identity)
         // Only a later batch can conflict: reverting the newest one needs no history scan.
         for later in try batchID < head ? store.batches(touching: change.objectID) : [] where later > batchID {
@@ -122,6 +125,7 @@ extension Ledger {
       let repaired = conflicts.isEmpty
         ? targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } : try repairLinks(targets, store: store)
       var resolver = try BatchResolver(model: model, source: store, strict: false)
+      resolver.seed(currentStates.sorted { $0.0 < $1.0 })
       let (changes, statistics) = try resolver.resolveTargets(repaired)
       let reverted = ChangeRecord(
         batchID: head + 1, time: Date(), kind: .revert,

@@ -71,6 +71,12 @@ struct BatchResolver {
     return finish(ignoredKeys: batch.ignoredKeys.sorted())
   }
 
+  /// Gives the current state of objects the caller has already read, so that they are not
+  /// read again. Must be called before any resolving.
+  mutating func seed(_ currentStates: [(UInt64, ObjectState?)]) {
+    for (id, state) in currentStates where slots[id] == nil { _ = addSlot(id, state: state, before: state) }
+  }
+
   /// Changes that turn the current state of each given object into the given target state
   /// (nil: absent). Used by revert and rewind.
   mutating func resolveTargets(_ targets: [(UInt64, ObjectState?)]) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {

@@ -70,10 +70,12 @@ struct BinaryReader {
   mutating func readString() throws(DecodingFailure) -> String {
     let count = try readCount()
     guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
-    // Validating through a buffer pointer takes the standard library's fast path; a generic
-    // slice does not.
-    let text = bytes.withUnsafeBufferPointer { buffer in
-      String(validating: UnsafeBufferPointer(rebasing: buffer[position..<position + count]), as: UTF8.self)
+    let text = bytes.withUnsafeBufferPointer { buffer -> String? in
+      let raw = UnsafeBufferPointer(rebasing: buffer[position..<position + count])
+      // ASCII is valid UTF-8 and `decoding` is the fast path; the validating initializer is
+      // not specialised, so it is kept for the rest.
+      if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
+      return String(validating: raw, as: UTF8.self)
     }
     guard let text else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)") }
     position += count

@@ -37,6 +37,27 @@ if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil
   // Profiling aid: import into a fresh store, print the split, and stop.
   // JSONLEDGER_BENCH_PROFILE_IMPORT=reimport: the split of the re-import with 10% changed.
   let again = try JSONLedgerContender(dataset: dataset)
+  if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] == "revert" {
+    // JSONLEDGER_BENCH_PROFILE_IMPORT=revert: a 10k-album batch on top of the dataset, its
+    // import and its revert timed.
+    _ = try again.importDocument(document)
+    var extra = again.ledger.makeBatch()
+    try extra.stage(.array((0..<10_000).map { ["name": .string("extra album \($0)"), "band": .string(dataset.bandName($0 % dataset.bandCount)), "label": "Extra"] }), as: "Album")
+    var id: UInt64 = 0
+    let importTime = try seconds { id = try again.ledger.applySynchronously(extra).batchID }
+    let target = again.ledger
+    let revertID = id
+    let revertTime = seconds {
+      let semaphore = DispatchSemaphore(value: 0)
+      Task.detached {
+        _ = try? await target.revert(revertID)
+        semaphore.signal()
+      }
+      semaphore.wait()
+    }
+    print("import \(importTime)s, revert \(revertTime)s")
+    exit(0)
+  }
   let reimport = ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] == "reimport"
   if reimport { _ = try again.importDocument(document) }
   var parsed: JSONValue = .null
