@@ -19,11 +19,11 @@ struct BatchResolver {
   /// After `finish`: the state after the batch of each change's object, in change order.
   private(set) var afterStates: [ObjectState?] = []
   /// Identities created in this batch, by root entity (not yet in the `keys` database).
-  private var newKeys: [String: [[AttributeValue]: UInt64]] = [:]
+  private var newKeys: [UInt32: [[AttributeValue]: UInt64]] = [:]
   /// Identities found in the `keys` database, so that an object named many times in a batch
   /// (a band referred to by each of its albums) is looked up once. An identity's id never
   /// changes, so the cache cannot go stale within the batch.
-  private var storedKeys: [String: [[AttributeValue]: UInt64]] = [:]
+  private var storedKeys: [UInt32: [[AttributeValue]: UInt64]] = [:]
   /// Objects the payload named (for the "unchanged" count).
   private var mentioned: Set<UInt64> = []
   private var nextID: UInt64
@@ -62,7 +62,7 @@ struct BatchResolver {
         try resolveCollection(entityName, objects, options, path: path)
       case .deletion(let entityName, let identity, _):
         guard let entity = model.resolved(entityName) else { continue }
-        if let id = try lookup(root: entity.rootName, identity: identity), try exists(id) {
+        if let id = try lookup(root: entity.rootID, identity: identity), try exists(id) {
           try delete(id)
         }
       }
@@ -142,9 +142,9 @@ struct BatchResolver {
     body(&states[slot]!)
   }
 
-  private mutating func lookup(root: String, identity: [AttributeValue]) throws -> UInt64? {
+  private mutating func lookup(root: UInt32, identity: [AttributeValue]) throws -> UInt64? {
     if let id = newKeys[root]?[identity] ?? storedKeys[root]?[identity] { return id }
-    guard let id = try source.objectID(root: root, identity: identity) else { return nil }
+    guard let id = try source.objectID(rootID: root, identity: identity) else { return nil }
     storedKeys[root, default: [:]][identity] = id
     return id
   }
@@ -164,7 +164,7 @@ struct BatchResolver {
     state.attributes.reserveCapacity(entity.attributes.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     states[slot] = state
-    if !identity.isEmpty { newKeys[entity.rootName, default: [:]][identity] = objectID }
+    if !identity.isEmpty { newKeys[entity.rootID, default: [:]][identity] = objectID }
     return objectID
   }
 
@@ -188,7 +188,7 @@ struct BatchResolver {
       } else {
         identity = mapper.identity(fromKey: scope.key, of: parentEntity, path: "parent", report: &report)
       }
-      guard let identity, let id = try lookup(root: parentEntity.rootName, identity: identity), try exists(id) else {
+      guard let identity, let id = try lookup(root: parentEntity.rootID, identity: identity), try exists(id) else {
         throw LedgerError.objectNotFound(entity: scope.entity, key: JSONWriter(options: []).string(from: scope.key))
       }
       parent = (id, relationship)
@@ -208,7 +208,7 @@ struct BatchResolver {
     } else {
       let family = Set(entity.family)
       var ids = try source.objectIDs(root: entity.rootName)
-      ids += newKeys[entity.rootName]?.values.map { $0 } ?? []
+      ids += newKeys[entity.rootID]?.values.map { $0 } ?? []
       candidates = try ids.filter { id in
         guard let state = try current(id) else { return false }
         return family.contains(state.entity)
@@ -222,11 +222,11 @@ struct BatchResolver {
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
   private mutating func upsert(_ given: MappedObject, operations: Operations) throws -> UInt64? {
     var object = given
-    guard var entity = model.resolved(object.entity) else { return nil }
+    var entity = object.entity
     // A payload typed as an ancestor updates an existing object of a sub-entity with the
     // sub-entity's own keys (Groot: no `type` needed to update a ConcreteA via Abstract).
     if let identity = object.identity, let source = object.source, let mapper,
-      let known = try lookup(root: entity.rootName, identity: identity), let state = try current(known),
+      let known = try lookup(root: entity.rootID, identity: identity), let state = try current(known),
       state.entity != entity.name, entity.family.contains(state.entity), let concrete = model.resolved(state.entity)
     {
       var report = Mapper.Report()
@@ -238,7 +238,7 @@ struct BatchResolver {
     }
     let id: UInt64
     if let identity = object.identity {
-      let known = try lookup(root: entity.rootName, identity: identity)
+      let known = try lookup(root: entity.rootID, identity: identity)
       if let known, try exists(known) {
         id = known
         mentioned.insert(id)
@@ -267,8 +267,7 @@ struct BatchResolver {
         state.attributes[name] = value
       }
     }
-    for (name, value) in object.relationships {
-      guard let relationship = entity.relationshipIndex[name] else { continue }
+    for (relationship, value) in object.relationships {
       switch value {
       case .clear:
         try setLinks(id, relationship, [])
@@ -291,9 +290,9 @@ struct BatchResolver {
     switch reference {
     case .object(let nested):
       return try upsert(nested, operations: .upsert)
-    case .key(let entityName, let identity, let path):
-      guard let entity = model.resolved(entityName) else { return nil }
-      if let id = try lookup(root: entity.rootName, identity: identity), try exists(id) { return id }
+    case .key(let entity, let identity, let path):
+      let entityName = entity.name
+      if let id = try lookup(root: entity.rootID, identity: identity), try exists(id) { return id }
       if strict {
         let key = identity.map(\.keyText).joined(separator: ", ")
         problems.add(entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)")
@@ -304,7 +303,7 @@ struct BatchResolver {
         return nil
       }
       // An id from `lookup` here belongs to a deleted object: its identity comes back.
-      return try create(entity, identity: identity, reuse: try lookup(root: entity.rootName, identity: identity))
+      return try create(entity, identity: identity, reuse: try lookup(root: entity.rootID, identity: identity))
     }
   }
 

@@ -3,7 +3,7 @@
 protocol StateSource {
   /// The object id registered for an identity under the root entity, if any (the object may
   /// have been deleted since: then `state(of:)` is nil).
-  func objectID(root: String, identity: [AttributeValue]) throws -> UInt64?
+  func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64?
   /// The current state of an object, or nil when it does not exist now.
   func state(of objectID: UInt64) throws -> ObjectState?
   /// Ids of the live objects whose entity is `root` or inherits from it.

@@ -39,7 +39,7 @@ struct Mapper: Sendable {
         case .string, .number:
           if let key = identity(fromKey: element, of: entity, path: elementPath, report: &report) {
             let attributes = zip(entity.identity, key).map { (name: $0.0, value: Optional($0.1)) }
-            objects.append(MappedObject(entity: entity.name, identity: key, attributes: attributes, relationships: [], path: elementPath))
+            objects.append(MappedObject(entity: entity, identity: key, attributes: attributes, relationships: [], path: elementPath))
           }
         default:
           report.problems.add(entity.name, elementPath, element, "expected an object or a key, found \(element.kindDescription)")
@@ -64,7 +64,7 @@ struct Mapper: Sendable {
     }
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let table = tables[entity.name] else { return nil }
-    var mapped = MappedObject(entity: entity.name, identity: nil, attributes: [], relationships: [], path: path)
+    var mapped = MappedObject(entity: entity, identity: nil, attributes: [], relationships: [], path: path)
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }
@@ -166,7 +166,7 @@ struct Mapper: Sendable {
     case .relationship(let relationship, let byKeys):
       guard let destination = model.resolved(relationship.declaration.destination) else { return }
       if value == .null {
-        mapped.relationships.append((relationship.name, .clear))
+        mapped.relationships.append((relationship, .clear))
         return
       }
       if relationship.isToMany {
@@ -180,14 +180,14 @@ struct Mapper: Sendable {
             references.append(reference)
           }
         }
-        mapped.relationships.append((relationship.name, .toMany(references)))
+        mapped.relationships.append((relationship, .toMany(references)))
       } else {
         if case .array = value {
           report.problems.add(entity.name, path, value, "expected one object or key for the to-one relationship \(relationship.name), found an array")
           return
         }
         if let reference = reference(value, to: destination, byKeys: byKeys, path: path, report: &report) {
-          mapped.relationships.append((relationship.name, .toOne(reference)))
+          mapped.relationships.append((relationship, .toOne(reference)))
         }
       }
     }
@@ -205,7 +205,7 @@ struct Mapper: Sendable {
       return mapObject(object, entity: destination, path: path, report: &report).map { .object($0) }
     case .string, .number, .bool:
       return identity(fromKey: value, of: destination, path: path, report: &report).map {
-        .key(entity: destination.name, identity: $0, path: path)
+        .key(entity: destination, identity: $0, path: path)
       }
     default:
       report.problems.add(destination.name, path, value, "expected a key or an object of \(destination.name), found \(value.kindDescription)")

@@ -85,6 +85,8 @@ final class ResolvedEntity: Sendable {
   let id: UInt32
   /// The top of its inheritance chain; identity is unique per root.
   let rootName: String
+  /// The id of `rootName`.
+  let rootID: UInt32
   /// Itself and every entity that inherits from it, in model order.
   let family: [String]
   /// Inherited attributes first, then its own.
@@ -101,13 +103,14 @@ final class ResolvedEntity: Sendable {
   var isInsertOnly: Bool { identity.isEmpty }
 
   init(
-    declaration: Entity, id: UInt32, rootName: String, family: [String], attributes: [Attribute],
+    declaration: Entity, id: UInt32, rootName: String, rootID: UInt32, family: [String], attributes: [Attribute],
     attributeIndex: [String: Attribute], relationships: [ResolvedRelationship],
     relationshipIndex: [String: ResolvedRelationship], identity: [String], subentityKey: String?
   ) {
     self.declaration = declaration
     self.id = id
     self.rootName = rootName
+    self.rootID = rootID
     self.family = family
     self.attributes = attributes
     self.attributeIndex = attributeIndex

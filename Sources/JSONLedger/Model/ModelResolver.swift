@@ -121,8 +121,10 @@ struct ModelResolver {
         if attributeIndex["id"] != nil { identity = ["id"] } else if attributeIndex["remoteID"] != nil { identity = ["remoteID"] }
       }
       let family = entities.filter { other in (chains[other.name] ?? []).contains { $0.name == entity.name } }.map(\.name)
+      let rootName = chain.first?.name ?? entity.name
       resolved[entity.name] = ResolvedEntity(
-        declaration: entity, id: UInt32(index + 1), rootName: chain.first?.name ?? entity.name,
+        declaration: entity, id: UInt32(index + 1), rootName: rootName,
+        rootID: UInt32((entities.firstIndex { $0.name == rootName } ?? index) + 1),
         family: family, attributes: attributes, attributeIndex: attributeIndex,
         relationships: relationships, relationshipIndex: relationshipIndex, identity: identity,
         subentityKey: chain.reversed().lazy.compactMap(\.subentityKey).first)

@@ -11,11 +11,15 @@ struct ProjectionStore: StateSource {
 
   func objectID(root: String, identity: [AttributeValue]) throws -> UInt64? {
     guard let entity = model.resolved(root) else { return nil }
-    let (key, full) = StoreKeys.identity(root: entity.id, identity)
+    return try objectID(rootID: entity.id, identity: identity)
+  }
+
+  func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64? {
+    let (key, full) = StoreKeys.identity(root: rootID, identity)
     guard let value = try transaction.value(forKey: key, in: layout.keys) else { return nil }
     guard value.count >= 8 else { throw LedgerError.storage("a keys entry is truncated") }
     if key != full, Array(value.dropFirst(8)) != full {
-      throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
+      throw LedgerError.storage("two long keys of \(model.entities[Int(rootID) - 1].name) share a hash; this key cannot be stored")
     }
     return StoreKeys.readBigEndian64(value)
   }
