@@ -177,6 +177,24 @@ public final class Environment: @unchecked Sendable {
     try check(mdb_env_set_mapsize(handle, grown), "grow map to \(grown) bytes")
   }
 
+  /// Hands the pages of the memory map back to the kernel: they stay in the page cache (the
+  /// file is unchanged) and fault back in on the next read, but stop counting toward this
+  /// process's resident memory. A long streaming import calls it between batches, so its
+  /// RSS does not grow with the store.
+  public func releaseMappedPages() throws(LMDBError) {
+    resizeLock.lockShared()
+    defer { resizeLock.unlock() }
+    var info = MDB_envinfo()
+    try check(mdb_env_info(handle, &info), "read environment info")
+    guard let address = info.me_mapaddr else { return }
+    // The map is MAP_SHARED and read-only (no MDB_WRITEMAP): for such a mapping
+    // MADV_DONTNEED only drops this process's page-table entries, and the next access reads
+    // the file's current contents again, so readers running meanwhile still see valid data.
+    guard madvise(address, info.me_mapsize, MADV_DONTNEED) == 0 else {
+      throw LMDBError(code: errno, operation: "release mapped pages")
+    }
+  }
+
   /// Size and use of the environment.
   public func info() throws(LMDBError) -> EnvironmentInfo {
     var info = MDB_envinfo()

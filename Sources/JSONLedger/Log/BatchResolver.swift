@@ -29,8 +29,9 @@ struct BatchResolver {
   private var nextID: UInt64
   private var problems = ProblemCollector()
   private var mapper: Mapper?
-  /// Membership sets of long link lists (built on first need, kept in step with the lists),
-  /// so that adding to a list of 100,000 links is not a linear search each time.
+  /// Membership sets of long ordered link lists (built on first need, kept in step with the
+  /// lists), so that adding to a list of 100,000 links is not a linear search each time.
+  /// Unordered lists are sorted and searched by bisection instead.
   private var membership: [LinkList: Set<UInt64>] = [:]
 
   private struct LinkList: Hashable {
@@ -329,20 +330,34 @@ struct BatchResolver {
   }
 
   /// Whether `target` is in an object's link list, and the list's first element.
-  private mutating func linkInfo(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws -> (Bool, UInt64?) {
+  private mutating func linkInfo(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, ordered: Bool) throws -> (Bool, UInt64?) {
     let slot = try slot(id)
     guard let list = states[slot]?.links[relationshipID] else { return (false, nil) }
-    return (listContains(id, relationshipID, target, list), list.first)
+    return (listContains(id, relationshipID, target, list, ordered: ordered), list.first)
   }
 
   /// Whether `target` is in an object's link list.
-  private mutating func listContains(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: [UInt64]) -> Bool {
+  private mutating func listContains(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: [UInt64], ordered: Bool) -> Bool {
     guard list.count > 32 else { return list.contains(target) }
+    if !ordered {
+      let position = Self.insertionPoint(of: target, in: list)
+      return position < list.count && list[position] == target
+    }
     let key = LinkList(object: id, relationship: relationshipID)
     if let set = membership[key] { return set.contains(target) }
     let set = Set(list)
     membership[key] = set
     return set.contains(target)
+  }
+
+  /// The first position in a sorted list whose element is not less than `target`.
+  private static func insertionPoint(of target: UInt64, in list: [UInt64]) -> Int {
+    var low = 0, high = list.count
+    while low < high {
+      let middle = (low + high) / 2
+      if list[middle] < target { low = middle + 1 } else { high = middle }
+    }
+    return low
   }
 
   /// Adds `target` to one side only; a to-one that pointed elsewhere is unlinked first. An
@@ -351,7 +366,7 @@ struct BatchResolver {
     let spec = spec(relationshipID)
     // Only plain values leave this call: holding the list itself here would make the append
     // below copy it (copy-on-write), turning long lists quadratic.
-    let (present, first) = try linkInfo(id, relationshipID, target)
+    let (present, first) = try linkInfo(id, relationshipID, target, ordered: spec.isOrdered || !spec.isToMany)
     if present { return }
     if !spec.isToMany, let old = first { try unlink(id, relationshipID, old) }
     try update(id) { state in
@@ -360,12 +375,7 @@ struct BatchResolver {
       if spec.isOrdered || !spec.isToMany || (list.last ?? 0) < target {
         list.append(target)
       } else {
-        var low = 0, high = list.count
-        while low < high {
-          let middle = (low + high) / 2
-          if list[middle] < target { low = middle + 1 } else { high = middle }
-        }
-        list.insert(target, at: low)
+        list.insert(target, at: Self.insertionPoint(of: target, in: list))
       }
       state.links[relationshipID] = list
     }

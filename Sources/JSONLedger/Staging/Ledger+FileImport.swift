@@ -44,6 +44,8 @@ extension Ledger {
       summaries.append(summary)
       applied += pending.count
       pending.removeAll(keepingCapacity: true)
+      // Pages of the map read while resolving this chunk would otherwise stay resident.
+      try environment.releaseMappedPages()
       progress?(applied)
     }
 

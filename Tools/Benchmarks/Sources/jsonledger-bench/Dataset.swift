@@ -50,4 +50,29 @@ struct Dataset {
     text += "]}"
     return Array(text.utf8)
   }
+
+  /// Writes a file of one collection, `{"albums": [...]}`, with `albums` albums shaped as in
+  /// `document` (band by key, nested producer), streamed in blocks so that a file of any size
+  /// can be made: the input of the memory measurement.
+  static func writeAlbums(_ albums: Int, to path: String) throws {
+    guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+      throw CocoaError(.fileWriteUnknown)
+    }
+    defer { try? handle.close() }
+    let bands = max(1, albums / 20)
+    var text = "{\"albums\":["
+    for index in 0..<albums {
+      if index > 0 { text += "," }
+      text += "{\"name\":\"album \(index)\",\"band\":\"band \(index % bands)\","
+      text += "\"released\":\"\(1960 + index % 60)-0\(1 + index % 9)-1\(index % 10)T00:00:00Z\","
+      text += "\"label\":\"Label \(index % 40)\",\"sales\":\(index * 7 % 100_000),"
+      text += "\"producer\":{\"name\":\"producer \(index % 500)\",\"country\":\"Country \(index % 30)\"}}"
+      if text.utf8.count > 1 << 20 {
+        try handle.write(contentsOf: Data(text.utf8))
+        text = ""
+      }
+    }
+    text += "]}"
+    try handle.write(contentsOf: Data(text.utf8))
+  }
 }

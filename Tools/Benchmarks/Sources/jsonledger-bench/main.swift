@@ -2,6 +2,7 @@ import Foundation
 import JSONLedger
 
 // jsonledger-bench [--objects N] [--batches B] [--json]
+// jsonledger-bench --write-model PATH | --write-albums N PATH   (inputs of the memory test)
 var objects = 100_000
 var historyBatches = 10_000
 var emitJSON = false
@@ -11,8 +12,19 @@ while let argument = arguments.next() {
   case "--objects": objects = Int(arguments.next() ?? "") ?? objects
   case "--batches": historyBatches = Int(arguments.next() ?? "") ?? historyBatches
   case "--json": emitJSON = true
+  case "--write-model":
+    guard let path = arguments.next() else { exit(2) }
+    try Data(Dataset.model.utf8).write(to: URL(fileURLWithPath: path))
+    exit(0)
+  case "--write-albums":
+    guard let count = Int(arguments.next() ?? ""), let path = arguments.next() else {
+      FileHandle.standardError.write(Data("usage: jsonledger-bench --write-albums N PATH\n".utf8))
+      exit(2)
+    }
+    try Dataset.writeAlbums(count, to: path)
+    exit(0)
   default:
-    FileHandle.standardError.write(Data("usage: jsonledger-bench [--objects N] [--batches B] [--json]\n".utf8))
+    FileHandle.standardError.write(Data("usage: jsonledger-bench [--objects N] [--batches B] [--json] | --write-model PATH | --write-albums N PATH\n".utf8))
     exit(2)
   }
 }
