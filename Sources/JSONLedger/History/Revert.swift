@@ -83,7 +83,9 @@ extension Ledger {
       var currentStates: [(UInt64, ObjectState?)] = []
       currentStates.reserveCapacity(record.changes.count)
       for change in record.changes {
-        let now = try store.state(of: change.objectID)
+        // Reverting the newest batch, an object it created is as the batch left it, and a
+        // creation lists every attribute and link: no need to read it back.
+        let now = batchID == head && change.kind == .created ? change.createdState : try store.state(of: change.objectID)
         currentStates.append((change.objectID, now))
         let key = ObjectKey(entity: change.entity, identity: change.identity)
         // Only a later batch can conflict: reverting the newest one needs no history scan.

@@ -164,3 +164,16 @@ extension ObjectChange {
     }
   }
 }
+
+extension ObjectChange {
+  /// For a creation: the whole state the object was created with (a creation lists every
+  /// attribute and link); nil for any other kind.
+  var createdState: ObjectState? {
+    guard kind == .created else { return nil }
+    var state = ObjectState(entity: entity, identity: identity)
+    state.attributes.reserveCapacity(attributes.count)
+    for attribute in attributes { state.attributes[attribute.name] = attribute.new }
+    for link in links where !link.new.isEmpty { state.links[link.relationshipID] = link.new }
+    return state
+  }
+}
