@@ -147,4 +147,23 @@ struct EnvironmentTests {
       .write(to: URL(fileURLWithPath: dir.path + "/data.mdb"))
     #expect(throws: LMDBError.self) { _ = try Environment(path: dir.path) }
   }
+
+  @Test func valuesStayReadableAfterTheMappedPagesAreReleased() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    let keys = (0..<500).map { [UInt8(truncatingIfNeeded: $0 >> 8), UInt8(truncatingIfNeeded: $0)] }
+    try env.write { txn in
+      for key in keys { try txn.put(Array(repeating: key[1], count: 3000), forKey: key, in: db) }
+    }
+    try env.read { txn throws in
+      #expect(try txn.value(forKey: keys[7], in: db) == Array(repeating: 7, count: 3000))
+      // Released while a reader holds a snapshot: the pages fault back in from the file.
+      try env.releaseMappedPages()
+      for key in keys { #expect(try txn.value(forKey: key, in: db) == Array(repeating: key[1], count: 3000)) }
+    }
+    try env.releaseMappedPages()
+    try env.write { txn in try txn.put([1], forKey: [9, 9], in: db) }
+    #expect(try env.read { txn in try txn.value(forKey: [9, 9], in: db) } == [1])
+  }
 }

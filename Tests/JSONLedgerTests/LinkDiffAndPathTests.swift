@@ -1,0 +1,31 @@
+import Testing
+
+@testable import JSONLedger
+
+@Suite("Link list differences and JSON paths")
+struct LinkDiffAndPathTests {
+  @Test(arguments: 1...20)
+  func mergeWalkFindsWhatASetComparisonFinds(seed: UInt64) {
+    var generator = SeededGenerator(seed: seed)
+    func sortedList() -> [UInt64] {
+      Array(Set((0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt64.random(in: 1...60, using: &generator) })).sorted()
+    }
+    let old = sortedList(), new = sortedList()
+    let (removed, added) = Projector.difference(from: old, to: new)
+    #expect(removed == old.filter { !new.contains($0) })
+    #expect(added == new.filter { !old.contains($0) })
+  }
+
+  @Test func unsortedListsFallBackToSets() {
+    let (removed, added) = Projector.difference(from: [5, 1, 3], to: [3, 7, 1])
+    #expect(removed == [5])
+    #expect(added == [7])
+  }
+
+  @Test func pathsAreFormattedAsBefore() {
+    #expect(JSONPath("albums").appending(index: 3).appending(key: "producer").appending(key: "name").description == "albums[3].producer.name")
+    #expect(JSONPath("").appending(key: "name").description == "name")
+    #expect(JSONPath("").appending(index: 0).appending(key: "born").description == "[0].born")
+    #expect(JSONPath("bands").appending(index: 1).appending(key: "members").appending(index: 2).description == "bands[1].members[2]")
+  }
+}
