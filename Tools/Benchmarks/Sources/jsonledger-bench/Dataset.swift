@@ -52,9 +52,10 @@ struct Dataset {
   }
 
   /// Writes a file of one collection, `{"albums": [...]}`, with `albums` albums shaped as in
-  /// `document` (band by key, nested producer), streamed in blocks so that a file of any size
-  /// can be made: the input of the memory measurement.
-  static func writeAlbums(_ albums: Int, to path: String) throws {
+  /// `document` (band by key, and a nested producer unless `withProducers` is false: 500
+  /// producers, so each becomes a hub of `albums / 500` links), streamed in blocks so that a
+  /// file of any size can be made: the input of the memory measurement.
+  static func writeAlbums(_ albums: Int, to path: String, withProducers: Bool) throws {
     guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
       throw CocoaError(.fileWriteUnknown)
     }
@@ -65,8 +66,11 @@ struct Dataset {
       if index > 0 { text += "," }
       text += "{\"name\":\"album \(index)\",\"band\":\"band \(index % bands)\","
       text += "\"released\":\"\(1960 + index % 60)-0\(1 + index % 9)-1\(index % 10)T00:00:00Z\","
-      text += "\"label\":\"Label \(index % 40)\",\"sales\":\(index * 7 % 100_000),"
-      text += "\"producer\":{\"name\":\"producer \(index % 500)\",\"country\":\"Country \(index % 30)\"}}"
+      text += "\"label\":\"Label \(index % 40)\",\"sales\":\(index * 7 % 100_000)"
+      if withProducers {
+        text += ",\"producer\":{\"name\":\"producer \(index % 500)\",\"country\":\"Country \(index % 30)\"}"
+      }
+      text += "}"
       if text.utf8.count > 1 << 20 {
         try handle.write(contentsOf: Data(text.utf8))
         text = ""

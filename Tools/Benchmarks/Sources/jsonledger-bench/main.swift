@@ -2,7 +2,7 @@ import Foundation
 import JSONLedger
 
 // jsonledger-bench [--objects N] [--batches B] [--json]
-// jsonledger-bench --write-model PATH | --write-albums N PATH   (inputs of the memory test)
+// jsonledger-bench --write-model PATH | --write-albums[-without-producers] N PATH   (memory test inputs)
 var objects = 100_000
 var historyBatches = 10_000
 var emitJSON = false
@@ -16,15 +16,15 @@ while let argument = arguments.next() {
     guard let path = arguments.next() else { exit(2) }
     try Data(Dataset.model.utf8).write(to: URL(fileURLWithPath: path))
     exit(0)
-  case "--write-albums":
+  case "--write-albums", "--write-albums-without-producers":
     guard let count = Int(arguments.next() ?? ""), let path = arguments.next() else {
-      FileHandle.standardError.write(Data("usage: jsonledger-bench --write-albums N PATH\n".utf8))
+      FileHandle.standardError.write(Data("usage: jsonledger-bench \(argument) N PATH\n".utf8))
       exit(2)
     }
-    try Dataset.writeAlbums(count, to: path)
+    try Dataset.writeAlbums(count, to: path, withProducers: argument == "--write-albums")
     exit(0)
   default:
-    FileHandle.standardError.write(Data("usage: jsonledger-bench [--objects N] [--batches B] [--json] | --write-model PATH | --write-albums N PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: jsonledger-bench [--objects N] [--batches B] [--json] | --write-model PATH | --write-albums[-without-producers] N PATH\n".utf8))
     exit(2)
   }
 }
