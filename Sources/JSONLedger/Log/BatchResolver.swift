@@ -293,7 +293,8 @@ struct BatchResolver {
       return try upsert(nested, operations: .upsert)
     case .key(let entity, let identity, let path):
       let entityName = entity.name
-      if let id = try lookup(root: entity.rootID, identity: identity), try exists(id) { return id }
+      let known = try lookup(root: entity.rootID, identity: identity)
+      if let known, try exists(known) { return known }
       if strict {
         let key = identity.map(\.keyText).joined(separator: ", ")
         problems.add(entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)")
@@ -303,8 +304,8 @@ struct BatchResolver {
         problems.add(entityName, path, nil, "cannot create a stub of the abstract entity \(entityName)")
         return nil
       }
-      // An id from `lookup` here belongs to a deleted object: its identity comes back.
-      return try create(entity, identity: identity, reuse: try lookup(root: entity.rootID, identity: identity))
+      // A known id here belongs to a deleted object: its identity comes back.
+      return try create(entity, identity: identity, reuse: known)
     }
   }
 
