@@ -93,12 +93,12 @@ struct Projector {
   /// `keys` entry of an object: its identity under its root entity; an insert-only object is
   /// listed under its root with a 0xFE marker and its id, so listings find it too.
   private func registerIdentity(of state: ObjectState, id: UInt64) throws {
-    guard let entity = model.resolved(state.entity), let root = model.resolved(entity.rootName) else { return }
+    guard let entity = model.resolved(state.entity) else { return }
     if state.identity.isEmpty {
-      try transaction.put(StoreKeys.bigEndian(id), forKey: StoreKeys.bigEndian(root.id) + [0xFE] + StoreKeys.bigEndian(id), in: layout.keys)
+      try transaction.put(StoreKeys.bigEndian(id), forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + StoreKeys.bigEndian(id), in: layout.keys)
       return
     }
-    let (key, full) = StoreKeys.identity(root: root.id, state.identity)
+    let (key, full) = StoreKeys.identity(root: entity.rootID, state.identity)
     try transaction.put(StoreKeys.bigEndian(id) + (key == full ? [] : full), forKey: key, in: layout.keys)
   }
 

@@ -22,9 +22,19 @@ enum StoreKeys {
   static func batch(_ id: UInt64) -> [UInt8] { bigEndian(id) }
   static func object(_ id: UInt64) -> [UInt8] { bigEndian(id) }
 
-  static func history(_ objectID: UInt64, _ batchID: UInt64) -> [UInt8] { bigEndian(objectID) + bigEndian(batchID) }
+  static func history(_ objectID: UInt64, _ batchID: UInt64) -> [UInt8] {
+    var key = [UInt8](repeating: 0, count: 16)
+    setBigEndian(objectID, in: &key, at: 0)
+    setBigEndian(batchID, in: &key, at: 8)
+    return key
+  }
 
-  static func links(_ objectID: UInt64, _ relationshipID: UInt32) -> [UInt8] { bigEndian(objectID) + bigEndian(relationshipID) }
+  static func links(_ objectID: UInt64, _ relationshipID: UInt32) -> [UInt8] {
+    var key = [UInt8](repeating: 0, count: 12)
+    setBigEndian(objectID, in: &key, at: 0)
+    withUnsafeBytes(of: relationshipID.bigEndian) { key.replaceSubrange(8..<12, with: $0) }
+    return key
+  }
 
   /// Room left under LMDB's 511-byte key limit; longer identities are hashed.
   static let identityLimit = 400
