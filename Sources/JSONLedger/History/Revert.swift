@@ -77,15 +77,22 @@ extension Ledger {
           if !undone { throw RevertRefused(batchID: batchID, conflicts: [], alreadyRevertedBy: later) }
         }
       }
+      let metadata = ChangeRecord.Metadata(message: message ?? "revert batch \(batchID)", author: author, revertedBatchID: batchID)
+      if batchID == head {
+        // Undoing the newest batch: nothing after it touched its objects, so its exact
+        // inverse is the revert, with no conflicts to look for and nothing to resolve.
+        let (changes, afterStates, statistics) = try inverse(of: record, store: store)
+        let reverted = ChangeRecord(batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
+        try append(reverted, txn, knownStates: afterStates)
+        return RevertResult(summary: BatchSummary(record: reverted), overridden: [])
+      }
       let reader = SnapshotReader(store: store, transformers: transformers)
       var conflicts: [RevertConflict] = []
       var targets: [UInt64: ObjectState?] = [:]
       var currentStates: [(UInt64, ObjectState?)] = []
       currentStates.reserveCapacity(record.changes.count)
       for change in record.changes {
-        // Reverting the newest batch, an object it created is as the batch left it, and a
-        // creation lists every attribute and link: no need to read it back.
-        let now = batchID == head && change.kind == .created ? change.createdState : try store.state(of: change.objectID)
+        let now = try store.state(of: change.objectID)
         currentStates.append((change.objectID, now))
         let key = ObjectKey(entity: change.entity, identity: change.identity)
         // Only a later batch can conflict: reverting the newest one needs no history scan.
@@ -129,10 +136,7 @@ extension Ledger {
       var resolver = try BatchResolver(model: model, source: store, strict: false)
       resolver.seed(currentStates.sorted { $0.0 < $1.0 })
       let (changes, statistics) = try resolver.resolveTargets(repaired)
-      let reverted = ChangeRecord(
-        batchID: head + 1, time: Date(), kind: .revert,
-        metadata: .init(message: message ?? "revert batch \(batchID)", author: author, revertedBatchID: batchID),
-        statistics: statistics, changes: changes)
+      let reverted = ChangeRecord(batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
       try append(reverted, txn, knownStates: resolver.afterStates)
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
@@ -164,6 +168,38 @@ extension Ledger {
     }
     publish(summary)
     return summary
+  }
+
+  /// The changes that undo `record` when it is the newest batch, the state of each object
+  /// after them, and their counts. A creation and a deletion list the whole object, so only
+  /// updated objects are read.
+  private func inverse(of record: ChangeRecord, store: ProjectionStore) throws -> ([ObjectChange], [ObjectState?], ChangeRecord.Statistics) {
+    var changes: [ObjectChange] = []
+    var afterStates: [ObjectState?] = []
+    var statistics = ChangeRecord.Statistics()
+    changes.reserveCapacity(record.changes.count)
+    afterStates.reserveCapacity(record.changes.count)
+    for change in record.changes {
+      let inverse = change.inverted
+      switch inverse.kind {
+      case .deleted:
+        afterStates.append(nil)
+        statistics.deleted += 1
+      case .created:
+        afterStates.append(inverse.createdState)
+        statistics.created += 1
+      case .updated:
+        guard var state = try store.state(of: change.objectID) else {
+          throw LedgerError.storage("object \(change.objectID), updated by batch \(record.batchID), is missing from the current state")
+        }
+        for attribute in inverse.attributes { state.attributes[attribute.name] = attribute.new }
+        for link in inverse.links { state.links[link.relationshipID] = link.new.isEmpty ? nil : link.new }
+        afterStates.append(state)
+        statistics.updated += 1
+      }
+      changes.append(inverse)
+    }
+    return (changes, afterStates, statistics)
   }
 
   /// Makes the target states consistent with each other and with the objects left as they

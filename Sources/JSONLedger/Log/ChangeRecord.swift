@@ -166,6 +166,20 @@ extension ObjectChange {
 }
 
 extension ObjectChange {
+  /// The change that undoes this one: a creation becomes a deletion and back, and every old
+  /// and new value trade places.
+  var inverted: ObjectChange {
+    let kind: Kind = switch self.kind {
+    case .created: .deleted
+    case .deleted: .created
+    case .updated: .updated
+    }
+    return ObjectChange(
+      objectID: objectID, entity: entity, identity: identity, kind: kind,
+      attributes: attributes.map { AttributeChange(name: $0.name, old: $0.new, new: $0.old) },
+      links: links.map { LinkChange(relationshipID: $0.relationshipID, old: $0.new, new: $0.old) })
+  }
+
   /// For a creation: the whole state the object was created with (a creation lists every
   /// attribute and link); nil for any other kind.
   var createdState: ObjectState? {
