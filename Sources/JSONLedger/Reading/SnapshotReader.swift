@@ -64,9 +64,11 @@ struct SnapshotReader {
   func forEachObject(_ entity: String, _ body: (ObjectSnapshot) throws -> Void) throws {
     let resolved = try self.entity(entity)
     let family = Set(resolved.family)
+    // Many objects point to the same few (albums to their band): their keys are read once.
+    var keys: [UInt64: ObjectKey] = [:]
     for id in try store.objectIDs(root: resolved.rootName) {
       guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
-      try body(try snapshot(id, state))
+      try body(try snapshot(id, state, keys: &keys))
     }
   }
 
@@ -91,10 +93,29 @@ struct SnapshotReader {
   }
 
   func snapshot(_ id: UInt64, _ state: ObjectState) throws -> ObjectSnapshot {
+    var keys: [UInt64: ObjectKey] = [:]
+    return try snapshot(id, state, keys: &keys)
+  }
+
+  /// A snapshot whose relationship targets' keys are looked up in, and added to, `keys`.
+  func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout [UInt64: ObjectKey]) throws -> ObjectSnapshot {
     var relationships: [String: [ObjectKey]] = [:]
     if let entity = store.model.resolved(state.entity) {
+      relationships.reserveCapacity(entity.relationships.count)
       for relationship in entity.relationships {
-        relationships[relationship.name] = try (state.links[relationship.id] ?? []).map { try key(of: $0) }
+        var targets: [ObjectKey] = []
+        for target in state.links[relationship.id] ?? [] {
+          if let known = keys[target] {
+            targets.append(known)
+          } else {
+            let key = try key(of: target)
+            // Bounded, so that a scan of many objects with distinct targets stays small.
+            if keys.count >= 100_000 { keys.removeAll(keepingCapacity: true) }
+            keys[target] = key
+            targets.append(key)
+          }
+        }
+        relationships[relationship.name] = targets
       }
     }
     return ObjectSnapshot(
