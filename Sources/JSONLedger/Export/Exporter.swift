@@ -10,19 +10,30 @@ struct Exporter {
   let options: ExportOptions
   /// Where each exported attribute goes, per entity, worked out once.
   private let attributePaths: [String: [(attribute: Attribute, path: [String])]]
+  /// Where each exported relationship goes, per entity, worked out once.
+  private let relationshipPaths: [String: [(relationship: ResolvedRelationship, path: [String])]]
 
   init(reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions) {
     self.reader = reader
     self.transformers = transformers
     self.options = options
     var paths: [String: [(attribute: Attribute, path: [String])]] = [:]
+    var links: [String: [(relationship: ResolvedRelationship, path: [String])]] = [:]
+    let keyCase = options.keyCase ?? reader.model.keyCase
     for entity in reader.model.entities {
       guard let resolved = reader.model.resolved(entity.name) else { continue }
       paths[entity.name] = resolved.attributes.filter { $0.isExported || options.usesModelNames }.map {
         ($0, Self.exportPath(of: $0, in: resolved, model: reader.model, options: options))
       }
+      links[entity.name] = resolved.relationships.filter { $0.declaration.isExported || options.usesModelNames }.map { relationship in
+        let path = options.usesModelNames ? [relationship.name]
+          : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
+            ?? [KeyInflection.jsonKey(for: relationship.name, keyCase: keyCase)]
+        return (relationship, path)
+      }
     }
     attributePaths = paths
+    relationshipPaths = links
   }
 
   var model: Model { reader.model }
@@ -46,10 +57,9 @@ struct Exporter {
     }
     ancestors.insert(object.objectID)
     defer { ancestors.remove(object.objectID) }
-    for relationship in entity.relationships where relationship.declaration.isExported || options.usesModelNames {
+    for (relationship, exportPath) in relationshipPaths[entity.name] ?? [] {
       let targets = object.relationships[relationship.name] ?? []
-      var path = options.usesModelNames ? [relationship.name]
-        : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) } ?? [inflect(relationship.name)]
+      var path = exportPath
       let value: JSONValue
       switch options.relationships {
       case .none:
