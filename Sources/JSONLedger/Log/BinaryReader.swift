@@ -145,8 +145,7 @@ struct BinaryReader {
 
   mutating func readAttributes() throws(DecodingFailure) -> [String: AttributeValue] {
     let count = try readCount()
-    var attributes: [String: AttributeValue] = [:]
-    attributes.reserveCapacity(min(count, 256))
+    var attributes = [String: AttributeValue](minimumCapacity: min(count, 256))
     for _ in 0..<count {
       let name = try readString()
       attributes[name] = try readRequiredValue()
@@ -156,8 +155,7 @@ struct BinaryReader {
 
   mutating func readLinks() throws(DecodingFailure) -> [UInt32: [UInt64]] {
     let count = try readCount()
-    var links: [UInt32: [UInt64]] = [:]
-    links.reserveCapacity(min(count, 256))
+    var links = [UInt32: [UInt64]](minimumCapacity: min(count, 256))
     for _ in 0..<count {
       let id = UInt32(truncatingIfNeeded: try readVarint())
       links[id] = try readIDs()

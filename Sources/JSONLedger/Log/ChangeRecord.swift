@@ -185,7 +185,7 @@ extension ObjectChange {
   var createdState: ObjectState? {
     guard kind == .created else { return nil }
     var state = ObjectState(entity: entity, identity: identity)
-    state.attributes.reserveCapacity(attributes.count)
+    state.attributes = Dictionary(minimumCapacity: attributes.count)
     for attribute in attributes { state.attributes[attribute.name] = attribute.new }
     for link in links where !link.new.isEmpty { state.links[link.relationshipID] = link.new }
     return state

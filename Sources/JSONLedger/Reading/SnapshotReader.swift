@@ -99,9 +99,9 @@ struct SnapshotReader {
 
   /// A snapshot whose relationship targets' keys are looked up in, and added to, `keys`.
   func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout [UInt64: ObjectKey]) throws -> ObjectSnapshot {
-    var relationships: [String: [ObjectKey]] = [:]
-    if let entity = store.model.resolved(state.entity) {
-      relationships.reserveCapacity(entity.relationships.count)
+    let entity = store.model.resolved(state.entity)
+    var relationships = [String: [ObjectKey]](minimumCapacity: entity?.relationships.count ?? 0)
+    if let entity {
       for relationship in entity.relationships {
         var targets: [ObjectKey] = []
         for target in state.links[relationship.id] ?? [] {
