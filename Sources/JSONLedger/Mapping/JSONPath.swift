@@ -18,7 +18,7 @@ struct JSONPath: Sendable, Equatable, CustomStringConvertible, ExpressibleByStri
 
   /// The path of element `index` of the array here.
   func appending(index: Int) -> JSONPath {
-    var path = index == nil && key == nil ? self : JSONPath(description)
+    var path = self.index == nil && key == nil ? self : JSONPath(description)
     path.index = index
     return path
   }
