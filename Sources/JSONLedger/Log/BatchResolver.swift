@@ -265,7 +265,9 @@ struct BatchResolver {
     try update(id) { state in
       for (name, value) in object.attributes {
         if entity.identity.contains(name) { continue }
-        state.attributes[name] = value
+        // Writing only what differs keeps an unchanged object's attributes shared with its
+        // before-image, which makes comparing the two at the end one pointer check.
+        if state.attributes[name] != value { state.attributes[name] = value }
       }
     }
     for (relationship, value) in object.relationships {

@@ -143,19 +143,25 @@ extension ObjectChange {
         attributes: deleted.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: $0.value, new: nil) },
         links: deleted.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { LinkChange(relationshipID: $0.key, old: $0.value, new: []) })
     case (let old?, let new?):
+      // Equal dictionaries that share storage (an object the batch did not change) compare
+      // in one step; the walks below run only when something differs.
       var attributes: [AttributeChange] = []
-      for (name, value) in new.attributes where old.attributes[name] != value {
-        attributes.append(AttributeChange(name: name, old: old.attributes[name], new: value))
-      }
-      for (name, value) in old.attributes where new.attributes[name] == nil {
-        attributes.append(AttributeChange(name: name, old: value, new: nil))
+      if old.attributes != new.attributes {
+        for (name, value) in new.attributes where old.attributes[name] != value {
+          attributes.append(AttributeChange(name: name, old: old.attributes[name], new: value))
+        }
+        for (name, value) in old.attributes where new.attributes[name] == nil {
+          attributes.append(AttributeChange(name: name, old: value, new: nil))
+        }
       }
       var links: [LinkChange] = []
-      for (id, list) in new.links where (old.links[id] ?? []) != list {
-        links.append(LinkChange(relationshipID: id, old: old.links[id] ?? [], new: list))
-      }
-      for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
-        links.append(LinkChange(relationshipID: id, old: list, new: []))
+      if old.links != new.links {
+        for (id, list) in new.links where (old.links[id] ?? []) != list {
+          links.append(LinkChange(relationshipID: id, old: old.links[id] ?? [], new: list))
+        }
+        for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
+          links.append(LinkChange(relationshipID: id, old: list, new: []))
+        }
       }
       if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }
       attributes.sort { $0.name < $1.name }
