@@ -58,12 +58,17 @@ struct EnvironmentTests {
     #expect(keys == numbers.sorted())
   }
 
-  @Test func fullMapGrowsAndTheWriteIsRetried() throws {
-    let dir = try TemporaryDirectory()
+  /// An environment whose map starts at 1 MB, and a database in it.
+  static func oneMegabyteMap(in dir: TemporaryDirectory) throws -> (Environment, Database) {
     var options = Environment.Options()
     options.mapSize = 1 << 20
     let env = try Environment(path: dir.path, options: options)
-    let db = try env.database(named: "big")
+    return (env, try env.database(named: "big"))
+  }
+
+  @Test func fullMapGrowsAndTheWriteIsRetried() throws {
+    let dir = try TemporaryDirectory()
+    let (env, db) = try Self.oneMegabyteMap(in: dir)
     let value = [UInt8](repeating: 7, count: 4096)
     var runs = 0
     try env.write { txn in
@@ -77,10 +82,7 @@ struct EnvironmentTests {
 
   @Test func reservingRoomFirstLetsALargeWriteRunOnce() throws {
     let dir = try TemporaryDirectory()
-    var options = Environment.Options()
-    options.mapSize = 1 << 20
-    let env = try Environment(path: dir.path, options: options)
-    let db = try env.database(named: "big")
+    let (env, db) = try Self.oneMegabyteMap(in: dir)
     try env.reserve(freeBytes: 32 << 20)
     #expect(try env.info().mapSize >= 32 << 20)
     var runs = 0
