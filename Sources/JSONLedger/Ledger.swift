@@ -31,8 +31,9 @@ public final class Ledger: Sendable {
     var continuations: [Int: AsyncStream<BatchSummary>.Continuation] = [:]
   }
 
-  /// The version of the store layout this library writes and reads.
-  public static let formatVersion = 1
+  /// The version of the store layout this library writes and reads. Format 2 keeps link
+  /// changes as what was added and removed, and long link lists in history as deltas.
+  public static let formatVersion = 2
 
   /// What a commit guarantees on disk.
   public enum Durability: String, Sendable, CaseIterable {
@@ -115,7 +116,7 @@ public final class Ledger: Sendable {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
     let version = Int(format.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-    guard version <= formatVersion else { throw LedgerError.newerFormat(path: path, found: version, supported: formatVersion) }
+    guard version == formatVersion else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion) }
     let model: Model
     do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
       throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
@@ -293,8 +294,8 @@ public final class Ledger: Sendable {
       switch failure {
       case .checksum(let stored, let computed):
         throw LedgerError.corruptRecord(batchID: batchID, reason: "checksum mismatch (stored \(String(stored, radix: 16)), computed \(String(computed, radix: 16)))")
-      case .newerFormat(let version):
-        throw LedgerError.corruptRecord(batchID: batchID, reason: "record format \(version) is newer than this library supports (\(ChangeRecord.formatVersion))")
+      case .unsupportedFormat(let version):
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "record format \(version) is not the one this library reads (\(ChangeRecord.formatVersion))")
       case .malformed(let reason):
         throw LedgerError.corruptRecord(batchID: batchID, reason: reason)
       }

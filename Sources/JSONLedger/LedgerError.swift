@@ -4,8 +4,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case storeNotFound(path: String)
   /// The directory exists but is not a JSONLedger store; nothing was written to it.
   case notAStore(path: String, reason: String)
-  /// The store was written by a newer library.
-  case newerFormat(path: String, found: Int, supported: Int)
+  /// The store was written by a library with another store format (newer, or an earlier
+  /// one this library no longer reads).
+  case unsupportedFormat(path: String, found: Int, supported: Int)
   /// A store already exists where a new one was asked for.
   case storeExists(path: String)
   /// The model is invalid, or does not fit the store.
@@ -37,8 +38,10 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     switch self {
     case .storeNotFound(let path): "no store at \(path) (create one with `jsonledger init \(path) --model MODEL`)"
     case .notAStore(let path, let reason): "\(path) is not a JSONLedger store: \(reason)"
-    case .newerFormat(let path, let found, let supported):
+    case .unsupportedFormat(let path, let found, let supported) where found > supported:
       "the store at \(path) has format version \(found), newer than this library supports (\(supported)); upgrade jsonledger"
+    case .unsupportedFormat(let path, let found, let supported):
+      "the store at \(path) has format version \(found), written by an earlier jsonledger; this one reads format \(supported) only: export the data with the earlier version and import it into a new store"
     case .storeExists(let path): "a store already exists at \(path)"
     case .model(let error): error.description
     case .mapping(let error): error.description

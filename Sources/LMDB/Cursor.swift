@@ -38,6 +38,8 @@ public struct Cursor: ~Copyable {
 
   func rawMove(next: Bool) throws(LMDBError) -> Bool { try get(next ? MDB_NEXT : MDB_PREV) }
 
+  func rawMoveToLast() throws(LMDBError) -> Bool { try get(MDB_LAST) }
+
   func rawCurrent<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R {
     var keyValue = MDB_val()
     var dataValue = MDB_val()

@@ -139,15 +139,24 @@ public final class Transaction {
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
   ) throws {
     try withCursor(on: database) { cursor in
-      var more = try cursor.rawSeek(atOrAfter: start ?? prefix)
-      while more {
-        let keep = try cursor.rawCurrent { key, value in
-          guard key.count >= prefix.count, key.starts(with: prefix) else { return false }
-          return try body(key, value)
-        }
-        guard keep else { return }
-        more = try cursor.rawMove(next: true)
+      try Self.walk(cursor, from: try cursor.rawSeek(atOrAfter: start ?? prefix), forward: true, prefix: prefix, body)
+    }
+  }
+
+  /// Moves `cursor` one way while its keys start with `prefix` and `body` returns true;
+  /// `positioned` says whether the cursor starts on an entry.
+  private static func walk(
+    _ cursor: borrowing Cursor, from positioned: Bool, forward: Bool, prefix: [UInt8],
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    var more = positioned
+    while more {
+      let keep = try cursor.rawCurrent { key, value in
+        guard key.count >= prefix.count, key.starts(with: prefix) else { return false }
+        return try body(key, value)
       }
+      guard keep else { return }
+      more = try cursor.rawMove(next: forward)
     }
   }
 
@@ -163,16 +172,30 @@ public final class Transaction {
 
   /// The last entry whose key starts with `prefix` and sorts at or before `key`, or nil.
   public func lastEntry(in database: Database, prefix: [UInt8], atOrBefore key: [UInt8]) throws -> Entry? {
-    try withCursor(on: database) { cursor -> Entry? in
-      var found: Entry?
+    var found: Entry?
+    try forEachBackward(in: database, prefix: prefix, atOrBefore: key) { key, value in
+      found = Entry(key: Array(key), value: Array(value))
+      return false
+    }
+    return found
+  }
+
+  /// Calls `body` for each entry whose key starts with `prefix` and sorts at or before
+  /// `key`, in reverse key order. `body` returns false to stop.
+  public func forEachBackward(
+    in database: Database, prefix: [UInt8], atOrBefore key: [UInt8],
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    try withCursor(on: database) { cursor in
+      let positioned: Bool
       if try cursor.rawSeek(atOrAfter: key) {
-        found = try cursor.current()
-        if let entry = found, entry.key != key { found = try cursor.previous() }
+        // Landed on the key itself, or on the first one after it: step back from the latter.
+        let exact = try cursor.rawCurrent { found, _ in found.elementsEqual(key) }
+        positioned = exact ? true : try cursor.rawMove(next: false)
       } else {
-        found = try cursor.last()
+        positioned = try cursor.rawMoveToLast()
       }
-      guard let entry = found, entry.key.starts(with: prefix) else { return nil }
-      return entry
+      try Self.walk(cursor, from: positioned, forward: false, prefix: prefix, body)
     }
   }
 }

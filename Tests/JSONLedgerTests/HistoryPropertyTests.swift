@@ -100,6 +100,26 @@ struct HistoryPropertyTests {
     #expect(try ledger.verify().batches == 14)
   }
 
+  @Test(arguments: [41, 42, 43, 44, 45, 46] as [UInt64])
+  func forcedRevertsOfOlderBatchesKeepEveryLinkTwoSided(seed: UInt64) async throws {
+    var generator = SeededGenerator(seed: seed)
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var forced = 0
+    for step in 1...30 {
+      let head = try ledger.head
+      if step % 3 == 0, head > 1 {
+        let result = try? await ledger.revert(UInt64.random(in: 1...head, using: &generator), force: true)
+        if let result, !result.overridden.isEmpty { forced += 1 }
+      } else {
+        _ = try ledger.applySynchronously(try Self.randomBatch(ledger, using: &generator))
+      }
+      try expectLinksAreTwoSided(ledger)
+    }
+    #expect(forced > 0)
+    _ = try ledger.verify()
+  }
+
   @Test(arguments: [21, 22, 23] as [UInt64])
   func rewindMakesTheCurrentStateEqualTheStateAsOf(seed: UInt64) async throws {
     var generator = SeededGenerator(seed: seed)

@@ -11,13 +11,13 @@ struct LinkDiffAndPathTests {
       Array(Set((0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt64.random(in: 1...60, using: &generator) })).sorted()
     }
     let old = sortedList(), new = sortedList()
-    let (removed, added) = Projector.difference(from: old, to: new)
+    let (removed, added) = LinkChange.difference(from: old, to: new)
     #expect(removed == old.filter { !new.contains($0) })
     #expect(added == new.filter { !old.contains($0) })
   }
 
   @Test func unsortedListsFallBackToSets() {
-    let (removed, added) = Projector.difference(from: [5, 1, 3], to: [3, 7, 1])
+    let (removed, added) = LinkChange.difference(from: [5, 1, 3], to: [3, 7, 1])
     #expect(removed == [5])
     #expect(added == [7])
   }

@@ -73,17 +73,21 @@ struct ReliabilityTests {
     } throws: { error in "\(error)".contains("views differs from the replay at object 1") }
   }
 
-  @Test func aStoreOfANewerFormatSaysSoPlainly() throws {
+  @Test(arguments: [
+    (UInt32(99), "format version 99, newer than this library supports (\(Ledger.formatVersion)); upgrade jsonledger"),
+    (UInt32(1), "format version 1, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"),
+  ] as [(UInt32, String)])
+  func aStoreOfAnotherFormatSaysSoPlainly(version: UInt32, message: String) throws {
     let directory = try TemporaryDirectory()
     do {
       let ledger = try filledLedger(directory, batches: 1)
       try ledger.environment.write { txn in
-        try txn.put(StoreKeys.bigEndian(UInt32(99)), forKey: MetaKey.format, in: ledger.layout.meta)
+        try txn.put(StoreKeys.bigEndian(version), forKey: MetaKey.format, in: ledger.layout.meta)
       }
     }
     #expect {
       try Ledger.open(at: directory.storePath)
-    } throws: { error in "\(error)".contains("format version 99, newer than this library supports (1)") }
+    } throws: { error in "\(error)".contains(message) }
   }
 
   @Test func aFileOrAForeignDirectoryIsNotAStore() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import JSONLedger
 
 /// A fresh directory under the system's temporary folder, removed when the test ends.
@@ -43,4 +44,29 @@ func makeLedger(in directory: TemporaryDirectory, model: Model, documents: [JSON
     _ = try ledger.applySynchronously(batch)
   }
   return ledger
+}
+
+/// Every link of every live object, in the current state, has its counterpart on the
+/// other side (a relationship without inverse pairs with its hidden reverse).
+func expectLinksAreTwoSided(_ ledger: Ledger, sourceLocation: SourceLocation = #_sourceLocation) throws {
+  try ledger.environment.read { txn in
+    let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
+    var ids: [UInt64] = []
+    try txn.forEach(in: ledger.layout.objects, prefix: []) { key, _ in
+      ids.append(StoreKeys.readBigEndian64(key))
+      return true
+    }
+    for id in ids {
+      guard let state = try store.state(of: id) else { continue }
+      for (relationshipID, targets) in state.links {
+        let counterpart = relationshipID & ResolvedRelationship.hiddenReverseBit != 0
+          ? relationshipID & ~ResolvedRelationship.hiddenReverseBit
+          : ledger.model.relationshipsByID[relationshipID]?.reverseID ?? relationshipID
+        for target in targets {
+          let back = try store.state(of: target)?.links[counterpart] ?? []
+          #expect(back.contains(id), "object \(id) links \(target) through \(relationshipID), which does not link back", sourceLocation: sourceLocation)
+        }
+      }
+    }
+  }
 }

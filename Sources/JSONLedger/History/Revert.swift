@@ -109,11 +109,11 @@ extension Ledger {
               object: key, field: attribute.name, valueSetByBatch: attribute.new?.description ?? "nil",
               valueNow: now?.attributes[attribute.name]?.description ?? "nil", changedBy: later))
           }
-          for link in change.links where laterChange.links.contains(where: { $0.relationshipID == link.relationshipID }) {
+          for link in change.links where laterChange.links.contains(where: { link.conflicts(with: $0) }) {
             conflicts.append(RevertConflict(
               object: key, field: relationshipName(forID: link.relationshipID),
-              valueSetByBatch: try link.new.map { try reader.key(of: $0).description }.joined(separator: ", "),
-              valueNow: try (now?.links[link.relationshipID] ?? []).map { try reader.key(of: $0).description }.joined(separator: ", "),
+              valueSetByBatch: try describe(link, reader: reader),
+              valueNow: try describe(now?.links[link.relationshipID] ?? [], as: link, reader: reader),
               changedBy: later))
           }
         }
@@ -125,14 +125,19 @@ extension Ledger {
         var state = now ?? ObjectState(entity: change.entity, identity: change.identity)
         if change.kind == .deleted { state.entity = change.entity }
         for attribute in change.attributes { state.attributes[attribute.name] = attribute.old }
-        for link in change.links { state.links[link.relationshipID] = link.old.isEmpty ? nil : link.old }
+        for link in change.links {
+          // A to-one is one value: its old target comes back whatever is linked now.
+          let isToOne = model.relationshipsByID[link.relationshipID].map { !$0.isToMany } ?? false
+          let list = isToOne ? link.removed : link.inverted.applied(to: state.links[link.relationshipID] ?? [])
+          state.links[link.relationshipID] = list.isEmpty ? nil : list
+        }
         targets[change.objectID] = .some(state)
       }
       if !conflicts.isEmpty, !force { throw RevertRefused(batchID: batchID, conflicts: conflicts) }
       // Without conflicts the record holds both sides of every link it changed, so putting
       // its before-values back is already consistent; a forced revert needs the repair.
       let repaired = conflicts.isEmpty
-        ? targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } : try repairLinks(targets, store: store)
+        ? targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } : try repairLinks(targets, current: Dictionary(currentStates) { first, _ in first }, store: store)
       var resolver = try BatchResolver(model: model, source: store, strict: false)
       resolver.seed(currentStates.sorted { $0.0 < $1.0 })
       let (changes, statistics) = try resolver.resolveTargets(repaired)
@@ -193,7 +198,10 @@ extension Ledger {
           throw LedgerError.storage("object \(change.objectID), updated by batch \(record.batchID), is missing from the current state")
         }
         for attribute in inverse.attributes { state.attributes[attribute.name] = attribute.new }
-        for link in inverse.links { state.links[link.relationshipID] = link.new.isEmpty ? nil : link.new }
+        for link in inverse.links {
+          let list = link.applied(to: state.links[link.relationshipID] ?? [])
+          state.links[link.relationshipID] = list.isEmpty ? nil : list
+        }
         afterStates.append(state)
         statistics.updated += 1
       }
@@ -202,10 +210,37 @@ extension Ledger {
     return (changes, afterStates, statistics)
   }
 
+  /// What a batch did to a link list, by keys: the whole list for an ordered relationship,
+  /// what it linked (+) and unlinked (-) for any other.
+  private func describe(_ link: LinkChange, reader: SnapshotReader) throws -> String {
+    if let order = link.order { return try keys(order.new, reader: reader) }
+    return try describe(linked: link.added, unlinked: link.removed, reader: reader)
+  }
+
+  /// A current link list, as far as a batch's change of it goes: the whole list for an
+  /// ordered relationship; for any other, which of the targets the batch touched are
+  /// linked now (+) and which are not (-).
+  private func describe(_ list: [UInt64], as link: LinkChange, reader: SnapshotReader) throws -> String {
+    if link.order != nil { return try keys(list, reader: reader) }
+    let touched = (link.added + link.removed).sorted()
+    let present = Set(list)
+    return try describe(linked: touched.filter(present.contains), unlinked: touched.filter { !present.contains($0) }, reader: reader)
+  }
+
+  private func describe(linked: [UInt64], unlinked: [UInt64], reader: SnapshotReader) throws -> String {
+    [linked.isEmpty ? nil : "+ \(try keys(linked, reader: reader))", unlinked.isEmpty ? nil : "- \(try keys(unlinked, reader: reader))"]
+      .compactMap { $0 }.joined(separator: " ")
+  }
+
+  private func keys(_ ids: [UInt64], reader: SnapshotReader) throws -> String {
+    try ids.map { try reader.key(of: $0).description }.joined(separator: ", ")
+  }
+
   /// Makes the target states consistent with each other and with the objects left as they
-  /// are: links to objects that will not exist are dropped, and every link has its
-  /// counterpart on the other side.
-  private func repairLinks(_ targets: [UInt64: ObjectState?], store: ProjectionStore) throws -> [(UInt64, ObjectState?)] {
+  /// are: every link a target drops is dropped on the other side too, links to objects that
+  /// will not exist are dropped, and every link has its counterpart on the other side (a
+  /// to-one counterpart that pointed elsewhere is moved, and that old partner unlinked).
+  private func repairLinks(_ targets: [UInt64: ObjectState?], current: [UInt64: ObjectState?], store: ProjectionStore) throws -> [(UInt64, ObjectState?)] {
     var states = targets
     func state(_ id: UInt64) throws -> ObjectState? {
       if let known = states[id] { return known }
@@ -213,35 +248,51 @@ extension Ledger {
       states[id] = .some(loaded)
       return loaded
     }
-    func counterpart(_ relationshipID: UInt32) -> (id: UInt32, toMany: Bool, ordered: Bool) {
-      if relationshipID & ResolvedRelationship.hiddenReverseBit != 0 {
-        return (relationshipID & ~ResolvedRelationship.hiddenReverseBit, model.relationshipsByID[relationshipID & ~ResolvedRelationship.hiddenReverseBit]?.isToMany ?? true,
-          model.relationshipsByID[relationshipID & ~ResolvedRelationship.hiddenReverseBit]?.isOrdered ?? false)
+    /// The relationship on the other side of `relationshipID`.
+    func counterpart(_ relationshipID: UInt32) -> UInt32 {
+      if relationshipID & ResolvedRelationship.hiddenReverseBit != 0 { return relationshipID & ~ResolvedRelationship.hiddenReverseBit }
+      return model.relationshipsByID[relationshipID]?.reverseID ?? relationshipID
+    }
+    func shape(_ relationshipID: UInt32) -> (toMany: Bool, ordered: Bool) {
+      guard let relationship = model.relationshipsByID[relationshipID] else { return (true, false) }
+      return (relationship.isToMany, relationship.isOrdered)
+    }
+    func unlink(_ id: UInt64, from partner: UInt64, _ relationshipID: UInt32) throws {
+      guard var other = try state(partner), let list = other.links[relationshipID], list.contains(id) else { return }
+      let kept = list.filter { $0 != id }
+      other.links[relationshipID] = kept.isEmpty ? nil : kept
+      states[partner] = .some(other)
+    }
+    func link(_ id: UInt64, to partner: UInt64, _ relationshipID: UInt32) throws {
+      guard var other = try state(partner) else { return }
+      var list = other.links[relationshipID] ?? []
+      if list.contains(id) { return }
+      let (toMany, ordered) = shape(relationshipID)
+      if !toMany {
+        for previous in list { try unlink(partner, from: previous, counterpart(relationshipID)) }
+        list = []
       }
-      let reverse = model.relationshipsByID[relationshipID]?.reverseID ?? relationshipID
-      let spec = model.relationshipsByID[reverse]
-      return (reverse, spec?.isToMany ?? true, spec?.isOrdered ?? false)
+      list.append(id)
+      if !ordered { list.sort() }
+      other.links[relationshipID] = list
+      states[partner] = .some(other)
     }
     for id in targets.keys.sorted() {
-      guard var current = try state(id) else { continue }
-      for (relationshipID, list) in current.links.sorted(by: { $0.key < $1.key }) {
-        var kept: [UInt64] = []
-        for target in list {
-          guard var other = try state(target) else { continue }
-          kept.append(target)
-          let back = counterpart(relationshipID)
-          var otherList = other.links[back.id] ?? []
-          if !otherList.contains(id) {
-            if !back.toMany { otherList = [] }
-            otherList.append(id)
-            if !back.ordered { otherList.sort() }
-            other.links[back.id] = otherList
-            states[target] = .some(other)
-          }
-        }
-        current.links[relationshipID] = kept.isEmpty ? nil : kept
+      let target = try state(id)
+      for (relationshipID, list) in (current[id] ?? nil)?.links.sorted(by: { $0.key < $1.key }) ?? [] {
+        let staying = Set(target?.links[relationshipID] ?? [])
+        for partner in list where !staying.contains(partner) { try unlink(id, from: partner, counterpart(relationshipID)) }
       }
-      states[id] = .some(current)
+      guard var repaired = target else { continue }
+      for (relationshipID, list) in repaired.links.sorted(by: { $0.key < $1.key }) {
+        var kept: [UInt64] = []
+        for partner in list where try state(partner) != nil {
+          kept.append(partner)
+          try link(id, to: partner, counterpart(relationshipID))
+        }
+        repaired.links[relationshipID] = kept.isEmpty ? nil : kept
+      }
+      states[id] = .some(repaired)
     }
     return states.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
   }

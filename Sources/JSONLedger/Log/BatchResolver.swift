@@ -98,7 +98,7 @@ struct BatchResolver {
     afterStates.reserveCapacity(ids.count)
     for (slot, id) in ids.enumerated() {
       let new = states[slot]
-      guard let change = ObjectChange(objectID: id, before: before[slot], after: new) else {
+      guard let change = ObjectChange(objectID: id, before: before[slot], after: new, model: model) else {
         if mentioned.contains(id), new != nil { statistics.unchanged += 1 }
         continue
       }

@@ -153,14 +153,19 @@ struct BinaryReader {
     return attributes
   }
 
-  mutating func readLinks() throws(DecodingFailure) -> [UInt32: [UInt64]] {
+  /// An id list written by `write(ascendingIDs:)`.
+  mutating func readAscendingIDs() throws(DecodingFailure) -> [UInt64] {
     let count = try readCount()
-    var links = [UInt32: [UInt64]](minimumCapacity: min(count, 256))
-    for _ in 0..<count {
-      let id = UInt32(truncatingIfNeeded: try readVarint())
-      links[id] = try readIDs()
+    var ids: [UInt64] = []
+    ids.reserveCapacity(count)
+    var previous: UInt64 = 0
+    for index in 0..<count {
+      let gap = try readVarint()
+      guard gap > 0 || index == 0, gap <= UInt64.max - previous else { throw DecodingFailure(reason: "an id list is not ascending at byte \(position)") }
+      previous += gap
+      ids.append(previous)
     }
-    return links
+    return ids
   }
 
   mutating func readIDs() throws(DecodingFailure) -> [UInt64] {

@@ -126,18 +126,18 @@ struct BinaryWriter {
     }
   }
 
-  mutating func write(links: [UInt32: [UInt64]]) {
-    let lists = links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
-    write(varint: UInt64(lists.count))
-    for (id, targets) in lists {
-      write(varint: UInt64(id))
-      write(varint: UInt64(targets.count))
-      for target in targets { write(varint: target) }
-    }
-  }
-
   mutating func write(ids: [UInt64]) {
     write(varint: UInt64(ids.count))
     for id in ids { write(varint: id) }
+  }
+
+  /// An ascending id list as the gaps between neighbours (short varints for dense ids).
+  mutating func write(ascendingIDs ids: [UInt64]) {
+    write(varint: UInt64(ids.count))
+    var previous: UInt64 = 0
+    for id in ids {
+      write(varint: id &- previous)
+      previous = id
+    }
   }
 }

@@ -1,10 +1,11 @@
 public import Foundation
 
-/// One applied batch, as the log keeps it forever: what every object looked like before and
-/// after, so that replay needs no mapping and a revert needs no search.
+/// One applied batch, as the log keeps it forever: every value a batch changed, before and
+/// after, and the links it added and removed, so that replay needs no mapping and a revert
+/// needs no search.
 public struct ChangeRecord: Sendable, Equatable {
   /// The version of the record encoding this library writes.
-  public static let formatVersion: UInt16 = 1
+  public static let formatVersion: UInt16 = 2
 
   /// What produced the batch.
   public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
@@ -109,25 +110,14 @@ public struct AttributeChange: Sendable, Equatable {
   public var new: AttributeValue?
 }
 
-/// A relationship's links before and after a batch, as object ids.
-public struct LinkChange: Sendable, Equatable {
-  /// The relationship id (a hidden reverse link has the high bit set).
-  public var relationshipID: UInt32
-  /// The linked object ids before the batch.
-  public var old: [UInt64]
-  /// The linked object ids after the batch.
-  public var new: [UInt64]
-
-  /// Targets linked by the batch.
-  public var added: [UInt64] { new.filter { !old.contains($0) } }
-  /// Targets unlinked by the batch.
-  public var removed: [UInt64] { old.filter { !new.contains($0) } }
-}
-
 extension ObjectChange {
   /// The change between two states of one object, or nil when they are equal. Attributes
   /// come sorted by name and links by relationship id, so equal changes encode equally.
-  init?(objectID: UInt64, before: ObjectState?, after: ObjectState?) {
+  /// `model` tells which relationships are ordered.
+  init?(objectID: UInt64, before: ObjectState?, after: ObjectState?, model: Model) {
+    func change(_ id: UInt32, from old: [UInt64], to new: [UInt64]) -> LinkChange {
+      LinkChange(relationshipID: id, from: old, to: new, isOrdered: model.isOrdered(id))
+    }
     switch (before, after) {
     case (nil, nil):
       return nil
@@ -136,12 +126,12 @@ extension ObjectChange {
       self.init(
         objectID: objectID, entity: created.entity, identity: created.identity, kind: .created,
         attributes: created.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: nil, new: $0.value) },
-        links: created.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { LinkChange(relationshipID: $0.key, old: [], new: $0.value) })
+        links: created.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { change($0.key, from: [], to: $0.value) })
     case (let deleted?, nil):
       self.init(
         objectID: objectID, entity: deleted.entity, identity: deleted.identity, kind: .deleted,
         attributes: deleted.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: $0.value, new: nil) },
-        links: deleted.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { LinkChange(relationshipID: $0.key, old: $0.value, new: []) })
+        links: deleted.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { change($0.key, from: $0.value, to: []) })
     case (let old?, let new?):
       // Equal dictionaries that share storage (an object the batch did not change) compare
       // in one step; the walks below run only when something differs.
@@ -157,10 +147,10 @@ extension ObjectChange {
       var links: [LinkChange] = []
       if old.links != new.links {
         for (id, list) in new.links where (old.links[id] ?? []) != list {
-          links.append(LinkChange(relationshipID: id, old: old.links[id] ?? [], new: list))
+          links.append(change(id, from: old.links[id] ?? [], to: list))
         }
         for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
-          links.append(LinkChange(relationshipID: id, old: list, new: []))
+          links.append(change(id, from: list, to: []))
         }
       }
       if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }
@@ -183,7 +173,7 @@ extension ObjectChange {
     return ObjectChange(
       objectID: objectID, entity: entity, identity: identity, kind: kind,
       attributes: attributes.map { AttributeChange(name: $0.name, old: $0.new, new: $0.old) },
-      links: links.map { LinkChange(relationshipID: $0.relationshipID, old: $0.new, new: $0.old) })
+      links: links.map(\.inverted))
   }
 
   /// For a creation: the whole state the object was created with (a creation lists every
@@ -193,7 +183,7 @@ extension ObjectChange {
     var state = ObjectState(entity: entity, identity: identity)
     state.attributes = Dictionary(minimumCapacity: attributes.count)
     for attribute in attributes { state.attributes[attribute.name] = attribute.new }
-    for link in links where !link.new.isEmpty { state.links[link.relationshipID] = link.new }
+    for link in links where !link.added.isEmpty { state.links[link.relationshipID] = link.applied(to: []) }
     return state
   }
 }

@@ -5,7 +5,10 @@ import Foundation
 /// ```
 /// "JLR"  format version (UInt16 BE)  body …  CRC-32 of everything before it (UInt32 BE)
 /// ```
-/// A record whose checksum fails, or whose format version is newer than this library, is
+/// A link change is the relationship id, then either 0 and the removed and added ids
+/// (ascending, as gaps), or 1 and an ordered list's whole old and new lists.
+///
+/// A record whose checksum fails, or whose format version is not this library's, is
 /// reported with its batch id; it is never skipped.
 enum RecordCoding {
   static let magic: [UInt8] = Array("JLR".utf8)
@@ -43,11 +46,7 @@ enum RecordCoding {
         writer.write(optional: attribute.new)
       }
       writer.write(varint: UInt64(change.links.count))
-      for link in change.links {
-        writer.write(varint: UInt64(link.relationshipID))
-        writer.write(ids: link.old)
-        writer.write(ids: link.new)
-      }
+      for link in change.links { writer.write(link) }
     }
     writer.write(bigEndian: Checksum.crc32(writer.bytes))
     return writer.bytes
@@ -56,7 +55,7 @@ enum RecordCoding {
   /// Why a stored record cannot be read.
   enum Failure: Error {
     case checksum(stored: UInt32, computed: UInt32)
-    case newerFormat(UInt16)
+    case unsupportedFormat(UInt16)
     case malformed(String)
   }
 
@@ -67,7 +66,7 @@ enum RecordCoding {
     let computed = Checksum.crc32(body)
     guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
     let version = UInt16(bytes[3]) << 8 | UInt16(bytes[4])
-    guard version <= ChangeRecord.formatVersion else { throw .newerFormat(version) }
+    guard version == ChangeRecord.formatVersion else { throw .unsupportedFormat(version) }
     var reader = BinaryReader(Array(body), position: 5)
     do {
       let batchID = try reader.readVarint()
@@ -98,15 +97,44 @@ enum RecordCoding {
           attributes.append(AttributeChange(name: try reader.readString(), old: try reader.readValue(), new: try reader.readValue()))
         }
         var links: [LinkChange] = []
-        for _ in 0..<(try reader.readCount()) {
-          links.append(LinkChange(relationshipID: UInt32(truncatingIfNeeded: try reader.readVarint()), old: try reader.readIDs(), new: try reader.readIDs()))
-        }
+        for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
         changes.append(ObjectChange(objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes, links: links))
       }
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
       return ChangeRecord(batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: changes)
     } catch {
       throw .malformed("\(error)")
+    }
+  }
+}
+
+extension BinaryWriter {
+  mutating func write(_ link: LinkChange) {
+    write(varint: UInt64(link.relationshipID))
+    if let order = link.order {
+      write(UInt8(1))
+      write(ids: order.old)
+      write(ids: order.new)
+    } else {
+      write(UInt8(0))
+      write(ascendingIDs: link.removed)
+      write(ascendingIDs: link.added)
+    }
+  }
+}
+
+extension BinaryReader {
+  mutating func readLinkChange() throws(DecodingFailure) -> LinkChange {
+    let relationshipID = UInt32(truncatingIfNeeded: try readVarint())
+    switch try readByte() {
+    case 0:
+      let removed = try readAscendingIDs()
+      return LinkChange(relationshipID: relationshipID, added: try readAscendingIDs(), removed: removed)
+    case 1:
+      let old = try readIDs()
+      return LinkChange(relationshipID: relationshipID, from: old, to: try readIDs(), isOrdered: true)
+    case let tag:
+      throw DecodingFailure(reason: "unknown link change tag \(tag)")
     }
   }
 }

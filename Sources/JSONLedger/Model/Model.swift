@@ -47,6 +47,9 @@ public struct Model: Sendable {
   let resolvedEntities: [String: ResolvedEntity]
   let relationshipsByID: [UInt32: ResolvedRelationship]
 
+  /// Whether a relationship keeps its links in order (a hidden reverse link never does).
+  func isOrdered(_ relationshipID: UInt32) -> Bool { relationshipsByID[relationshipID]?.isOrdered ?? false }
+
   /// A model of these entities, validated.
   public init(keyCase: KeyCase = .camelCase, dateFormat: DateFormat = .iso8601, entities: [Entity]) throws(ModelError) {
     self.keyCase = keyCase

@@ -1,4 +1,14 @@
 /// Encodings of object states in `objects`, `views` and `history`.
+///
+/// A history entry is the object's state after a batch, or no bytes for "absent after this
+/// batch":
+/// ```
+/// entity  identity  link lists  attributes
+/// ```
+/// Each link list is its relationship id, then either 0 and the whole list, or 1, a chain
+/// length and the ids removed and added since the object's previous entry (see
+/// `StoredLinkList`). Links come before attributes so that following a chain of deltas back
+/// reads no attributes.
 enum ObjectStateCoding {
   static func encodeHeader(entity: String, identity: [AttributeValue]) -> [UInt8] {
     var writer = BinaryWriter()
@@ -27,29 +37,90 @@ enum ObjectStateCoding {
     return try reader.readAttributes()
   }
 
-  /// A history entry: the whole state, or no bytes for "absent after this batch".
-  static func encodeState(_ state: ObjectState?) -> [UInt8] {
-    guard let state else { return [] }
-    return encodeState(state, encodedAttributes: encodeAttributes(state.attributes))
-  }
-
   /// A history entry of a live object whose attributes are already encoded (as for `views`).
-  static func encodeState(_ state: ObjectState, encodedAttributes: [UInt8]) -> [UInt8] {
+  /// Lists named in `deltas` are stored as that change with that chain length; every other
+  /// list whole.
+  static func encodeState(_ state: ObjectState, encodedAttributes: [UInt8], deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]) -> [UInt8] {
     var writer = BinaryWriter(capacity: encodedAttributes.count + 64)
     writer.write(state.entity)
     writer.write(varint: UInt64(state.identity.count))
     for value in state.identity { writer.write(value) }
+    let lists = state.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+    writer.write(varint: UInt64(lists.count))
+    for (id, targets) in lists {
+      writer.write(varint: UInt64(id))
+      if let (chain, change) = deltas[id] {
+        writer.write(UInt8(1))
+        writer.write(varint: UInt64(chain))
+        writer.write(ascendingIDs: change.removed)
+        writer.write(ascendingIDs: change.added)
+      } else {
+        writer.write(UInt8(0))
+        writer.write(ids: targets)
+      }
+    }
     writer.append(encoded: encodedAttributes)
-    writer.write(links: state.links)
     return writer.bytes
   }
 
-  static func decodeState(_ bytes: [UInt8]) throws(DecodingFailure) -> ObjectState? {
+  /// One decoded history entry; nil for an absent object. Without `attributes`, stops after
+  /// the link lists (`attributes` is then empty).
+  static func decodeEntry(_ bytes: [UInt8], attributes: Bool) throws(DecodingFailure) -> HistoryEntry? {
     guard !bytes.isEmpty else { return nil }
     var reader = BinaryReader(bytes)
     let entity = try reader.readString()
     var identity: [AttributeValue] = []
     for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
-    return ObjectState(entity: entity, identity: identity, attributes: try reader.readAttributes(), links: try reader.readLinks())
+    let count = try reader.readCount()
+    var links = [UInt32: StoredLinkList](minimumCapacity: min(count, 256))
+    for _ in 0..<count {
+      let id = UInt32(truncatingIfNeeded: try reader.readVarint())
+      switch try reader.readByte() {
+      case 0:
+        links[id] = .whole(try reader.readIDs())
+      case 1:
+        let chain = Int(try reader.readVarint())
+        let removed = try reader.readAscendingIDs()
+        links[id] = .delta(chain: chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed))
+      case let tag:
+        throw DecodingFailure(reason: "unknown link list tag \(tag)")
+      }
+    }
+    return HistoryEntry(entity: entity, identity: identity, links: links, attributes: attributes ? try reader.readAttributes() : [:])
+  }
+}
+
+/// A decoded history entry.
+struct HistoryEntry {
+  var entity: String
+  var identity: [AttributeValue]
+  var links: [UInt32: StoredLinkList]
+  var attributes: [String: AttributeValue]
+}
+
+/// How a history entry keeps one link list.
+///
+/// A long unordered list that changes a little in each of many batches (a producer gaining
+/// albums import after import) would make whole-list entries grow with the square of its
+/// length. Such a list is kept as what changed since the object's previous entry, as long
+/// as `chain` — the entries back to a whole list plus the ids in the deltas between — stays
+/// within the list's length; then it is written whole again. Reading one state therefore
+/// follows at most as many entries as the list is long, and the entries of one object add
+/// up to a bounded multiple of what its batches changed.
+enum StoredLinkList {
+  /// The whole list.
+  case whole([UInt64])
+  /// What changed since the previous entry of the same object.
+  case delta(chain: Int, LinkChange)
+
+  /// Shortest list kept as deltas; shorter lists are cheaper whole.
+  static let minimumDeltaLength = 64
+
+  /// The chain length this list starts from in the next entry.
+  var chain: Int {
+    switch self {
+    case .whole: 0
+    case .delta(let chain, _): chain
+    }
   }
 }

@@ -24,12 +24,57 @@ struct ProjectionStore: StateSource {
     return StoreKeys.readBigEndian64(value)
   }
 
+  /// The object's state after the last batch at or before `asOf`: its newest history entry
+  /// there, with any link list kept as deltas folded onto the whole list further back.
   func state(of objectID: UInt64) throws -> ObjectState? {
-    let prefix = StoreKeys.object(objectID)
-    let limit = StoreKeys.history(objectID, asOf ?? UInt64.max)
-    guard let entry = try transaction.lastEntry(in: layout.history, prefix: prefix, atOrBefore: limit) else { return nil }
-    do { return try ObjectStateCoding.decodeState(entry.value) } catch {
-      throw LedgerError.storage("the history of object \(objectID) does not decode: \(error)")
+    var state: ObjectState?
+    // Lists still to resolve, and their deltas newest first.
+    var pending: [UInt32: [LinkChange]] = [:]
+    try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, asOf ?? .max)) { key, value in
+      let batch = StoreKeys.readBigEndian64(key.dropFirst(8))
+      guard var found = state else {
+        guard let entry = try decodeEntry(value, objectID: objectID, batch: batch, attributes: true) else { return false }
+        var current = ObjectState(entity: entry.entity, identity: entry.identity, attributes: entry.attributes)
+        for (id, list) in entry.links {
+          switch list {
+          case .whole(let targets): current.links[id] = targets
+          case .delta(_, let change): pending[id] = [change]
+          }
+        }
+        state = current
+        return !pending.isEmpty
+      }
+      let entry = try decodeEntry(value, objectID: objectID, batch: batch, attributes: false)
+      for id in Array(pending.keys) {
+        switch entry?.links[id] {
+        case .whole(let targets)?:
+          found.links[id] = pending[id, default: []].reversed().reduce(targets) { $1.applied(to: $0) }
+          pending[id] = nil
+        case .delta(_, let change)?:
+          pending[id]?.append(change)
+        case nil:
+          throw LedgerError.storage("the history of object \(objectID) is broken: batch \(batch) has no list for relationship \(id) that a later entry changes")
+        }
+      }
+      state = found
+      return !pending.isEmpty
+    }
+    if let id = pending.keys.first {
+      throw LedgerError.storage("the history of object \(objectID) is broken: relationship \(id) has changes but no whole list before them")
+    }
+    return state
+  }
+
+  /// How the newest history entry of an object keeps each link list (empty when the object
+  /// has no entry or is absent).
+  func storedLinks(of objectID: UInt64) throws -> [UInt32: StoredLinkList] {
+    guard let entry = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max)) else { return [:] }
+    return try decodeEntry(entry.value, objectID: objectID, batch: StoreKeys.readBigEndian64(entry.key.dropFirst(8)), attributes: false)?.links ?? [:]
+  }
+
+  private func decodeEntry(_ bytes: some Collection<UInt8>, objectID: UInt64, batch: UInt64, attributes: Bool) throws -> HistoryEntry? {
+    do { return try ObjectStateCoding.decodeEntry(Array(bytes), attributes: attributes) } catch {
+      throw LedgerError.storage("the history of object \(objectID) at batch \(batch) does not decode: \(error)")
     }
   }
 

@@ -37,12 +37,15 @@ struct Projector {
           state.entity = change.entity
           state.identity = change.identity
           for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
-          for link in change.links { state.links[link.relationshipID] = link.new.isEmpty ? nil : link.new }
+          for link in change.links {
+            let list = link.applied(to: state.links[link.relationshipID] ?? [])
+            state.links[link.relationshipID] = list.isEmpty ? nil : list
+          }
           after = state
         }
         needsHeader = before == nil || before?.entity != after?.entity
       }
-      try write(change, after: after, needsHeader: needsHeader, batchID: record.batchID)
+      try write(change, after: after, needsHeader: needsHeader, batchID: record.batchID, store: store)
       nextObjectID = max(nextObjectID, id + 1)
     }
     try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
@@ -54,7 +57,7 @@ struct Projector {
 
   /// Writes one object's entries: header and identity (when new, or its entity changed),
   /// attributes, the links the change rewrote, and its history entry.
-  private func write(_ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64) throws {
+  private func write(_ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore) throws {
     let id = change.objectID
     let idKey = StoreKeys.object(id)
     let historyEntry: [UInt8]
@@ -65,7 +68,8 @@ struct Projector {
       }
       let attributes = ObjectStateCoding.encodeAttributes(after.attributes)
       try transaction.put(attributes, forKey: idKey, in: layout.views)
-      historyEntry = ObjectStateCoding.encodeState(after, encodedAttributes: attributes)
+      let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
+      historyEntry = ObjectStateCoding.encodeState(after, encodedAttributes: attributes, deltas: deltas)
     } else {
       try transaction.delete(idKey, in: layout.views)
       historyEntry = []
@@ -102,69 +106,51 @@ struct Projector {
     try transaction.put(StoreKeys.bigEndian(id) + (key == full ? [] : full), forKey: key, in: layout.keys)
   }
 
-  /// Replaces the `rels` entries of one relationship of one object. An ordered list is keyed
+  /// The long unordered link lists of an updated object that its history entry keeps as
+  /// deltas: those whose previous entry holds them and whose chain stays within the list's
+  /// length (`StoredLinkList`). Decided from the stored entries alone, so that replay
+  /// decides the same.
+  private func linkDeltas(_ change: ObjectChange, after: ObjectState, store: ProjectionStore) throws -> [UInt32: (chain: Int, change: LinkChange)] {
+    let minimum = StoredLinkList.minimumDeltaLength
+    guard after.links.contains(where: { $0.value.count >= minimum && !model.isOrdered($0.key) }) else { return [:] }
+    let previous = try store.storedLinks(of: change.objectID)
+    var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]
+    for (id, list) in after.links where list.count >= minimum && !model.isOrdered(id) {
+      guard let stored = previous[id] else { continue }
+      let link = change.links.first { $0.relationshipID == id } ?? LinkChange(relationshipID: id, added: [], removed: [])
+      let chain = stored.chain + 1 + link.added.count + link.removed.count
+      if chain <= list.count { deltas[id] = (chain, link) }
+    }
+    return deltas
+  }
+
+  /// Updates the `rels` entries of one relationship of one object. An ordered list is keyed
   /// by position, any other by target id.
   private func rewriteLinks(_ id: UInt64, _ link: LinkChange) throws {
-    let ordered = model.relationshipsByID[link.relationshipID]?.isOrdered ?? false
     // One key buffer and one value buffer for every put: object id (8) + relationship id (4)
     // + position (4) or target id (8).
-    var key = StoreKeys.links(id, link.relationshipID) + Array(repeating: 0, count: ordered ? 4 : 8)
+    var key = StoreKeys.links(id, link.relationshipID) + Array(repeating: 0, count: link.order == nil ? 8 : 4)
     var value = [UInt8](repeating: 0, count: 8)
-    if ordered {
-      for position in link.old.indices {
+    if let order = link.order {
+      for position in order.old.indices {
         key.replaceSubrange(12..<16, with: StoreKeys.bigEndian(UInt32(position)))
         try transaction.delete(key, in: layout.rels)
       }
-      for (position, target) in link.new.enumerated() {
+      for (position, target) in order.new.enumerated() {
         key.replaceSubrange(12..<16, with: StoreKeys.bigEndian(UInt32(position)))
         StoreKeys.setBigEndian(target, in: &value, at: 0)
         try transaction.put(value, forKey: key, in: layout.rels)
       }
       return
     }
-    let (removed, added) = Self.difference(from: link.old, to: link.new)
-    for target in removed {
+    for target in link.removed {
       StoreKeys.setBigEndian(target, in: &key, at: 12)
       try transaction.delete(key, in: layout.rels)
     }
-    for target in added {
+    for target in link.added {
       StoreKeys.setBigEndian(target, in: &key, at: 12)
       StoreKeys.setBigEndian(target, in: &value, at: 0)
       try transaction.put(value, forKey: key, in: layout.rels)
     }
-  }
-
-  /// Targets only in `old` and targets only in `new`. Unordered lists are kept sorted, so a
-  /// merge walk does it without hashing; unsorted input (never written by this library)
-  /// falls back to sets.
-  static func difference(from old: [UInt64], to new: [UInt64]) -> (removed: [UInt64], added: [UInt64]) {
-    if old.isEmpty { return ([], new) }
-    if new.isEmpty { return (old, []) }
-    guard isStrictlyIncreasing(old), isStrictlyIncreasing(new) else {
-      let kept = Set(new), had = Set(old)
-      return (old.filter { !kept.contains($0) }, new.filter { !had.contains($0) })
-    }
-    var removed: [UInt64] = [], added: [UInt64] = []
-    var oldIndex = 0, newIndex = 0
-    while oldIndex < old.count, newIndex < new.count {
-      if old[oldIndex] == new[newIndex] {
-        oldIndex += 1
-        newIndex += 1
-      } else if old[oldIndex] < new[newIndex] {
-        removed.append(old[oldIndex])
-        oldIndex += 1
-      } else {
-        added.append(new[newIndex])
-        newIndex += 1
-      }
-    }
-    removed += old[oldIndex...]
-    added += new[newIndex...]
-    return (removed, added)
-  }
-
-  private static func isStrictlyIncreasing(_ list: [UInt64]) -> Bool {
-    for index in list.indices.dropFirst() where list[index - 1] >= list[index] { return false }
-    return true
   }
 }

@@ -27,7 +27,7 @@ enum Describe {
       var parts: [String] = []
       if !link.added.isEmpty { parts.append("+ \(try keys(link.added, ledger: ledger))") }
       if !link.removed.isEmpty { parts.append("- \(try keys(link.removed, ledger: ledger))") }
-      if parts.isEmpty { parts.append("reordered: \(try keys(link.new, ledger: ledger))") }
+      if parts.isEmpty, let order = link.order { parts.append("reordered: \(try keys(order.new, ledger: ledger))") }
       lines.append("    \(ledger.relationshipName(forID: link.relationshipID)): \(parts.joined(separator: "  "))")
     }
     return lines
