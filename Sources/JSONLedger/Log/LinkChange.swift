@@ -43,8 +43,22 @@ public struct LinkChange: Sendable, Equatable {
   /// list: a target added that is already there, or removed that is not, changes nothing
   /// (a forced revert applies an old change to a list that moved on).
   func applied(to list: [UInt64]) -> [UInt64] {
-    if let order { return order.new }
-    if removed.isEmpty, (list.last ?? 0) < (added.first ?? .max) { return list + added }
+    var result = list
+    apply(to: &result)
+    return result
+  }
+
+  /// Applies this change to `list` in place: appending to a list that only grows (new ids
+  /// are the largest) costs what was added, not the list.
+  func apply(to list: inout [UInt64]) {
+    if let order {
+      list = order.new
+      return
+    }
+    if removed.isEmpty, (list.last ?? 0) < (added.first ?? .max) {
+      list.append(contentsOf: added)
+      return
+    }
     // Both sorted: one merge walk drops what was removed and inserts what was added.
     var result: [UInt64] = []
     result.reserveCapacity(list.count + added.count)
@@ -60,7 +74,7 @@ public struct LinkChange: Sendable, Equatable {
       result.append(target)
     }
     result += added[addedIndex...]
-    return result
+    list = result
   }
 
   /// The change that undoes this one.

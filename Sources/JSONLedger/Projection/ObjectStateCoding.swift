@@ -103,10 +103,11 @@ struct HistoryEntry {
 /// A long unordered list that changes a little in each of many batches (a producer gaining
 /// albums import after import) would make whole-list entries grow with the square of its
 /// length. Such a list is kept as what changed since the object's previous entry, as long
-/// as `chain` — the entries back to a whole list plus the ids in the deltas between — stays
-/// within the list's length; then it is written whole again. Reading one state therefore
-/// follows at most as many entries as the list is long, and the entries of one object add
-/// up to a bounded multiple of what its batches changed.
+/// as `chain` stays within the list's length; then it is written whole again. `chain` adds,
+/// for each entry since the last whole list, the ids it changed plus the square root of the
+/// list's length. So reading a state follows at most about √n entries back for a list of n,
+/// and an entry costs, spread over the chain, about √n ids plus what its batch changed —
+/// instead of n.
 enum StoredLinkList {
   /// The whole list.
   case whole([UInt64])
@@ -115,6 +116,9 @@ enum StoredLinkList {
 
   /// Shortest list kept as deltas; shorter lists are cheaper whole.
   static let minimumDeltaLength = 64
+
+  /// What one entry adds to a chain besides the ids it changed, for a list of `length`.
+  static func entryWeight(forLength length: Int) -> Int { Int(Double(length).squareRoot()) }
 
   /// The chain length this list starts from in the next entry.
   var chain: Int {

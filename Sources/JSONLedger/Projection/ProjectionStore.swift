@@ -48,7 +48,9 @@ struct ProjectionStore: StateSource {
       for id in Array(pending.keys) {
         switch entry?.links[id] {
         case .whole(let targets)?:
-          found.links[id] = pending[id, default: []].reversed().reduce(targets) { $1.applied(to: $0) }
+          var list = targets
+          for change in pending[id, default: []].reversed() { change.apply(to: &list) }
+          found.links[id] = list
           pending[id] = nil
         case .delta(_, let change)?:
           pending[id]?.append(change)

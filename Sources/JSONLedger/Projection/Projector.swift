@@ -118,7 +118,7 @@ struct Projector {
     for (id, list) in after.links where list.count >= minimum && !model.isOrdered(id) {
       guard let stored = previous[id] else { continue }
       let link = change.links.first { $0.relationshipID == id } ?? LinkChange(relationshipID: id, added: [], removed: [])
-      let chain = stored.chain + 1 + link.added.count + link.removed.count
+      let chain = stored.chain + StoredLinkList.entryWeight(forLength: list.count) + link.added.count + link.removed.count
       if chain <= list.count { deltas[id] = (chain, link) }
     }
     return deltas
