@@ -73,13 +73,7 @@ public struct Cursor: ~Copyable {
 
   /// Stores `value` under `key` and leaves the cursor on it.
   public func put(_ value: [UInt8], forKey key: [UInt8], flags: PutFlags = []) throws(LMDBError) {
-    let code = key.withUnsafeBytes { keyBytes in
-      value.withUnsafeBytes { valueBytes in
-        var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-        var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-        return mdb_cursor_put(handle, &keyValue, &dataValue, flags.rawValue)
-      }
-    }
+    let code = cursorPut(handle, value, forKey: key, flags: flags)
     if code == MDB_MAP_FULL { transaction.sawMapFull = true }
     try check(code, "put through cursor into \(database.name)")
   }

@@ -132,6 +132,13 @@ public final class Transaction {
     return try body(wrapped)
   }
 
+  /// Runs `body` with a write cursor on each of `databases` (see `WriteCursors`); they close
+  /// when `body` returns.
+  public func withWriteCursors<R>(on databases: [Database], _ body: (borrowing WriteCursors) throws -> R) throws -> R {
+    let cursors = try WriteCursors(transaction: self, databases: databases)
+    return try body(cursors)
+  }
+
   /// Calls `body` for each entry whose key starts with `prefix`, in key order, starting at
   /// `start` (default: the prefix itself). `body` returns false to stop.
   public func forEach(

@@ -168,4 +168,57 @@ struct EnvironmentTests {
     try env.write { txn in try txn.put([1], forKey: [9, 9], in: db) }
     #expect(try env.read { txn in try txn.value(forKey: [9, 9], in: db) } == [1])
   }
+  @Test func writeCursorsStoreWhatPlainPutsStoreWhateverTheKeyOrder() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let plain = try env.database(named: "plain")
+    let cursored = try env.database(named: "cursored")
+    let other = try env.database(named: "other")
+    // Runs of ascending keys, jumps back, overwrites and deletes between puts, as the
+    // projector writes them.
+    var seed: UInt32 = 12345
+    var operations: [(key: [UInt8], value: [UInt8]?)] = []
+    var next: UInt32 = 0
+    for step in 0..<6000 {
+      seed = seed &* 1_103_515_245 &+ 12345
+      next = seed % 7 == 0 ? (seed >> 8) % 20_000 : next + 1
+      let key = withUnsafeBytes(of: next.bigEndian, Array.init)
+      operations.append((key, step % 11 == 10 ? nil : Array(repeating: UInt8(truncatingIfNeeded: step), count: Int(seed >> 24) % 300)))
+    }
+    try env.write { txn in
+      try txn.withWriteCursors(on: [cursored]) { cursors in
+        for (key, value) in operations {
+          if let value {
+            try txn.put(value, forKey: key, in: plain)
+            try cursors.put(value, forKey: key, in: cursored)
+            try cursors.put(value, forKey: key, in: other)  // not among the cursors: plain put
+          } else {
+            try txn.delete(key, in: plain)
+            try txn.delete(key, in: cursored)
+            try txn.delete(key, in: other)
+          }
+        }
+      }
+    }
+    try env.read { txn in
+      let expected = try txn.entries(in: plain, prefix: [])
+      #expect(expected.count > 1000)
+      #expect(try txn.entries(in: cursored, prefix: []) == expected)
+      #expect(try txn.entries(in: other, prefix: []) == expected)
+    }
+  }
+
+  @Test func aFullMapMetThroughAWriteCursorGrowsTheMapAndRetries() throws {
+    let dir = try TemporaryDirectory()
+    let (env, db) = try Self.oneMegabyteMap(in: dir)
+    var runs = 0
+    try env.write { txn in
+      runs += 1
+      try txn.withWriteCursors(on: [db]) { cursors in
+        for i in 0..<2000 { try cursors.put([UInt8](repeating: 3, count: 4096), forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+      }
+    }
+    #expect(runs > 1)
+    #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2000)
+  }
 }

@@ -88,7 +88,7 @@ struct BatchResolver {
   }
 
   /// Builds the changes and `afterStates` (which lets the projector skip reading back what
-  /// the resolver already knows).
+  /// the resolver already knows). Consumes the working states: the last step of a resolve.
   private mutating func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     var statistics = ChangeRecord.Statistics()
     statistics.ignoredKeys = ignoredKeys
@@ -97,8 +97,9 @@ struct BatchResolver {
     afterStates = []
     afterStates.reserveCapacity(ids.count)
     for (slot, id) in ids.enumerated() {
-      let new = states[slot]
-      guard let change = ObjectChange(objectID: id, before: before[slot], after: new, model: model) else {
+      // Moved out, not copied: the working states are not read after this.
+      let new = states[slot].take()
+      guard let change = ObjectChange(objectID: id, before: before[slot].take(), after: new, model: model) else {
         if mentioned.contains(id), new != nil { statistics.unchanged += 1 }
         continue
       }
@@ -133,8 +134,26 @@ struct BatchResolver {
 
   private mutating func current(_ id: UInt64) throws -> ObjectState? { states[try slot(id)] }
 
+  /// Reads part of a slot's state where it lies: an `inout` access borrows the element, where
+  /// a plain read would first copy the whole state (four reference-counted fields).
+  private mutating func inspect<Result>(_ slot: Int, _ body: (inout ObjectState?) -> Result) -> Result {
+    body(&states[slot])
+  }
+
   /// Whether the object exists in the working state.
-  private mutating func exists(_ id: UInt64) throws -> Bool { states[try slot(id)] != nil }
+  private mutating func exists(_ id: UInt64) throws -> Bool {
+    inspect(try slot(id)) { $0 != nil }
+  }
+
+  /// The concrete entity of an object in the working state (nil: absent).
+  private mutating func concreteEntity(of id: UInt64) throws -> String? {
+    inspect(try slot(id)) { $0?.entity }
+  }
+
+  /// One link list of an object in the working state (empty when it has none).
+  private mutating func links(_ id: UInt64, _ relationshipID: UInt32) throws -> [UInt64] {
+    inspect(try slot(id)) { $0?.links[relationshipID] ?? [] }
+  }
 
   /// Changes an object's working state in place (no copy of its link lists).
   private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
@@ -205,14 +224,14 @@ struct BatchResolver {
     let keep = Set(payload)
     let candidates: [UInt64]
     if let parent {
-      candidates = try current(parent.id)?.links[parent.relationship.id] ?? []
+      candidates = try links(parent.id, parent.relationship.id)
     } else {
       let family = Set(entity.family)
       var ids = try source.objectIDs(root: entity.rootName)
       ids += newKeys[entity.rootID]?.values.map { $0 } ?? []
       candidates = try ids.filter { id in
-        guard let state = try current(id) else { return false }
-        return family.contains(state.entity)
+        guard let name = try concreteEntity(of: id) else { return false }
+        return family.contains(name)
       }
     }
     for id in candidates where !keep.contains(id) {
@@ -227,8 +246,8 @@ struct BatchResolver {
     // A payload typed as an ancestor updates an existing object of a sub-entity with the
     // sub-entity's own keys (Groot: no `type` needed to update a ConcreteA via Abstract).
     if let identity = object.identity, let source = object.source, let mapper,
-      let known = try lookup(root: entity.rootID, identity: identity), let state = try current(known),
-      state.entity != entity.name, entity.family.contains(state.entity), let concrete = model.resolved(state.entity)
+      let known = try lookup(root: entity.rootID, identity: identity), let stored = try concreteEntity(of: known),
+      stored != entity.name, entity.family.contains(stored), let concrete = model.resolved(stored)
     {
       var report = Mapper.Report()
       if let remapped = mapper.mapObject(source, entity: concrete, path: object.path, report: &report) {
@@ -245,7 +264,7 @@ struct BatchResolver {
         mentioned.insert(id)
         guard operations.contains(.update) else { return id }
         // A sub-entity named in the JSON refines an object stored as its ancestor.
-        if let state = try current(id), state.entity != entity.name, model.resolved(state.entity)?.family.contains(entity.name) == true {
+        if let stored = try concreteEntity(of: id), stored != entity.name, model.resolved(stored)?.family.contains(entity.name) == true {
           try update(id) { $0.entity = entity.name }
         }
       } else {
@@ -335,7 +354,7 @@ struct BatchResolver {
   /// Whether `target` is in an object's link list, and the list's first element.
   private mutating func linkInfo(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, ordered: Bool) throws -> (Bool, UInt64?) {
     let slot = try slot(id)
-    guard let list = states[slot]?.links[relationshipID] else { return (false, nil) }
+    guard let list = inspect(slot, { $0?.links[relationshipID] }) else { return (false, nil) }
     return (listContains(id, relationshipID, target, list, ordered: ordered), list.first)
   }
 
@@ -351,6 +370,16 @@ struct BatchResolver {
     let set = Set(list)
     membership[key] = set
     return set.contains(target)
+  }
+
+  /// Adds `target` at the end, or at its place when the list is kept sorted (new ids are the
+  /// largest, so that is usually the end too).
+  private static func add(_ target: UInt64, to list: inout [UInt64], keepingSorted: Bool) {
+    if !keepingSorted || (list.last ?? 0) < target {
+      list.append(target)
+    } else {
+      list.insert(target, at: insertionPoint(of: target, in: list))
+    }
   }
 
   /// The first position in a sorted list whose element is not less than `target`.
@@ -373,14 +402,8 @@ struct BatchResolver {
     if present { return }
     if !spec.isToMany, let old = first { try unlink(id, relationshipID, old) }
     try update(id) { state in
-      var list = state.links[relationshipID] ?? []
-      state.links[relationshipID] = nil
-      if spec.isOrdered || !spec.isToMany || (list.last ?? 0) < target {
-        list.append(target)
-      } else {
-        list.insert(target, at: Self.insertionPoint(of: target, in: list))
-      }
-      state.links[relationshipID] = list
+      // The defaulted subscript yields the stored list in place: one lookup, no copy.
+      Self.add(target, to: &state.links[relationshipID, default: []], keepingSorted: spec.isToMany && !spec.isOrdered)
     }
     if !membership.isEmpty { membership[LinkList(object: id, relationship: relationshipID)]?.insert(target) }
   }
@@ -418,7 +441,7 @@ struct BatchResolver {
     }
     let isWanted = { (target: UInt64) in wanted.count <= 16 ? targets.contains(target) : seen.contains(target) }
     if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
-    let existing = try current(id)?.links[relationship.id] ?? []
+    let existing = try links(id, relationship.id)
     // Already linked as wanted (both sides are always kept in step): nothing to do. The
     // common case of a re-import.
     if existing == (relationship.isOrdered || !relationship.isToMany ? targets : targets.sorted()) { return }

@@ -16,37 +16,14 @@ struct Projector {
     precondition(knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model)
     var nextObjectID = try store.nextObjectID()
-    for (index, change) in record.changes.enumerated() {
-      let id = change.objectID
-      let after: ObjectState?
-      let needsHeader: Bool
-      if let knownStates {
-        let known = knownStates[index]
-        after = known
-        if change.kind == .created || known == nil {
-          needsHeader = change.kind == .created
-        } else {
-          needsHeader = try store.header(of: id)?.entity != known?.entity
-        }
-      } else {
-        let before = try store.state(of: id)
-        if change.kind == .deleted {
-          after = nil
-        } else {
-          var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
-          state.entity = change.entity
-          state.identity = change.identity
-          for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
-          for link in change.links {
-            let list = link.applied(to: state.links[link.relationshipID] ?? [])
-            state.links[link.relationshipID] = list.isEmpty ? nil : list
-          }
-          after = state
-        }
-        needsHeader = before == nil || before?.entity != after?.entity
+    // Created objects take ascending ids, so most of their entries land next to the previous
+    // put: write cursors spare those puts the descent from the root.
+    let written = [layout.objects, layout.keys, layout.views, layout.history, layout.rels]
+    try transaction.withWriteCursors(on: written) { cursors in
+      for (index, change) in record.changes.enumerated() {
+        nextObjectID = max(nextObjectID, change.objectID + 1)
+        try fold(change, known: knownStates.map { $0[index] }, batchID: record.batchID, store: store, cursors: cursors)
       }
-      try write(change, after: after, needsHeader: needsHeader, batchID: record.batchID, store: store)
-      nextObjectID = max(nextObjectID, id + 1)
     }
     try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
     try transaction.put(StoreKeys.bigEndian(nextObjectID), forKey: MetaKey.nextObjectID, in: layout.meta)
@@ -55,28 +32,61 @@ struct Projector {
     }
   }
 
+  /// Folds one change: works out the object's state after it (or takes the known one) and
+  /// writes its entries.
+  private func fold(_ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors) throws {
+    let id = change.objectID
+    let after: ObjectState?
+    let needsHeader: Bool
+    if let known {
+      after = known
+      if change.kind == .created || known == nil {
+        needsHeader = change.kind == .created
+      } else {
+        needsHeader = try store.header(of: id)?.entity != known?.entity
+      }
+    } else {
+      let before = try store.state(of: id)
+      if change.kind == .deleted {
+        after = nil
+      } else {
+        var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
+        state.entity = change.entity
+        state.identity = change.identity
+        for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
+        for link in change.links {
+          let list = link.applied(to: state.links[link.relationshipID] ?? [])
+          state.links[link.relationshipID] = list.isEmpty ? nil : list
+        }
+        after = state
+      }
+      needsHeader = before == nil || before?.entity != after?.entity
+    }
+    try write(change, after: after, needsHeader: needsHeader, batchID: batchID, store: store, cursors: cursors)
+  }
+
   /// Writes one object's entries: header and identity (when new, or its entity changed),
   /// attributes, the links the change rewrote, and its history entry.
-  private func write(_ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore) throws {
+  private func write(_ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors) throws {
     let id = change.objectID
     let idKey = StoreKeys.object(id)
     let historyEntry: [UInt8]
     if let after {
       if needsHeader {
-        try transaction.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
-        try registerIdentity(of: after, id: id)
+        try cursors.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
+        try registerIdentity(of: after, id: id, cursors: cursors)
       }
       let attributes = ObjectStateCoding.encodeAttributes(after.attributes)
-      try transaction.put(attributes, forKey: idKey, in: layout.views)
+      try cursors.put(attributes, forKey: idKey, in: layout.views)
       let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
       historyEntry = ObjectStateCoding.encodeState(after, encodedAttributes: attributes, deltas: deltas)
     } else {
       try transaction.delete(idKey, in: layout.views)
       historyEntry = []
     }
-    for link in change.links { try rewriteLinks(id, link) }
+    for link in change.links { try rewriteLinks(id, link, cursors: cursors) }
     try updateIndexes(change)
-    try transaction.put(historyEntry, forKey: StoreKeys.history(id, batchID), in: layout.history)
+    try cursors.put(historyEntry, forKey: StoreKeys.history(id, batchID), in: layout.history)
   }
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
@@ -96,14 +106,14 @@ struct Projector {
 
   /// `keys` entry of an object: its identity under its root entity; an insert-only object is
   /// listed under its root with a 0xFE marker and its id, so listings find it too.
-  private func registerIdentity(of state: ObjectState, id: UInt64) throws {
+  private func registerIdentity(of state: ObjectState, id: UInt64, cursors: borrowing WriteCursors) throws {
     guard let entity = model.resolved(state.entity) else { return }
     if state.identity.isEmpty {
-      try transaction.put(StoreKeys.bigEndian(id), forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + StoreKeys.bigEndian(id), in: layout.keys)
+      try cursors.put(StoreKeys.bigEndian(id), forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + StoreKeys.bigEndian(id), in: layout.keys)
       return
     }
     let (key, full) = StoreKeys.identity(root: entity.rootID, state.identity)
-    try transaction.put(StoreKeys.bigEndian(id) + (key == full ? [] : full), forKey: key, in: layout.keys)
+    try cursors.put(StoreKeys.bigEndian(id) + (key == full ? [] : full), forKey: key, in: layout.keys)
   }
 
   /// The long unordered link lists of an updated object that its history entry keeps as
@@ -126,7 +136,7 @@ struct Projector {
 
   /// Updates the `rels` entries of one relationship of one object. An ordered list is keyed
   /// by position, any other by target id.
-  private func rewriteLinks(_ id: UInt64, _ link: LinkChange) throws {
+  private func rewriteLinks(_ id: UInt64, _ link: LinkChange, cursors: borrowing WriteCursors) throws {
     // One key buffer and one value buffer for every put: object id (8) + relationship id (4)
     // + position (4) or target id (8).
     var key = StoreKeys.links(id, link.relationshipID) + Array(repeating: 0, count: link.order == nil ? 8 : 4)
@@ -139,7 +149,7 @@ struct Projector {
       for (position, target) in order.new.enumerated() {
         key.replaceSubrange(12..<16, with: StoreKeys.bigEndian(UInt32(position)))
         StoreKeys.setBigEndian(target, in: &value, at: 0)
-        try transaction.put(value, forKey: key, in: layout.rels)
+        try cursors.put(value, forKey: key, in: layout.rels)
       }
       return
     }
@@ -150,7 +160,7 @@ struct Projector {
     for target in link.added {
       StoreKeys.setBigEndian(target, in: &key, at: 12)
       StoreKeys.setBigEndian(target, in: &value, at: 0)
-      try transaction.put(value, forKey: key, in: layout.rels)
+      try cursors.put(value, forKey: key, in: layout.rels)
     }
   }
 }

@@ -1,0 +1,68 @@
+internal import CLMDB
+
+/// Cursors over several databases of one write transaction, valid only inside
+/// `Transaction.withWriteCursors(on:_:)`.
+///
+/// `Transaction.put` finds its place by descending the tree from the root each time. A put
+/// through one of these cursors starts where the previous put into the same database landed:
+/// when the new key falls on that leaf page (keys written in ascending order mostly do), LMDB
+/// searches that page alone.
+///
+/// ```swift
+/// try env.write { txn in
+///   try txn.withWriteCursors(on: [views, history]) { cursors in
+///     for (key, value) in sortedEntries { try cursors.put(value, forKey: key, in: views) }
+///   }
+/// }
+/// ```
+public struct WriteCursors: ~Copyable {
+  private let handles: [OpaquePointer]
+  private let databases: [Database]
+  private let transaction: Transaction
+
+  /// Opens one cursor per database; if one fails, those already open are closed.
+  init(transaction: Transaction, databases: [Database]) throws(LMDBError) {
+    let txn = try transaction.handle
+    var handles: [OpaquePointer] = []
+    for database in databases {
+      var cursor: OpaquePointer?
+      let code = mdb_cursor_open(txn, database.handle, &cursor)
+      guard code == MDB_SUCCESS, let cursor else {
+        for handle in handles { mdb_cursor_close(handle) }
+        throw LMDBError(code: code == MDB_SUCCESS ? MDB_BAD_TXN : code, operation: "open cursor on \(database.name)")
+      }
+      handles.append(cursor)
+    }
+    self.handles = handles
+    self.databases = databases
+    self.transaction = transaction
+  }
+
+  deinit { for handle in handles { mdb_cursor_close(handle) } }
+
+  /// Stores `value` under `key` in `database` (one of those the cursors were opened on; any
+  /// other database takes the plain `Transaction.put` path).
+  public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError) {
+    guard let index = databases.firstIndex(where: { $0.handle == database.handle }) else {
+      try transaction.put(value, forKey: key, in: database, flags: flags)
+      return
+    }
+    let code = cursorPut(handles[index], value, forKey: key, flags: flags)
+    if code == MDB_MAP_FULL { transaction.sawMapFull = true }
+    try check(code, "put through cursor into \(database.name) (key of \(key.count) bytes)")
+  }
+}
+
+@available(*, unavailable, message: "cursors belong to the closure they were given to")
+extension WriteCursors: Sendable {}
+
+/// `mdb_cursor_put` of one key and value; returns LMDB's code.
+func cursorPut(_ cursor: OpaquePointer, _ value: [UInt8], forKey key: [UInt8], flags: PutFlags) -> Int32 {
+  key.withUnsafeBytes { keyBytes in
+    value.withUnsafeBytes { valueBytes in
+      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+      var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+      return mdb_cursor_put(cursor, &keyValue, &dataValue, flags.rawValue)
+    }
+  }
+}
