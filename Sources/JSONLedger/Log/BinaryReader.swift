@@ -70,13 +70,10 @@ struct BinaryReader {
   mutating func readString() throws(DecodingFailure) -> String {
     let count = try readCount()
     guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
-    let text = bytes.withUnsafeBufferPointer { buffer -> String? in
-      let raw = UnsafeBufferPointer(rebasing: buffer[position..<position + count])
-      // ASCII is valid UTF-8 and `decoding` is the fast path; the validating initializer is
-      // not specialised, so it is kept for the rest.
-      if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
-      return String(validating: raw, as: UTF8.self)
-    }
+    let raw = bytes[position..<position + count]
+    // ASCII is valid UTF-8 and `decoding` is the fast path; the validating initializer is not
+    // specialised, so it is kept for the rest.
+    let text = raw.contains(where: { $0 >= 0x80 }) ? String(validating: raw, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
     guard let text else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)") }
     position += count
     return text

@@ -24,11 +24,11 @@ struct BinaryWriter {
   }
 
   mutating func write(bigEndian value: UInt64) {
-    withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
   }
 
   mutating func write(bigEndian value: UInt32) {
-    withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
   }
 
   mutating func write(_ string: String) {
@@ -77,7 +77,7 @@ struct BinaryWriter {
       write(signed: DateCoding.microseconds(date))
     case .uuid(let uuid):
       write(9)
-      withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+      bytes += uuid.bytes
     case .url(let url):
       write(10)
       write(url.absoluteString)

@@ -11,25 +11,16 @@ public struct JSONParser {
   /// How deep arrays and objects may nest.
   public static let maximumDepth = 1_024
 
-  private let bytes: UnsafeRawBufferPointer
+  private let bytes: [UInt8]
   private var position = 0
   private var depth = 0
 
-  private init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+  private init(bytes: [UInt8]) { self.bytes = bytes }
 
   /// Parses one JSON document (surrounding white space allowed).
   public static func parse(_ data: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-    let array = Array(data)
-    do {
-      return try array.withUnsafeBytes { buffer in
-        var parser = JSONParser(bytes: buffer)
-        return try parser.parseDocument()
-      }
-    } catch let error as JSONSyntaxError {
-      throw error
-    } catch {
-      throw JSONSyntaxError(line: 1, column: 1, offset: 0, reason: "\(error)")
-    }
+    var parser = JSONParser(bytes: Array(data))
+    return try parser.parseDocument()
   }
 
   /// Parses a JSON document held in a string.
@@ -206,7 +197,7 @@ public struct JSONParser {
       guard digit(position) else { throw failure("a number needs digits in its exponent", at: start) }
       while digit(position) { position += 1 }
     }
-    let literal = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+    let literal = String(decoding: bytes[start..<position], as: UTF8.self)
     return JSONNumber(validLiteral: literal)
   }
 
@@ -228,7 +219,7 @@ public struct JSONParser {
         continue
       }
       escaped = true
-      pieces.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]))
+      pieces.append(contentsOf: bytes[runStart..<position])
       position += 1
       guard position < bytes.count else { throw failure("unterminated escape", at: start) }
       let escape = bytes[position]
@@ -261,13 +252,13 @@ public struct JSONParser {
     }
     let text: String?
     if escaped {
-      pieces.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]))
+      pieces.append(contentsOf: bytes[runStart..<position])
       text = String(validating: pieces, as: UTF8.self)
     } else if ascii {
       // Plain ASCII needs no validation.
-      text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]), as: UTF8.self)
+      text = String(decoding: bytes[runStart..<position], as: UTF8.self)
     } else {
-      text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[runStart..<position]), as: UTF8.self)
+      text = String(validating: bytes[runStart..<position], as: UTF8.self)
     }
     position += 1
     guard let text else { throw failure("a string holds invalid UTF-8", at: start) }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Byte encodings of the store's keys.
 enum StoreKeys {
-  static func bigEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
-  static func bigEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+  static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
+  static func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
 
   /// Overwrites 8 bytes at `offset` with `value`, big-endian (reusing a key buffer saves an
   /// allocation per put).
@@ -32,7 +32,7 @@ enum StoreKeys {
   static func links(_ objectID: UInt64, _ relationshipID: UInt32) -> [UInt8] {
     var key = [UInt8](repeating: 0, count: 12)
     setBigEndian(objectID, in: &key, at: 0)
-    withUnsafeBytes(of: relationshipID.bigEndian) { key.replaceSubrange(8..<12, with: $0) }
+    key.replaceSubrange(8..<12, with: bigEndian(relationshipID))
     return key
   }
 
@@ -94,7 +94,7 @@ enum StoreKeys {
       bytes += bigEndian(UInt64(bitPattern: DateCoding.microseconds(date)) ^ (1 << 63))
     case .uuid(let uuid):
       bytes.append(7)
-      withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+      bytes += uuid.bytes
     case .url(let url):
       bytes.append(8)
       escaped(url.absoluteString)

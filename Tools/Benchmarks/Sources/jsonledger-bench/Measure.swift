@@ -24,8 +24,16 @@ func peakResidentMegabytes() -> Double {
   return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
 }
 
+/// The directory of this run, under which every contender's store lives; removed at the end.
+let scratchRoot = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-bench-\(UUID().uuidString.prefix(8))").path
+
 func scratchDirectory(_ name: String) throws -> String {
-  let path = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-bench-\(name)-\(UUID().uuidString.prefix(8))").path
+  let path = scratchRoot + "/\(name)-\(UUID().uuidString.prefix(8))"
   try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
   return path
+}
+
+/// Removes every store this run made.
+func removeScratchDirectories() {
+  try? FileManager.default.removeItem(atPath: scratchRoot)
 }
