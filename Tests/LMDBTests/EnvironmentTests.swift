@@ -168,6 +168,7 @@ struct EnvironmentTests {
     try env.write { txn in try txn.put([1], forKey: [9, 9], in: db) }
     #expect(try env.read { txn in try txn.value(forKey: [9, 9], in: db) } == [1])
   }
+
   @Test func writeCursorsStoreWhatPlainPutsStoreWhateverTheKeyOrder() throws {
     let dir = try TemporaryDirectory()
     let env = try Environment(path: dir.path)

@@ -32,8 +32,9 @@ struct Projector {
     }
   }
 
-  /// Folds one change: works out the object's state after it (or takes the known one) and
-  /// writes its entries.
+  /// Folds one change: works out the object's state after it and writes its entries. `known`
+  /// is that state when the caller has it (`.some(nil)`: the change deletes the object); nil
+  /// on replay, where it is read back and folded.
   private func fold(_ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors) throws {
     let id = change.objectID
     let after: ObjectState?
