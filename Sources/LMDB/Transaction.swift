@@ -59,7 +59,7 @@ public final class Transaction {
 
   /// Calls `body` with the bytes stored under `key`, without copying them, or returns nil
   /// when the key is absent. The bytes are valid only inside `body`.
-  public func withValue<R>(
+  func withValue<R>(
     forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R? {
     let txn = try handle
@@ -140,10 +140,10 @@ public final class Transaction {
   }
 
   /// Calls `body` for each entry whose key starts with `prefix`, in key order, starting at
-  /// `start` (default: the prefix itself). `body` returns false to stop.
+  /// `start` (default: the prefix itself). `body` returns false to stop. Each entry is a copy
+  /// of the stored bytes, so nothing that points into the map leaves this module.
   public func forEach(
-    in database: Database, prefix: [UInt8], from start: [UInt8]? = nil,
-    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    in database: Database, prefix: [UInt8], from start: [UInt8]? = nil, _ body: (Entry) throws -> Bool
   ) throws {
     try withCursor(on: database) { cursor in
       try Self.walk(cursor, from: try cursor.rawSeek(atOrAfter: start ?? prefix), forward: true, prefix: prefix, body)
@@ -153,16 +153,15 @@ public final class Transaction {
   /// Moves `cursor` one way while its keys start with `prefix` and `body` returns true;
   /// `positioned` says whether the cursor starts on an entry.
   private static func walk(
-    _ cursor: borrowing Cursor, from positioned: Bool, forward: Bool, prefix: [UInt8],
-    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    _ cursor: borrowing Cursor, from positioned: Bool, forward: Bool, prefix: [UInt8], _ body: (Entry) throws -> Bool
   ) throws {
     var more = positioned
     while more {
-      let keep = try cursor.rawCurrent { key, value in
-        guard key.count >= prefix.count, key.starts(with: prefix) else { return false }
-        return try body(key, value)
+      let entry: Entry? = try cursor.rawCurrent { key, value in
+        guard key.count >= prefix.count, key.starts(with: prefix) else { return nil }
+        return Entry(key: Array(key), value: Array(value))
       }
-      guard keep else { return }
+      guard let entry, try body(entry) else { return }
       more = try cursor.rawMove(next: forward)
     }
   }
@@ -170,18 +169,31 @@ public final class Transaction {
   /// The entries whose key starts with `prefix`, in key order.
   public func entries(in database: Database, prefix: [UInt8]) throws -> [Entry] {
     var result: [Entry] = []
-    try forEach(in: database, prefix: prefix) { key, value in
-      result.append(Entry(key: Array(key), value: Array(value)))
+    try forEach(in: database, prefix: prefix) { entry in
+      result.append(entry)
       return true
     }
     return result
   }
 
+  /// The sum of the sizes of the values in `database` (read in place, not copied).
+  public func valueBytes(in database: Database) throws -> Int {
+    try withCursor(on: database) { cursor in
+      var total = 0
+      var more = try cursor.rawSeek(atOrAfter: [])
+      while more {
+        total += try cursor.rawCurrent { _, value in value.count }
+        more = try cursor.rawMove(next: true)
+      }
+      return total
+    }
+  }
+
   /// The last entry whose key starts with `prefix` and sorts at or before `key`, or nil.
   public func lastEntry(in database: Database, prefix: [UInt8], atOrBefore key: [UInt8]) throws -> Entry? {
     var found: Entry?
-    try forEachBackward(in: database, prefix: prefix, atOrBefore: key) { key, value in
-      found = Entry(key: Array(key), value: Array(value))
+    try forEachBackward(in: database, prefix: prefix, atOrBefore: key) { entry in
+      found = entry
       return false
     }
     return found
@@ -190,8 +202,7 @@ public final class Transaction {
   /// Calls `body` for each entry whose key starts with `prefix` and sorts at or before
   /// `key`, in reverse key order. `body` returns false to stop.
   public func forEachBackward(
-    in database: Database, prefix: [UInt8], atOrBefore key: [UInt8],
-    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    in database: Database, prefix: [UInt8], atOrBefore key: [UInt8], _ body: (Entry) throws -> Bool
   ) throws {
     try withCursor(on: database) { cursor in
       let positioned: Bool

@@ -39,9 +39,9 @@ struct LongLinkListTests {
   static func storedIDs(of objectID: UInt64, ledger: Ledger) throws -> (ids: Int, entries: Int) {
     var ids = 0, entries = 0
     try ledger.environment.read { txn in
-      try txn.forEach(in: ledger.layout.history, prefix: StoreKeys.object(objectID)) { _, value in
+      try txn.forEach(in: ledger.layout.history, prefix: StoreKeys.object(objectID)) { entry in
         entries += 1
-        for list in try ObjectStateCoding.decodeEntry(Array(value), attributes: false)?.links.values.map({ $0 }) ?? [] {
+        for list in try ObjectStateCoding.decodeEntry(entry.value, attributes: false)?.links.values.map({ $0 }) ?? [] {
           switch list {
           case .whole(let targets): ids += targets.count
           case .delta(_, let change): ids += change.added.count + change.removed.count

@@ -52,8 +52,8 @@ func expectLinksAreTwoSided(_ ledger: Ledger, sourceLocation: SourceLocation = #
   try ledger.environment.read { txn in
     let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
     var ids: [UInt64] = []
-    try txn.forEach(in: ledger.layout.objects, prefix: []) { key, _ in
-      ids.append(StoreKeys.readBigEndian64(key))
+    try txn.forEach(in: ledger.layout.objects, prefix: []) { entry in
+      ids.append(StoreKeys.readBigEndian64(entry.key))
       return true
     }
     for id in ids {

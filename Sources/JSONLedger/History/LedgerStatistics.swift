@@ -25,15 +25,11 @@ extension Ledger {
     return try environment.read { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       var counts: [String: Int] = [:]
-      try txn.forEach(in: layout.views, prefix: []) { key, _ in
-        if let header = try store.header(of: StoreKeys.readBigEndian64(key)) { counts[header.entity, default: 0] += 1 }
+      try txn.forEach(in: layout.views, prefix: []) { entry in
+        if let header = try store.header(of: StoreKeys.readBigEndian64(entry.key)) { counts[header.entity, default: 0] += 1 }
         return true
       }
-      var logBytes = 0
-      try txn.forEach(in: layout.log, prefix: []) { _, value in
-        logBytes += value.count
-        return true
-      }
+      let logBytes = try txn.valueBytes(in: layout.log)
       return LedgerStatistics(
         batches: try store.head(), objectsByEntity: model.entities.map { ($0.name, counts[$0.name] ?? 0) },
         logBytes: logBytes, usedBytes: info.usedBytes, mapSize: info.mapSize)

@@ -39,12 +39,12 @@ extension Ledger {
         }
         pending.removeAll(keepingCapacity: true)
       }
-      try txn.forEach(in: layout.log, prefix: []) { key, value in
-        let batchID = StoreKeys.readBigEndian64(key)
-        guard key.count == 8, batchID == expected else {
+      try txn.forEach(in: layout.log, prefix: []) { entry in
+        let batchID = StoreKeys.readBigEndian64(entry.key)
+        guard entry.key.count == 8, batchID == expected else {
           throw LedgerError.verificationFailed("the log skips from batch \(expected - 1) to \(batchID)")
         }
-        pending.append(try Self.decodeRecord(Array(value), batchID: batchID))
+        pending.append(try Self.decodeRecord(entry.value, batchID: batchID))
         expected += 1
         if pending.count >= 500 { try flush() }
         return true

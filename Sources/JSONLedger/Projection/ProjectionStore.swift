@@ -30,12 +30,12 @@ struct ProjectionStore: StateSource {
     var state: ObjectState?
     // Lists still to resolve, and their deltas newest first.
     var pending: [UInt32: [LinkChange]] = [:]
-    try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, asOf ?? .max)) { key, value in
-      let batch = StoreKeys.readBigEndian64(key.dropFirst(8))
+    try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, asOf ?? .max)) { entry in
+      let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
       guard var found = state else {
-        guard let entry = try decodeEntry(value, objectID: objectID, batch: batch, attributes: true) else { return false }
-        var current = ObjectState(entity: entry.entity, identity: entry.identity, attributes: entry.attributes)
-        for (id, list) in entry.links {
+        guard let newest = try decodeEntry(entry.value, objectID: objectID, batch: batch, attributes: true) else { return false }
+        var current = ObjectState(entity: newest.entity, identity: newest.identity, attributes: newest.attributes)
+        for (id, list) in newest.links {
           switch list {
           case .whole(let targets): current.links[id] = targets
           case .delta(_, let change): pending[id] = [change]
@@ -44,9 +44,9 @@ struct ProjectionStore: StateSource {
         state = current
         return !pending.isEmpty
       }
-      let entry = try decodeEntry(value, objectID: objectID, batch: batch, attributes: false)
+      let older = try decodeEntry(entry.value, objectID: objectID, batch: batch, attributes: false)
       for id in Array(pending.keys) {
-        switch entry?.links[id] {
+        switch older?.links[id] {
         case .whole(let targets)?:
           var list = targets
           for change in pending[id, default: []].reversed() { change.apply(to: &list) }
@@ -74,8 +74,8 @@ struct ProjectionStore: StateSource {
     return try decodeEntry(entry.value, objectID: objectID, batch: StoreKeys.readBigEndian64(entry.key.dropFirst(8)), attributes: false)?.links ?? [:]
   }
 
-  private func decodeEntry(_ bytes: some Collection<UInt8>, objectID: UInt64, batch: UInt64, attributes: Bool) throws -> HistoryEntry? {
-    do { return try ObjectStateCoding.decodeEntry(Array(bytes), attributes: attributes) } catch {
+  private func decodeEntry(_ bytes: [UInt8], objectID: UInt64, batch: UInt64, attributes: Bool) throws -> HistoryEntry? {
+    do { return try ObjectStateCoding.decodeEntry(bytes, attributes: attributes) } catch {
       throw LedgerError.storage("the history of object \(objectID) at batch \(batch) does not decode: \(error)")
     }
   }
@@ -83,8 +83,8 @@ struct ProjectionStore: StateSource {
   func objectIDs(root: String) throws -> [UInt64] {
     guard let entity = model.resolved(root) else { return [] }
     var ids: [UInt64] = []
-    try transaction.forEach(in: layout.keys, prefix: StoreKeys.bigEndian(entity.id)) { _, value in
-      ids.append(StoreKeys.readBigEndian64(value))
+    try transaction.forEach(in: layout.keys, prefix: StoreKeys.bigEndian(entity.id)) { entry in
+      ids.append(StoreKeys.readBigEndian64(entry.value))
       return true
     }
     return ids
@@ -102,8 +102,8 @@ struct ProjectionStore: StateSource {
   /// The batch ids (at or before `asOf`) that touched an object, oldest first.
   func batches(touching objectID: UInt64) throws -> [UInt64] {
     var batches: [UInt64] = []
-    try transaction.forEach(in: layout.history, prefix: StoreKeys.object(objectID)) { key, _ in
-      let batch = StoreKeys.readBigEndian64(key.dropFirst(8))
+    try transaction.forEach(in: layout.history, prefix: StoreKeys.object(objectID)) { entry in
+      let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
       guard batch <= asOf ?? UInt64.max else { return false }
       batches.append(batch)
       return true
