@@ -222,4 +222,15 @@ struct EnvironmentTests {
     #expect(runs > 1)
     #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2000)
   }
+
+  @Test func valueBytesSumsTheSizesOfEveryValue() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "log")
+    try env.write { txn in
+      #expect(try txn.valueBytes(in: db) == 0)
+      for size in [0, 1, 100, 5000] { try txn.put(Array(repeating: 1, count: size), forKey: [UInt8(size % 251), UInt8(size / 251)], in: db) }
+      #expect(try txn.valueBytes(in: db) == 5101)
+    }
+  }
 }
