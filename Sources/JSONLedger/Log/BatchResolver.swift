@@ -9,7 +9,7 @@ struct BatchResolver {
   /// The slot of every object touched so far. Slots are numbered in first-touch order (the
   /// order of the record's changes) and index the arrays below, so that the many reads and
   /// in-place updates of one object's state cost one hash lookup, not one each.
-  private var slots: [UInt64: Int] = [:]
+  private var slots = SlotTable()
   /// Object id by slot.
   private var ids: [UInt64] = []
   /// Working state by slot (nil: absent after the batch).
@@ -24,8 +24,8 @@ struct BatchResolver {
   /// (a band referred to by each of its albums) is looked up once. An identity's id never
   /// changes, so the cache cannot go stale within the batch.
   private var storedKeys: [UInt32: [[AttributeValue]: UInt64]] = [:]
-  /// Objects the payload named (for the "unchanged" count).
-  private var mentioned: Set<UInt64> = []
+  /// By slot: whether the payload named the object (for the "unchanged" count).
+  private var mentioned: [Bool] = []
   private var nextID: UInt64
   private var problems = ProblemCollector()
   private var mapper: Mapper?
@@ -55,7 +55,7 @@ struct BatchResolver {
     ids.reserveCapacity(expected)
     states.reserveCapacity(expected)
     before.reserveCapacity(expected)
-    mentioned.reserveCapacity(batch.stagedObjectCount)
+    mentioned.reserveCapacity(expected)
     mapper = batch.mapper
     for step in batch.steps {
       switch step {
@@ -100,7 +100,7 @@ struct BatchResolver {
       // Moved out, not copied: the working states are not read after this.
       let new = states[slot].take()
       guard let change = ObjectChange(objectID: id, before: before[slot].take(), after: new, model: model) else {
-        if mentioned.contains(id), new != nil { statistics.unchanged += 1 }
+        if mentioned[slot], new != nil { statistics.unchanged += 1 }
         continue
       }
       afterStates.append(new)
@@ -125,11 +125,17 @@ struct BatchResolver {
 
   private mutating func addSlot(_ id: UInt64, state: ObjectState?, before: ObjectState?) -> Int {
     let slot = ids.count
-    slots[id] = slot
+    slots.insert(id, slot: slot)
+    mentioned.append(false)
     ids.append(id)
     states.append(state)
     self.before.append(before)
     return slot
+  }
+
+  /// Marks an object as named by the payload.
+  private mutating func mention(_ id: UInt64) throws {
+    mentioned[try slot(id)] = true
   }
 
   private mutating func current(_ id: UInt64) throws -> ObjectState? { states[try slot(id)] }
@@ -261,7 +267,7 @@ struct BatchResolver {
       let known = try lookup(root: entity.rootID, identity: identity)
       if let known, try exists(known) {
         id = known
-        mentioned.insert(id)
+        try mention(id)
         guard operations.contains(.update) else { return id }
         // A sub-entity named in the JSON refines an object stored as its ancestor.
         if let stored = try concreteEntity(of: id), stored != entity.name, model.resolved(stored)?.family.contains(entity.name) == true {
@@ -274,12 +280,12 @@ struct BatchResolver {
           return nil
         }
         id = try create(entity, identity: identity, reuse: known)
-        mentioned.insert(id)
+        try mention(id)
       }
     } else {
       guard operations.contains(.insert) else { return nil }
       id = try create(entity, identity: [], reuse: nil)
-      mentioned.insert(id)
+      try mention(id)
     }
     try update(id) { state in
       for (name, value) in object.attributes {

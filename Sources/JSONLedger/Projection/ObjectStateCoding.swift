@@ -20,10 +20,7 @@ enum ObjectStateCoding {
 
   static func decodeHeader(_ bytes: [UInt8]) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
     var reader = BinaryReader(bytes)
-    let entity = try reader.readString()
-    var identity: [AttributeValue] = []
-    for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
-    return (entity, identity)
+    return try readHeader(&reader)
   }
 
   static func encodeAttributes(_ attributes: [String: AttributeValue]) -> [UInt8] {
@@ -68,25 +65,54 @@ enum ObjectStateCoding {
   static func decodeEntry(_ bytes: [UInt8], attributes: Bool) throws(DecodingFailure) -> HistoryEntry? {
     guard !bytes.isEmpty else { return nil }
     var reader = BinaryReader(bytes)
+    let (entity, identity) = try readHeader(&reader)
+    var links: [UInt32: StoredLinkList] = [:]
+    try readLinkLists(&reader) { id, list in links[id] = list }
+    return HistoryEntry(entity: entity, identity: identity, links: links, attributes: attributes ? try reader.readAttributes() : [:])
+  }
+
+  /// A history entry decoded straight into a state (nil for an absent object), with the
+  /// lists it keeps as deltas set apart: the state lacks those until they are folded onto
+  /// an older whole list. Reading the current state of an object is mostly this.
+  static func decodeState(_ bytes: [UInt8]) throws(DecodingFailure) -> (state: ObjectState, deltas: [UInt32: LinkChange])? {
+    guard !bytes.isEmpty else { return nil }
+    var reader = BinaryReader(bytes)
+    let (entity, identity) = try readHeader(&reader)
+    var state = ObjectState(entity: entity, identity: identity)
+    var deltas: [UInt32: LinkChange] = [:]
+    try readLinkLists(&reader) { id, list in
+      switch list {
+      case .whole(let targets): state.links[id] = targets
+      case .delta(_, let change): deltas[id] = change
+      }
+    }
+    state.attributes = try reader.readAttributes()
+    return (state, deltas)
+  }
+
+  private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
     let entity = try reader.readString()
-    var identity: [AttributeValue] = []
-    for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
     let count = try reader.readCount()
-    var links = [UInt32: StoredLinkList](minimumCapacity: min(count, 256))
-    for _ in 0..<count {
+    var identity: [AttributeValue] = []
+    identity.reserveCapacity(count)
+    for _ in 0..<count { identity.append(try reader.readRequiredValue()) }
+    return (entity, identity)
+  }
+
+  private static func readLinkLists(_ reader: inout BinaryReader, _ body: (UInt32, StoredLinkList) -> Void) throws(DecodingFailure) {
+    for _ in 0..<(try reader.readCount()) {
       let id = UInt32(truncatingIfNeeded: try reader.readVarint())
       switch try reader.readByte() {
       case 0:
-        links[id] = .whole(try reader.readIDs())
+        body(id, .whole(try reader.readIDs()))
       case 1:
         let chain = Int(try reader.readVarint())
         let removed = try reader.readAscendingIDs()
-        links[id] = .delta(chain: chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed))
+        body(id, .delta(chain: chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed)))
       case let tag:
         throw DecodingFailure(reason: "unknown link list tag \(tag)")
       }
     }
-    return HistoryEntry(entity: entity, identity: identity, links: links, attributes: attributes ? try reader.readAttributes() : [:])
   }
 }
 

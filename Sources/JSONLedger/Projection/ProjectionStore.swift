@@ -33,18 +33,12 @@ struct ProjectionStore: StateSource {
     try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, asOf ?? .max)) { entry in
       let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
       guard var found = state else {
-        guard let newest = try decodeEntry(entry.value, objectID: objectID, batch: batch, attributes: true) else { return false }
-        var current = ObjectState(entity: newest.entity, identity: newest.identity, attributes: newest.attributes)
-        for (id, list) in newest.links {
-          switch list {
-          case .whole(let targets): current.links[id] = targets
-          case .delta(_, let change): pending[id] = [change]
-          }
-        }
-        state = current
+        guard let newest = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(entry.value) }) else { return false }
+        state = newest.state
+        for (id, change) in newest.deltas { pending[id] = [change] }
         return !pending.isEmpty
       }
-      let older = try decodeEntry(entry.value, objectID: objectID, batch: batch, attributes: false)
+      let older = try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }
       for id in Array(pending.keys) {
         switch older?.links[id] {
         case .whole(let targets)?:
@@ -71,11 +65,13 @@ struct ProjectionStore: StateSource {
   /// has no entry or is absent).
   func storedLinks(of objectID: UInt64) throws -> [UInt32: StoredLinkList] {
     guard let entry = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max)) else { return [:] }
-    return try decodeEntry(entry.value, objectID: objectID, batch: StoreKeys.readBigEndian64(entry.key.dropFirst(8)), attributes: false)?.links ?? [:]
+    let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
+    return try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }?.links ?? [:]
   }
 
-  private func decodeEntry(_ bytes: [UInt8], objectID: UInt64, batch: UInt64, attributes: Bool) throws -> HistoryEntry? {
-    do { return try ObjectStateCoding.decodeEntry(bytes, attributes: attributes) } catch {
+  /// Runs `decode` on the history entry of `objectID` at `batch`; a failure names both.
+  private func decodingHistory<Decoded>(of objectID: UInt64, at batch: UInt64, _ decode: () throws(DecodingFailure) -> Decoded) throws -> Decoded {
+    do { return try decode() } catch {
       throw LedgerError.storage("the history of object \(objectID) at batch \(batch) does not decode: \(error)")
     }
   }

@@ -8,10 +8,10 @@ enum StoreKeys {
   /// Overwrites 8 bytes at `offset` with `value`, big-endian (reusing a key buffer saves an
   /// allocation per put).
   static func setBigEndian(_ value: UInt64, in bytes: inout [UInt8], at offset: Int) {
-    var remaining = value
-    for index in stride(from: offset + 7, through: offset, by: -1) {
-      bytes[index] = UInt8(truncatingIfNeeded: remaining)
-      remaining >>= 8
+    precondition(offset >= 0 && offset + 8 <= bytes.count, "an 8-byte field lies inside its key")
+    // One bounds check above instead of one per byte: the compiler unrolls this loop.
+    for index in 0..<8 {
+      bytes[offset &+ index] = UInt8(truncatingIfNeeded: value &>> (56 &- 8 &* UInt64(index)))
     }
   }
 
@@ -44,7 +44,9 @@ enum StoreKeys {
   /// longer than `identityLimit` keeps its first bytes and ends with a marker and an FNV-1a
   /// hash of the whole (a colliding hash is detected by comparing the full encoding).
   static func identity(root: UInt32, _ values: [AttributeValue]) -> (key: [UInt8], full: [UInt8]) {
-    var full = bigEndian(root)
+    var full: [UInt8] = []
+    full.reserveCapacity(32)
+    for shift in [24, 16, 8, 0] as [UInt32] { full.append(UInt8(truncatingIfNeeded: root >> shift)) }
     for value in values { appendOrdered(value, to: &full) }
     guard full.count > identityLimit else { return (full, full) }
     var hash: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -65,11 +67,18 @@ enum StoreKeys {
 
   private static func appendOrdered(_ value: AttributeValue, to bytes: inout [UInt8]) {
     func escaped(_ text: String) {
-      for byte in text.utf8 {
-        bytes.append(byte)
-        if byte == 0 { bytes.append(0xFF) }
+      // Copied whole (a memory copy), then redone byte by byte in the rare case of a NUL.
+      let start = bytes.count
+      bytes.append(contentsOf: text.utf8)
+      if bytes[start...].contains(0) {
+        bytes.removeSubrange(start...)
+        for byte in text.utf8 {
+          bytes.append(byte)
+          if byte == 0 { bytes.append(0xFF) }
+        }
       }
-      bytes.append(contentsOf: [0, 1])
+      bytes.append(0)
+      bytes.append(1)
     }
     switch value {
     case .string(let text):

@@ -1,0 +1,71 @@
+/// Object id → slot: the resolver's index of the objects a batch touches, looked up many
+/// times per object.
+///
+/// Open addressing with linear probing and a multiplicative (Fibonacci) hash. Object ids are
+/// counters; `Dictionary` would run SipHash over each one, which costs several times the
+/// multiply and shift this table needs.
+struct SlotTable {
+  /// Object id by bucket; 0 marks an empty bucket (the id 0 is kept aside in `zeroSlot`).
+  private var ids: [UInt64]
+  private var slots: [Int]
+  private var zeroSlot: Int?
+  private var count = 0
+  /// 64 minus log2 of the bucket count: the hash keeps the top bits of the product.
+  private var shift: UInt64
+
+  init(minimumCapacity: Int = 8) {
+    var buckets = 16
+    while buckets < minimumCapacity * 2 { buckets *= 2 }
+    ids = Array(repeating: 0, count: buckets)
+    slots = Array(repeating: 0, count: buckets)
+    shift = UInt64(64 - buckets.trailingZeroBitCount)
+  }
+
+  private func bucket(of id: UInt64) -> Int {
+    Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> shift)
+  }
+
+  /// The slot of `id`, if it has one.
+  subscript(id: UInt64) -> Int? {
+    if id == 0 { return zeroSlot }
+    var index = bucket(of: id)
+    while true {
+      let found = ids[index]
+      if found == id { return slots[index] }
+      if found == 0 { return nil }
+      index = (index + 1) & (ids.count - 1)
+    }
+  }
+
+  /// Gives `id` its slot (`id` must not have one yet).
+  mutating func insert(_ id: UInt64, slot: Int) {
+    if id == 0 {
+      zeroSlot = slot
+      return
+    }
+    // At most half full, so probes stay short.
+    if (count + 1) * 2 > ids.count { grow() }
+    var index = bucket(of: id)
+    while ids[index] != 0 { index = (index + 1) & (ids.count - 1) }
+    ids[index] = id
+    slots[index] = slot
+    count += 1
+  }
+
+  /// Makes room for `count` ids without growing.
+  mutating func reserveCapacity(_ count: Int) {
+    guard count * 2 > ids.count else { return }
+    rebuild(minimumCapacity: count)
+  }
+
+  private mutating func grow() {
+    rebuild(minimumCapacity: ids.count)
+  }
+
+  private mutating func rebuild(minimumCapacity: Int) {
+    var larger = SlotTable(minimumCapacity: max(minimumCapacity, count))
+    for (id, slot) in zip(ids, slots) where id != 0 { larger.insert(id, slot: slot) }
+    larger.zeroSlot = zeroSlot
+    self = larger
+  }
+}

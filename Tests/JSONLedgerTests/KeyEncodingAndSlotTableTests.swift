@@ -1,0 +1,52 @@
+import Testing
+
+@testable import JSONLedger
+
+@Suite("Identity keys and the resolver's slot table")
+struct KeyEncodingAndSlotTableTests {
+  @Test func identityKeysSortLikeTheirStringsAndKeepNULsApart() {
+    let names = ["", "a", "a\u{0}", "a\u{0}b", "a\u{0}\u{0}", "a\u{1}", "ab", "b", "é"]
+    let keys = names.map { StoreKeys.identity(root: 7, [.string($0)]).key }
+    #expect(Set(keys).count == names.count)
+    #expect(keys.sorted { $0.lexicographicallyPrecedes($1) } == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map { StoreKeys.identity(root: 7, [.string($0)]).key })
+    #expect(keys[1] == [0, 0, 0, 7, 1, 0x61, 0, 1])
+    #expect(keys[2] == [0, 0, 0, 7, 1, 0x61, 0, 0xFF, 0, 1])
+  }
+
+  @Test func objectsWhoseKeysDifferOnlyByNULsAreDistinct() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: MappingRuleTests.model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "a"], ["name": "a\u{0}"], ["name": "a\u{0}b"], ["name": "a\u{0}"]], as: "Tag")
+    let summary = try ledger.applySynchronously(batch)
+    #expect(summary.created == 3)
+    try ledger.read { (view: borrowing View) throws in
+      for name in ["a", "a\u{0}", "a\u{0}b"] { #expect(try view.object("Tag", key: .string(name))?["name"] == .string(name)) }
+      #expect(try view.object("Tag", key: "a\u{0}c") == nil)
+    }
+  }
+
+  @Test func slotTableFindsEveryIDAcrossGrowth() {
+    var table = SlotTable()
+    var generator = SeededGenerator(seed: 11)
+    let ids = (0..<5_000).map { index in index % 3 == 0 ? UInt64(index + 1) : UInt64.random(in: 1...UInt64.max, using: &generator) }
+    var expected: [UInt64: Int] = [:]
+    for (slot, id) in ids.enumerated() where expected[id] == nil {
+      #expect(table[id] == nil)
+      table.insert(id, slot: slot)
+      expected[id] = slot
+    }
+    table.insert(0, slot: -1)
+    for (id, slot) in expected { #expect(table[id] == slot) }
+    #expect(table[0] == -1)
+    #expect(table[UInt64.max - 1] == expected[UInt64.max - 1])
+  }
+
+  @Test func slotTableReservedUpFrontHoldsTheSame() {
+    var table = SlotTable()
+    table.reserveCapacity(1_000)
+    for id in 1...3_000 as ClosedRange<UInt64> { table.insert(id * 1_024, slot: Int(id)) }
+    #expect((1...3_000 as ClosedRange<UInt64>).allSatisfy { table[$0 * 1_024] == Int($0) })
+    #expect(table[1] == nil)
+  }
+}
