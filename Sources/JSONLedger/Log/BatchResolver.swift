@@ -263,6 +263,7 @@ struct BatchResolver {
       for problem in report.problems.problems { problems.add(problem.entity, problem.path, nil, problem.reason) }
     }
     let id: UInt64
+    var isNew = false
     if let identity = object.identity {
       let known = try lookup(root: entity.rootID, identity: identity)
       if let known, try exists(known) {
@@ -280,19 +281,26 @@ struct BatchResolver {
           return nil
         }
         id = try create(entity, identity: identity, reuse: known)
+        isNew = true
         try mention(id)
       }
     } else {
       guard operations.contains(.insert) else { return nil }
       id = try create(entity, identity: [], reuse: nil)
+      isNew = true
       try mention(id)
     }
     try update(id) { state in
       for (name, value) in object.attributes {
         if entity.identity.contains(name) { continue }
         // Writing only what differs keeps an unchanged object's attributes shared with its
-        // before-image, which makes comparing the two at the end one pointer check.
-        if state.attributes[name] != value { state.attributes[name] = value }
+        // before-image, which makes comparing the two at the end one pointer check. A new
+        // object has no before-image: one hash lookup per value instead of two.
+        if isNew {
+          state.attributes[name] = value
+        } else if state.attributes[name] != value {
+          state.attributes[name] = value
+        }
       }
     }
     for (relationship, value) in object.relationships {

@@ -111,6 +111,21 @@ public struct AttributeChange: Sendable, Equatable {
 }
 
 extension ObjectChange {
+  /// The creation or deletion of an object in `state`: every value and link is a change, no
+  /// comparison needed. Each list is built, then sorted in place (one array each).
+  private init(objectID: UInt64, wholly state: ObjectState, kind: Kind, model: Model) {
+    let creates = kind == .created
+    var attributes = state.attributes.map { name, value in
+      AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
+    }
+    var links = state.links.compactMap { id, list in
+      list.isEmpty ? nil : LinkChange(relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id))
+    }
+    attributes.sort { $0.name < $1.name }
+    links.sort { $0.relationshipID < $1.relationshipID }
+    self.init(objectID: objectID, entity: state.entity, identity: state.identity, kind: kind, attributes: attributes, links: links)
+  }
+
   /// The change between two states of one object, or nil when they are equal. Attributes
   /// come sorted by name and links by relationship id, so equal changes encode equally.
   /// `model` tells which relationships are ordered.
@@ -122,16 +137,9 @@ extension ObjectChange {
     case (nil, nil):
       return nil
     case (nil, let created?):
-      // One side only: every value is a change; no comparison needed.
-      self.init(
-        objectID: objectID, entity: created.entity, identity: created.identity, kind: .created,
-        attributes: created.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: nil, new: $0.value) },
-        links: created.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { change($0.key, from: [], to: $0.value) })
+      self.init(objectID: objectID, wholly: created, kind: .created, model: model)
     case (let deleted?, nil):
-      self.init(
-        objectID: objectID, entity: deleted.entity, identity: deleted.identity, kind: .deleted,
-        attributes: deleted.attributes.sorted { $0.key < $1.key }.map { AttributeChange(name: $0.key, old: $0.value, new: nil) },
-        links: deleted.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { change($0.key, from: $0.value, to: []) })
+      self.init(objectID: objectID, wholly: deleted, kind: .deleted, model: model)
     case (let old?, let new?):
       // Equal dictionaries that share storage (an object the batch did not change) compare
       // in one step; the walks below run only when something differs.

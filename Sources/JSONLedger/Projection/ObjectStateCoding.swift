@@ -29,6 +29,19 @@ enum ObjectStateCoding {
     return writer.bytes
   }
 
+  /// The attributes of a created object from its change, which lists every one of them
+  /// sorted by name: the bytes of `encodeAttributes` of its state, without sorting again.
+  static func encodeAttributes(ofCreated change: ObjectChange) -> [UInt8] {
+    var writer = BinaryWriter()
+    writer.write(varint: UInt64(change.attributes.count { $0.new != nil }))
+    for attribute in change.attributes {
+      guard let value = attribute.new else { continue }
+      writer.write(attribute.name)
+      writer.write(value)
+    }
+    return writer.bytes
+  }
+
   static func decodeAttributes(_ bytes: [UInt8]) throws(DecodingFailure) -> [String: AttributeValue] {
     var reader = BinaryReader(bytes)
     return try reader.readAttributes()

@@ -77,7 +77,8 @@ struct Projector {
         try cursors.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
         try registerIdentity(of: after, id: id, cursors: cursors)
       }
-      let attributes = ObjectStateCoding.encodeAttributes(after.attributes)
+      let attributes = change.kind == .created
+        ? ObjectStateCoding.encodeAttributes(ofCreated: change) : ObjectStateCoding.encodeAttributes(after.attributes)
       try cursors.put(attributes, forKey: idKey, in: layout.views)
       let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
       historyEntry = ObjectStateCoding.encodeState(after, encodedAttributes: attributes, deltas: deltas)
