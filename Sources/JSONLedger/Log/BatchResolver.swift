@@ -416,8 +416,8 @@ struct BatchResolver {
     if present { return }
     if !spec.isToMany, let old = first { try unlink(id, relationshipID, old) }
     try update(id) { state in
-      // The defaulted subscript yields the stored list in place: one lookup, no copy.
-      Self.add(target, to: &state.links[relationshipID, default: []], keepingSorted: spec.isToMany && !spec.isOrdered)
+      // The list is changed where it is stored: no copy.
+      state.links.modify(relationshipID) { Self.add(target, to: &$0, keepingSorted: spec.isToMany && !spec.isOrdered) }
     }
     if !membership.isEmpty { membership[LinkList(object: id, relationship: relationshipID)]?.insert(target) }
   }
@@ -435,8 +435,12 @@ struct BatchResolver {
   /// Removes `target` from one side only.
   private mutating func detach(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
     try update(id) { state in
-      state.links[relationshipID]?.removeAll { $0 == target }
-      if state.links[relationshipID]?.isEmpty == true { state.links[relationshipID] = nil }
+      guard state.links[relationshipID] != nil else { return }
+      let emptied = state.links.modify(relationshipID) { list in
+        list.removeAll { $0 == target }
+        return list.isEmpty
+      }
+      if emptied { state.links[relationshipID] = nil }
     }
     if !membership.isEmpty { membership[LinkList(object: id, relationship: relationshipID)]?.remove(target) }
   }

@@ -9,9 +9,9 @@ struct ObjectState: Sendable, Equatable {
   var attributes: [String: AttributeValue]
   /// Link lists by relationship id (hidden reverse ids included). An ordered list is in its
   /// order; any other list is sorted by object id, so equal sets are equal lists.
-  var links: [UInt32: [UInt64]]
+  var links: LinkLists
 
-  init(entity: String, identity: [AttributeValue], attributes: [String: AttributeValue] = [:], links: [UInt32: [UInt64]] = [:]) {
+  init(entity: String, identity: [AttributeValue], attributes: [String: AttributeValue] = [:], links: LinkLists = [:]) {
     self.entity = entity
     self.identity = identity
     self.attributes = attributes

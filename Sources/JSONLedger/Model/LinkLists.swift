@@ -1,0 +1,69 @@
+/// An object's link lists by relationship id, kept sorted by id.
+///
+/// Reads like a dictionary (`lists[id]`, `for (id, targets) in lists`) but is a small array:
+/// an object has a handful of relationships, and scanning a few ids costs far less than the
+/// hashing a `Dictionary` does on every access. Iteration is in ascending id order.
+struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+  typealias Element = (key: UInt32, value: [UInt64])
+
+  fileprivate struct Entry: Sendable, Equatable {
+    var id: UInt32
+    var targets: [UInt64]
+  }
+
+  private var entries: [Entry] = []
+
+  init() {}
+
+  init(dictionaryLiteral elements: (UInt32, [UInt64])...) {
+    for (id, targets) in elements { self[id] = targets }
+  }
+
+  var isEmpty: Bool { entries.isEmpty }
+  var count: Int { entries.count }
+  var keys: [UInt32] { entries.map(\.id) }
+
+  /// Where `id` is, or where it would go.
+  private func position(of id: UInt32) -> (index: Int, found: Bool) {
+    var index = 0
+    while index < entries.count, entries[index].id < id { index += 1 }
+    return (index, index < entries.count && entries[index].id == id)
+  }
+
+  /// The list of relationship `id`; setting nil removes it.
+  subscript(id: UInt32) -> [UInt64]? {
+    get {
+      let (index, found) = position(of: id)
+      return found ? entries[index].targets : nil
+    }
+    set {
+      let (index, found) = position(of: id)
+      switch (found, newValue) {
+      case (true, let targets?): entries[index].targets = targets
+      case (true, nil): entries.remove(at: index)
+      case (false, let targets?): entries.insert(Entry(id: id, targets: targets), at: index)
+      case (false, nil): break
+      }
+    }
+  }
+
+  /// Runs `body` on the list of relationship `id` where it is stored (an empty list is added
+  /// first when there is none): no copy of the list, so appending to a long one stays cheap.
+  mutating func modify<Result>(_ id: UInt32, _ body: (inout [UInt64]) -> Result) -> Result {
+    var (index, found) = position(of: id)
+    if !found { entries.insert(Entry(id: id, targets: []), at: index) }
+    return body(&entries[index].targets)
+  }
+
+  /// Keeps each list reserved for `count` relationships without growing.
+  mutating func reserveCapacity(_ count: Int) {
+    entries.reserveCapacity(count)
+  }
+
+  struct Iterator: IteratorProtocol {
+    fileprivate var base: IndexingIterator<[Entry]>
+    mutating func next() -> Element? { base.next().map { ($0.id, $0.targets) } }
+  }
+
+  func makeIterator() -> Iterator { Iterator(base: entries.makeIterator()) }
+}
