@@ -19,10 +19,11 @@ struct Projector {
     // Created objects take ascending ids, so most of their entries land next to the previous
     // put: write cursors spare those puts the descent from the root.
     let written = [layout.objects, layout.keys, layout.views, layout.history, layout.rels]
+    var buffers = KeyBuffers()
     try transaction.withWriteCursors(on: written) { cursors in
       for (index, change) in record.changes.enumerated() {
         nextObjectID = max(nextObjectID, change.objectID + 1)
-        try fold(change, known: knownStates.map { $0[index] }, batchID: record.batchID, store: store, cursors: cursors)
+        try fold(change, known: knownStates.map { $0[index] }, batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers)
       }
     }
     try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
@@ -35,7 +36,9 @@ struct Projector {
   /// Folds one change: works out the object's state after it and writes its entries. `known`
   /// is that state when the caller has it (`.some(nil)`: the change deletes the object); nil
   /// on replay, where it is read back and folded.
-  private func fold(_ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors) throws {
+  private func fold(
+    _ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors, buffers: inout KeyBuffers
+  ) throws {
     let id = change.objectID
     let after: ObjectState?
     let needsHeader: Bool
@@ -63,32 +66,36 @@ struct Projector {
       }
       needsHeader = before == nil || before?.entity != after?.entity
     }
-    try write(change, after: after, needsHeader: needsHeader, batchID: batchID, store: store, cursors: cursors)
+    try write(change, after: after, needsHeader: needsHeader, batchID: batchID, store: store, cursors: cursors, buffers: &buffers)
   }
 
   /// Writes one object's entries: header and identity (when new, or its entity changed),
   /// attributes, the links the change rewrote, and its history entry.
-  private func write(_ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors) throws {
+  private func write(
+    _ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors,
+    buffers: inout KeyBuffers
+  ) throws {
     let id = change.objectID
-    let idKey = StoreKeys.object(id)
+    buffers.setObjectID(id)
     let historyEntry: [UInt8]
     if let after {
       if needsHeader {
-        try cursors.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: idKey, in: layout.objects)
-        try registerIdentity(of: after, id: id, cursors: cursors)
+        try cursors.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: buffers.objectID, in: layout.objects)
+        try registerIdentity(of: after, cursors: cursors, buffers: buffers)
       }
       let attributes = change.kind == .created
         ? ObjectStateCoding.encodeAttributes(ofCreated: change) : ObjectStateCoding.encodeAttributes(after.attributes)
-      try cursors.put(attributes, forKey: idKey, in: layout.views)
+      try cursors.put(attributes, forKey: buffers.objectID, in: layout.views)
       let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
       historyEntry = ObjectStateCoding.encodeState(after, encodedAttributes: attributes, deltas: deltas)
     } else {
-      try transaction.delete(idKey, in: layout.views)
+      try transaction.delete(buffers.objectID, in: layout.views)
       historyEntry = []
     }
-    for link in change.links { try rewriteLinks(id, link, cursors: cursors) }
+    for link in change.links { try rewriteLinks(id, link, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
-    try cursors.put(historyEntry, forKey: StoreKeys.history(id, batchID), in: layout.history)
+    buffers.setHistory(id, batchID: batchID)
+    try cursors.put(historyEntry, forKey: buffers.history, in: layout.history)
   }
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
@@ -108,14 +115,14 @@ struct Projector {
 
   /// `keys` entry of an object: its identity under its root entity; an insert-only object is
   /// listed under its root with a 0xFE marker and its id, so listings find it too.
-  private func registerIdentity(of state: ObjectState, id: UInt64, cursors: borrowing WriteCursors) throws {
+  private func registerIdentity(of state: ObjectState, cursors: borrowing WriteCursors, buffers: borrowing KeyBuffers) throws {
     guard let entity = model.resolved(state.entity) else { return }
     if state.identity.isEmpty {
-      try cursors.put(StoreKeys.bigEndian(id), forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + StoreKeys.bigEndian(id), in: layout.keys)
+      try cursors.put(buffers.objectID, forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
       return
     }
     let (key, full) = StoreKeys.identity(root: entity.rootID, state.identity)
-    try cursors.put(StoreKeys.bigEndian(id) + (key == full ? [] : full), forKey: key, in: layout.keys)
+    try cursors.put(key == full ? buffers.objectID : buffers.objectID + full, forKey: key, in: layout.keys)
   }
 
   /// The long unordered link lists of an updated object that its history entry keeps as
@@ -138,31 +145,34 @@ struct Projector {
 
   /// Updates the `rels` entries of one relationship of one object. An ordered list is keyed
   /// by position, any other by target id.
-  private func rewriteLinks(_ id: UInt64, _ link: LinkChange, cursors: borrowing WriteCursors) throws {
-    // One key buffer and one value buffer for every put: object id (8) + relationship id (4)
-    // + position (4) or target id (8).
-    var key = StoreKeys.links(id, link.relationshipID) + Array(repeating: 0, count: link.order == nil ? 8 : 4)
-    var value = [UInt8](repeating: 0, count: 8)
+  private func rewriteLinks(_ id: UInt64, _ link: LinkChange, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
+    // Keys: object id (8) + relationship id (4) + position (4) or target id (8).
+    buffers.setLinkOwner(id, relationshipID: link.relationshipID)
     if let order = link.order {
       for position in order.old.indices {
-        key.replaceSubrange(12..<16, with: StoreKeys.bigEndian(UInt32(position)))
-        try transaction.delete(key, in: layout.rels)
+        Self.setPosition(position, in: &buffers.orderedLink)
+        try transaction.delete(buffers.orderedLink, in: layout.rels)
       }
       for (position, target) in order.new.enumerated() {
-        key.replaceSubrange(12..<16, with: StoreKeys.bigEndian(UInt32(position)))
-        StoreKeys.setBigEndian(target, in: &value, at: 0)
-        try cursors.put(value, forKey: key, in: layout.rels)
+        Self.setPosition(position, in: &buffers.orderedLink)
+        StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
+        try cursors.put(buffers.target, forKey: buffers.orderedLink, in: layout.rels)
       }
       return
     }
     for target in link.removed {
-      StoreKeys.setBigEndian(target, in: &key, at: 12)
-      try transaction.delete(key, in: layout.rels)
+      StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
+      try transaction.delete(buffers.unorderedLink, in: layout.rels)
     }
     for target in link.added {
-      StoreKeys.setBigEndian(target, in: &key, at: 12)
-      StoreKeys.setBigEndian(target, in: &value, at: 0)
-      try cursors.put(value, forKey: key, in: layout.rels)
+      StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
+      StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
+      try cursors.put(buffers.target, forKey: buffers.unorderedLink, in: layout.rels)
     }
   }
+
+  private static func setPosition(_ position: Int, in key: inout [UInt8]) {
+    for index in 0..<4 { key[12 + index] = UInt8(truncatingIfNeeded: UInt32(position) >> (24 - 8 * UInt32(index))) }
+  }
+
 }

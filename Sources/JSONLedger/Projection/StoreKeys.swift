@@ -29,13 +29,6 @@ enum StoreKeys {
     return key
   }
 
-  static func links(_ objectID: UInt64, _ relationshipID: UInt32) -> [UInt8] {
-    var key = [UInt8](repeating: 0, count: 12)
-    setBigEndian(objectID, in: &key, at: 0)
-    key.replaceSubrange(8..<12, with: bigEndian(relationshipID))
-    return key
-  }
-
   /// Room left under LMDB's 511-byte key limit; longer identities are hashed.
   static let identityLimit = 400
 

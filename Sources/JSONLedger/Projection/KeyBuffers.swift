@@ -1,0 +1,38 @@
+/// Key and value buffers the projector reuses for every object of a record. LMDB copies what
+/// is put, so one buffer of each shape serves every put, and a put allocates nothing: an
+/// allocation here costs more than the encoding it holds.
+///
+/// A buffer is passed straight to a put and never kept in a local, so overwriting it in place
+/// never copies it.
+struct KeyBuffers {
+  /// An object id: the key of `objects` and `views`, or a value naming one object.
+  var objectID = [UInt8](repeating: 0, count: 8)
+  /// Object id, batch id: a `history` key.
+  var history = [UInt8](repeating: 0, count: 16)
+  /// Object id, relationship id, target id: a `rels` key of an unordered list.
+  var unorderedLink = [UInt8](repeating: 0, count: 20)
+  /// Object id, relationship id, position: a `rels` key of an ordered list.
+  var orderedLink = [UInt8](repeating: 0, count: 16)
+  /// A target id: a `rels` value.
+  var target = [UInt8](repeating: 0, count: 8)
+
+  mutating func setObjectID(_ id: UInt64) {
+    StoreKeys.setBigEndian(id, in: &objectID, at: 0)
+  }
+
+  mutating func setHistory(_ id: UInt64, batchID: UInt64) {
+    StoreKeys.setBigEndian(id, in: &history, at: 0)
+    StoreKeys.setBigEndian(batchID, in: &history, at: 8)
+  }
+
+  /// Sets the object and relationship ids that start both `rels` keys.
+  mutating func setLinkOwner(_ id: UInt64, relationshipID: UInt32) {
+    StoreKeys.setBigEndian(id, in: &unorderedLink, at: 0)
+    StoreKeys.setBigEndian(id, in: &orderedLink, at: 0)
+    for index in 0..<4 {
+      let byte = UInt8(truncatingIfNeeded: relationshipID >> (24 - 8 * UInt32(index)))
+      unorderedLink[8 + index] = byte
+      orderedLink[8 + index] = byte
+    }
+  }
+}
