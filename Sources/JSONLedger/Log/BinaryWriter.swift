@@ -8,6 +8,9 @@ struct BinaryWriter {
 
   init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
+  /// Empties the writer for reuse, keeping its memory.
+  mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
   mutating func write(_ byte: UInt8) { bytes.append(byte) }
 
   mutating func write(varint value: UInt64) {

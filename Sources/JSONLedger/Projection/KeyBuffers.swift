@@ -15,6 +15,10 @@ struct KeyBuffers {
   var orderedLink = [UInt8](repeating: 0, count: 16)
   /// A target id: a `rels` value.
   var target = [UInt8](repeating: 0, count: 8)
+  /// An object's header (`objects`), its attributes (`views`) and its history entry.
+  var header = BinaryWriter(capacity: 256)
+  var attributes = BinaryWriter(capacity: 1024)
+  var entry = BinaryWriter(capacity: 2048)
 
   mutating func setObjectID(_ id: UInt64) {
     StoreKeys.setBigEndian(id, in: &objectID, at: 0)

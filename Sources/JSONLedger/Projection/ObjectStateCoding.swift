@@ -10,12 +10,12 @@
 /// `StoredLinkList`). Links come before attributes so that following a chain of deltas back
 /// reads no attributes.
 enum ObjectStateCoding {
-  static func encodeHeader(entity: String, identity: [AttributeValue]) -> [UInt8] {
-    var writer = BinaryWriter()
+  /// An object's header in `objects` (entity and identity), which also starts its history
+  /// entries.
+  static func writeHeader(entity: String, identity: [AttributeValue], into writer: inout BinaryWriter) {
     writer.write(entity)
     writer.write(varint: UInt64(identity.count))
     for value in identity { writer.write(value) }
-    return writer.bytes
   }
 
   static func decodeHeader(_ bytes: [UInt8]) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
@@ -23,23 +23,20 @@ enum ObjectStateCoding {
     return try readHeader(&reader)
   }
 
-  static func encodeAttributes(_ attributes: [String: AttributeValue]) -> [UInt8] {
-    var writer = BinaryWriter()
+  /// An object's attributes as `views` holds them.
+  static func writeAttributes(_ attributes: [String: AttributeValue], into writer: inout BinaryWriter) {
     writer.write(attributes: attributes)
-    return writer.bytes
   }
 
   /// The attributes of a created object from its change, which lists every one of them
-  /// sorted by name: the bytes of `encodeAttributes` of its state, without sorting again.
-  static func encodeAttributes(ofCreated change: ObjectChange) -> [UInt8] {
-    var writer = BinaryWriter()
+  /// sorted by name: the bytes `writeAttributes` gives for its state, without sorting again.
+  static func writeAttributes(ofCreated change: ObjectChange, into writer: inout BinaryWriter) {
     writer.write(varint: UInt64(change.attributes.count { $0.new != nil }))
     for attribute in change.attributes {
       guard let value = attribute.new else { continue }
       writer.write(attribute.name)
       writer.write(value)
     }
-    return writer.bytes
   }
 
   static func decodeAttributes(_ bytes: [UInt8]) throws(DecodingFailure) -> [String: AttributeValue] {
@@ -47,19 +44,19 @@ enum ObjectStateCoding {
     return try reader.readAttributes()
   }
 
-  /// A history entry of a live object whose attributes are already encoded (as for `views`).
-  /// Lists named in `deltas` are stored as that change with that chain length; every other
-  /// list whole.
-  static func encodeState(_ state: ObjectState, encodedAttributes: [UInt8], deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]) -> [UInt8] {
-    var writer = BinaryWriter(capacity: encodedAttributes.count + 64)
-    writer.write(state.entity)
-    writer.write(varint: UInt64(state.identity.count))
-    for value in state.identity { writer.write(value) }
-    let lists = state.links.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
-    writer.write(varint: UInt64(lists.count))
-    for (id, targets) in lists {
+  /// A history entry of a live object from its encoded header and attributes (as `objects`
+  /// and `views` hold them) and its link lists. Lists named in `deltas` are stored as that
+  /// change with that chain length; every other list whole.
+  static func writeEntry(
+    header: [UInt8], links: LinkLists, encodedAttributes: [UInt8], deltas: [UInt32: (chain: Int, change: LinkChange)] = [:],
+    into writer: inout BinaryWriter
+  ) {
+    writer.append(encoded: header)
+    // Link lists iterate by ascending id already.
+    writer.write(varint: UInt64(links.count { !$0.value.isEmpty }))
+    for (id, targets) in links where !targets.isEmpty {
       writer.write(varint: UInt64(id))
-      if let (chain, change) = deltas[id] {
+      if !deltas.isEmpty, let (chain, change) = deltas[id] {
         writer.write(UInt8(1))
         writer.write(varint: UInt64(chain))
         writer.write(ascendingIDs: change.removed)
@@ -70,7 +67,6 @@ enum ObjectStateCoding {
       }
     }
     writer.append(encoded: encodedAttributes)
-    return writer.bytes
   }
 
   /// One decoded history entry; nil for an absent object. Without `attributes`, stops after

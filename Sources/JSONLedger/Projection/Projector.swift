@@ -77,25 +77,32 @@ struct Projector {
   ) throws {
     let id = change.objectID
     buffers.setObjectID(id)
-    let historyEntry: [UInt8]
+    buffers.entry.removeAll()
     if let after {
+      buffers.header.removeAll()
+      ObjectStateCoding.writeHeader(entity: after.entity, identity: after.identity, into: &buffers.header)
       if needsHeader {
-        try cursors.put(ObjectStateCoding.encodeHeader(entity: after.entity, identity: after.identity), forKey: buffers.objectID, in: layout.objects)
+        try cursors.put(buffers.header.bytes, forKey: buffers.objectID, in: layout.objects)
         try registerIdentity(of: after, cursors: cursors, buffers: buffers)
       }
-      let attributes = change.kind == .created
-        ? ObjectStateCoding.encodeAttributes(ofCreated: change) : ObjectStateCoding.encodeAttributes(after.attributes)
-      try cursors.put(attributes, forKey: buffers.objectID, in: layout.views)
+      buffers.attributes.removeAll()
+      if change.kind == .created {
+        ObjectStateCoding.writeAttributes(ofCreated: change, into: &buffers.attributes)
+      } else {
+        ObjectStateCoding.writeAttributes(after.attributes, into: &buffers.attributes)
+      }
+      try cursors.put(buffers.attributes.bytes, forKey: buffers.objectID, in: layout.views)
       let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
-      historyEntry = ObjectStateCoding.encodeState(after, encodedAttributes: attributes, deltas: deltas)
+      ObjectStateCoding.writeEntry(
+        header: buffers.header.bytes, links: after.links, encodedAttributes: buffers.attributes.bytes, deltas: deltas, into: &buffers.entry)
     } else {
       try transaction.delete(buffers.objectID, in: layout.views)
-      historyEntry = []
     }
     for link in change.links { try rewriteLinks(id, link, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
     buffers.setHistory(id, batchID: batchID)
-    try cursors.put(historyEntry, forKey: buffers.history, in: layout.history)
+    // An empty entry: absent after this batch.
+    try cursors.put(buffers.entry.bytes, forKey: buffers.history, in: layout.history)
   }
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
