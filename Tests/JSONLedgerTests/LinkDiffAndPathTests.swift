@@ -27,5 +27,8 @@ struct LinkDiffAndPathTests {
     #expect(JSONPath("").appending(key: "name").description == "name")
     #expect(JSONPath("").appending(index: 0).appending(key: "born").description == "[0].born")
     #expect(JSONPath("bands").appending(index: 1).appending(key: "members").appending(index: 2).description == "bands[1].members[2]")
+    let deep = (0..<7).reduce(JSONPath("a")) { path, depth in depth.isMultiple(of: 2) ? path.appending(index: depth) : path.appending(key: "k\(depth)") }
+    #expect(deep.description == "a[0].k1[2].k3[4].k5[6]")
+    #expect(deep.appending(key: "x").appending(index: 9).description == "a[0].k1[2].k3[4].k5[6].x[9]")
   }
 }

@@ -452,7 +452,9 @@ struct BatchResolver {
     // for itself on long ones.
     var targets: [UInt64] = []
     var seen: Set<UInt64> = []
-    if wanted.count <= 16 {
+    if wanted.count <= 1 {
+      targets = wanted
+    } else if wanted.count <= 16 {
       for target in wanted where !targets.contains(target) { targets.append(target) }
     } else {
       for target in wanted where seen.insert(target).inserted { targets.append(target) }

@@ -65,6 +65,8 @@ struct Mapper: Sendable {
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let table = tables[entity.name] else { return nil }
     var mapped = MappedObject(entity: entity, identity: nil, attributes: [], relationships: [], path: path)
+    // Sized once: growing by doubling from empty reallocated it several times per object.
+    mapped.attributes.reserveCapacity(object.count + table.keyPaths.count)
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }

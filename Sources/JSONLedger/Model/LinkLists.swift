@@ -50,7 +50,7 @@ struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral 
   /// Runs `body` on the list of relationship `id` where it is stored (an empty list is added
   /// first when there is none): no copy of the list, so appending to a long one stays cheap.
   mutating func modify<Result>(_ id: UInt32, _ body: (inout [UInt64]) -> Result) -> Result {
-    var (index, found) = position(of: id)
+    let (index, found) = position(of: id)
     if !found { entries.insert(Entry(id: id, targets: []), at: index) }
     return body(&entries[index].targets)
   }
