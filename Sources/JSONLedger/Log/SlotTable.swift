@@ -44,7 +44,7 @@ struct SlotTable {
       return
     }
     // At most half full, so probes stay short.
-    if (count + 1) * 2 > ids.count { grow() }
+    if (count + 1) * 2 > ids.count { rebuild(minimumCapacity: ids.count) }
     var index = bucket(of: id)
     while ids[index] != 0 { index = (index + 1) & (ids.count - 1) }
     ids[index] = id
@@ -56,10 +56,6 @@ struct SlotTable {
   mutating func reserveCapacity(_ count: Int) {
     guard count * 2 > ids.count else { return }
     rebuild(minimumCapacity: count)
-  }
-
-  private mutating func grow() {
-    rebuild(minimumCapacity: ids.count)
   }
 
   private mutating func rebuild(minimumCapacity: Int) {

@@ -33,10 +33,7 @@ struct KeyBuffers {
   mutating func setLinkOwner(_ id: UInt64, relationshipID: UInt32) {
     StoreKeys.setBigEndian(id, in: &unorderedLink, at: 0)
     StoreKeys.setBigEndian(id, in: &orderedLink, at: 0)
-    for index in 0..<4 {
-      let byte = UInt8(truncatingIfNeeded: relationshipID >> (24 - 8 * UInt32(index)))
-      unorderedLink[8 + index] = byte
-      orderedLink[8 + index] = byte
-    }
+    StoreKeys.setBigEndian(relationshipID, in: &unorderedLink, at: 8)
+    StoreKeys.setBigEndian(relationshipID, in: &orderedLink, at: 8)
   }
 }

@@ -157,11 +157,11 @@ struct Projector {
     buffers.setLinkOwner(id, relationshipID: link.relationshipID)
     if let order = link.order {
       for position in order.old.indices {
-        Self.setPosition(position, in: &buffers.orderedLink)
+        StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
         try transaction.delete(buffers.orderedLink, in: layout.rels)
       }
       for (position, target) in order.new.enumerated() {
-        Self.setPosition(position, in: &buffers.orderedLink)
+        StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
         StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
         try cursors.put(buffers.target, forKey: buffers.orderedLink, in: layout.rels)
       }
@@ -176,10 +176,6 @@ struct Projector {
       StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
       try cursors.put(buffers.target, forKey: buffers.unorderedLink, in: layout.rels)
     }
-  }
-
-  private static func setPosition(_ position: Int, in key: inout [UInt8]) {
-    for index in 0..<4 { key[12 + index] = UInt8(truncatingIfNeeded: UInt32(position) >> (24 - 8 * UInt32(index))) }
   }
 
 }

@@ -15,6 +15,14 @@ enum StoreKeys {
     }
   }
 
+  /// Overwrites 4 bytes at `offset` with `value`, big-endian.
+  static func setBigEndian(_ value: UInt32, in bytes: inout [UInt8], at offset: Int) {
+    precondition(offset >= 0 && offset + 4 <= bytes.count, "a 4-byte field lies inside its key")
+    for index in 0..<4 {
+      bytes[offset &+ index] = UInt8(truncatingIfNeeded: value &>> (24 &- 8 &* UInt32(index)))
+    }
+  }
+
   static func readBigEndian64(_ bytes: some Collection<UInt8>) -> UInt64 {
     bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
   }
@@ -39,7 +47,8 @@ enum StoreKeys {
   static func identity(root: UInt32, _ values: [AttributeValue]) -> (key: [UInt8], full: [UInt8]) {
     var full: [UInt8] = []
     full.reserveCapacity(32)
-    for shift in [24, 16, 8, 0] as [UInt32] { full.append(UInt8(truncatingIfNeeded: root >> shift)) }
+    full.append(contentsOf: repeatElement(0, count: 4))
+    setBigEndian(root, in: &full, at: 0)
     for value in values { appendOrdered(value, to: &full) }
     guard full.count > identityLimit else { return (full, full) }
     var hash: UInt64 = 0xCBF2_9CE4_8422_2325
