@@ -98,12 +98,25 @@ public final class Ledger: Sendable {
     }
     let environment = try openEnvironment(path, options)
     let layout = try StoreLayout(environment: environment)
+    try writeMetadata(model: model, environment: environment, layout: layout)
+    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+  }
+
+  /// The format version and the model: the first commit of a new store.
+  private static func writeMetadata(model: Model, environment: Environment, layout: StoreLayout) throws {
     try environment.write { txn in
       try txn.put(StoreKeys.bigEndian(UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
       // Declaration order matters: entity and relationship ids are positions in the model.
       try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
     }
-    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+  }
+
+  /// Whether a store holds nothing at all: its creation was cut short (a crash, a kill)
+  /// after LMDB made its file but before the first commit wrote the metadata.
+  private static func isUnfinished(_ environment: Environment, _ layout: StoreLayout) throws -> Bool {
+    try environment.read { txn in
+      try ([layout.log, layout.meta] + layout.projections).allSatisfy { try txn.statistics(of: $0).entries == 0 }
+    }
   }
 
   private static func openExisting(at path: String, model expected: Model?, options: Options) throws -> Ledger {
@@ -111,6 +124,14 @@ public final class Ledger: Sendable {
     let layout = try StoreLayout(environment: environment)
     let (format, modelBytes) = try environment.read { txn in
       (try txn.value(forKey: MetaKey.format, in: layout.meta), try txn.value(forKey: MetaKey.model, in: layout.meta))
+    }
+    if format == nil, modelBytes == nil, try isUnfinished(environment, layout) {
+      guard let expected else {
+        throw LedgerError.notAStore(path: path, reason: "its creation was cut short before anything was committed; open it with its model to finish creating it")
+      }
+      do { try options.transformers.validate(expected) } catch { throw LedgerError.model(error) }
+      try writeMetadata(model: expected, environment: environment, layout: layout)
+      return Ledger(path: path, model: expected, environment: environment, layout: layout, transformers: options.transformers)
     }
     guard let format, format.count == 4, let modelBytes else {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")

@@ -22,6 +22,9 @@ enum StoreDirectory {
     guard let handle = FileHandle(forReadingAtPath: data) else { throw .notAStore(path: path, reason: "data.mdb cannot be read") }
     defer { try? handle.close() }
     let header = (try? handle.read(upToCount: 20)) ?? Data()
+    // An empty data.mdb beside at most its lock file: LMDB made the file and the process
+    // died before LMDB wrote its first page. Nothing was ever stored; start afresh.
+    if header.isEmpty, Set(contents).isSubset(of: ["data.mdb", "lock.mdb"]) { return .empty }
     let magic = header.count == 20 ? header.suffix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
     guard magic == 0xBEEF_C0DE else { throw .notAStore(path: path, reason: "data.mdb is not an LMDB data file") }
     return .store

@@ -102,6 +102,35 @@ struct ReliabilityTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: foreign) == ["data.mdb"])
   }
 
+  /// A writer killed while it creates a store (the crash test's first trial can be) leaves an
+  /// LMDB file with empty databases, or an empty data.mdb: opening it with the model finishes
+  /// the creation; without one, the error says what happened.
+  @Test func aStoreWhoseCreationWasCutShortIsFinishedByTheNextOpen() throws {
+    let directory = try TemporaryDirectory()
+    let unfinished = directory.path + "/unfinished"
+    try FileManager.default.createDirectory(atPath: unfinished, withIntermediateDirectories: true)
+    do {
+      let environment = try Environment(path: unfinished)
+      _ = try StoreLayout(environment: environment)
+    }
+    #expect {
+      try Ledger.open(at: unfinished)
+    } throws: { error in
+      guard case LedgerError.notAStore(_, let reason) = error else { return false }
+      return reason.contains("creation was cut short")
+    }
+    let ledger = try Ledger.open(at: unfinished, model: Self.model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Tin Drum"]], as: "Album")
+    #expect(try ledger.applySynchronously(batch).created == 1)
+    #expect(try Ledger.open(at: unfinished).head == 1)
+
+    let empty = directory.path + "/empty-file"
+    try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+    #expect(FileManager.default.createFile(atPath: empty + "/data.mdb", contents: Data()))
+    #expect(try Ledger.open(at: empty, model: Self.model).head == 0)
+  }
+
   @Test func keysLongerThanLMDBsLimitWork() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
