@@ -18,12 +18,13 @@ struct BatchResolver {
   private var before: [ObjectState?] = []
   /// After `finish`: the state after the batch of each change's object, in change order.
   private(set) var afterStates: [ObjectState?] = []
-  /// Identities created in this batch, by root entity (not yet in the `keys` database).
-  private var newKeys: [UInt32: [[AttributeValue]: UInt64]] = [:]
-  /// Identities found in the `keys` database, so that an object named many times in a batch
-  /// (a band referred to by each of its albums) is looked up once. An identity's id never
-  /// changes, so the cache cannot go stale within the batch.
-  private var storedKeys: [UInt32: [[AttributeValue]: UInt64]] = [:]
+  /// Identities created in this batch (not yet in the `keys` database), and those found in
+  /// the `keys` database, so that an object named many times in a batch (a band referred to
+  /// by each of its albums) is looked up once. An identity's id never changes, so the cache
+  /// cannot go stale within the batch.
+  private var identities = IdentityTable()
+  /// The identity being looked up, encoded (reused: one allocation per batch, not per lookup).
+  private var identityKey: [UInt8] = []
   /// By slot: whether the payload named the object (for the "unchanged" count).
   private var mentioned: [Bool] = []
   private var nextID: UInt64
@@ -56,6 +57,7 @@ struct BatchResolver {
     states.reserveCapacity(expected)
     before.reserveCapacity(expected)
     mentioned.reserveCapacity(expected)
+    identities.reserveCapacity(expected)
     mapper = batch.mapper
     for step in batch.steps {
       switch step {
@@ -169,9 +171,10 @@ struct BatchResolver {
   }
 
   private mutating func lookup(root: UInt32, identity: [AttributeValue]) throws -> UInt64? {
-    if let id = newKeys[root]?[identity] ?? storedKeys[root]?[identity] { return id }
-    guard let id = try source.objectID(rootID: root, identity: identity) else { return nil }
-    storedKeys[root, default: [:]][identity] = id
+    OrderedEncoding.encodeIdentity(root: root, identity, into: &identityKey)
+    if let entry = identities.entry(forKey: identityKey) { return entry.id }
+    guard let id = try source.objectID(encodedIdentity: identityKey) else { return nil }
+    identities.set(id, forKey: identityKey, isNew: false)
     return id
   }
 
@@ -190,7 +193,10 @@ struct BatchResolver {
     state.attributes = Dictionary(minimumCapacity: entity.attributes.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     states[slot] = state
-    if !identity.isEmpty { newKeys[entity.rootID, default: [:]][identity] = objectID }
+    if !identity.isEmpty {
+      OrderedEncoding.encodeIdentity(root: entity.rootID, identity, into: &identityKey)
+      identities.set(objectID, forKey: identityKey, isNew: true)
+    }
     return objectID
   }
 
@@ -220,10 +226,12 @@ struct BatchResolver {
       parent = (id, relationship)
     }
     var payload: [UInt64] = []
-    for object in objects {
-      if let id = try upsert(object, operations: options.operations) {
-        payload.append(id)
-        if let parent { try link(parent.id, parent.relationship.id, id) }
+    try objects.withUnsafeBufferPointer { objects in
+      for index in objects.indices {
+        if let id = try upsert(objects[index], operations: options.operations) {
+          payload.append(id)
+          if let parent { try link(parent.id, parent.relationship.id, id) }
+        }
       }
     }
     guard options.prunes else { return }
@@ -234,7 +242,7 @@ struct BatchResolver {
     } else {
       let family = Set(entity.family)
       var ids = try source.objectIDs(root: entity.rootName)
-      ids += newKeys[entity.rootID]?.values.map { $0 } ?? []
+      ids += identities.newIDs(root: entity.rootID)
       candidates = try ids.filter { id in
         guard let name = try concreteEntity(of: id) else { return false }
         return family.contains(name)
@@ -246,22 +254,31 @@ struct BatchResolver {
   }
 
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
-  private mutating func upsert(_ given: MappedObject, operations: Operations) throws -> UInt64? {
-    var object = given
-    var entity = object.entity
-    // A payload typed as an ancestor updates an existing object of a sub-entity with the
-    // sub-entity's own keys (Groot: no `type` needed to update a ConcreteA via Abstract).
-    if let identity = object.identity, let source = object.source, let mapper,
+  private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+    // The object is passed on, not copied into a variable: a copy retains each of its
+    // fields, and this runs for every object of a payload.
+    if let remapped = try remappedToStoredSubentity(object) { return try merge(remapped, operations: operations) }
+    return try merge(object, operations: operations)
+  }
+
+  /// A payload typed as an ancestor updates an existing object of a sub-entity with the
+  /// sub-entity's own keys (Groot: no `type` needed to update a ConcreteA via Abstract): the
+  /// object mapped again as that sub-entity, or nil when no such object is stored.
+  private mutating func remappedToStoredSubentity(_ object: borrowing MappedObject) throws -> MappedObject? {
+    let entity = object.entity
+    guard let identity = object.identity, let source = object.source, let mapper,
       let known = try lookup(root: entity.rootID, identity: identity), let stored = try concreteEntity(of: known),
       stored != entity.name, entity.family.contains(stored), let concrete = model.resolved(stored)
-    {
-      var report = Mapper.Report()
-      if let remapped = mapper.mapObject(source, entity: concrete, path: object.path, report: &report) {
-        object = remapped
-        entity = concrete
-      }
-      for problem in report.problems.problems { problems.add(problem.entity, problem.path, nil, problem.reason) }
-    }
+    else { return nil }
+    var report = Mapper.Report()
+    var remapped = mapper.mapObject(source, entity: concrete, path: object.path, report: &report)
+    remapped?.entity = concrete
+    for problem in report.problems.problems { problems.add(problem.entity, problem.path, nil, problem.reason) }
+    return remapped
+  }
+
+  private mutating func merge(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+    let entity = object.entity
     let id: UInt64
     var isNew = false
     if let identity = object.identity {
@@ -290,8 +307,10 @@ struct BatchResolver {
       isNew = true
       try mention(id)
     }
+    // The closure captures the attribute list alone: capturing `object` would copy all of it.
+    let attributes = object.attributes
     try update(id) { state in
-      for (name, value) in object.attributes {
+      for (name, value) in attributes {
         if entity.identity.contains(name) { continue }
         // Writing only what differs keeps an unchanged object's attributes shared with its
         // before-image, which makes comparing the two at the end one pointer check. A new

@@ -13,26 +13,15 @@ struct BinaryWriter {
 
   mutating func write(_ byte: UInt8) { bytes.append(byte) }
 
-  mutating func write(varint value: UInt64) {
-    var rest = value
-    while rest >= 0x80 {
-      bytes.append(UInt8(rest & 0x7F) | 0x80)
-      rest >>= 7
-    }
-    bytes.append(UInt8(rest))
-  }
+  mutating func write(varint value: UInt64) { bytes.appendVarint(value) }
 
   mutating func write(signed value: Int64) {
     write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))  // zigzag
   }
 
-  mutating func write(bigEndian value: UInt64) {
-    for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-  }
+  mutating func write(bigEndian value: UInt64) { bytes.appendBigEndian(value) }
 
-  mutating func write(bigEndian value: UInt32) {
-    for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-  }
+  mutating func write(bigEndian value: UInt32) { bytes.appendBigEndian(value) }
 
   mutating func write(_ string: String) {
     write(varint: UInt64(string.utf8.count))

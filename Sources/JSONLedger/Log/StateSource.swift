@@ -1,9 +1,10 @@
 /// What the resolver needs to know about the store as it is before the batch; the
 /// projection store provides it inside the write transaction.
 protocol StateSource {
-  /// The object id registered for an identity under the root entity, if any (the object may
-  /// have been deleted since: then `state(of:)` is nil).
-  func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64?
+  /// The object id registered for an identity (in `OrderedEncoding`, which starts with the
+  /// root entity's id), if any (the object may have been deleted since: then `state(of:)`
+  /// is nil).
+  func objectID(encodedIdentity: [UInt8]) throws -> UInt64?
   /// The current state of an object, or nil when it does not exist now.
   func state(of objectID: UInt64) throws -> ObjectState?
   /// Ids of the live objects whose entity is `root` or inherits from it.

@@ -15,11 +15,17 @@ struct ProjectionStore: StateSource {
   }
 
   func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64? {
-    let (key, full) = StoreKeys.identity(root: rootID, identity)
+    try objectID(encodedIdentity: StoreKeys.identity(root: rootID, identity).full)
+  }
+
+  func objectID(encodedIdentity full: [UInt8]) throws -> UInt64? {
+    let key = StoreKeys.identityKey(forEncoded: full)
     guard let value = try transaction.value(forKey: key, in: layout.keys) else { return nil }
     guard value.count >= 8 else { throw LedgerError.storage("a keys entry is truncated") }
-    if key != full, Array(value.dropFirst(8)) != full {
-      throw LedgerError.storage("two long keys of \(model.entities[Int(rootID) - 1].name) share a hash; this key cannot be stored")
+    if key.count != full.count, !value.dropFirst(8).elementsEqual(full) {
+      let rootID = full.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+      let root = model.entities.indices.contains(rootID - 1) ? model.entities[rootID - 1].name : "an entity"
+      throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
     }
     return StoreKeys.readBigEndian64(value)
   }

@@ -1,0 +1,40 @@
+/// Appending fixed-width and variable-length integers to byte arrays, for every encoding of
+/// the store (records, states, keys).
+///
+/// Each writes its bytes through one `OutputSpan` after one capacity check. Appending byte by
+/// byte checks uniqueness and capacity for every byte, which made these writes about three
+/// times as costly.
+extension Array where Element == UInt8 {
+  /// Appends `value` as 8 bytes, most significant first.
+  mutating func appendBigEndian(_ value: UInt64) {
+    append(addingCapacity: 8) { output in
+      for index in 0..<8 { output.append(UInt8(truncatingIfNeeded: value &>> (56 &- 8 &* UInt64(index)))) }
+    }
+  }
+
+  /// Appends `value` as 4 bytes, most significant first.
+  mutating func appendBigEndian(_ value: UInt32) {
+    append(addingCapacity: 4) { output in
+      for index in 0..<4 { output.append(UInt8(truncatingIfNeeded: value &>> (24 &- 8 &* UInt32(index)))) }
+    }
+  }
+
+  /// Appends `value` as an LEB128 varint: 7 bits per byte, least significant first, the high
+  /// bit set on every byte but the last (1 to 10 bytes).
+  mutating func appendVarint(_ value: UInt64) {
+    // Most varints (lengths, counts, small numbers) are one byte, for which the span's setup
+    // costs more than it saves.
+    if value < 0x80 {
+      append(UInt8(truncatingIfNeeded: value))
+      return
+    }
+    append(addingCapacity: 10) { output in
+      var rest = value
+      while rest >= 0x80 {
+        output.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+        rest &>>= 7
+      }
+      output.append(UInt8(truncatingIfNeeded: rest))
+    }
+  }
+}

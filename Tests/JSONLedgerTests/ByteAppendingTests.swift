@@ -1,0 +1,36 @@
+import Testing
+
+@testable import JSONLedger
+
+@Suite("Appending integers to byte arrays")
+struct ByteAppendingTests {
+  static let varints: [(UInt64, [UInt8])] = [
+    (0, [0]), (127, [0x7F]), (128, [0x80, 0x01]), (300, [0xAC, 0x02]),
+    (UInt64(UInt32.max), [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
+    (UInt64.max, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]),
+  ]
+
+  @Test(arguments: varints)
+  func varintsAreLEB128(value: UInt64, expected: [UInt8]) throws {
+    var bytes: [UInt8] = [0xAA]
+    bytes.appendVarint(value)
+    #expect(bytes == [0xAA] + expected)
+    var reader = BinaryReader(bytes, position: 1)
+    #expect(try reader.readVarint() == value)
+  }
+
+  @Test func bigEndianPutsTheMostSignificantByteFirst() {
+    var bytes: [UInt8] = []
+    bytes.appendBigEndian(UInt64(0x0102_0304_0506_0708))
+    bytes.appendBigEndian(UInt32(0x0A0B_0C0D))
+    #expect(bytes == [1, 2, 3, 4, 5, 6, 7, 8, 0x0A, 0x0B, 0x0C, 0x0D])
+    #expect(StoreKeys.readBigEndian64(bytes) == 0x0102_0304_0506_0708)
+  }
+
+  @Test func manyAppendsGrowTheArray() throws {
+    var bytes: [UInt8] = []
+    for value in 0..<10_000 as Range<UInt64> { bytes.appendVarint(value * 1_000) }
+    var reader = BinaryReader(bytes, position: 0)
+    for value in 0..<10_000 as Range<UInt64> { #expect(try reader.readVarint() == value * 1_000) }
+  }
+}

@@ -1,0 +1,63 @@
+import Testing
+
+@testable import JSONLedger
+
+@Suite("The resolver's identity table")
+struct IdentityTableTests {
+  private func key(_ root: UInt32, _ values: [AttributeValue]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    OrderedEncoding.encodeIdentity(root: root, values, into: &bytes)
+    return bytes
+  }
+
+  @Test func findsEveryIdentityAcrossGrowth() {
+    var table = IdentityTable()
+    var expected: [[UInt8]: UInt64] = [:]
+    for index in 0..<5_000 {
+      // Strings, integers and two-part identities, some long enough to span several words.
+      let values: [AttributeValue] = switch index % 3 {
+      case 0: [.string("album \(index)")]
+      case 1: [.integer(Int64(index) - 2_500)]
+      default: [.string(String(repeating: "x", count: index % 40)), .integer(Int64(index))]
+      }
+      let encoded = key(UInt32(index % 4 + 1), values)
+      #expect(table.entry(forKey: encoded) == nil)
+      table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0)
+      expected[encoded] = UInt64(index + 1)
+    }
+    for (encoded, id) in expected { #expect(table.entry(forKey: encoded)?.id == id) }
+    #expect(table.entry(forKey: key(1, [.string("album 5_000")])) == nil)
+  }
+
+  @Test func keysThatArePrefixesOfOthersStayApart() {
+    var table = IdentityTable()
+    let short = [UInt8](repeating: 7, count: 8)
+    let long = short + [0]
+    table.set(1, forKey: short, isNew: false)
+    table.set(2, forKey: long, isNew: false)
+    #expect(table.entry(forKey: short)?.id == 1)
+    #expect(table.entry(forKey: long)?.id == 2)
+    #expect(table.entry(forKey: Array(short.dropLast())) == nil)
+  }
+
+  @Test func settingAKeyAgainReplacesItsEntry() {
+    var table = IdentityTable()
+    let encoded = key(3, [.string("band 1")])
+    table.set(10, forKey: encoded, isNew: false)
+    table.set(10, forKey: encoded, isNew: true)
+    #expect(table.entry(forKey: encoded)! == (10, true))
+    #expect(table.newIDs(root: 3) == [10])
+  }
+
+  @Test func newIDsAreThoseCreatedUnderTheRoot() {
+    var table = IdentityTable()
+    table.reserveCapacity(100)
+    table.set(1, forKey: key(1, [.string("a")]), isNew: true)
+    table.set(2, forKey: key(1, [.string("b")]), isNew: false)
+    table.set(3, forKey: key(2, [.string("a")]), isNew: true)
+    table.set(4, forKey: key(1, [.string("c")]), isNew: true)
+    #expect(table.newIDs(root: 1) == [1, 4])
+    #expect(table.newIDs(root: 2) == [3])
+    #expect(table.newIDs(root: 9) == [])
+  }
+}
