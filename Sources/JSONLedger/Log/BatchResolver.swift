@@ -178,6 +178,9 @@ struct BatchResolver {
     return id
   }
 
+  /// Creates an object (or brings back the deleted object `id`) with the given identity.
+  /// `identityKey` must hold the identity's encoding, as `lookup` leaves it (a create always
+  /// follows the lookup that found no live object).
   private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64 {
     let objectID: UInt64
     let slot: Int
@@ -194,7 +197,7 @@ struct BatchResolver {
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     states[slot] = state
     if !identity.isEmpty {
-      OrderedEncoding.encodeIdentity(root: entity.rootID, identity, into: &identityKey)
+      assert(identityKey == { var key: [UInt8] = []; OrderedEncoding.encodeIdentity(root: entity.rootID, identity, into: &key); return key }())
       identities.set(objectID, forKey: identityKey, isNew: true)
     }
     return objectID

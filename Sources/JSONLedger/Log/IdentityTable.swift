@@ -3,7 +3,7 @@
 /// its producer's).
 ///
 /// Keys are identities in `OrderedEncoding`, stored back to back in one byte array, hashed
-/// eight bytes at a time and found by open addressing. A `Dictionary` keyed by
+/// with FNV-1a and found by open addressing. A `Dictionary` keyed by
 /// `[AttributeValue]` ran SipHash over every value and compared strings, several times the
 /// work of hashing and comparing these bytes.
 struct IdentityTable {
@@ -90,23 +90,11 @@ struct IdentityTable {
     }
   }
 
-  /// A multiply-rotate hash over eight bytes at a time, finished with a mix of the high bits
-  /// into the low ones (the buckets are picked by the low bits).
+  /// FNV-1a over the bytes, with the high half folded into the low one (the buckets are
+  /// picked by the low bits).
   static func hash(_ key: [UInt8]) -> UInt64 {
-    var hash = UInt64(truncatingIfNeeded: key.count) &* 0x9E37_79B9_7F4A_7C15
-    var word: UInt64 = 0
-    var filled: UInt64 = 0
-    for byte in key {
-      word |= UInt64(byte) &<< filled
-      filled &+= 8
-      if filled == 64 {
-        hash = (hash ^ word) &* 0xBF58_476D_1CE4_E5B9
-        hash = (hash &<< 31) | (hash &>> 33)
-        word = 0
-        filled = 0
-      }
-    }
-    hash = (hash ^ word) &* 0x94D0_49BB_1331_11EB
-    return hash ^ (hash &>> 29) ^ (hash &>> 47)
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in key { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+    return hash ^ (hash &>> 32)
   }
 }
