@@ -45,7 +45,7 @@ public struct Model: Sendable {
   public let entities: [Entity]
 
   let resolvedEntities: [String: ResolvedEntity]
-  let relationshipsByID: [UInt32: ResolvedRelationship]
+  let relationshipsByID: RelationshipTable
 
   /// Whether a relationship keeps its links in order (a hidden reverse link never does).
   func isOrdered(_ relationshipID: UInt32) -> Bool { relationshipsByID[relationshipID]?.isOrdered ?? false }

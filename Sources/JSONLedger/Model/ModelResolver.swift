@@ -9,7 +9,7 @@ struct ModelResolver {
     problems.append(ModelError.Problem(place: place, reason: reason))
   }
 
-  consuming func resolve() throws(ModelError) -> ([String: ResolvedEntity], [UInt32: ResolvedRelationship]) {
+  consuming func resolve() throws(ModelError) -> ([String: ResolvedEntity], RelationshipTable) {
     var byName: [String: Entity] = [:]
     for entity in entities {
       if entity.name.isEmpty { problem("entities", "an entity has an empty name") }
@@ -46,7 +46,7 @@ struct ModelResolver {
       }
     }
     var resolved: [String: ResolvedEntity] = [:]
-    var relationshipsByID: [UInt32: ResolvedRelationship] = [:]
+    var relationshipsByID = RelationshipTable()
     for (index, entity) in entities.enumerated() {
       let chain = chains[entity.name] ?? [entity]
       let place = "entities.\(entity.name)"
