@@ -140,14 +140,35 @@ struct BinaryReader {
     }
   }
 
-  mutating func readAttributes() throws(DecodingFailure) -> [String: AttributeValue] {
+  /// Attributes written by `write(attributes:)`. `knownNames`, sorted as attributes are
+  /// written, are the names to expect: a stored name equal to one is returned as that string
+  /// rather than decoded anew. Any other name is decoded as usual.
+  mutating func readAttributes(knownNames: [(name: String, utf8: [UInt8])] = []) throws(DecodingFailure) -> [String: AttributeValue] {
     let count = try readCount()
     var attributes = [String: AttributeValue](minimumCapacity: min(count, 256))
+    var nextKnown = 0
     for _ in 0..<count {
-      let name = try readString()
+      let name = try readName(expecting: knownNames, from: &nextKnown)
       attributes[name] = try readRequiredValue()
     }
     return attributes
+  }
+
+  /// A length-prefixed name: one of `known` at or after `nextKnown` (which then moves past
+  /// it; the names skipped are attributes the object has no value for), or a new string.
+  private mutating func readName(expecting known: [(name: String, utf8: [UInt8])], from nextKnown: inout Int) throws(DecodingFailure) -> String {
+    let start = position
+    let count = try readCount()
+    guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
+    for index in nextKnown..<known.count where known[index].utf8.count == count {
+      if bytes[position..<(position + count)].elementsEqual(known[index].utf8) {
+        nextKnown = index + 1
+        position += count
+        return known[index].name
+      }
+    }
+    position = start
+    return try readString()
   }
 
   /// An id list written by `write(ascendingIDs:)`.

@@ -102,6 +102,10 @@ final class ResolvedEntity: Sendable {
   let subentityKey: String?
   /// Whether any attribute is `indexed` (the projector skips index upkeep otherwise).
   let hasIndexedAttributes: Bool
+  /// The attribute names in the order stored states list them (sorted), with their UTF-8
+  /// bytes: decoding a state matches the stored bytes against these and reuses the name,
+  /// instead of making a new string for each attribute of each object read.
+  let storedAttributeNames: [(name: String, utf8: [UInt8])]
 
   var isInsertOnly: Bool { identity.isEmpty }
 
@@ -122,6 +126,7 @@ final class ResolvedEntity: Sendable {
     self.identity = identity
     self.subentityKey = subentityKey
     self.hasIndexedAttributes = attributes.contains { $0.isIndexed }
+    self.storedAttributeNames = attributes.map(\.name).sorted().map { ($0, Array($0.utf8)) }
   }
 }
 

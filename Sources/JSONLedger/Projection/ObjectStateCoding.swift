@@ -83,7 +83,7 @@ enum ObjectStateCoding {
   /// A history entry decoded straight into a state (nil for an absent object), with the
   /// lists it keeps as deltas set apart: the state lacks those until they are folded onto
   /// an older whole list. Reading the current state of an object is mostly this.
-  static func decodeState(_ bytes: [UInt8]) throws(DecodingFailure) -> (state: ObjectState, deltas: [UInt32: LinkChange])? {
+  static func decodeState(_ bytes: [UInt8], model: Model) throws(DecodingFailure) -> (state: ObjectState, deltas: [UInt32: LinkChange])? {
     guard !bytes.isEmpty else { return nil }
     var reader = BinaryReader(bytes)
     let (entity, identity) = try readHeader(&reader)
@@ -95,7 +95,7 @@ enum ObjectStateCoding {
       case .delta(_, let change): deltas[id] = change
       }
     }
-    state.attributes = try reader.readAttributes()
+    state.attributes = try reader.readAttributes(knownNames: model.resolved(entity)?.storedAttributeNames ?? [])
     return (state, deltas)
   }
 

@@ -39,7 +39,7 @@ struct ProjectionStore: StateSource {
     try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, asOf ?? .max)) { entry in
       let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
       guard var found = state else {
-        guard let newest = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(entry.value) }) else { return false }
+        guard let newest = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(entry.value, model: model) }) else { return false }
         state = newest.state
         for (id, change) in newest.deltas { pending[id] = [change] }
         return !pending.isEmpty

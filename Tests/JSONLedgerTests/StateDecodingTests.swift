@@ -1,0 +1,32 @@
+import Testing
+
+@testable import JSONLedger
+
+@Suite("Decoding stored states")
+struct StateDecodingTests {
+  private func encoded(_ state: ObjectState) -> [UInt8] {
+    var header = BinaryWriter(), attributes = BinaryWriter(), entry = BinaryWriter()
+    ObjectStateCoding.writeHeader(entity: state.entity, identity: state.identity, into: &header)
+    ObjectStateCoding.writeAttributes(state.attributes, into: &attributes)
+    ObjectStateCoding.writeEntry(header: header.bytes, links: state.links, encodedAttributes: attributes.bytes, into: &entry)
+    return entry.bytes
+  }
+
+  @Test func aStateDecodesTheSameWhetherItsNamesAreTheModelsOrNot() throws {
+    let model = MappingRuleTests.model
+    var state = ObjectState(entity: "User", identity: [.integer(7)])
+    state.links[1] = [3, 9]
+    let known: [String: AttributeValue] = ["remoteID": .integer(7), "age": .integer(40), "firstName": .string("Ada"), "userType": .string("admin")]
+    // Names the model lacks, sorting before, between and after its own, and one a prefix of a model name.
+    let unknown: [String: AttributeValue] = ["aaa": .bool(true), "firstNam": .string("x"), "nickname": .string("é"), "zzz": .double(1.5), "é": .integer(1)]
+    for attributes in [known, unknown, known.merging(unknown) { $1 }, [:]] {
+      state.attributes = attributes
+      let decoded = try #require(try ObjectStateCoding.decodeState(encoded(state), model: model))
+      #expect(decoded.state == state)
+      #expect(decoded.deltas.isEmpty)
+    }
+    var other = ObjectState(entity: "NotInTheModel", identity: [.string("k")])
+    other.attributes = known
+    #expect(try ObjectStateCoding.decodeState(encoded(other), model: model)?.state == other)
+  }
+}
