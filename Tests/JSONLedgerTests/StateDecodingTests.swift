@@ -20,13 +20,13 @@ struct StateDecodingTests {
     // Names the model lacks, sorting before, between and after its own, and one a prefix of a model name.
     let unknown: [String: AttributeValue] = ["aaa": .bool(true), "firstNam": .string("x"), "nickname": .string("é"), "zzz": .double(1.5), "é": .integer(1)]
     for attributes in [known, unknown, known.merging(unknown) { $1 }, [:]] {
-      state.attributes = attributes
+      state.attributes = AttributeList(attributes)
       let decoded = try #require(try ObjectStateCoding.decodeState(encoded(state), model: model))
       #expect(decoded.state == state)
       #expect(decoded.deltas.isEmpty)
     }
     var other = ObjectState(entity: "NotInTheModel", identity: [.string("k")])
-    other.attributes = known
+    other.attributes = AttributeList(known)
     #expect(try ObjectStateCoding.decodeState(encoded(other), model: model)?.state == other)
   }
 }

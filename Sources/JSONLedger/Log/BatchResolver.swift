@@ -193,7 +193,7 @@ struct BatchResolver {
       slot = addSlot(objectID, state: nil, before: nil)
     }
     var state = ObjectState(entity: entity.name, identity: identity)
-    state.attributes = Dictionary(minimumCapacity: entity.attributes.count)
+    state.attributes = AttributeList(minimumCapacity: entity.attributes.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     states[slot] = state
     if !identity.isEmpty {

@@ -143,9 +143,9 @@ struct BinaryReader {
   /// Attributes written by `write(attributes:)`. `knownNames`, sorted as attributes are
   /// written, are the names to expect: a stored name equal to one is returned as that string
   /// rather than decoded anew. Any other name is decoded as usual.
-  mutating func readAttributes(knownNames: [(name: String, utf8: [UInt8])] = []) throws(DecodingFailure) -> [String: AttributeValue] {
+  mutating func readAttributes(knownNames: [(name: String, utf8: [UInt8])] = []) throws(DecodingFailure) -> AttributeList {
     let count = try readCount()
-    var attributes = [String: AttributeValue](minimumCapacity: min(count, 256))
+    var attributes = AttributeList(minimumCapacity: min(count, 256))
     var nextKnown = 0
     for _ in 0..<count {
       let name = try readName(expecting: knownNames, from: &nextKnown)

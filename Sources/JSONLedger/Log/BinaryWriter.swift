@@ -110,9 +110,10 @@ struct BinaryWriter {
     }
   }
 
-  mutating func write(attributes: [String: AttributeValue]) {
+  /// Attributes in name order (the list's own order).
+  mutating func write(attributes: AttributeList) {
     write(varint: UInt64(attributes.count))
-    for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
+    for (name, value) in attributes {
       write(name)
       write(value)
     }

@@ -115,13 +115,13 @@ extension ObjectChange {
   /// comparison needed. Each list is built, then sorted in place (one array each).
   private init(objectID: UInt64, wholly state: ObjectState, kind: Kind, model: Model) {
     let creates = kind == .created
-    var attributes = state.attributes.map { name, value in
+    // In name order already: the list is sorted.
+    let attributes = state.attributes.map { name, value in
       AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
     }
     var links = state.links.compactMap { id, list in
       list.isEmpty ? nil : LinkChange(relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id))
     }
-    attributes.sort { $0.name < $1.name }
     links.sort { $0.relationshipID < $1.relationshipID }
     self.init(objectID: objectID, entity: state.entity, identity: state.identity, kind: kind, attributes: attributes, links: links)
   }
@@ -145,11 +145,8 @@ extension ObjectChange {
       // in one step; the walks below run only when something differs.
       var attributes: [AttributeChange] = []
       if old.attributes != new.attributes {
-        for (name, value) in new.attributes where old.attributes[name] != value {
-          attributes.append(AttributeChange(name: name, old: old.attributes[name], new: value))
-        }
-        for (name, value) in old.attributes where new.attributes[name] == nil {
-          attributes.append(AttributeChange(name: name, old: value, new: nil))
+        attributes = AttributeList.differences(from: old.attributes, to: new.attributes).map {
+          AttributeChange(name: $0.name, old: $0.old, new: $0.new)
         }
       }
       var links: [LinkChange] = []
@@ -162,7 +159,6 @@ extension ObjectChange {
         }
       }
       if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }
-      attributes.sort { $0.name < $1.name }
       links.sort { $0.relationshipID < $1.relationshipID }
       self.init(objectID: objectID, entity: new.entity, identity: new.identity, kind: .updated, attributes: attributes, links: links)
     }
@@ -189,7 +185,7 @@ extension ObjectChange {
   var createdState: ObjectState? {
     guard kind == .created else { return nil }
     var state = ObjectState(entity: entity, identity: identity)
-    state.attributes = Dictionary(minimumCapacity: attributes.count)
+    state.attributes = AttributeList(minimumCapacity: attributes.count)
     for attribute in attributes { state.attributes[attribute.name] = attribute.new }
     for link in links where !link.added.isEmpty { state.links[link.relationshipID] = link.applied(to: []) }
     return state

@@ -6,12 +6,12 @@ struct ObjectState: Sendable, Equatable {
   /// The identity values (empty for an insert-only entity).
   var identity: [AttributeValue]
   /// Attributes that have a value; a cleared attribute is absent.
-  var attributes: [String: AttributeValue]
+  var attributes: AttributeList
   /// Link lists by relationship id (hidden reverse ids included). An ordered list is in its
   /// order; any other list is sorted by object id, so equal sets are equal lists.
   var links: LinkLists
 
-  init(entity: String, identity: [AttributeValue], attributes: [String: AttributeValue] = [:], links: LinkLists = [:]) {
+  init(entity: String, identity: [AttributeValue], attributes: AttributeList = [:], links: LinkLists = [:]) {
     self.entity = entity
     self.identity = identity
     self.attributes = attributes

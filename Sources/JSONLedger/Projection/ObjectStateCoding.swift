@@ -24,7 +24,7 @@ enum ObjectStateCoding {
   }
 
   /// An object's attributes as `views` holds them.
-  static func writeAttributes(_ attributes: [String: AttributeValue], into writer: inout BinaryWriter) {
+  static func writeAttributes(_ attributes: AttributeList, into writer: inout BinaryWriter) {
     writer.write(attributes: attributes)
   }
 
@@ -39,7 +39,7 @@ enum ObjectStateCoding {
     }
   }
 
-  static func decodeAttributes(_ bytes: [UInt8]) throws(DecodingFailure) -> [String: AttributeValue] {
+  static func decodeAttributes(_ bytes: [UInt8]) throws(DecodingFailure) -> AttributeList {
     var reader = BinaryReader(bytes)
     return try reader.readAttributes()
   }
@@ -130,7 +130,7 @@ struct HistoryEntry {
   var entity: String
   var identity: [AttributeValue]
   var links: [UInt32: StoredLinkList]
-  var attributes: [String: AttributeValue]
+  var attributes: AttributeList
 }
 
 /// How a history entry keeps one link list.

@@ -119,7 +119,7 @@ struct SnapshotReader {
       }
     }
     return ObjectSnapshot(
-      key: ObjectKey(entity: state.entity, identity: state.identity), attributes: state.attributes,
+      key: ObjectKey(entity: state.entity, identity: state.identity), attributes: state.attributes.dictionary,
       relationships: relationships, objectID: id)
   }
 

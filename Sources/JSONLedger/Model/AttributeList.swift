@@ -1,0 +1,104 @@
+/// An object's attribute values by name, kept sorted by name.
+///
+/// Reads like a dictionary (`attributes[name]`, `for (name, value) in attributes`) but is a
+/// small sorted array. An object has a handful of attributes: finding one compares a few short
+/// names, where a `Dictionary` hashes the name on every access and allocates three regions
+/// per object. Stored states list attributes sorted by name too, so they are written and read
+/// in one pass, with no sorting and no hashing. Iteration is in ascending name order (`<`).
+struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+  typealias Element = (key: String, value: AttributeValue)
+
+  fileprivate struct Entry: Sendable, Equatable {
+    var name: String
+    var value: AttributeValue
+  }
+
+  // Sorted by name, names unique: equal lists are equal attribute sets.
+  private var entries: [Entry] = []
+
+  init() {}
+
+  /// An empty list with room for `count` attributes.
+  init(minimumCapacity count: Int) { entries.reserveCapacity(count) }
+
+  init(dictionaryLiteral elements: (String, AttributeValue)...) {
+    for (name, value) in elements { self[name] = value }
+  }
+
+  /// The attributes of a dictionary.
+  init(_ dictionary: [String: AttributeValue]) {
+    entries = dictionary.map { Entry(name: $0.key, value: $0.value) }.sorted { $0.name < $1.name }
+  }
+
+  var isEmpty: Bool { entries.isEmpty }
+  var count: Int { entries.count }
+
+  /// The attributes as a dictionary (what public snapshots hold).
+  var dictionary: [String: AttributeValue] {
+    Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.name, $0.value) })
+  }
+
+  /// Where `name` is, or where it would go (binary search).
+  private func position(of name: String) -> (index: Int, found: Bool) {
+    var low = 0, high = entries.count
+    while low < high {
+      let middle = (low + high) / 2
+      if entries[middle].name < name { low = middle + 1 } else { high = middle }
+    }
+    return (low, low < entries.count && entries[low].name == name)
+  }
+
+  /// The value of attribute `name`; setting nil removes it.
+  subscript(name: String) -> AttributeValue? {
+    get {
+      let (index, found) = position(of: name)
+      return found ? entries[index].value : nil
+    }
+    set {
+      // Values usually arrive in name order (mapped objects follow the model, stored states
+      // are sorted): check the end first.
+      if let value = newValue, entries.last.map({ $0.name < name }) ?? true {
+        entries.append(Entry(name: name, value: value))
+        return
+      }
+      let (index, found) = position(of: name)
+      switch (found, newValue) {
+      case (true, let value?): entries[index].value = value
+      case (true, nil): entries.remove(at: index)
+      case (false, let value?): entries.insert(Entry(name: name, value: value), at: index)
+      case (false, nil): break
+      }
+    }
+  }
+
+  struct Iterator: IteratorProtocol {
+    fileprivate var base: IndexingIterator<[Entry]>
+    mutating func next() -> Element? { base.next().map { ($0.name, $0.value) } }
+  }
+
+  func makeIterator() -> Iterator { Iterator(base: entries.makeIterator()) }
+
+  /// The attributes whose values differ between two lists, in name order: each name's value
+  /// in `old` and in `new` (nil where absent). One merge walk over both sorted lists.
+  static func differences(from old: AttributeList, to new: AttributeList) -> [(name: String, old: AttributeValue?, new: AttributeValue?)] {
+    var result: [(name: String, old: AttributeValue?, new: AttributeValue?)] = []
+    var oldIndex = 0, newIndex = 0
+    let olds = old.entries, news = new.entries
+    while oldIndex < olds.count || newIndex < news.count {
+      if newIndex == news.count || (oldIndex < olds.count && olds[oldIndex].name < news[newIndex].name) {
+        result.append((olds[oldIndex].name, olds[oldIndex].value, nil))
+        oldIndex += 1
+      } else if oldIndex == olds.count || news[newIndex].name < olds[oldIndex].name {
+        result.append((news[newIndex].name, nil, news[newIndex].value))
+        newIndex += 1
+      } else {
+        if olds[oldIndex].value != news[newIndex].value {
+          result.append((news[newIndex].name, olds[oldIndex].value, news[newIndex].value))
+        }
+        oldIndex += 1
+        newIndex += 1
+      }
+    }
+    return result
+  }
+}
