@@ -61,13 +61,7 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
         entries.append(Entry(name: name, value: value))
         return
       }
-      let (index, found) = position(of: name)
-      switch (found, newValue) {
-      case (true, let value?): entries[index].value = value
-      case (true, nil): entries.remove(at: index)
-      case (false, let value?): entries.insert(Entry(name: name, value: value), at: index)
-      case (false, nil): break
-      }
+      entries.setSortedEntry(newValue.map { Entry(name: name, value: $0) }, at: position(of: name))
     }
   }
 

@@ -36,15 +36,7 @@ struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral 
       let (index, found) = position(of: id)
       return found ? entries[index].targets : nil
     }
-    set {
-      let (index, found) = position(of: id)
-      switch (found, newValue) {
-      case (true, let targets?): entries[index].targets = targets
-      case (true, nil): entries.remove(at: index)
-      case (false, let targets?): entries.insert(Entry(id: id, targets: targets), at: index)
-      case (false, nil): break
-      }
-    }
+    set { entries.setSortedEntry(newValue.map { Entry(id: id, targets: $0) }, at: position(of: id)) }
   }
 
   /// Runs `body` on the list of relationship `id` where it is stored (an empty list is added

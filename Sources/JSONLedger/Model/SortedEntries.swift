@@ -1,0 +1,14 @@
+extension Array {
+  /// Sets an entry of an array kept sorted by key, at the position a search for its key gave
+  /// (`found`: an entry with that key is there): replaces or inserts `entry`, or removes the
+  /// entry there when it is nil. Shared by `LinkLists` and `AttributeList`.
+  @inline(__always)
+  mutating func setSortedEntry(_ entry: consuming Element?, at position: (index: Int, found: Bool)) {
+    switch (position.found, entry) {
+    case (true, let entry?): self[position.index] = entry
+    case (true, nil): remove(at: position.index)
+    case (false, let entry?): insert(entry, at: position.index)
+    case (false, nil): break
+    }
+  }
+}
