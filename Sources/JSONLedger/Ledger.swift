@@ -301,12 +301,12 @@ public final class Ledger: Sendable {
     guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
       throw LedgerError.batchNotFound(batchID, head: try ProjectionStore(transaction: txn, layout: layout, model: model).head())
     }
-    return try Self.decodeRecord(bytes, batchID: batchID)
+    return try Self.decodeRecord(bytes, batchID: batchID, model: model)
   }
 
-  static func decodeRecord(_ bytes: [UInt8], batchID: UInt64) throws -> ChangeRecord {
+  static func decodeRecord(_ bytes: consuming [UInt8], batchID: UInt64, model: Model? = nil) throws -> ChangeRecord {
     do {
-      let record = try RecordCoding.decode(bytes)
+      let record = try RecordCoding.decode(bytes, model: model)
       guard record.batchID == batchID else {
         throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(record.batchID)")
       }

@@ -44,7 +44,7 @@ extension Ledger {
         guard entry.key.count == 8, batchID == expected else {
           throw LedgerError.verificationFailed("the log skips from batch \(expected - 1) to \(batchID)")
         }
-        pending.append(try Self.decodeRecord(entry.value, batchID: batchID))
+        pending.append(try Self.decodeRecord(entry.value, batchID: batchID, model: model))
         expected += 1
         if pending.count >= 500 { try flush() }
         return true

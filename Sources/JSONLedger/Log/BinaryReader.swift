@@ -148,15 +148,15 @@ struct BinaryReader {
     var attributes = AttributeList(minimumCapacity: min(count, 256))
     var nextKnown = 0
     for _ in 0..<count {
-      let name = try readName(expecting: knownNames, from: &nextKnown)
+      let name = try readString(expecting: knownNames, from: &nextKnown)
       attributes[name] = try readRequiredValue()
     }
     return attributes
   }
 
-  /// A length-prefixed name: one of `known` at or after `nextKnown` (which then moves past
-  /// it; the names skipped are attributes the object has no value for), or a new string.
-  private mutating func readName(expecting known: [(name: String, utf8: [UInt8])], from nextKnown: inout Int) throws(DecodingFailure) -> String {
+  /// A length-prefixed string: one of `known` at or after `nextKnown` (which then moves past
+  /// it; with names sorted as written, the ones skipped are absent), or a new string.
+  mutating func readString(expecting known: [(name: String, utf8: [UInt8])], from nextKnown: inout Int) throws(DecodingFailure) -> String {
     let start = position
     let count = try readCount()
     guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }

@@ -59,15 +59,19 @@ enum RecordCoding {
     case malformed(String)
   }
 
-  static func decode(_ bytes: [UInt8]) throws(Failure) -> ChangeRecord {
+  /// Decodes a stored record. With the `model`, entity and attribute names equal to the
+  /// model's are returned as the model's strings instead of being decoded one by one.
+  static func decode(_ bytes: consuming [UInt8], model: Model? = nil) throws(Failure) -> ChangeRecord {
     guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
-    let body = bytes[0..<(bytes.count - 4)]
     let stored = bytes[(bytes.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-    let computed = Checksum.crc32(body)
+    let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
     guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
     let version = UInt16(bytes[3]) << 8 | UInt16(bytes[4])
     guard version == ChangeRecord.formatVersion else { throw .unsupportedFormat(version) }
-    var reader = BinaryReader(Array(body), position: 5)
+    // The checksum dropped in place: the record is read without a copy.
+    bytes.removeLast(4)
+    var reader = BinaryReader(bytes, position: 5)
+    let entityNames = model?.entityNames ?? []
     do {
       let batchID = try reader.readVarint()
       let time = DateCoding.date(microseconds: try reader.readSigned())
@@ -88,13 +92,18 @@ enum RecordCoding {
       var changes: [ObjectChange] = []
       for _ in 0..<(try reader.readCount()) {
         let objectID = try reader.readVarint()
-        let entity = try reader.readString()
+        var entityIndex = 0
+        let entity = try reader.readString(expecting: entityNames, from: &entityIndex)
+        // Still 0 when the name is not one of the model's: then no attribute names are known.
+        let attributeNames = entityIndex > 0 ? model?.resolvedInOrder[entityIndex - 1].storedAttributeNames ?? [] : []
+        var nextAttributeName = 0
         var identity: [AttributeValue] = []
         for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
         guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown change kind") }
         var attributes: [AttributeChange] = []
         for _ in 0..<(try reader.readCount()) {
-          attributes.append(AttributeChange(name: try reader.readString(), old: try reader.readValue(), new: try reader.readValue()))
+          let name = try reader.readString(expecting: attributeNames, from: &nextAttributeName)
+          attributes.append(AttributeChange(name: name, old: try reader.readValue(), new: try reader.readValue()))
         }
         var links: [LinkChange] = []
         for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }

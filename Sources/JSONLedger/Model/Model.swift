@@ -46,6 +46,10 @@ public struct Model: Sendable {
 
   let resolvedEntities: [String: ResolvedEntity]
   let relationshipsByID: RelationshipTable
+  /// The entities' names with their UTF-8 bytes, in model order, and the resolved entities in
+  /// the same order: decoding a record matches stored names against these.
+  let entityNames: [(name: String, utf8: [UInt8])]
+  let resolvedInOrder: [ResolvedEntity]
 
   /// Whether a relationship keeps its links in order (a hidden reverse link never does).
   func isOrdered(_ relationshipID: UInt32) -> Bool { relationshipsByID[relationshipID]?.isOrdered ?? false }
@@ -56,6 +60,8 @@ public struct Model: Sendable {
     self.dateFormat = dateFormat
     self.entities = entities
     (resolvedEntities, relationshipsByID) = try ModelResolver(entities: entities).resolve()
+    entityNames = entities.map { ($0.name, Array($0.name.utf8)) }
+    resolvedInOrder = entities.compactMap { [resolvedEntities] in resolvedEntities[$0.name] }
   }
 
   /// A model whose entities are listed in a builder block.
