@@ -150,7 +150,9 @@ struct BatchResolver {
 
   /// Whether the object exists in the working state.
   private mutating func exists(_ id: UInt64) throws -> Bool {
-    inspect(try slot(id)) { $0 != nil }
+    // A pattern match reads the tag alone (here and in `update`); comparing with nil copied
+    // the whole state, retaining each of its fields.
+    inspect(try slot(id)) { if case .some = $0 { true } else { false } }
   }
 
   /// The concrete entity of an object in the working state (nil: absent).
@@ -166,7 +168,7 @@ struct BatchResolver {
   /// Changes an object's working state in place (no copy of its link lists).
   private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
     let slot = try slot(id)
-    guard states[slot] != nil else { return }
+    guard case .some = states[slot] else { return }
     body(&states[slot]!)
   }
 
