@@ -19,6 +19,10 @@ struct KeyBuffers {
   var header = BinaryWriter(capacity: 256)
   var attributes = BinaryWriter(capacity: 1024)
   var entry = BinaryWriter(capacity: 2048)
+  /// An identity in `OrderedEncoding` (a `keys` key), and a `keys` value: the object id,
+  /// then the whole encoding when the key is a hashed long one.
+  var identity: [UInt8] = []
+  var identityValue: [UInt8] = []
 
   mutating func setObjectID(_ id: UInt64) {
     StoreKeys.setBigEndian(id, in: &objectID, at: 0)

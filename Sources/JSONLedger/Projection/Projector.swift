@@ -83,7 +83,7 @@ struct Projector {
       ObjectStateCoding.writeHeader(entity: after.entity, identity: after.identity, into: &buffers.header)
       if needsHeader {
         try cursors.put(buffers.header.bytes, forKey: buffers.objectID, in: layout.objects)
-        try registerIdentity(of: after, cursors: cursors, buffers: buffers)
+        try registerIdentity(of: after, cursors: cursors, buffers: &buffers)
       }
       buffers.attributes.removeAll()
       if change.kind == .created {
@@ -122,14 +122,21 @@ struct Projector {
 
   /// `keys` entry of an object: its identity under its root entity; an insert-only object is
   /// listed under its root with a 0xFE marker and its id, so listings find it too.
-  private func registerIdentity(of state: ObjectState, cursors: borrowing WriteCursors, buffers: borrowing KeyBuffers) throws {
+  private func registerIdentity(of state: ObjectState, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
     guard let entity = model.resolved(state.entity) else { return }
     if state.identity.isEmpty {
       try cursors.put(buffers.objectID, forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
       return
     }
-    let (key, full) = StoreKeys.identity(root: entity.rootID, state.identity)
-    try cursors.put(key == full ? buffers.objectID : buffers.objectID + full, forKey: key, in: layout.keys)
+    OrderedEncoding.encodeIdentity(root: entity.rootID, state.identity, into: &buffers.identity)
+    guard buffers.identity.count > StoreKeys.identityLimit else {
+      try cursors.put(buffers.objectID, forKey: buffers.identity, in: layout.keys)
+      return
+    }
+    buffers.identityValue.removeAll(keepingCapacity: true)
+    buffers.identityValue += buffers.objectID
+    buffers.identityValue += buffers.identity
+    try cursors.put(buffers.identityValue, forKey: StoreKeys.identityKey(forEncoded: buffers.identity), in: layout.keys)
   }
 
   /// The long unordered link lists of an updated object that its history entry keeps as
