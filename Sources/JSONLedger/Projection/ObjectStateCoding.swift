@@ -86,7 +86,9 @@ enum ObjectStateCoding {
   static func decodeState(_ bytes: [UInt8], model: Model) throws(DecodingFailure) -> (state: ObjectState, deltas: [UInt32: LinkChange])? {
     guard !bytes.isEmpty else { return nil }
     var reader = BinaryReader(bytes)
-    let (entity, identity) = try readHeader(&reader)
+    // The entity's name matched against the model's gives its attribute names too.
+    var entityIndex = 0
+    let (entity, identity) = try readHeader(&reader, entityNames: model.entityNames, entityIndex: &entityIndex)
     var state = ObjectState(entity: entity, identity: identity)
     var deltas: [UInt32: LinkChange] = [:]
     try readLinkLists(&reader) { id, list in
@@ -95,12 +97,21 @@ enum ObjectStateCoding {
       case .delta(_, let change): deltas[id] = change
       }
     }
-    state.attributes = try reader.readAttributes(knownNames: model.resolved(entity)?.storedAttributeNames ?? [])
+    state.attributes = try reader.readAttributes(knownNames: entityIndex > 0 ? model.resolvedInOrder[entityIndex - 1].storedAttributeNames : [])
     return (state, deltas)
   }
 
   private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
-    let entity = try reader.readString()
+    var entityIndex = 0
+    return try readHeader(&reader, entityIndex: &entityIndex)
+  }
+
+  /// An object's entity and identity. With `entityNames` (the model's), `entityIndex` is
+  /// 1 + the index of the entity's name there, or stays 0.
+  private static func readHeader(
+    _ reader: inout BinaryReader, entityNames: [(name: String, utf8: [UInt8])] = [], entityIndex: inout Int
+  ) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
+    let entity = try reader.readString(expecting: entityNames, from: &entityIndex)
     let count = try reader.readCount()
     var identity: [AttributeValue] = []
     identity.reserveCapacity(count)
