@@ -231,12 +231,10 @@ struct BatchResolver {
       parent = (id, relationship)
     }
     var payload: [UInt64] = []
-    try objects.withUnsafeBufferPointer { objects in
-      for index in objects.indices {
-        if let id = try upsert(objects[index], operations: options.operations) {
-          payload.append(id)
-          if let parent { try link(parent.id, parent.relationship.id, id) }
-        }
+    for object in objects {
+      if let id = try upsert(object, operations: options.operations) {
+        payload.append(id)
+        if let parent { try link(parent.id, parent.relationship.id, id) }
       }
     }
     guard options.prunes else { return }
