@@ -112,10 +112,10 @@ public struct AttributeChange: Sendable, Equatable {
 
 extension ObjectChange {
   /// The creation or deletion of an object in `state`: every value and link is a change, no
-  /// comparison needed. Each list is built, then sorted in place (one array each).
+  /// comparison needed. The attributes come in name order (the state keeps them sorted); the
+  /// links are sorted in place.
   private init(objectID: UInt64, wholly state: ObjectState, kind: Kind, model: Model) {
     let creates = kind == .created
-    // In name order already: the list is sorted.
     let attributes = state.attributes.map { name, value in
       AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
     }
@@ -141,8 +141,8 @@ extension ObjectChange {
     case (let deleted?, nil):
       self.init(objectID: objectID, wholly: deleted, kind: .deleted, model: model)
     case (let old?, let new?):
-      // Equal dictionaries that share storage (an object the batch did not change) compare
-      // in one step; the walks below run only when something differs.
+      // Equal lists that share storage (an object the batch did not change) compare in one
+      // step; the walks below run only when something differs.
       var attributes: [AttributeChange] = []
       if old.attributes != new.attributes {
         attributes = AttributeList.differences(from: old.attributes, to: new.attributes).map {

@@ -60,8 +60,9 @@ public struct Model: Sendable {
     self.dateFormat = dateFormat
     self.entities = entities
     (resolvedEntities, relationshipsByID) = try ModelResolver(entities: entities).resolve()
-    entityNames = entities.map { ($0.name, Array($0.name.utf8)) }
     resolvedInOrder = entities.compactMap { [resolvedEntities] in resolvedEntities[$0.name] }
+    // Built from the resolved list, so that an index into one is an index into the other.
+    entityNames = resolvedInOrder.map { ($0.name, Array($0.name.utf8)) }
   }
 
   /// A model whose entities are listed in a builder block.

@@ -15,7 +15,9 @@ struct ProjectionStore: StateSource {
   }
 
   func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64? {
-    try objectID(encodedIdentity: StoreKeys.identity(root: rootID, identity).full)
+    var encoded: [UInt8] = []
+    OrderedEncoding.encodeIdentity(root: rootID, identity, into: &encoded)
+    return try objectID(encodedIdentity: encoded)
   }
 
   func objectID(encodedIdentity full: [UInt8]) throws -> UInt64? {
