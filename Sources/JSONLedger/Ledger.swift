@@ -230,7 +230,7 @@ public final class Ledger: Sendable {
       let record = ChangeRecord(
         batchID: head + 1, time: Date(), kind: onlyDeletions ? .delete : .import, metadata: metadata,
         statistics: statistics, changes: changes)
-      try append(record, txn, knownStates: resolver.afterStates)
+      try append(record, txn, knownStates: resolver.takeAfterStates())
       return BatchSummary(record: record)
     }
     if !summary.wasAlreadyApplied { publish(summary) }
@@ -242,7 +242,7 @@ public final class Ledger: Sendable {
   static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
 
   /// Appends a record under the next batch id and folds it into the projections.
-  func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: [ObjectState?]? = nil) throws {
+  func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil) throws {
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)

@@ -142,7 +142,7 @@ extension Ledger {
       resolver.seed(currentStates.sorted { $0.0 < $1.0 })
       let (changes, statistics) = try resolver.resolveTargets(repaired)
       let reverted = ChangeRecord(batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
-      try append(reverted, txn, knownStates: resolver.afterStates)
+      try append(reverted, txn, knownStates: resolver.takeAfterStates())
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
     publish(result.summary)
@@ -168,7 +168,7 @@ extension Ledger {
         batchID: head + 1, time: Date(), kind: .rewind,
         metadata: .init(message: message ?? "rewind to batch \(batchID)", author: author),
         statistics: statistics, changes: changes)
-      try append(record, txn, knownStates: resolver.afterStates)
+      try append(record, txn, knownStates: resolver.takeAfterStates())
       return BatchSummary(record: record)
     }
     publish(summary)

@@ -17,7 +17,7 @@ struct BatchResolver {
   /// The same objects as they were before the batch (nil: did not exist).
   private var before: [ObjectState?] = []
   /// After `finish`: the state after the batch of each change's object, in change order.
-  private(set) var afterStates: [ObjectState?] = []
+  private var afterStates: [ObjectState?] = []
   /// Identities created in this batch (not yet in the `keys` database), and those found in
   /// the `keys` database, so that an object named many times in a batch (a band referred to
   /// by each of its albums) is looked up once. An identity's id never changes, so the cache
@@ -72,6 +72,13 @@ struct BatchResolver {
     }
     do { try problems.check() } catch { throw LedgerError.mapping(error) }
     return finish(ignoredKeys: batch.ignoredKeys.sorted())
+  }
+
+  /// The state after the batch of each change's object, in change order (after a resolve),
+  /// handed over: the resolver keeps none, so the projector can move them out one by one.
+  mutating func takeAfterStates() -> [ObjectState?] {
+    defer { afterStates = [] }
+    return afterStates
   }
 
   /// Gives the current state of objects the caller has already read, so that they are not

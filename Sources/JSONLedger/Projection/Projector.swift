@@ -12,8 +12,12 @@ struct Projector {
   /// record, in the order of `record.changes` (the resolver's, on a live apply); it must equal
   /// what folding computes, and lets the projector skip reading the object back. Replay
   /// passes none.
-  func apply(_ record: ChangeRecord, knownStates: [ObjectState?]? = nil) throws {
+  func apply(_ record: ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
     precondition(knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
+    // Each known state is moved out of the array as its change is folded: taken, not copied
+    // (a copy retains every field of the state, and releases it again after the write).
+    let hasKnownStates = knownStates != nil
+    var known = knownStates ?? []
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model)
     var nextObjectID = try store.nextObjectID()
     // Created objects take ascending ids, so most of their entries land next to the previous
@@ -23,7 +27,7 @@ struct Projector {
     try transaction.withWriteCursors(on: written) { cursors in
       for (index, change) in record.changes.enumerated() {
         nextObjectID = max(nextObjectID, change.objectID + 1)
-        try fold(change, known: knownStates.map { $0[index] }, batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers)
+        try fold(change, known: hasKnownStates ? .some(known[index].take()) : nil, batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers)
       }
     }
     try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
