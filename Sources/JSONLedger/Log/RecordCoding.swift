@@ -33,20 +33,23 @@ enum RecordCoding {
     writer.write(varint: UInt64(statistics.ignoredKeys.count))
     for key in statistics.ignoredKeys { writer.write(key) }
     writer.write(varint: UInt64(record.changes.count))
-    for change in record.changes {
-      writer.write(varint: change.objectID)
-      writer.write(change.entity)
-      writer.write(varint: UInt64(change.identity.count))
-      for value in change.identity { writer.write(value) }
-      writer.write(change.kind.rawValue)
-      writer.write(varint: UInt64(change.attributes.count))
-      for attribute in change.attributes {
-        writer.write(attribute.name)
-        writer.write(optional: attribute.old)
-        writer.write(optional: attribute.new)
+    // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
+    // a release per array, several per change).
+    let changes = record.changes
+    for index in changes.indices {
+      writer.write(varint: changes[index].objectID)
+      writer.write(changes[index].entity)
+      writer.write(varint: UInt64(changes[index].identity.count))
+      for valueIndex in changes[index].identity.indices { writer.write(changes[index].identity[valueIndex]) }
+      writer.write(changes[index].kind.rawValue)
+      writer.write(varint: UInt64(changes[index].attributes.count))
+      for attributeIndex in changes[index].attributes.indices {
+        writer.write(changes[index].attributes[attributeIndex].name)
+        writer.write(optional: changes[index].attributes[attributeIndex].old)
+        writer.write(optional: changes[index].attributes[attributeIndex].new)
       }
-      writer.write(varint: UInt64(change.links.count))
-      for link in change.links { writer.write(link) }
+      writer.write(varint: UInt64(changes[index].links.count))
+      for linkIndex in changes[index].links.indices { writer.write(changes[index].links[linkIndex]) }
     }
     writer.write(bigEndian: Checksum.crc32(writer.bytes))
     return writer.bytes
