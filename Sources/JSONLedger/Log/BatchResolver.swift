@@ -57,7 +57,8 @@ struct BatchResolver {
     states.reserveCapacity(expected)
     before.reserveCapacity(expected)
     mentioned.reserveCapacity(expected)
-    identities.reserveCapacity(expected)
+    // One identity per staged object at most (a referenced key is usually staged too).
+    identities.reserveCapacity(batch.stagedObjectCount)
     mapper = batch.mapper
     for step in batch.steps {
       switch step {
