@@ -304,7 +304,7 @@ public final class Ledger: Sendable {
     return try Self.decodeRecord(bytes, batchID: batchID, model: model)
   }
 
-  static func decodeRecord(_ bytes: consuming [UInt8], batchID: UInt64, model: Model? = nil) throws -> ChangeRecord {
+  static func decodeRecord(_ bytes: consuming [UInt8], batchID: UInt64, model: Model) throws -> ChangeRecord {
     do {
       let record = try RecordCoding.decode(bytes, model: model)
       guard record.batchID == batchID else {
