@@ -214,6 +214,27 @@ struct MappingRuleTests {
     #expect(DateCoding.jsonValue(from: DateCoding.date(microseconds: 1_000_500_000), format: .unix) == .number(JSONNumber(validLiteral: "1000.5")))
   }
 
+  @Test func writtenDatesParseBackToTheSameMicrosecond() throws {
+    var generator = SystemRandomNumberGenerator()
+    // Whole seconds over years 1 to 9999; microseconds over 1900-2100 (a `Date` is a Double
+    // of seconds since 2001, exact to the microsecond only within a few centuries of it).
+    for index in 0..<2_000 {
+      let micros: Int64
+      if index % 2 == 0 {
+        micros = Int64.random(in: -62_135_596_800...253_402_300_799, using: &generator) * 1_000_000
+      } else {
+        micros = Int64.random(in: -2_208_988_800_000_000...4_102_444_799_999_999, using: &generator)
+      }
+      for format in [DateFormat.iso8601, .iso8601Basic] {
+        let text = DateCoding.string(from: DateCoding.date(microseconds: micros), format: format)
+        let parsed = try #require(DateCoding.date(from: .string(text)), "\(text) does not parse")
+        #expect(DateCoding.microseconds(parsed) == micros, "\(text)")
+      }
+    }
+    #expect(DateCoding.string(from: DateCoding.date(microseconds: -1), format: .iso8601) == "1969-12-31T23:59:59.999999Z")
+    #expect(DateCoding.string(from: DateCoding.date(microseconds: 86_400_050_000), format: .iso8601) == "1970-01-02T00:00:00.05Z")
+  }
+
   @Test(arguments: [
     ("listImageURL", "list_image_url"), ("URLPath", "url_path"), ("userID", "user_id"), ("line2Text", "line2_text"),
     ("firstName", "first_name"), ("id", "id"), ("userIDFirst", "user_id_first"), ("createdAt", "created_at"),

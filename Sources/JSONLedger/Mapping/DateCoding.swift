@@ -169,10 +169,13 @@ enum DateCoding {
     return .string(string(from: date, format: format))
   }
 
+  /// `2014-01-02T12:40:08Z` (or the basic form `20140102T124008Z`), with a fraction of up to
+  /// six digits when it is not zero. Written as bytes: the date of every exported object
+  /// passes here.
   static func string(from date: Date, format: DateFormat) -> String {
     let micros = microseconds(date)
     var seconds = micros / 1_000_000
-    var fraction = micros % 1_000_000
+    var fraction = Int(micros % 1_000_000)
     if fraction < 0 {
       fraction += 1_000_000
       seconds -= 1
@@ -180,19 +183,48 @@ enum DateCoding {
     let days = Int((seconds - ((seconds % 86_400) + 86_400) % 86_400) / 86_400)
     let secondOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
     let (year, month, day) = civilFromDays(days)
-    func pad(_ value: Int, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    var fractionText = ""
+    let separators = format != .iso8601Basic
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(32)
+    if year < 0 { bytes.append(UInt8(ascii: "-")) }
+    appendDigits(abs(year), width: 4, to: &bytes)
+    if separators { bytes.append(UInt8(ascii: "-")) }
+    appendDigits(month, width: 2, to: &bytes)
+    if separators { bytes.append(UInt8(ascii: "-")) }
+    appendDigits(day, width: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "T"))
+    appendDigits(secondOfDay / 3600, width: 2, to: &bytes)
+    if separators { bytes.append(UInt8(ascii: ":")) }
+    appendDigits(secondOfDay / 60 % 60, width: 2, to: &bytes)
+    if separators { bytes.append(UInt8(ascii: ":")) }
+    appendDigits(secondOfDay % 60, width: 2, to: &bytes)
     if fraction != 0 {
-      fractionText = "." + pad(Int(fraction), 6)
-      while fractionText.hasSuffix("0") { fractionText.removeLast() }
+      var width = 6
+      while fraction % 10 == 0 {
+        fraction /= 10
+        width -= 1
+      }
+      bytes.append(UInt8(ascii: "."))
+      appendDigits(fraction, width: width, to: &bytes)
     }
-    let hour = pad(secondOfDay / 3600, 2), minute = pad(secondOfDay / 60 % 60, 2), second = pad(secondOfDay % 60, 2)
-    if format == .iso8601Basic {
-      return "\(pad(year, 4))\(pad(month, 2))\(pad(day, 2))T\(hour)\(minute)\(second)\(fractionText)Z"
+    bytes.append(UInt8(ascii: "Z"))
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// The decimal digits of a non-negative `value`, zero-padded to at least `width`.
+  private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+    var digits = 1, rest = value
+    while rest >= 10 {
+      rest /= 10
+      digits += 1
     }
-    return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(hour):\(minute):\(second)\(fractionText)Z"
+    for _ in digits..<max(width, digits) { bytes.append(UInt8(ascii: "0")) }
+    let start = bytes.count
+    rest = value
+    for _ in 0..<digits {
+      bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+      rest /= 10
+    }
+    bytes[start...].reverse()
   }
 }

@@ -113,6 +113,11 @@ final class ResolvedEntity: Sendable {
   /// bytes: decoding a state matches the stored bytes against these and reuses the name,
   /// instead of making a new string for each attribute of each object read.
   let storedAttributeNames: [(name: String, utf8: [UInt8])]
+  /// Each attribute name's position in `storedAttributeNames`, and each relationship name's
+  /// position in `relationships`. A snapshot's dictionaries are these with `mapValues` (which
+  /// keeps their hash layout), so reading an object hashes none of its names.
+  let storedAttributePositions: [String: Int]
+  let relationshipPositions: [String: Int]
 
   var isInsertOnly: Bool { identity.isEmpty }
 
@@ -134,6 +139,8 @@ final class ResolvedEntity: Sendable {
     self.subentityKey = subentityKey
     self.hasIndexedAttributes = attributes.contains { $0.isIndexed }
     self.storedAttributeNames = attributes.map(\.name).sorted().map { ($0, Array($0.utf8)) }
+    self.storedAttributePositions = Dictionary(uniqueKeysWithValues: storedAttributeNames.enumerated().map { ($0.element.name, $0.offset) })
+    self.relationshipPositions = Dictionary(uniqueKeysWithValues: relationships.enumerated().map { ($0.element.name, $0.offset) })
   }
 }
 

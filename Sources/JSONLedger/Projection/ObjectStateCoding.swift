@@ -18,9 +18,11 @@ enum ObjectStateCoding {
     for value in identity { writer.write(value) }
   }
 
-  static func decodeHeader(_ bytes: [UInt8]) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
+  /// An object's header; an entity name among `entityNames` (the model's) reuses that string.
+  static func decodeHeader(_ bytes: [UInt8], entityNames: [(name: String, utf8: [UInt8])]) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
     var reader = BinaryReader(bytes)
-    return try readHeader(&reader)
+    var entityIndex = 0
+    return try readHeader(&reader, entityNames: entityNames, entityIndex: &entityIndex)
   }
 
   /// An object's attributes as `views` holds them.

@@ -118,7 +118,7 @@ struct ProjectionStore: StateSource {
   /// Entity and identity of any object ever stored (deleted ones included).
   func header(of objectID: UInt64) throws -> (entity: String, identity: [AttributeValue])? {
     guard let bytes = try transaction.value(forKey: StoreKeys.object(objectID), in: layout.objects) else { return nil }
-    do { return try ObjectStateCoding.decodeHeader(bytes) } catch {
+    do { return try ObjectStateCoding.decodeHeader(bytes, entityNames: model.entityNames) } catch {
       throw LedgerError.storage("object \(objectID) does not decode: \(error)")
     }
   }

@@ -65,7 +65,7 @@ struct SnapshotReader {
     let resolved = try self.entity(entity)
     let family = Set(resolved.family)
     // Many objects point to the same few (albums to their band): their keys are read once.
-    var keys: [UInt64: ObjectKey] = [:]
+    var keys: TargetKeys? = TargetKeys()
     for id in try store.objectIDs(root: resolved.rootName) {
       guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
       try body(try snapshot(id, state, keys: &keys))
@@ -93,33 +93,34 @@ struct SnapshotReader {
   }
 
   func snapshot(_ id: UInt64, _ state: ObjectState) throws -> ObjectSnapshot {
-    var keys: [UInt64: ObjectKey] = [:]
-    return try snapshot(id, state, keys: &keys)
+    var noCache: TargetKeys?
+    return try snapshot(id, state, keys: &noCache)
   }
 
-  /// A snapshot whose relationship targets' keys are looked up in, and added to, `keys`.
-  func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout [UInt64: ObjectKey]) throws -> ObjectSnapshot {
-    let entity = store.model.resolved(state.entity)
-    var relationships = [String: [ObjectKey]](minimumCapacity: entity?.relationships.count ?? 0)
-    if let entity {
-      for relationship in entity.relationships {
-        var targets: [ObjectKey] = []
-        for target in state.links[relationship.id] ?? [] {
-          if let known = keys[target] {
-            targets.append(known)
-          } else {
-            let key = try key(of: target)
-            // Bounded, so that a scan of many objects with distinct targets stays small.
-            if keys.count >= 100_000 { keys.removeAll(keepingCapacity: true) }
-            keys[target] = key
-            targets.append(key)
-          }
+  /// A snapshot whose relationship targets' keys are looked up in, and added to, `keys`
+  /// when it is not nil.
+  func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout TargetKeys?) throws -> ObjectSnapshot {
+    let key = ObjectKey(entity: state.entity, identity: state.identity)
+    guard let entity = store.model.resolved(state.entity) else {
+      return ObjectSnapshot(key: key, attributes: state.attributes.dictionary, relationships: [:], objectID: id)
+    }
+    let relationships = try entity.relationshipPositions.mapValues { position in
+      let targets = state.links[entity.relationships[position].id] ?? []
+      var targetKeys: [ObjectKey] = []
+      targetKeys.reserveCapacity(targets.count)
+      for target in targets {
+        if let known = keys?.known[target] {
+          targetKeys.append(known)
+        } else {
+          let targetKey = try self.key(of: target)
+          keys?.remember(targetKey, of: target)
+          targetKeys.append(targetKey)
         }
-        relationships[relationship.name] = targets
       }
+      return targetKeys
     }
     return ObjectSnapshot(
-      key: ObjectKey(entity: state.entity, identity: state.identity), attributes: state.attributes.dictionary,
+      key: key, attributes: state.attributes.dictionary(positions: entity.storedAttributePositions, names: entity.storedAttributeNames),
       relationships: relationships, objectID: id)
   }
 
@@ -157,5 +158,16 @@ struct SnapshotReader {
       guard let target = try store.state(of: id) else { return nil }
       return try snapshot(id, target)
     }
+  }
+}
+
+/// The keys of relationship targets already read during one scan.
+struct TargetKeys {
+  private(set) var known: [UInt64: ObjectKey] = [:]
+
+  /// Bounded, so that a scan of many objects with distinct targets stays small.
+  mutating func remember(_ key: ObjectKey, of id: UInt64) {
+    if known.count >= 100_000 { known.removeAll(keepingCapacity: true) }
+    known[id] = key
   }
 }

@@ -71,6 +71,17 @@ if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil
     removeScratchDirectories()
     exit(0)
   }
+  if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] == "reads" {
+    // JSONLEDGER_BENCH_PROFILE_IMPORT=reads: the dataset imported, then the scan and the export timed.
+    _ = try again.importDocument(document)
+    let scan = try seconds { _ = try again.readAllAlbumsWithBand() }
+    let export = try seconds { _ = try again.exportAll() }
+    let keys = (0..<20_000).map { dataset.albumName($0 * 7_919 % dataset.albumCount) }
+    let byKey = try seconds { try again.readByKey(keys) }
+    print("read all albums with band \(scan)s, export \(export)s, 20,000 reads by key \(byKey)s")
+    removeScratchDirectories()
+    exit(0)
+  }
   let reimport = ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] == "reimport"
   if reimport { _ = try again.importDocument(document) }
   var parsed: JSONValue = .null
