@@ -8,32 +8,62 @@ struct Exporter {
   let reader: SnapshotReader
   let transformers: ValueTransformers
   let options: ExportOptions
-  /// Where each exported attribute goes, per entity, worked out once.
-  private let attributePaths: [String: [(attribute: Attribute, path: [String])]]
-  /// Where each exported relationship goes, per entity, worked out once.
-  private let relationshipPaths: [String: [(relationship: ResolvedRelationship, path: [String])]]
+  /// What to write for each entity, worked out once.
+  private let plans: [String: EntityPlan]
+
+  /// One exported attribute: where it goes, and the transformer to reverse.
+  private struct AttributeField {
+    let name: String
+    let path: [String]
+    let transformer: String?
+  }
+
+  /// One exported relationship and where it goes.
+  private struct RelationshipField {
+    let name: String
+    let isToMany: Bool
+    let path: [String]
+  }
+
+  private struct EntityPlan {
+    let attributes: [AttributeField]
+    let relationships: [RelationshipField]
+    /// The subentity key, written with the entity's name when its family has several members
+    /// and no attribute of that name.
+    let typeKey: String?
+    /// How a composite key of this entity is written: its identity's JSON keys.
+    let identityKeys: [String]
+  }
 
   init(reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions) {
     self.reader = reader
     self.transformers = transformers
     self.options = options
-    var paths: [String: [(attribute: Attribute, path: [String])]] = [:]
-    var links: [String: [(relationship: ResolvedRelationship, path: [String])]] = [:]
-    let keyCase = options.keyCase ?? reader.model.keyCase
-    for entity in reader.model.entities {
-      guard let resolved = reader.model.resolved(entity.name) else { continue }
-      paths[entity.name] = resolved.attributes.filter { $0.isExported || options.usesModelNames }.map {
-        ($0, Self.exportPath(of: $0, in: resolved, model: reader.model, options: options))
+    let model = reader.model
+    let keyCase = options.keyCase ?? model.keyCase
+    var plans: [String: EntityPlan] = [:]
+    for entity in model.entities {
+      guard let resolved = model.resolved(entity.name) else { continue }
+      let attributes = resolved.attributes.filter { $0.isExported || options.usesModelNames }.map {
+        AttributeField(
+          name: $0.name, path: Self.exportPath(of: $0, in: resolved, model: model, options: options),
+          transformer: options.usesModelNames ? nil : $0.transformer)
       }
-      links[entity.name] = resolved.relationships.filter { $0.declaration.isExported || options.usesModelNames }.map { relationship in
+      let relationships = resolved.relationships.filter { $0.declaration.isExported || options.usesModelNames }.map { relationship in
         let path = options.usesModelNames ? [relationship.name]
           : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
             ?? [KeyInflection.jsonKey(for: relationship.name, keyCase: keyCase)]
-        return (relationship, path)
+        return RelationshipField(name: relationship.name, isToMany: relationship.isToMany, path: path)
       }
+      var typeKey: String?
+      if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil, model.resolved(resolved.rootName)?.family.count ?? 1 > 1 {
+        typeKey = key
+      }
+      plans[entity.name] = EntityPlan(
+        attributes: attributes, relationships: relationships, typeKey: typeKey,
+        identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) })
     }
-    attributePaths = paths
-    relationshipPaths = links
+    self.plans = plans
   }
 
   var model: Model { reader.model }
@@ -45,35 +75,49 @@ struct Exporter {
     return try export(object, depth: 0, ancestors: &ancestors)
   }
 
+  /// `ancestors` (the objects being written around this one, for nested relationships) is
+  /// kept only when relationships are nested.
   private func export(_ object: ObjectSnapshot, depth: Int, ancestors: inout Set<UInt64>) throws -> JSONValue {
-    guard let entity = model.resolved(object.entity) else { return .null }
-    var json = JSONObject()
-    for (attribute, path) in attributePaths[entity.name] ?? [] {
-      let value = try jsonValue(object.attributes[attribute.name], of: attribute, entity: entity)
-      Self.set(value, at: path, in: &json)
+    guard let plan = plans[object.entity] else { return .null }
+    let dateFormat = self.dateFormat
+    var json = JSONObject(minimumCapacity: plan.attributes.count + plan.relationships.count + 1)
+    for field in plan.attributes {
+      let value = try jsonValue(object.attributes[field.name], of: field, entity: object.entity, dateFormat: dateFormat)
+      Self.set(value, at: field.path, in: &json)
     }
-    if let key = entity.subentityKey, entity.attributeIndex[key] == nil, model.resolved(entity.rootName)?.family.count ?? 1 > 1 {
-      json[key] = .string(entity.name)
+    if let key = plan.typeKey { json[key] = .string(object.entity) }
+    let nests: Bool
+    switch options.relationships {
+    case .none: return .object(json)
+    case .ids: nests = false
+    case .nested, .rails: nests = true
     }
-    ancestors.insert(object.objectID)
-    defer { ancestors.remove(object.objectID) }
-    for (relationship, exportPath) in relationshipPaths[entity.name] ?? [] {
-      let targets = object.relationships[relationship.name] ?? []
-      var path = exportPath
+    if nests { ancestors.insert(object.objectID) }
+    defer { if nests { ancestors.remove(object.objectID) } }
+    for field in plan.relationships {
+      var path = field.path
       let value: JSONValue
       switch options.relationships {
       case .none:
         continue
       case .ids:
-        value = keysValue(targets, toMany: relationship.isToMany)
+        let targets = object.relationships[field.name] ?? []
+        if field.isToMany {
+          var keys: [JSONValue] = []
+          keys.reserveCapacity(targets.count)
+          for target in targets { keys.append(keyValue(target, dateFormat: dateFormat)) }
+          value = .array(keys)
+        } else {
+          value = targets.first.map { keyValue($0, dateFormat: dateFormat) } ?? .null
+        }
       case .nested(let limit), .rails(let limit):
         var rails: Bool = if case .rails = options.relationships { true } else { false }
         var nested: [JSONValue] = []
         var onlyKeys = true
-        let related = try reader.related(object, relationship.name)
+        let related = try reader.related(object, field.name)
         for target in related {
           if depth + 1 > limit || ancestors.contains(target.objectID) {
-            nested.append(keyValue(target.key))
+            nested.append(keyValue(target.key, dateFormat: dateFormat))
           } else {
             nested.append(try export(target, depth: depth + 1, ancestors: &ancestors))
             onlyKeys = false
@@ -85,7 +129,7 @@ struct Exporter {
         if rails, let last = path.last {
           path[path.count - 1] = keyCase == .snakeCase ? last + "_attributes" : last + "Attributes"
         }
-        if relationship.isToMany {
+        if field.isToMany {
           if rails {
             value = .object(JSONObject(nested.enumerated().map { JSONObject.Member(key: String($0.offset), value: $0.element) }))
           } else {
@@ -99,8 +143,6 @@ struct Exporter {
     }
     return .object(json)
   }
-
-  private func inflect(_ name: String) -> String { KeyInflection.jsonKey(for: name, keyCase: keyCase) }
 
   /// Where an attribute goes in the exported object.
   static func exportPath(of attribute: Attribute, in entity: ResolvedEntity, model: Model, options: ExportOptions) -> [String] {
@@ -120,12 +162,12 @@ struct Exporter {
     return [inflect(attribute.name)]
   }
 
-  func jsonValue(_ value: AttributeValue?, of attribute: Attribute, entity: ResolvedEntity) throws -> JSONValue {
+  private func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat) throws -> JSONValue {
     guard let value else { return .null }
     let plain = Self.json(value, dateFormat: dateFormat)
-    if !options.usesModelNames, let name = attribute.transformer, let reverse = transformers[name]?.reverse {
+    if let name = field.transformer, let reverse = transformers[name]?.reverse {
       do { return try reverse(plain) } catch {
-        throw LedgerError.invalidArgument("the reverse of value transformer \"\(name)\" failed on \(entity.name).\(attribute.name): \(error)")
+        throw LedgerError.invalidArgument("the reverse of value transformer \"\(name)\" failed on \(entity).\(field.name): \(error)")
       }
     }
     return plain
@@ -147,15 +189,13 @@ struct Exporter {
     }
   }
 
-  func keyValue(_ key: ObjectKey) -> JSONValue {
+  /// A related object's key as JSON: its identity value, or an object of them for a
+  /// composite key.
+  func keyValue(_ key: ObjectKey, dateFormat: DateFormat) -> JSONValue {
+    if key.identity.count == 1 { return Self.json(key.identity[0], dateFormat: dateFormat) }
     let parts = key.identity.map { Self.json($0, dateFormat: dateFormat) }
-    if parts.count == 1 { return parts[0] }
-    guard let entity = model.resolved(key.entity) else { return .array(parts) }
-    return .object(JSONObject(zip(entity.identity, parts).map { JSONObject.Member(key: inflect($0.0), value: $0.1) }))
-  }
-
-  private func keysValue(_ targets: [ObjectKey], toMany: Bool) -> JSONValue {
-    toMany ? .array(targets.map(keyValue)) : targets.first.map(keyValue) ?? .null
+    guard let names = plans[key.entity]?.identityKeys, names.count == parts.count else { return .array(parts) }
+    return .object(JSONObject(zip(names, parts).map { JSONObject.Member(key: $0.0, value: $0.1) }))
   }
 
   /// Sets `value` at a key path, creating the intermediate objects.

@@ -122,6 +122,12 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
   /// An object with these members.
   public init(_ members: [Member] = []) { self.members = members }
 
+  /// An empty object with room for `count` members.
+  init(minimumCapacity count: Int) {
+    members = []
+    members.reserveCapacity(count)
+  }
+
   public init(dictionaryLiteral elements: (String, JSONValue)...) {
     members = elements.map { Member(key: $0.0, value: $0.1) }
   }
