@@ -84,6 +84,8 @@ struct JSONParserTests {
       let text = JSONWriter(options: options).string(from: value)
       #expect(JSONWriter().string(from: try JSONParser.parse(text)) == JSONWriter().string(from: value))
     }
+    // Plain strings (any script) are copied whole; the others escaped byte by byte.
+    #expect(JSONWriter().string(from: ["plain": "Sigur Rós ✓", "escaped": "a\"b\\c\nd\u{1F}"]) == #"{"escaped":"a\"b\\c\nd\u001f","plain":"Sigur Rós ✓"}"#)
   }
 
   @Test func randomBytesNeverCrashTheParser() {

@@ -218,13 +218,15 @@ enum DateCoding {
       rest /= 10
       digits += 1
     }
-    for _ in digits..<max(width, digits) { bytes.append(UInt8(ascii: "0")) }
-    let start = bytes.count
+    for _ in 0..<max(width, digits) { bytes.append(UInt8(ascii: "0")) }
+    // Filled from the last digit back; the leading ones stay zero.
+    var index = bytes.count - 1
     rest = value
-    for _ in 0..<digits {
-      bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+    while rest > 0 {
+      bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
       rest /= 10
+      index -= 1
     }
-    bytes[start...].reverse()
   }
+
 }

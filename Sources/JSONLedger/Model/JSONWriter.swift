@@ -72,7 +72,14 @@ public struct JSONWriter: Sendable {
 
   static func writeString(_ string: String, into output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
-    for byte in string.utf8 {
+    // Most strings need no escape: then they are copied whole instead of byte by byte.
+    let utf8 = string.utf8
+    if !needsEscape(utf8.span) {
+      output.append(contentsOf: utf8)
+      output.append(UInt8(ascii: "\""))
+      return
+    }
+    for byte in utf8 {
       switch byte {
       case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
       case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
@@ -86,5 +93,13 @@ public struct JSONWriter: Sendable {
       }
     }
     output.append(UInt8(ascii: "\""))
+  }
+
+  private static func needsEscape(_ bytes: Span<UInt8>) -> Bool {
+    for index in bytes.indices {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return true }
+    }
+    return false
   }
 }
