@@ -12,7 +12,7 @@ struct IdentityTableTests {
 
   @Test func findsEveryIdentityAcrossGrowth() {
     var table = IdentityTable()
-    var expected: [[UInt8]: UInt64] = [:]
+    var expected: [[UInt8]: (id: UInt64, isNew: Bool)] = [:]
     for index in 0..<5_000 {
       // Strings, integers and two-part identities, some long enough to span several words.
       let values: [AttributeValue] = switch index % 3 {
@@ -23,9 +23,9 @@ struct IdentityTableTests {
       let encoded = key(UInt32(index % 4 + 1), values)
       #expect(table.entry(forKey: encoded) == nil)
       table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0)
-      expected[encoded] = UInt64(index + 1)
+      expected[encoded] = (UInt64(index + 1), index % 2 == 0)
     }
-    for (encoded, id) in expected { #expect(table.entry(forKey: encoded)?.id == id) }
+    for (encoded, wanted) in expected { #expect(table.entry(forKey: encoded)! == wanted) }
     #expect(table.entry(forKey: key(1, [.string("album 5_000")])) == nil)
   }
 
