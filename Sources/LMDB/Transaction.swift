@@ -191,12 +191,12 @@ public final class Transaction {
 
   /// The last entry whose key starts with `prefix` and sorts at or before `key`, or nil.
   public func lastEntry(in database: Database, prefix: [UInt8], atOrBefore key: [UInt8]) throws -> Entry? {
-    var found: Entry?
-    try forEachBackward(in: database, prefix: prefix, atOrBefore: key) { entry in
-      found = entry
-      return false
+    try withCursor(on: database) { cursor in
+      guard try Self.position(cursor, atOrBefore: key) else { return nil }
+      return try cursor.rawCurrent { found, value in
+        found.starts(with: prefix) ? Entry(key: Array(found), value: Array(value)) : nil
+      }
     }
-    return found
   }
 
   /// Calls `body` for each entry whose key starts with `prefix` and sorts at or before
@@ -205,16 +205,15 @@ public final class Transaction {
     in database: Database, prefix: [UInt8], atOrBefore key: [UInt8], _ body: (Entry) throws -> Bool
   ) throws {
     try withCursor(on: database) { cursor in
-      let positioned: Bool
-      if try cursor.rawSeek(atOrAfter: key) {
-        // Landed on the key itself, or on the first one after it: step back from the latter.
-        let exact = try cursor.rawCurrent { found, _ in found.elementsEqual(key) }
-        positioned = exact ? true : try cursor.rawMove(next: false)
-      } else {
-        positioned = try cursor.rawMoveToLast()
-      }
-      try Self.walk(cursor, from: positioned, forward: false, prefix: prefix, body)
+      try Self.walk(cursor, from: try Self.position(cursor, atOrBefore: key), forward: false, prefix: prefix, body)
     }
+  }
+
+  /// Moves `cursor` to the last entry at or before `key`; false when there is none.
+  private static func position(_ cursor: borrowing Cursor, atOrBefore key: [UInt8]) throws -> Bool {
+    guard try cursor.rawSeek(atOrAfter: key) else { return try cursor.rawMoveToLast() }
+    // Landed on the key itself, or on the first one after it: step back from the latter.
+    return try cursor.rawCurrent { found, _ in found.elementsEqual(key) } ? true : try cursor.rawMove(next: false)
   }
 }
 

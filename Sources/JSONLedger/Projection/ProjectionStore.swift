@@ -35,24 +35,37 @@ struct ProjectionStore: StateSource {
   /// The object's state after the last batch at or before `asOf`: its newest history entry
   /// there, with any link list kept as deltas folded onto the whole list further back.
   func state(of objectID: UInt64) throws -> ObjectState? {
-    var state: ObjectState?
+    let newestKey = StoreKeys.history(objectID, asOf ?? .max)
+    // Mostly the newest entry holds every list whole, and is all there is to read.
+    guard let newest = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: newestKey) else {
+      return nil
+    }
+    let batch = StoreKeys.readBigEndian64(newest.key.dropFirst(8))
+    guard let decoded = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(newest.value, model: model) }) else {
+      return nil
+    }
+    if decoded.deltas.isEmpty { return decoded.state }
+    return try folding(decoded.deltas, onto: decoded.state, of: objectID, before: batch)
+  }
+
+  /// `state` with the lists its newest entry (at `newestBatch`) keeps as deltas resolved:
+  /// each followed back through older entries to a whole list, and the deltas folded onto it.
+  private func folding(
+    _ deltas: [UInt32: LinkChange], onto state: ObjectState, of objectID: UInt64, before newestBatch: UInt64
+  ) throws -> ObjectState {
+    var state = state
     // Lists still to resolve, and their deltas newest first.
-    var pending: [UInt32: [LinkChange]] = [:]
-    try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, asOf ?? .max)) { entry in
+    var pending = deltas.mapValues { [$0] }
+    guard newestBatch > 0 else { throw brokenHistory(objectID, relationship: pending.keys.first ?? 0) }
+    try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, newestBatch - 1)) { entry in
       let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
-      guard var found = state else {
-        guard let newest = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(entry.value, model: model) }) else { return false }
-        state = newest.state
-        for (id, change) in newest.deltas { pending[id] = [change] }
-        return !pending.isEmpty
-      }
       let older = try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }
       for id in Array(pending.keys) {
         switch older?.links[id] {
         case .whole(let targets)?:
           var list = targets
           for change in pending[id, default: []].reversed() { change.apply(to: &list) }
-          found.links[id] = list
+          state.links[id] = list
           pending[id] = nil
         case .delta(_, let change)?:
           pending[id]?.append(change)
@@ -60,13 +73,14 @@ struct ProjectionStore: StateSource {
           throw LedgerError.storage("the history of object \(objectID) is broken: batch \(batch) has no list for relationship \(id) that a later entry changes")
         }
       }
-      state = found
       return !pending.isEmpty
     }
-    if let id = pending.keys.first {
-      throw LedgerError.storage("the history of object \(objectID) is broken: relationship \(id) has changes but no whole list before them")
-    }
+    if let id = pending.keys.first { throw brokenHistory(objectID, relationship: id) }
     return state
+  }
+
+  private func brokenHistory(_ objectID: UInt64, relationship id: UInt32) -> LedgerError {
+    LedgerError.storage("the history of object \(objectID) is broken: relationship \(id) has changes but no whole list before them")
   }
 
   /// How the newest history entry of an object keeps each link list (empty when the object
