@@ -50,9 +50,19 @@ enum DateCoding {
     return Double(text)
   }
 
-  private static func parseISO(_ bytes: [UInt8]) -> Date? {
+  /// Reads an ISO 8601 text left to right. A struct rather than nested functions over a
+  /// captured index, which every date of an import paid for in exclusivity checks.
+  private struct ISOScanner {
+    let bytes: [UInt8]
     var index = 0
-    func digits(_ count: Int) -> Int? {
+
+    var atEnd: Bool { index >= bytes.count }
+
+    var atDigit: Bool { index < bytes.count && bytes[index] >= 0x30 && bytes[index] <= 0x39 }
+
+    func peek(_ byte: UInt8) -> Bool { index < bytes.count && bytes[index] == byte }
+
+    mutating func digits(_ count: Int) -> Int? {
       guard index + count <= bytes.count else { return nil }
       var value = 0
       for offset in 0..<count {
@@ -63,38 +73,41 @@ enum DateCoding {
       index += count
       return value
     }
-    func take(_ byte: UInt8) -> Bool {
-      if index < bytes.count, bytes[index] == byte {
-        index += 1
-        return true
-      }
-      return false
+
+    mutating func take(_ byte: UInt8) -> Bool {
+      guard peek(byte) else { return false }
+      index += 1
+      return true
     }
-    guard let year = digits(4) else { return nil }
-    let basic = !(index < bytes.count && bytes[index] == UInt8(ascii: "-"))
-    if !basic { index += 1 }
-    guard let month = digits(2) else { return nil }
-    if !basic, !take(UInt8(ascii: "-")) { return nil }
-    guard let day = digits(2) else { return nil }
+  }
+
+  private static func parseISO(_ bytes: [UInt8]) -> Date? {
+    var scanner = ISOScanner(bytes: bytes)
+    guard let year = scanner.digits(4) else { return nil }
+    let basic = !scanner.peek(UInt8(ascii: "-"))
+    if !basic { scanner.index += 1 }
+    guard let month = scanner.digits(2) else { return nil }
+    if !basic, !scanner.take(UInt8(ascii: "-")) { return nil }
+    guard let day = scanner.digits(2) else { return nil }
     var hour = 0, minute = 0, second = 0, micros = 0, offsetSeconds = 0
-    if index < bytes.count {
-      guard take(UInt8(ascii: "T")) || take(UInt8(ascii: "t")) || (!basic && take(UInt8(ascii: " "))) else { return nil }
-      guard let h = digits(2) else { return nil }
+    if !scanner.atEnd {
+      guard scanner.take(UInt8(ascii: "T")) || scanner.take(UInt8(ascii: "t")) || (!basic && scanner.take(UInt8(ascii: " "))) else { return nil }
+      guard let h = scanner.digits(2) else { return nil }
       hour = h
-      if !basic, !take(UInt8(ascii: ":")) { return nil }
-      guard let m = digits(2) else { return nil }
+      if !basic, !scanner.take(UInt8(ascii: ":")) { return nil }
+      guard let m = scanner.digits(2) else { return nil }
       minute = m
-      let hasSeconds = basic ? (index < bytes.count && bytes[index] >= 0x30 && bytes[index] <= 0x39) : take(UInt8(ascii: ":"))
+      let hasSeconds = basic ? scanner.atDigit : scanner.take(UInt8(ascii: ":"))
       if hasSeconds {
-        guard let s = digits(2) else { return nil }
+        guard let s = scanner.digits(2) else { return nil }
         second = s
-        if take(UInt8(ascii: ".")) || take(UInt8(ascii: ",")) {
+        if scanner.take(UInt8(ascii: ".")) || scanner.take(UInt8(ascii: ",")) {
           var count = 0
           var fraction = 0
-          while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-            if count < 7 { fraction = fraction * 10 + Int(bytes[index] - 0x30) }
+          while scanner.atDigit {
+            if count < 7 { fraction = fraction * 10 + Int(bytes[scanner.index] - 0x30) }
             count += 1
-            index += 1
+            scanner.index += 1
           }
           guard count >= 1, count <= 9 else { return nil }
           // Keep 7 digits, then round to microseconds.
@@ -102,16 +115,16 @@ enum DateCoding {
           micros = (scaled + 5) / 10
         }
       }
-      if index < bytes.count {
-        if take(UInt8(ascii: "Z")) || take(UInt8(ascii: "z")) {
-        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-          let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-          index += 1
-          guard let offsetHours = digits(2), offsetHours <= 23 else { return nil }
+      if !scanner.atEnd {
+        if scanner.take(UInt8(ascii: "Z")) || scanner.take(UInt8(ascii: "z")) {
+        } else if scanner.peek(UInt8(ascii: "+")) || scanner.peek(UInt8(ascii: "-")) {
+          let sign = scanner.peek(UInt8(ascii: "-")) ? -1 : 1
+          scanner.index += 1
+          guard let offsetHours = scanner.digits(2), offsetHours <= 23 else { return nil }
           var offsetMinutes = 0
-          if index < bytes.count {
-            _ = take(UInt8(ascii: ":"))
-            guard let minutes = digits(2), minutes <= 59 else { return nil }
+          if !scanner.atEnd {
+            _ = scanner.take(UInt8(ascii: ":"))
+            guard let minutes = scanner.digits(2), minutes <= 59 else { return nil }
             offsetMinutes = minutes
           }
           offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
@@ -120,7 +133,7 @@ enum DateCoding {
         }
       }
     }
-    guard index == bytes.count else { return nil }
+    guard scanner.atEnd else { return nil }
     guard (1...12).contains(month), (1...daysInMonth(year, month)).contains(day), hour <= 24, minute <= 59, second <= 60 else {
       return nil
     }

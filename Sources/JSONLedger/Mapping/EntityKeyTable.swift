@@ -6,7 +6,8 @@
 /// and `<name>_ids` / `<singular>_ids` (to-many), which carry keys.
 struct EntityKeyTable: Sendable {
   enum Target: Sendable {
-    case attribute(Attribute)
+    // Boxed: a lookup hands out the target, and a bare `Attribute` is copied field by field.
+    indirect case attribute(Attribute)
     /// `byKeys` is true for `<name>_id(s)` keys, which must hold keys, not nested objects.
     case relationship(ResolvedRelationship, byKeys: Bool)
   }
