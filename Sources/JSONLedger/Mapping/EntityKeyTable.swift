@@ -12,8 +12,8 @@ struct EntityKeyTable: Sendable {
     case relationship(ResolvedRelationship, byKeys: Bool)
   }
 
-  private var exact: [String: Target] = [:]
-  private var normalized: [String: Target] = [:]
+  private var exact = NameTable<Target>()
+  private var normalized = NameTable<Target>()
   /// Attributes and relationships read through a dotted key path, with its segments.
   private(set) var keyPaths: [(target: Target, segments: [String])] = []
   /// First segments of the key paths: such top-level keys are not "unmatched".

@@ -3,12 +3,12 @@
 struct Mapper: Sendable {
   let model: Model
   let transformers: ValueTransformers
-  private let tables: [String: EntityKeyTable]
+  private let tables: NameTable<EntityKeyTable>
 
   init(model: Model, transformers: ValueTransformers) {
     self.model = model
     self.transformers = transformers
-    var tables: [String: EntityKeyTable] = [:]
+    var tables = NameTable<EntityKeyTable>()
     for entity in model.entities {
       if let resolved = model.resolved(entity.name) { tables[entity.name] = EntityKeyTable(entity: resolved, model: model) }
     }

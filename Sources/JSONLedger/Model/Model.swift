@@ -44,7 +44,7 @@ public struct Model: Sendable {
   /// The entities, in declaration order.
   public let entities: [Entity]
 
-  let resolvedEntities: [String: ResolvedEntity]
+  let resolvedEntities: NameTable<ResolvedEntity>
   let relationshipsByID: RelationshipTable
   /// The entities' names with their UTF-8 bytes, in model order, and the resolved entities in
   /// the same order: decoding a record matches stored names against these.
@@ -59,8 +59,9 @@ public struct Model: Sendable {
     self.keyCase = keyCase
     self.dateFormat = dateFormat
     self.entities = entities
-    (resolvedEntities, relationshipsByID) = try ModelResolver(entities: entities).resolve()
-    resolvedInOrder = entities.compactMap { [resolvedEntities] in resolvedEntities[$0.name] }
+    let (resolved, relationships) = try ModelResolver(entities: entities).resolve()
+    (resolvedEntities, relationshipsByID) = (NameTable(resolved), relationships)
+    resolvedInOrder = entities.compactMap { resolved[$0.name] }
     // Built from the resolved list, so that an index into one is an index into the other.
     entityNames = resolvedInOrder.map { ($0.name, Array($0.name.utf8)) }
   }
@@ -101,9 +102,9 @@ final class ResolvedEntity: Sendable {
   let family: [String]
   /// Inherited attributes first, then its own.
   let attributes: [Attribute]
-  let attributeIndex: [String: Attribute]
+  let attributeIndex: NameTable<Attribute>
   let relationships: [ResolvedRelationship]
-  let relationshipIndex: [String: ResolvedRelationship]
+  let relationshipIndex: NameTable<ResolvedRelationship>
   /// The identity attributes after the default rule; empty for an insert-only entity.
   let identity: [String]
   let subentityKey: String?
@@ -132,9 +133,9 @@ final class ResolvedEntity: Sendable {
     self.rootID = rootID
     self.family = family
     self.attributes = attributes
-    self.attributeIndex = attributeIndex
+    self.attributeIndex = NameTable(attributeIndex)
     self.relationships = relationships
-    self.relationshipIndex = relationshipIndex
+    self.relationshipIndex = NameTable(relationshipIndex)
     self.identity = identity
     self.subentityKey = subentityKey
     self.hasIndexedAttributes = attributes.contains { $0.isIndexed }
