@@ -37,16 +37,19 @@ enum DateCoding {
 
   /// A string that is a plain decimal number (`1441888808`, `1441888808.5`), as seconds.
   private static func unixString(_ text: String) -> Double? {
+    // Over the UTF-8 span: an ISO date, the usual input, is turned down at its first `-`.
+    let bytes = text.utf8.span
     var sawDigit = false
-    for (index, byte) in text.utf8.enumerated() {
-      switch byte {
+    var dots = 0
+    for index in bytes.indices {
+      switch bytes[index] {
       case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
       case UInt8(ascii: "-") where index == 0: continue
-      case UInt8(ascii: "."): continue
+      case UInt8(ascii: "."): dots += 1
       default: return nil
       }
     }
-    guard sawDigit, text.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1 else { return nil }
+    guard sawDigit, dots <= 1 else { return nil }
     return Double(text)
   }
 
