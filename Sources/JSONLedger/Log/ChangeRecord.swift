@@ -114,7 +114,7 @@ extension ObjectChange {
   /// The creation or deletion of an object in `state`: every value and link is a change, no
   /// comparison needed. The attributes come in name order (the state keeps them sorted); the
   /// links are sorted in place.
-  private init(objectID: UInt64, wholly state: ObjectState, kind: Kind, model: Model) {
+  private init(objectID: UInt64, wholly state: borrowing ObjectState, kind: Kind, model: borrowing Model) {
     let creates = kind == .created
     let attributes = state.attributes.map { name, value in
       AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
@@ -128,19 +128,19 @@ extension ObjectChange {
 
   /// The change between two states of one object, or nil when they are equal. Attributes
   /// come sorted by name and links by relationship id, so equal changes encode equally.
-  /// `model` tells which relationships are ordered.
-  init?(objectID: UInt64, before: ObjectState?, after: ObjectState?, model: Model) {
-    func change(_ id: UInt32, from old: [UInt64], to new: [UInt64]) -> LinkChange {
-      LinkChange(relationshipID: id, from: old, to: new, isOrdered: model.isOrdered(id))
-    }
-    switch (before, after) {
-    case (nil, nil):
-      return nil
-    case (nil, let created?):
-      self.init(objectID: objectID, wholly: created, kind: .created, model: model)
-    case (let deleted?, nil):
+  /// `model` tells which relationships are ordered. `after` and `model` are borrowed (an
+  /// initializer would otherwise take copies, retaining each of their fields, for every
+  /// change: the resolver keeps the state after the change, and the model).
+  init?(objectID: UInt64, before: ObjectState?, after: borrowing ObjectState?, model: borrowing Model) {
+    switch after {
+    case .none:
+      guard let deleted = before else { return nil }
       self.init(objectID: objectID, wholly: deleted, kind: .deleted, model: model)
-    case (let old?, let new?):
+    case .some(let new):
+      guard let old = before else {
+        self.init(objectID: objectID, wholly: new, kind: .created, model: model)
+        return
+      }
       // Equal lists that share storage (an object the batch did not change) compare in one
       // step; the walks below run only when something differs.
       var attributes: [AttributeChange] = []
@@ -152,10 +152,10 @@ extension ObjectChange {
       var links: [LinkChange] = []
       if old.links != new.links {
         for (id, list) in new.links where (old.links[id] ?? []) != list {
-          links.append(change(id, from: old.links[id] ?? [], to: list))
+          links.append(LinkChange(relationshipID: id, from: old.links[id] ?? [], to: list, isOrdered: model.isOrdered(id)))
         }
         for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
-          links.append(change(id, from: list, to: []))
+          links.append(LinkChange(relationshipID: id, from: list, to: [], isOrdered: model.isOrdered(id)))
         }
       }
       if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }
