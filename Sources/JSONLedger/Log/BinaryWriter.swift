@@ -25,7 +25,7 @@ struct BinaryWriter {
 
   mutating func write(_ string: String) {
     write(varint: UInt64(string.utf8.count))
-    bytes.append(contentsOf: string.utf8)
+    bytes.appendUTF8(of: string)
   }
 
   mutating func write(optional string: String?) {

@@ -1,5 +1,5 @@
-/// Appending fixed-width and variable-length integers to byte arrays, for every encoding of
-/// the store (records, states, keys).
+/// Appending fixed-width and variable-length integers, and strings' UTF-8, to byte arrays,
+/// for every encoding of the store (records, states, keys).
 ///
 /// Each writes its bytes through one `OutputSpan` after one capacity check. Appending byte by
 /// byte checks uniqueness and capacity for every byte, which made these writes about three
@@ -35,6 +35,16 @@ extension Array where Element == UInt8 {
         rest &>>= 7
       }
       output.append(UInt8(truncatingIfNeeded: rest))
+    }
+  }
+
+  /// Appends the UTF-8 of `string`, copied from its span. `append(contentsOf: string.utf8)`
+  /// goes through the generic sequence path, several times the cost for the short strings
+  /// (names, keys, values) written here.
+  mutating func appendUTF8(of string: String) {
+    let source = string.utf8.span
+    append(addingCapacity: source.count) { output in
+      for index in source.indices { output.append(source[index]) }
     }
   }
 }

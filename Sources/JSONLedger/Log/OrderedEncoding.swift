@@ -58,7 +58,7 @@ enum OrderedEncoding {
   private static func appendText(_ text: String, to bytes: inout [UInt8]) {
     // Copied whole (a memory copy), then redone byte by byte in the rare case of a NUL.
     let start = bytes.count
-    bytes.append(contentsOf: text.utf8)
+    bytes.appendUTF8(of: text)
     if bytes[start...].contains(0) {
       bytes.removeSubrange(start...)
       for byte in text.utf8 {
