@@ -53,6 +53,29 @@ public struct WriteCursors: ~Copyable {
   }
 }
 
+extension WriteCursors {
+  /// Deletes `key` from `database`; returns whether it was there. Like `put`, the search
+  /// starts on the leaf page where this database's cursor last was (LMDB looks there first),
+  /// so deletes in ascending key order spare most descents from the root. Any database the
+  /// cursors were not opened on takes `Transaction.delete`.
+  @discardableResult
+  public func delete(_ key: [UInt8], in database: Database) throws(LMDBError) -> Bool {
+    guard let index = databases.firstIndex(where: { $0.handle == database.handle }) else {
+      return try transaction.delete(key, in: database)
+    }
+    let cursor = handles[index]
+    let code = key.withUnsafeBytes { keyBytes in
+      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+      var dataValue = MDB_val()
+      return mdb_cursor_get(cursor, &keyValue, &dataValue, MDB_SET)
+    }
+    if code == MDB_NOTFOUND { return false }
+    try check(code, "find a key of \(key.count) bytes in \(database.name)")
+    try check(mdb_cursor_del(cursor, 0), "delete through cursor from \(database.name)")
+    return true
+  }
+}
+
 @available(*, unavailable, message: "cursors belong to the closure they were given to")
 extension WriteCursors: Sendable {}
 

@@ -100,7 +100,7 @@ struct Projector {
       ObjectStateCoding.writeEntry(
         header: buffers.header.bytes, links: after.links, encodedAttributes: buffers.attributes.bytes, deltas: deltas, into: &buffers.entry)
     } else {
-      try transaction.delete(buffers.objectID, in: layout.views)
+      try cursors.delete(buffers.objectID, in: layout.views)
     }
     for link in change.links { try rewriteLinks(id, link, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
@@ -169,7 +169,7 @@ struct Projector {
     if let order = link.order {
       for position in order.old.indices {
         StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
-        try transaction.delete(buffers.orderedLink, in: layout.rels)
+        try cursors.delete(buffers.orderedLink, in: layout.rels)
       }
       for (position, target) in order.new.enumerated() {
         StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
@@ -180,7 +180,7 @@ struct Projector {
     }
     for target in link.removed {
       StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
-      try transaction.delete(buffers.unorderedLink, in: layout.rels)
+      try cursors.delete(buffers.unorderedLink, in: layout.rels)
     }
     for target in link.added {
       StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
