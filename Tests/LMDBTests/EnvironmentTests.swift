@@ -169,7 +169,7 @@ struct EnvironmentTests {
     #expect(try env.read { txn in try txn.value(forKey: [9, 9], in: db) } == [1])
   }
 
-  @Test func writeCursorsStoreWhatPlainPutsStoreWhateverTheKeyOrder() throws {
+  @Test func writeCursorsStoreAndDeleteWhatPlainPutsAndDeletesDoWhateverTheKeyOrder() throws {
     let dir = try TemporaryDirectory()
     let env = try Environment(path: dir.path)
     let plain = try env.database(named: "plain")
@@ -194,9 +194,9 @@ struct EnvironmentTests {
             try cursors.put(value, forKey: key, in: cursored)
             try cursors.put(value, forKey: key, in: other)  // not among the cursors: plain put
           } else {
-            try txn.delete(key, in: plain)
-            try txn.delete(key, in: cursored)
-            try txn.delete(key, in: other)
+            let existed = try txn.delete(key, in: plain)
+            #expect(try cursors.delete(key, in: cursored) == existed)
+            #expect(try cursors.delete(key, in: other) == existed)  // not among the cursors: plain delete
           }
         }
       }
