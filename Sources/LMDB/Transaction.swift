@@ -150,6 +150,34 @@ public final class Transaction {
     }
   }
 
+  /// Calls `body` with the key and value of each entry whose key starts with `prefix`, in key
+  /// order, read in place: no copy is made, and the spans cannot outlive the call. `body`
+  /// returns false to stop.
+  ///
+  /// ```swift
+  /// var total = 0
+  /// try txn.forEachInPlace(in: log, prefix: []) { _, value in
+  ///   total += value.count  // read what is needed; the bytes stay in the map
+  ///   return true
+  /// }
+  /// ```
+  public func forEachInPlace(
+    in database: Database, prefix: [UInt8], _ body: (_ key: Span<UInt8>, _ value: Span<UInt8>) throws -> Bool
+  ) throws {
+    try withCursor(on: database) { cursor in
+      var more = try cursor.rawSeek(atOrAfter: prefix)
+      while more {
+        let goOn = try cursor.rawCurrent { key, value in
+          // The spans borrow LMDB's pages for this call only; the transaction keeps them valid.
+          guard key.count >= prefix.count, key.starts(with: prefix) else { return false }
+          return try body(Span(_unsafeBytes: key), Span(_unsafeBytes: value))
+        }
+        guard goOn else { return }
+        more = try cursor.rawMove(next: true)
+      }
+    }
+  }
+
   /// Moves `cursor` one way while its keys start with `prefix` and `body` returns true;
   /// `positioned` says whether the cursor starts on an entry.
   private static func walk(

@@ -112,6 +112,23 @@ struct EnvironmentTests {
       #expect(try txn.lastEntry(in: db, prefix: [1], atOrBefore: [1, 0]) == nil)
       #expect(try txn.lastEntry(in: db, prefix: [2], atOrBefore: [2, 200])?.value == [3])
       #expect(try txn.lastEntry(in: db, prefix: [3], atOrBefore: [3, 1]) == nil)
+      // In place: the same entries, and a false from the body stops the scan.
+      var seen: [[UInt8]] = []
+      try txn.forEachInPlace(in: db, prefix: [1]) { key, value in
+        seen.append((0..<key.count).map { key[$0] } + (0..<value.count).map { value[$0] })
+        return true
+      }
+      #expect(seen == [[1, 1, 1], [1, 4, 4], [1, 9, 9]])
+      var visited = 0
+      try txn.forEachInPlace(in: db, prefix: []) { _, _ in
+        visited += 1
+        return visited < 2
+      }
+      #expect(visited == 2)
+      try txn.forEachInPlace(in: db, prefix: [3]) { _, _ in
+        Issue.record("no entry starts with 3")
+        return true
+      }
     }
   }
 

@@ -101,8 +101,8 @@ struct ProjectionStore: StateSource {
   func objectIDs(root: String) throws -> [UInt64] {
     guard let entity = model.resolved(root) else { return [] }
     var ids: [UInt64] = []
-    try transaction.forEach(in: layout.keys, prefix: StoreKeys.bigEndian(entity.id)) { entry in
-      ids.append(StoreKeys.readBigEndian64(entry.value))
+    try transaction.forEachInPlace(in: layout.keys, prefix: StoreKeys.bigEndian(entity.id)) { _, value in
+      ids.append(StoreKeys.readBigEndian64(value))
       return true
     }
     return ids

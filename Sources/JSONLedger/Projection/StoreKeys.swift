@@ -36,6 +36,13 @@ enum StoreKeys {
     bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
   }
 
+  /// The first 8 bytes of a span read in place (fewer when it is shorter), big-endian.
+  static func readBigEndian64(_ bytes: Span<UInt8>) -> UInt64 {
+    var value: UInt64 = 0
+    for index in 0..<min(8, bytes.count) { value = value << 8 | UInt64(bytes[index]) }
+    return value
+  }
+
   static func batch(_ id: UInt64) -> [UInt8] { bigEndian(id) }
   static func object(_ id: UInt64) -> [UInt8] { bigEndian(id) }
 
