@@ -17,7 +17,7 @@ struct NameTableTests {
     }
     var expected: [String: Int] = [:]
     for (index, name) in names.enumerated() {
-      table[name] = index
+      table.updateValue(index, forName: name)
       expected[name] = index
     }
     #expect(table.count == expected.count)
@@ -29,7 +29,7 @@ struct NameTableTests {
 
   @Test func settingANameAgainReplacesItsValue() {
     var table: NameTable<String> = ["name": "first", "id": "remoteID"]
-    table["name"] = "second"
+    table.updateValue("second", forName: "name")
     #expect(table["name"] == "second")
     #expect(table["id"] == "remoteID")
     #expect(table.count == 2)

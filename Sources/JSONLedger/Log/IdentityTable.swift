@@ -90,11 +90,5 @@ struct IdentityTable {
     }
   }
 
-  /// FNV-1a over the bytes, with the high half folded into the low one (the buckets are
-  /// picked by the low bits).
-  static func hash(_ key: [UInt8]) -> UInt64 {
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in key { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-    return hash ^ (hash &>> 32)
-  }
+  static func hash(_ key: [UInt8]) -> UInt64 { FNV1a.hash(key.span) }
 }

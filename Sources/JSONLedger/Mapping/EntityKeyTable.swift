@@ -22,10 +22,10 @@ struct EntityKeyTable: Sendable {
   init(entity: ResolvedEntity, model: Model) {
     let customOnly = entity.declaration.mapsOnlyCustomKeys
     func add(_ key: String, _ target: Target, normalize: Bool) {
-      if exact[key] == nil { exact[key] = target }
+      if exact[key] == nil { exact.updateValue(target, forName: key) }
       if normalize {
         let folded = KeyInflection.normalized(key)
-        if normalized[folded] == nil { normalized[folded] = target }
+        if normalized[folded] == nil { normalized.updateValue(target, forName: folded) }
       }
     }
     func addCustom(_ key: String, _ target: Target) {
@@ -34,7 +34,7 @@ struct EntityKeyTable: Sendable {
         keyPaths.append((target, segments))
         keyPathRoots.insert(segments[0])
       } else {
-        exact[key] = target
+        exact.updateValue(target, forName: key)
       }
     }
     for attribute in entity.attributes {
@@ -70,13 +70,13 @@ struct EntityKeyTable: Sendable {
       for qualifier in qualifiers {
         let wanted = KeyInflection.normalized(qualifier + word)
         if let attribute = entity.attributes.first(where: { $0.jsonKey == nil && KeyInflection.normalized($0.name) == wanted }) {
-          exact[word] = .attribute(attribute)
+          exact.updateValue(.attribute(attribute), forName: word)
           break
         }
       }
     }
     if exact["id"] == nil, let remote = entity.attributeIndex["remoteID"], remote.jsonKey == nil {
-      exact["id"] = .attribute(remote)
+      exact.updateValue(.attribute(remote), forName: "id")
     }
   }
 

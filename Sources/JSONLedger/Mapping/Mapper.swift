@@ -10,7 +10,7 @@ struct Mapper: Sendable {
     self.transformers = transformers
     var tables = NameTable<EntityKeyTable>()
     for entity in model.entities {
-      if let resolved = model.resolved(entity.name) { tables[entity.name] = EntityKeyTable(entity: resolved, model: model) }
+      if let resolved = model.resolved(entity.name) { tables.updateValue(EntityKeyTable(entity: resolved, model: model), forName: entity.name) }
     }
     self.tables = tables
   }

@@ -16,51 +16,48 @@ struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
   init() {}
 
   init(dictionaryLiteral elements: (String, Value)...) {
-    for (name, value) in elements { self[name] = value }
+    for (name, value) in elements { updateValue(value, forName: name) }
   }
 
   /// The table of a dictionary's names and values.
   init(_ dictionary: [String: Value]) {
-    for (name, value) in dictionary { self[name] = value }
+    for (name, value) in dictionary { updateValue(value, forName: name) }
   }
 
   var count: Int { names.count }
   var isEmpty: Bool { names.isEmpty }
 
-  /// The value stored under `name`; setting a name again replaces its value (removing is not
-  /// supported: the model's tables only grow while they are built).
+  /// The value stored under `name`, or nil.
   subscript(name: String) -> Value? {
-    get {
-      let hash = Self.hash(name)
-      var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
-      while true {
-        let entry = buckets[bucket]
-        if entry == 0 { return nil }
-        let index = Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) - 1
-        if entry >> 32 == hash >> 32, names[index] == name { return values[index] }
-        bucket = (bucket + 1) & (buckets.count - 1)
-      }
+    let hash = Self.hash(name)
+    var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
+    while true {
+      let entry = buckets[bucket]
+      if entry == 0 { return nil }
+      let index = Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) - 1
+      if entry >> 32 == hash >> 32, names[index] == name { return values[index] }
+      bucket = (bucket + 1) & (buckets.count - 1)
     }
-    set {
-      guard let newValue else {
-        preconditionFailure("a name table does not remove names")
+  }
+
+  /// Stores `value` under `name`, replacing the value stored there before. (Names are never
+  /// removed: the model's tables only grow while they are built.)
+  mutating func updateValue(_ value: Value, forName name: String) {
+    let hash = Self.hash(name)
+    var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
+    while buckets[bucket] != 0 {
+      let index = Int(truncatingIfNeeded: buckets[bucket] & 0xFFFF_FFFF) - 1
+      if names[index] == name {
+        values[index] = value
+        return
       }
-      let hash = Self.hash(name)
-      var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
-      while buckets[bucket] != 0 {
-        let index = Int(truncatingIfNeeded: buckets[bucket] & 0xFFFF_FFFF) - 1
-        if names[index] == name {
-          values[index] = newValue
-          return
-        }
-        bucket = (bucket + 1) & (buckets.count - 1)
-      }
-      names.append(name)
-      values.append(newValue)
-      buckets[bucket] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(names.count)
-      // At most half full, so probes stay short.
-      if names.count * 2 > buckets.count { rebuild(bucketCount: buckets.count * 2) }
+      bucket = (bucket + 1) & (buckets.count - 1)
     }
+    names.append(name)
+    values.append(value)
+    buckets[bucket] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(names.count)
+    // At most half full, so probes stay short.
+    if names.count * 2 > buckets.count { rebuild(bucketCount: buckets.count * 2) }
   }
 
   private mutating func rebuild(bucketCount: Int) {
@@ -74,12 +71,5 @@ struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
     buckets = rebuilt
   }
 
-  /// FNV-1a over the name's UTF-8, the high half folded into the low one (buckets are picked
-  /// by the low bits; the high half, unchanged, tells names in one bucket run apart).
-  private static func hash(_ name: String) -> UInt64 {
-    let bytes = name.utf8.span
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for index in bytes.indices { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01B3 }
-    return hash ^ (hash &>> 32)
-  }
+  private static func hash(_ name: String) -> UInt64 { FNV1a.hash(name.utf8.span) }
 }
