@@ -43,7 +43,7 @@ struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral 
   /// first when there is none): no copy of the list, so appending to a long one stays cheap.
   mutating func modify<Result>(_ id: UInt32, _ body: (inout [UInt64]) -> Result) -> Result {
     let (index, found) = position(of: id)
-    if !found { entries.insert(Entry(id: id, targets: []), at: index) }
+    if !found { entries.setSortedEntry(Entry(id: id, targets: []), at: (index, false)) }
     return body(&entries[index].targets)
   }
 

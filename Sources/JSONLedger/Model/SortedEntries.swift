@@ -7,6 +7,9 @@ extension Array {
     switch (position.found, entry) {
     case (true, let entry?): self[position.index] = entry
     case (true, nil): remove(at: position.index)
+    // Entries mostly arrive in key order (decoded states, mapped objects): an append, where
+    // `insert` takes the general replace-a-range path.
+    case (false, let entry?) where position.index == count: append(entry)
     case (false, let entry?): insert(entry, at: position.index)
     case (false, nil): break
     }
