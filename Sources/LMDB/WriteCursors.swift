@@ -54,6 +54,24 @@ public struct WriteCursors: ~Copyable {
 }
 
 extension WriteCursors {
+  /// Stores `value` under `key` like `put`, for a key expected to sort after every key of
+  /// `database`: then LMDB adds it to the last leaf page without searching (`MDB_APPEND`), and
+  /// a full last page is left full, where a plain put splits it in half. Keys written in
+  /// ascending order this way fill their pages; in halves, a store of new objects takes
+  /// twice the pages. A key that does not sort last (LMDB refuses the append without
+  /// changing anything) is put the usual way, so the expectation is a hint, never a
+  /// condition: the result is always that of `put`.
+  public func append(_ value: [UInt8], forKey key: [UInt8], in database: Database) throws(LMDBError) {
+    guard let index = databases.firstIndex(where: { $0.handle == database.handle }) else {
+      try transaction.put(value, forKey: key, in: database)
+      return
+    }
+    var code = cursorPut(handles[index], value, forKey: key, flags: .append)
+    if code == MDB_KEYEXIST { code = cursorPut(handles[index], value, forKey: key, flags: []) }
+    if code == MDB_MAP_FULL { transaction.sawMapFull = true }
+    try check(code, "append through cursor into \(database.name) (key of \(key.count) bytes)")
+  }
+
   /// Deletes `key` from `database`; returns whether it was there. Like `put`, the search
   /// starts on the leaf page where this database's cursor last was (LMDB looks there first),
   /// so deletes in ascending key order spare most descents from the root. Any database the

@@ -186,14 +186,16 @@ struct EnvironmentTests {
     #expect(try env.read { txn in try txn.value(forKey: [9, 9], in: db) } == [1])
   }
 
-  @Test func writeCursorsStoreAndDeleteWhatPlainPutsAndDeletesDoWhateverTheKeyOrder() throws {
+  @Test func writeCursorsStoreAppendAndDeleteWhatPlainPutsAndDeletesDoWhateverTheKeyOrder() throws {
     let dir = try TemporaryDirectory()
     let env = try Environment(path: dir.path)
     let plain = try env.database(named: "plain")
     let cursored = try env.database(named: "cursored")
+    let appended = try env.database(named: "appended")
     let other = try env.database(named: "other")
     // Runs of ascending keys, jumps back, overwrites and deletes between puts, as the
-    // projector writes them.
+    // projector writes them. `appended` takes every put as an append, which must fall back
+    // to a plain put for each key that does not sort last.
     var seed: UInt32 = 12345
     var operations: [(key: [UInt8], value: [UInt8]?)] = []
     var next: UInt32 = 0
@@ -204,15 +206,17 @@ struct EnvironmentTests {
       operations.append((key, step % 11 == 10 ? nil : Array(repeating: UInt8(truncatingIfNeeded: step), count: Int(seed >> 24) % 300)))
     }
     try env.write { txn in
-      try txn.withWriteCursors(on: [cursored]) { cursors in
+      try txn.withWriteCursors(on: [cursored, appended]) { cursors in
         for (key, value) in operations {
           if let value {
             try txn.put(value, forKey: key, in: plain)
             try cursors.put(value, forKey: key, in: cursored)
+            try cursors.append(value, forKey: key, in: appended)
             try cursors.put(value, forKey: key, in: other)  // not among the cursors: plain put
           } else {
             let existed = try txn.delete(key, in: plain)
             #expect(try cursors.delete(key, in: cursored) == existed)
+            #expect(try cursors.delete(key, in: appended) == existed)
             #expect(try cursors.delete(key, in: other) == existed)  // not among the cursors: plain delete
           }
         }
@@ -222,6 +226,7 @@ struct EnvironmentTests {
       let expected = try txn.entries(in: plain, prefix: [])
       #expect(expected.count > 1000)
       #expect(try txn.entries(in: cursored, prefix: []) == expected)
+      #expect(try txn.entries(in: appended, prefix: []) == expected)
       #expect(try txn.entries(in: other, prefix: []) == expected)
     }
   }

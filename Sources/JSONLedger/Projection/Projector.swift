@@ -80,33 +80,46 @@ struct Projector {
     buffers: inout KeyBuffers
   ) throws {
     let id = change.objectID
+    // A created object usually has a new id, above every id in the store, and changes come
+    // in ascending id order: its entries then sort last in `objects`, `views`, `history`
+    // and `rels`, and are appended (a reused id falls back to a plain put).
+    let isCreated = change.kind == .created
     buffers.setObjectID(id)
     buffers.entry.removeAll()
     if let after {
       buffers.header.removeAll()
       ObjectStateCoding.writeHeader(entity: after.entity, identity: after.identity, into: &buffers.header)
       if needsHeader {
-        try cursors.put(buffers.header.bytes, forKey: buffers.objectID, in: layout.objects)
+        try put(buffers.header.bytes, forKey: buffers.objectID, in: layout.objects, appending: isCreated, cursors: cursors)
         try registerIdentity(of: after, cursors: cursors, buffers: &buffers)
       }
       buffers.attributes.removeAll()
-      if change.kind == .created {
+      if isCreated {
         ObjectStateCoding.writeAttributes(ofCreated: change, into: &buffers.attributes)
       } else {
         ObjectStateCoding.writeAttributes(after.attributes, into: &buffers.attributes)
       }
-      try cursors.put(buffers.attributes.bytes, forKey: buffers.objectID, in: layout.views)
+      try put(buffers.attributes.bytes, forKey: buffers.objectID, in: layout.views, appending: isCreated, cursors: cursors)
       let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
       ObjectStateCoding.writeEntry(
         header: buffers.header.bytes, links: after.links, encodedAttributes: buffers.attributes.bytes, deltas: deltas, into: &buffers.entry)
     } else {
       try cursors.delete(buffers.objectID, in: layout.views)
     }
-    for link in change.links { try rewriteLinks(id, link, cursors: cursors, buffers: &buffers) }
+    for link in change.links { try rewriteLinks(id, link, appending: isCreated, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
     buffers.setHistory(id, batchID: batchID)
     // An empty entry: absent after this batch.
-    try cursors.put(buffers.entry.bytes, forKey: buffers.history, in: layout.history)
+    try put(buffers.entry.bytes, forKey: buffers.history, in: layout.history, appending: isCreated, cursors: cursors)
+  }
+
+  /// A put through `cursors`, tried as an append first when the key is expected to sort last.
+  private func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, appending: Bool, cursors: borrowing WriteCursors) throws {
+    if appending {
+      try cursors.append(value, forKey: key, in: database)
+    } else {
+      try cursors.put(value, forKey: key, in: database)
+    }
   }
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
@@ -163,7 +176,7 @@ struct Projector {
 
   /// Updates the `rels` entries of one relationship of one object. An ordered list is keyed
   /// by position, any other by target id.
-  private func rewriteLinks(_ id: UInt64, _ link: LinkChange, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
+  private func rewriteLinks(_ id: UInt64, _ link: LinkChange, appending: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
     // Keys: object id (8) + relationship id (4) + position (4) or target id (8).
     buffers.setLinkOwner(id, relationshipID: link.relationshipID)
     if let order = link.order {
@@ -174,7 +187,7 @@ struct Projector {
       for (position, target) in order.new.enumerated() {
         StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
         StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
-        try cursors.put(buffers.target, forKey: buffers.orderedLink, in: layout.rels)
+        try put(buffers.target, forKey: buffers.orderedLink, in: layout.rels, appending: appending, cursors: cursors)
       }
       return
     }
@@ -185,7 +198,7 @@ struct Projector {
     for target in link.added {
       StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
       StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
-      try cursors.put(buffers.target, forKey: buffers.unorderedLink, in: layout.rels)
+      try put(buffers.target, forKey: buffers.unorderedLink, in: layout.rels, appending: appending, cursors: cursors)
     }
   }
 
