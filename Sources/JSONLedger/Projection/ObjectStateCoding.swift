@@ -93,7 +93,7 @@ enum ObjectStateCoding {
     let (entity, identity) = try readHeader(&reader, entityNames: model.entityNames, entityIndex: &entityIndex)
     var state = ObjectState(entity: entity, identity: identity)
     var deltas: [UInt32: LinkChange] = [:]
-    try readLinkLists(&reader) { id, list in
+    try readLinkLists(&reader, reserve: { state.links.reserveCapacity($0) }) { id, list in
       switch list {
       case .whole(let targets): state.links[id] = targets
       case .delta(_, let change): deltas[id] = change
@@ -121,8 +121,12 @@ enum ObjectStateCoding {
     return (entity, identity)
   }
 
-  private static func readLinkLists(_ reader: inout BinaryReader, _ body: (UInt32, StoredLinkList) -> Void) throws(DecodingFailure) {
-    for _ in 0..<(try reader.readCount()) {
+  private static func readLinkLists(
+    _ reader: inout BinaryReader, reserve: (Int) -> Void = { _ in }, _ body: (UInt32, StoredLinkList) -> Void
+  ) throws(DecodingFailure) {
+    let count = try reader.readCount()
+    reserve(count)
+    for _ in 0..<count {
       let id = UInt32(truncatingIfNeeded: try reader.readVarint())
       switch try reader.readByte() {
       case 0:
