@@ -55,12 +55,11 @@ public struct WriteCursors: ~Copyable {
 
 extension WriteCursors {
   /// Stores `value` under `key` like `put`, for a key expected to sort after every key of
-  /// `database`: then LMDB adds it to the last leaf page without searching (`MDB_APPEND`), and
-  /// a full last page is left full, where a plain put splits it in half. Keys written in
-  /// ascending order this way fill their pages; in halves, a store of new objects takes
-  /// twice the pages. A key that does not sort last (LMDB refuses the append without
-  /// changing anything) is put the usual way, so the expectation is a hint, never a
-  /// condition: the result is always that of `put`.
+  /// `database`: LMDB then adds it to the last leaf page without searching the page or the
+  /// tree (`MDB_APPEND`), and leaves a full last page full when it starts the next one. A key
+  /// that does not sort last (LMDB refuses the append without changing anything) is put the
+  /// usual way, so the expectation is a hint, never a condition: the result is always that
+  /// of `put`.
   public func append(_ value: [UInt8], forKey key: [UInt8], in database: Database) throws(LMDBError) {
     guard let index = databases.firstIndex(where: { $0.handle == database.handle }) else {
       try transaction.put(value, forKey: key, in: database)

@@ -170,6 +170,34 @@ struct HistoryPropertyTests {
     #expect(try await ledger.read { view in try Self.snapshot(view) } == before)
   }
 
+  @Test func anObjectImportedAgainAfterItsDeletionKeepsItsIdAmongNewerObjects() throws {
+    // The projector appends a created object's entries; one whose id comes back sorts before
+    // newer objects' entries and must be put the usual way.
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var one = ledger.makeBatch()
+    try one.stage([["name": "x", "label": "L1", "band": "A"]], as: "Album")
+    _ = try ledger.applySynchronously(one)
+    let firstID = try ledger.read { view in try #require(try view.object("Album", key: "x")).objectID }
+    var two = ledger.makeBatch()
+    try two.delete("Album", key: "x")
+    _ = try ledger.applySynchronously(two)
+    var three = ledger.makeBatch()
+    try three.stage([["name": "y", "band": "B"]], as: "Album")
+    _ = try ledger.applySynchronously(three)
+    var four = ledger.makeBatch()
+    try four.stage([["name": "x", "label": "L2", "band": "B"], ["name": "z", "band": "B"]], as: "Album")
+    #expect(try ledger.applySynchronously(four).created == 2)
+    try ledger.read { view in
+      let x = try #require(try view.object("Album", key: "x"))
+      #expect(x.objectID == firstID)
+      #expect(x.attributes["label"] == .string("L2"))
+      let band = try #require(try view.object("Band", key: "B"))
+      #expect(band.relationships["albums"]?.count == 3)
+    }
+    #expect(try ledger.verify().batches == 4)
+  }
+
   @Test func aRelationshipWithoutInverseIsTraversedFromTheOtherSide() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)

@@ -80,9 +80,10 @@ struct Projector {
     buffers: inout KeyBuffers
   ) throws {
     let id = change.objectID
-    // A created object usually has a new id, above every id in the store, and changes come
-    // in ascending id order: its entries then sort last in `objects`, `views`, `history`
-    // and `rels`, and are appended (a reused id falls back to a plain put).
+    // A created object usually has a new id, above every id in the store, and new ids are
+    // handed out in the order changes come: its entries then sort last in `objects`,
+    // `views`, `history` and `rels`, and are appended. The entries of a deleted object whose
+    // id comes back do not sort last, and fall back to a plain put.
     let isCreated = change.kind == .created
     buffers.setObjectID(id)
     buffers.entry.removeAll()
