@@ -33,7 +33,7 @@ public final class Ledger: Sendable {
 
   /// The version of the store layout this library writes and reads. Format 2 keeps link
   /// changes as what was added and removed, and long link lists in history as deltas.
-  public static let formatVersion = 2
+  public static let formatVersion = 3
 
   /// What a commit guarantees on disk.
   public enum Durability: String, Sendable, CaseIterable {

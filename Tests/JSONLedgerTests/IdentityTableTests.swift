@@ -12,7 +12,7 @@ struct IdentityTableTests {
 
   @Test func findsEveryIdentityAcrossGrowth() {
     var table = IdentityTable()
-    var expected: [[UInt8]: (id: UInt64, isNew: Bool)] = [:]
+    var expected: [[UInt8]: (id: UInt64, isNew: Bool, payloadFingerprint: UInt64)] = [:]
     for index in 0..<5_000 {
       // Strings, integers and two-part identities, some long enough to span several words.
       let values: [AttributeValue] = switch index % 3 {
@@ -22,8 +22,8 @@ struct IdentityTableTests {
       }
       let encoded = key(UInt32(index % 4 + 1), values)
       #expect(table.entry(forKey: encoded) == nil)
-      table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0)
-      expected[encoded] = (UInt64(index + 1), index % 2 == 0)
+      table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0, payloadFingerprint: UInt64(index * 7))
+      expected[encoded] = (UInt64(index + 1), index % 2 == 0, UInt64(index * 7))
     }
     for (encoded, wanted) in expected { #expect(table.entry(forKey: encoded)! == wanted) }
     #expect(table.entry(forKey: key(1, [.string("album 5_000")])) == nil)
@@ -43,9 +43,9 @@ struct IdentityTableTests {
   @Test func settingAKeyAgainReplacesItsEntry() {
     var table = IdentityTable()
     let encoded = key(3, [.string("band 1")])
-    table.set(10, forKey: encoded, isNew: false)
+    table.set(10, forKey: encoded, isNew: false, payloadFingerprint: 99)
     table.set(10, forKey: encoded, isNew: true)
-    #expect(table.entry(forKey: encoded)! == (10, true))
+    #expect(table.entry(forKey: encoded)! == (10, true, 0))
     #expect(table.newIDs(root: 3) == [10])
   }
 

@@ -27,6 +27,27 @@ struct BatchResolver {
   private var identityKey: [UInt8] = []
   /// By slot: whether the payload named the object (for the "unchanged" count).
   private var mentioned: [Bool] = []
+  /// By slot: a counter of changes to the working state, and the fingerprint of the payload
+  /// that made it (merged in this batch, or skipped as already applied) with the counter at
+  /// that point and the relationships the payload names (`PayloadFingerprint.mask`). A
+  /// change to an attribute, or to a link list the payload names, moves the counter; links
+  /// another object adds or removes in a list the payload does not name do not. The change's
+  /// fingerprint is kept only if the counter still matches: then applying that payload again
+  /// changes nothing.
+  private var versions: [UInt32] = []
+  private var fingerprints: [SlotFingerprint] = []
+  /// Objects whose payload matched their stored fingerprint and were skipped unread, with
+  /// that fingerprint and mask (given to the slot if the object is touched later), indexed
+  /// by id.
+  private var skipped: [(id: UInt64, fingerprint: SlotFingerprint)] = []
+  private var skippedIndex = SlotTable()
+  private var fingerprinter = PayloadFingerprint()
+
+  private struct SlotFingerprint {
+    var fingerprint: UInt64 = 0
+    var version: UInt32 = 0
+    var mask: UInt64 = 0
+  }
   private var nextID: UInt64
   private var problems = ProblemCollector()
   private var mapper: Mapper?
@@ -57,6 +78,8 @@ struct BatchResolver {
     states.reserveCapacity(expected)
     before.reserveCapacity(expected)
     mentioned.reserveCapacity(expected)
+    versions.reserveCapacity(expected)
+    fingerprints.reserveCapacity(expected)
     // One identity per staged object at most (a referenced key is usually staged too).
     identities.reserveCapacity(batch.stagedObjectCount)
     mapper = batch.mapper
@@ -92,7 +115,9 @@ struct BatchResolver {
   /// (nil: absent). Used by revert and rewind.
   mutating func resolveTargets(_ targets: [(UInt64, ObjectState?)]) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     for (id, target) in targets {
-      states[try slot(id)] = target
+      let slot = try slot(id)
+      states[slot] = target
+      versions[slot] &+= 1
     }
     return finish(ignoredKeys: [])
   }
@@ -102,6 +127,10 @@ struct BatchResolver {
   private mutating func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     var statistics = ChangeRecord.Statistics()
     statistics.ignoredKeys = ignoredKeys
+    // A skipped object touched later in the batch is counted with the others below.
+    for (id, _) in skipped {
+      if let slot = slots[id] { mentioned[slot] = true } else { statistics.unchanged += 1 }
+    }
     var changes: [ObjectChange] = []
     changes.reserveCapacity(ids.count)
     afterStates = []
@@ -109,10 +138,11 @@ struct BatchResolver {
     for (slot, id) in ids.enumerated() {
       // Moved out, not copied: the working states are not read after this.
       let new = states[slot].take()
-      guard let change = ObjectChange(objectID: id, before: before[slot].take(), after: new, model: model) else {
+      guard var change = ObjectChange(objectID: id, before: before[slot].take(), after: new, model: model) else {
         if mentioned[slot], new != nil { statistics.unchanged += 1 }
         continue
       }
+      if new != nil, fingerprints[slot].version == versions[slot] { change.payloadFingerprint = fingerprints[slot].fingerprint }
       afterStates.append(new)
       switch change.kind {
       case .created: statistics.created += 1
@@ -137,6 +167,13 @@ struct BatchResolver {
     let slot = ids.count
     slots.insert(id, slot: slot)
     mentioned.append(false)
+    versions.append(0)
+    // A skipped object's state is what its payload made it: the fingerprint still holds.
+    if !skipped.isEmpty, let index = skippedIndex[id] {
+      fingerprints.append(skipped[index].fingerprint)
+    } else {
+      fingerprints.append(SlotFingerprint())
+    }
     ids.append(id)
     states.append(state)
     self.before.append(before)
@@ -174,18 +211,27 @@ struct BatchResolver {
   }
 
   /// Changes an object's working state in place (no copy of its link lists).
-  private mutating func update(_ id: UInt64, _ body: (inout ObjectState) -> Void) throws {
+  /// `relationshipID`: the change touches that link list alone.
+  private mutating func update(_ id: UInt64, changingLinksOf relationshipID: UInt32? = nil, _ body: (inout ObjectState) -> Void) throws {
     let slot = try slot(id)
     guard case .some = states[slot] else { return }
     body(&states[slot]!)
+    if let relationshipID, fingerprints[slot].mask & PayloadFingerprint.maskBit(relationshipID) == 0 { return }
+    versions[slot] &+= 1
   }
 
   private mutating func lookup(root: UInt32, identity: [AttributeValue]) throws -> UInt64? {
+    try lookupRegistration(root: root, identity: identity)?.id
+  }
+
+  /// The id of an identity and the payload fingerprint the store holds for it (the object
+  /// may have changed in this batch since: then it has a slot).
+  private mutating func lookupRegistration(root: UInt32, identity: [AttributeValue]) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
     OrderedEncoding.encodeIdentity(root: root, identity, into: &identityKey)
-    if let entry = identities.entry(forKey: identityKey) { return entry.id }
-    guard let id = try source.objectID(encodedIdentity: identityKey) else { return nil }
-    identities.set(id, forKey: identityKey, isNew: false)
-    return id
+    if let entry = identities.entry(forKey: identityKey) { return (entry.id, entry.payloadFingerprint) }
+    guard let registration = try source.registration(encodedIdentity: identityKey) else { return nil }
+    identities.set(registration.id, forKey: identityKey, isNew: false, payloadFingerprint: registration.payloadFingerprint)
+    return registration
   }
 
   /// Creates an object (or brings back the deleted object `id`) with the given identity.
@@ -206,6 +252,7 @@ struct BatchResolver {
     state.attributes = AttributeList(minimumCapacity: entity.attributes.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     states[slot] = state
+    versions[slot] &+= 1
     if !identity.isEmpty {
       assert(identityKey == { var key: [UInt8] = []; OrderedEncoding.encodeIdentity(root: entity.rootID, identity, into: &key); return key }())
       identities.set(objectID, forKey: identityKey, isNew: true)
@@ -266,10 +313,45 @@ struct BatchResolver {
 
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
   private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+    // Only a payload that updates can be known to have been applied already.
+    guard let identity = object.identity, operations.contains(.update), let fingerprint = fingerprinter.fingerprint(of: object) else {
+      return try mergeRemapped(object, operations: operations)
+    }
+    // Untouched in this batch, and left as it is by this very payload: applying it again
+    // would change nothing, here or on the other side of its links. Its nested objects are
+    // payloads of their own.
+    let registered = try lookupRegistration(root: object.entity.rootID, identity: identity)
+    if let stored = registered, stored.payloadFingerprint == fingerprint, slots[stored.id] == nil {
+      if skippedIndex[stored.id] == nil {
+        skippedIndex.insert(stored.id, slot: skipped.count)
+        skipped.append((stored.id, SlotFingerprint(fingerprint: fingerprint, mask: PayloadFingerprint.mask(of: object))))
+      }
+      try upsertNestedObjects(of: object)
+      return stored.id
+    }
+    guard let id = try mergeRemapped(object, operations: operations, known: .some(registered?.id)), let slot = slots[id] else { return nil }
+    fingerprints[slot] = SlotFingerprint(fingerprint: fingerprint, version: versions[slot], mask: PayloadFingerprint.mask(of: object))
+    return id
+  }
+
+  /// `known`: the id `lookup` gave for the object's identity, when the caller has it (`.some(nil)`: none).
+  private mutating func mergeRemapped(_ object: borrowing MappedObject, operations: Operations, known: UInt64?? = nil) throws -> UInt64? {
     // The object is passed on, not copied into a variable: a copy retains each of its
     // fields, and this runs for every object of a payload.
     if let remapped = try remappedToStoredSubentity(object) { return try merge(remapped, operations: operations) }
-    return try merge(object, operations: operations)
+    return try merge(object, operations: operations, known: known)
+  }
+
+  /// Upserts the objects nested in a skipped object's relationships, as merging it would.
+  private mutating func upsertNestedObjects(of object: borrowing MappedObject) throws {
+    for (_, value) in object.relationships {
+      switch value {
+      case .clear, .toOne(.key): continue
+      case .toOne(.object(let nested)): _ = try upsert(nested, operations: .upsert)
+      case .toMany(let references):
+        for case .object(let nested) in references { _ = try upsert(nested, operations: .upsert) }
+      }
+    }
   }
 
   /// A payload typed as an ancestor updates an existing object of a sub-entity with the
@@ -288,12 +370,13 @@ struct BatchResolver {
     return remapped
   }
 
-  private mutating func merge(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+  private mutating func merge(_ object: borrowing MappedObject, operations: Operations, known knownByCaller: UInt64?? = nil) throws -> UInt64? {
     let entity = object.entity
     let id: UInt64
     var isNew = false
     if let identity = object.identity {
-      let known = try lookup(root: entity.rootID, identity: identity)
+      // The caller's lookup left `identityKey` holding this identity, as `create` needs.
+      let known = try knownByCaller ?? lookup(root: entity.rootID, identity: identity)
       if let known, try exists(known) {
         id = known
         try mention(id)
@@ -445,7 +528,7 @@ struct BatchResolver {
     let (present, first) = try linkInfo(id, relationshipID, target, ordered: spec.isOrdered || !spec.isToMany)
     if present { return }
     if !spec.isToMany, let old = first { try unlink(id, relationshipID, old) }
-    try update(id) { state in
+    try update(id, changingLinksOf: relationshipID) { state in
       // The list is changed where it is stored: no copy.
       state.links.modify(relationshipID) { Self.add(target, to: &$0, keepingSorted: spec.isToMany && !spec.isOrdered) }
     }
@@ -464,7 +547,7 @@ struct BatchResolver {
 
   /// Removes `target` from one side only.
   private mutating func detach(_ id: UInt64, _ relationshipID: UInt32, _ target: UInt64) throws {
-    try update(id) { state in
+    try update(id, changingLinksOf: relationshipID) { state in
       guard state.links[relationshipID] != nil else { return }
       let emptied = state.links.modify(relationshipID) { list in
         list.removeAll { $0 == target }
@@ -526,6 +609,8 @@ struct BatchResolver {
     for (relationshipID, targets) in state.links.sorted(by: { $0.key < $1.key }) {
       for target in targets { try unlink(id, relationshipID, target) }
     }
-    states[try slot(id)] = nil
+    let slot = try slot(id)
+    states[slot] = nil
+    versions[slot] &+= 1
   }
 }

@@ -5,7 +5,7 @@ public import Foundation
 /// needs no search.
 public struct ChangeRecord: Sendable, Equatable {
   /// The version of the record encoding this library writes.
-  public static let formatVersion: UInt16 = 2
+  public static let formatVersion: UInt16 = 3
 
   /// What produced the batch.
   public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
@@ -98,6 +98,10 @@ public struct ObjectChange: Sendable, Equatable {
   public var attributes: [AttributeChange]
   /// Changed link lists, by relationship id.
   public var links: [LinkChange]
+  /// The fingerprint of the payload whose application alone made this change
+  /// (`PayloadFingerprint`), or 0: kept in `keys` so that a re-import of the same payload
+  /// can skip the object.
+  var payloadFingerprint: UInt64 = 0
 }
 
 /// An attribute's value before and after a batch (nil: no value).

@@ -13,6 +13,7 @@ struct IdentityTable {
     var count: Int
     var id: UInt64
     var isNew: Bool
+    var payloadFingerprint: UInt64
   }
 
   /// The encoded keys, back to back.
@@ -21,21 +22,22 @@ struct IdentityTable {
   /// By bucket: 1 + the index of its entry, or 0 for an empty bucket.
   private var buckets: [Int] = Array(repeating: 0, count: 16)
 
-  /// The id stored for an encoded identity, and whether this batch created it.
-  func entry(forKey key: [UInt8]) -> (id: UInt64, isNew: Bool)? {
+  /// The id stored for an encoded identity, whether this batch created it, and the payload
+  /// fingerprint the store held for it.
+  func entry(forKey key: [UInt8]) -> (id: UInt64, isNew: Bool, payloadFingerprint: UInt64)? {
     let hash = Self.hash(key)
     var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     while true {
       let index = buckets[bucket] - 1
       if index < 0 { return nil }
       let entry = entries[index]
-      if entry.hash == hash, matches(entry, key) { return (entry.id, entry.isNew) }
+      if entry.hash == hash, matches(entry, key) { return (entry.id, entry.isNew, entry.payloadFingerprint) }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
   }
 
   /// Records the id of an encoded identity (replacing one recorded before).
-  mutating func set(_ id: UInt64, forKey key: [UInt8], isNew: Bool) {
+  mutating func set(_ id: UInt64, forKey key: [UInt8], isNew: Bool, payloadFingerprint: UInt64 = 0) {
     let hash = Self.hash(key)
     var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     while true {
@@ -44,11 +46,12 @@ struct IdentityTable {
       if entries[index].hash == hash, matches(entries[index], key) {
         entries[index].id = id
         entries[index].isNew = isNew
+        entries[index].payloadFingerprint = payloadFingerprint
         return
       }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
-    entries.append(Entry(hash: hash, start: bytes.count, count: key.count, id: id, isNew: isNew))
+    entries.append(Entry(hash: hash, start: bytes.count, count: key.count, id: id, isNew: isNew, payloadFingerprint: payloadFingerprint))
     bytes += key
     buckets[bucket] = entries.count
     // At most half full, so probes stay short.

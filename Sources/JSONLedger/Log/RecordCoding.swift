@@ -5,7 +5,8 @@ import Foundation
 /// ```
 /// "JLR"  format version (UInt16 BE)  body …  CRC-32 of everything before it (UInt32 BE)
 /// ```
-/// A link change is the relationship id, then either 0 and the removed and added ids
+/// A change is the object id, entity, identity, kind, payload fingerprint (UInt64 BE, 0 for
+/// none), attribute changes (name, old, new) and link changes. A link change is the relationship id, then either 0 and the removed and added ids
 /// (ascending, as gaps), or 1 and an ordered list's whole old and new lists.
 ///
 /// A record whose checksum fails, or whose format version is not this library's, is
@@ -42,6 +43,7 @@ enum RecordCoding {
       writer.write(varint: UInt64(changes[index].identity.count))
       for valueIndex in changes[index].identity.indices { writer.write(changes[index].identity[valueIndex]) }
       writer.write(changes[index].kind.rawValue)
+      writer.write(bigEndian: changes[index].payloadFingerprint)
       writer.write(varint: UInt64(changes[index].attributes.count))
       for attributeIndex in changes[index].attributes.indices {
         writer.write(changes[index].attributes[attributeIndex].name)
@@ -103,6 +105,7 @@ enum RecordCoding {
         var identity: [AttributeValue] = []
         for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
         guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown change kind") }
+        let payloadFingerprint = try reader.readBigEndian64()
         var attributes: [AttributeChange] = []
         for _ in 0..<(try reader.readCount()) {
           let name = try reader.readString(expecting: attributeNames, from: &nextAttributeName)
@@ -110,7 +113,7 @@ enum RecordCoding {
         }
         var links: [LinkChange] = []
         for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
-        changes.append(ObjectChange(objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes, links: links))
+        changes.append(ObjectChange(objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes, links: links, payloadFingerprint: payloadFingerprint))
       }
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
       return ChangeRecord(batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: changes)

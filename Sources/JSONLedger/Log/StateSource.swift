@@ -3,8 +3,9 @@
 protocol StateSource {
   /// The object id registered for an identity (in `OrderedEncoding`, which starts with the
   /// root entity's id), if any (the object may have been deleted since: then `state(of:)`
-  /// is nil).
-  func objectID(encodedIdentity: [UInt8]) throws -> UInt64?
+  /// is nil), and the fingerprint of the payload that last made the object what it is (0:
+  /// none, see `PayloadFingerprint`).
+  func registration(encodedIdentity: [UInt8]) throws -> (id: UInt64, payloadFingerprint: UInt64)?
   /// The current state of an object, or nil when it does not exist now.
   func state(of objectID: UInt64) throws -> ObjectState?
   /// Ids of the live objects whose entity is `root` or inherits from it.

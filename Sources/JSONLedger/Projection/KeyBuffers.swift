@@ -19,8 +19,8 @@ struct KeyBuffers {
   var header = BinaryWriter(capacity: 256)
   var attributes = BinaryWriter(capacity: 1024)
   var entry = BinaryWriter(capacity: 2048)
-  /// An identity in `OrderedEncoding` (a `keys` key), and a `keys` value: the object id,
-  /// then the whole encoding when the key is a hashed long one.
+  /// An identity in `OrderedEncoding` (a `keys` key), and a `keys` value: the object id and
+  /// payload fingerprint, then the whole encoding when the key is a hashed long one.
   var identity: [UInt8] = []
   var identityValue: [UInt8] = []
 

@@ -21,15 +21,21 @@ struct ProjectionStore: StateSource {
   }
 
   func objectID(encodedIdentity full: [UInt8]) throws -> UInt64? {
+    try registration(encodedIdentity: full)?.id
+  }
+
+  /// The `keys` value of an identity: object id (8 bytes), payload fingerprint (8), and the
+  /// whole encoding when the key is a hashed long one.
+  func registration(encodedIdentity full: [UInt8]) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
     let key = StoreKeys.identityKey(forEncoded: full)
     guard let value = try transaction.value(forKey: key, in: layout.keys) else { return nil }
-    guard value.count >= 8 else { throw LedgerError.storage("a keys entry is truncated") }
-    if key.count != full.count, !value.dropFirst(8).elementsEqual(full) {
+    guard value.count >= StoreKeys.registrationLength else { throw LedgerError.storage("a keys entry is truncated") }
+    if key.count != full.count, !value.dropFirst(StoreKeys.registrationLength).elementsEqual(full) {
       let rootID = full.prefix(4).reduce(0) { $0 << 8 | Int($1) }
       let root = model.entities.indices.contains(rootID - 1) ? model.entities[rootID - 1].name : "an entity"
       throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
     }
-    return StoreKeys.readBigEndian64(value)
+    return (StoreKeys.readBigEndian64(value), StoreKeys.readBigEndian64(value.dropFirst(8)))
   }
 
   /// The object's state after the last batch at or before `asOf`: its newest history entry

@@ -92,7 +92,6 @@ struct Projector {
       ObjectStateCoding.writeHeader(entity: after.entity, identity: after.identity, into: &buffers.header)
       if needsHeader {
         try put(buffers.header.bytes, forKey: buffers.objectID, in: layout.objects, appending: isCreated, cursors: cursors)
-        try registerIdentity(of: after, cursors: cursors, buffers: &buffers)
       }
       buffers.attributes.removeAll()
       if isCreated {
@@ -107,6 +106,9 @@ struct Projector {
     } else {
       try cursors.delete(buffers.objectID, in: layout.views)
     }
+    // Every change rewrites the `keys` value: its payload fingerprint is this change's (0
+    // unless one payload alone made it), so a fingerprint never outlives the state it stands for.
+    try register(change, entity: after?.entity ?? change.entity, isNew: after != nil && needsHeader, cursors: cursors, buffers: &buffers)
     for link in change.links { try rewriteLinks(id, link, appending: isCreated, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
     buffers.setHistory(id, batchID: batchID)
@@ -138,21 +140,24 @@ struct Projector {
     }
   }
 
-  /// `keys` entry of an object: its identity under its root entity; an insert-only object is
-  /// listed under its root with a 0xFE marker and its id, so listings find it too.
-  private func registerIdentity(of state: ObjectState, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
-    guard let entity = model.resolved(state.entity) else { return }
-    if state.identity.isEmpty {
+  /// `keys` entry of an object: its identity under its root entity, holding its id and the
+  /// change's payload fingerprint. An insert-only object is listed once, when it is new, under
+  /// its root with a 0xFE marker and its id, so listings find it too.
+  private func register(_ change: ObjectChange, entity name: String, isNew: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
+    guard let entity = model.resolved(name) else { return }
+    if change.identity.isEmpty {
+      guard isNew else { return }
       try cursors.put(buffers.objectID, forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
       return
     }
-    OrderedEncoding.encodeIdentity(root: entity.rootID, state.identity, into: &buffers.identity)
-    guard buffers.identity.count > StoreKeys.identityLimit else {
-      try cursors.put(buffers.objectID, forKey: buffers.identity, in: layout.keys)
-      return
-    }
+    OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
     buffers.identityValue.removeAll(keepingCapacity: true)
     buffers.identityValue += buffers.objectID
+    buffers.identityValue.appendBigEndian(change.payloadFingerprint)
+    guard buffers.identity.count > StoreKeys.identityLimit else {
+      try cursors.put(buffers.identityValue, forKey: buffers.identity, in: layout.keys)
+      return
+    }
     buffers.identityValue += buffers.identity
     try cursors.put(buffers.identityValue, forKey: StoreKeys.identityKey(forEncoded: buffers.identity), in: layout.keys)
   }

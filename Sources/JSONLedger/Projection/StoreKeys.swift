@@ -53,6 +53,9 @@ enum StoreKeys {
     return key
   }
 
+  /// The fixed part of a `keys` value: object id and payload fingerprint, 8 bytes each.
+  static let registrationLength = 16
+
   /// Room left under LMDB's 511-byte key limit; longer identities are hashed.
   static let identityLimit = 400
 

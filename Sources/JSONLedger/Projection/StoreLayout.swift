@@ -7,7 +7,7 @@ import LMDB
 /// |---------------|--------------------------------------------|-----------------------------------------|
 /// | `log`         | batch id (8)                               | encoded `ChangeRecord` (never changed)  |
 /// | `meta`        | name                                       | format version, model, head, next id    |
-/// | `keys`        | root entity id (4) + identity encoding     | object id (8) + full identity encoding  |
+/// | `keys`        | root entity id (4) + identity encoding     | object id (8) + payload fingerprint (8) + full identity encoding (long keys) |
 /// | `objects`     | object id (8)                              | entity name + identity                  |
 /// | `views`       | object id (8)                              | attributes (live objects only)          |
 /// | `rels`        | object id (8) + relationship id (4) + position (4) or target id (8) | target id (8) |
