@@ -73,6 +73,17 @@ public final class Transaction {
     return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
   }
 
+  /// Calls `body` with the bytes stored under `key`, read in place (no copy; the span cannot
+  /// outlive the call), or returns nil when the key is absent.
+  ///
+  /// ```swift
+  /// let id = try txn.withValue(forKey: key, in: keys) { value in value.count >= 8 ? value[0] : 0 }
+  /// ```
+  public func withValue<R>(forKey key: [UInt8], in database: Database, _ body: (Span<UInt8>) throws -> R) throws -> R? {
+    // The span borrows LMDB's page for this call only; the transaction keeps it valid.
+    try withValue(forKey: key, in: database) { (bytes: UnsafeRawBufferPointer) in try body(Span(_unsafeBytes: bytes)) }
+  }
+
   /// The bytes stored under `key`, or nil.
   public func value(forKey key: [UInt8], in database: Database) throws -> [UInt8]? {
     try withValue(forKey: key, in: database) { Array($0) }

@@ -76,6 +76,7 @@ struct ReliabilityTests {
   @Test(arguments: [
     (UInt32(99), "format version 99, newer than this library supports (\(Ledger.formatVersion)); upgrade jsonledger"),
     (UInt32(1), "format version 1, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"),
+    (UInt32(2), "format version 2, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"),
   ] as [(UInt32, String)])
   func aStoreOfAnotherFormatSaysSoPlainly(version: UInt32, message: String) throws {
     let directory = try TemporaryDirectory()

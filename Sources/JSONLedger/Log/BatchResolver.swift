@@ -41,7 +41,9 @@ struct BatchResolver {
   /// by id.
   private var skipped: [(id: UInt64, fingerprint: SlotFingerprint)] = []
   private var skippedIndex = SlotTable()
-  private var fingerprinter = PayloadFingerprint()
+  /// The same, indexed by fingerprint: a payload met again (a nested object repeated under
+  /// many parents) is skipped again without looking up its key.
+  private var skippedByFingerprint = SlotTable()
 
   private struct SlotFingerprint {
     var fingerprint: UInt64 = 0
@@ -314,8 +316,12 @@ struct BatchResolver {
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
   private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
     // Only a payload that updates can be known to have been applied already.
-    guard let identity = object.identity, operations.contains(.update), let fingerprint = fingerprinter.fingerprint(of: object) else {
+    guard let identity = object.identity, operations.contains(.update), let fingerprint = object.fingerprint.value else {
       return try mergeRemapped(object, operations: operations)
+    }
+    if let index = skippedByFingerprint[fingerprint], slots[skipped[index].id] == nil {
+      try upsertNestedObjects(of: object)
+      return skipped[index].id
     }
     // Untouched in this batch, and left as it is by this very payload: applying it again
     // would change nothing, here or on the other side of its links. Its nested objects are
@@ -324,13 +330,14 @@ struct BatchResolver {
     if let stored = registered, stored.payloadFingerprint == fingerprint, slots[stored.id] == nil {
       if skippedIndex[stored.id] == nil {
         skippedIndex.insert(stored.id, slot: skipped.count)
-        skipped.append((stored.id, SlotFingerprint(fingerprint: fingerprint, mask: PayloadFingerprint.mask(of: object))))
+        skippedByFingerprint.insert(fingerprint, slot: skipped.count)
+        skipped.append((stored.id, SlotFingerprint(fingerprint: fingerprint, mask: object.fingerprint.mask)))
       }
       try upsertNestedObjects(of: object)
       return stored.id
     }
     guard let id = try mergeRemapped(object, operations: operations, known: .some(registered?.id)), let slot = slots[id] else { return nil }
-    fingerprints[slot] = SlotFingerprint(fingerprint: fingerprint, version: versions[slot], mask: PayloadFingerprint.mask(of: object))
+    fingerprints[slot] = SlotFingerprint(fingerprint: fingerprint, version: versions[slot], mask: object.fingerprint.mask)
     return id
   }
 

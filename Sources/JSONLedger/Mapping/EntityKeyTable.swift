@@ -7,7 +7,9 @@
 struct EntityKeyTable: Sendable {
   enum Target: Sendable {
     // Boxed: a lookup hands out the target, and a bare `Attribute` is copied field by field.
-    indirect case attribute(Attribute)
+    /// `nameHash`: the FNV-1a hash of the attribute's name, which payload fingerprints take
+    /// instead of hashing the name for every object.
+    indirect case attribute(Attribute, nameHash: UInt64)
     /// `byKeys` is true for `<name>_id(s)` keys, which must hold keys, not nested objects.
     case relationship(ResolvedRelationship, byKeys: Bool)
   }
@@ -18,6 +20,10 @@ struct EntityKeyTable: Sendable {
   private(set) var keyPaths: [(target: Target, segments: [String])] = []
   /// First segments of the key paths: such top-level keys are not "unmatched".
   private(set) var keyPathRoots: Set<String> = []
+
+  private static func attribute(_ attribute: Attribute) -> Target {
+    .attribute(attribute, nameHash: FNV1a.hash(attribute.name.utf8.span))
+  }
 
   init(entity: ResolvedEntity, model: Model) {
     let customOnly = entity.declaration.mapsOnlyCustomKeys
@@ -38,14 +44,14 @@ struct EntityKeyTable: Sendable {
       }
     }
     for attribute in entity.attributes {
-      if let key = attribute.jsonKey { addCustom(key, .attribute(attribute)) }
+      if let key = attribute.jsonKey { addCustom(key, Self.attribute(attribute)) }
     }
     for relationship in entity.relationships {
       if let key = relationship.declaration.jsonKey { addCustom(key, .relationship(relationship, byKeys: false)) }
     }
     guard !customOnly else { return }
     for attribute in entity.attributes where attribute.jsonKey == nil {
-      add(attribute.name, .attribute(attribute), normalize: true)
+      add(attribute.name, Self.attribute(attribute), normalize: true)
     }
     for relationship in entity.relationships where relationship.declaration.jsonKey == nil {
       add(relationship.name, .relationship(relationship, byKeys: false), normalize: true)
@@ -70,13 +76,13 @@ struct EntityKeyTable: Sendable {
       for qualifier in qualifiers {
         let wanted = KeyInflection.normalized(qualifier + word)
         if let attribute = entity.attributes.first(where: { $0.jsonKey == nil && KeyInflection.normalized($0.name) == wanted }) {
-          exact.updateValue(.attribute(attribute), forName: word)
+          exact.updateValue(Self.attribute(attribute), forName: word)
           break
         }
       }
     }
     if exact["id"] == nil, let remote = entity.attributeIndex["remoteID"], remote.jsonKey == nil {
-      exact.updateValue(.attribute(remote), forName: "id")
+      exact.updateValue(Self.attribute(remote), forName: "id")
     }
   }
 

@@ -13,6 +13,35 @@ struct MappedObject: Sendable {
   var path: JSONPath
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? = nil
+  /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).
+  var fingerprint: PayloadFingerprint
+
+  /// An object of `entity` with nothing mapped yet.
+  init(entity: ResolvedEntity, path: JSONPath) {
+    self.entity = entity
+    self.identity = nil
+    self.attributes = []
+    self.relationships = []
+    self.path = path
+    self.fingerprint = PayloadFingerprint(entity: entity)
+  }
+
+  /// Appends an attribute's value; `nameHash` is `FNV1a.hash` of its name.
+  mutating func append(attribute name: String, nameHash: UInt64, _ value: AttributeValue?) {
+    attributes.append((name, value))
+    fingerprint.add(attribute: nameHash, value)
+  }
+
+  /// Appends a relationship's value; the references in it must already have been added to
+  /// `fingerprint` (`PayloadFingerprint.add(key:)`), in order.
+  mutating func append(relationship: ResolvedRelationship, _ value: RelationshipValue) {
+    switch value {
+    case .clear: fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
+    case .toOne: fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
+    case .toMany(let references): fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
+    }
+    relationships.append((relationship, value))
+  }
 }
 
 /// The value given to a relationship.

@@ -38,8 +38,10 @@ struct Mapper: Sendable {
           continue
         case .string, .number:
           if let key = identity(fromKey: element, of: entity, path: elementPath, report: &report) {
-            let attributes = zip(entity.identity, key).map { (name: $0.0, value: Optional($0.1)) }
-            objects.append(MappedObject(entity: entity, identity: key, attributes: attributes, relationships: [], path: elementPath))
+            var mapped = MappedObject(entity: entity, path: elementPath)
+            for (name, value) in zip(entity.identity, key) { mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value) }
+            mapped.identity = key
+            objects.append(mapped)
           }
         default:
           report.problems.add(entity.name, elementPath, element, "expected an object or a key, found \(element.kindDescription)")
@@ -64,7 +66,7 @@ struct Mapper: Sendable {
     }
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let table = tables[entity.name] else { return nil }
-    var mapped = MappedObject(entity: entity, identity: nil, attributes: [], relationships: [], path: path)
+    var mapped = MappedObject(entity: entity, path: path)
     // Sized once: growing by doubling from empty reallocated it several times per object.
     mapped.attributes.reserveCapacity(object.count + table.keyPaths.count)
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
@@ -145,9 +147,9 @@ struct Mapper: Sendable {
     path: JSONPath, report: inout Report
   ) {
     switch target {
-    case .attribute(let attribute):
+    case .attribute(let attribute, let nameHash):
       if value == .null {
-        mapped.attributes.append((attribute.name, nil))
+        mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
         return
       }
       var input = value
@@ -157,18 +159,18 @@ struct Mapper: Sendable {
           return
         }
         if input == .null {
-          mapped.attributes.append((attribute.name, nil))
+          mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
           return
         }
       }
       switch ValueCoercion.coerce(input, to: attribute.type) {
-      case .success(let typed): mapped.attributes.append((attribute.name, typed))
+      case .success(let typed): mapped.append(attribute: attribute.name, nameHash: nameHash, typed)
       case .failure(let failure): report.problems.add(entity.name, path, value, failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
       }
     case .relationship(let relationship, let byKeys):
       guard let destination = model.resolved(relationship.declaration.destination) else { return }
       if value == .null {
-        mapped.relationships.append((relationship, .clear))
+        mapped.append(relationship: relationship, .clear)
         return
       }
       if relationship.isToMany {
@@ -178,25 +180,27 @@ struct Mapper: Sendable {
         }
         var references: [ObjectReference] = []
         for (index, element) in elements.enumerated() where element != .null {
-          if let reference = reference(element, to: destination, byKeys: byKeys, path: path.appending(index: index), report: &report) {
+          if let reference = reference(element, to: destination, byKeys: byKeys, path: path.appending(index: index), fingerprint: &mapped.fingerprint, report: &report) {
             references.append(reference)
           }
         }
-        mapped.relationships.append((relationship, .toMany(references)))
+        mapped.append(relationship: relationship, .toMany(references))
       } else {
         if case .array = value {
           report.problems.add(entity.name, path, value, "expected one object or key for the to-one relationship \(relationship.name), found an array")
           return
         }
-        if let reference = reference(value, to: destination, byKeys: byKeys, path: path, report: &report) {
-          mapped.relationships.append((relationship, .toOne(reference)))
+        if let reference = reference(value, to: destination, byKeys: byKeys, path: path, fingerprint: &mapped.fingerprint, report: &report) {
+          mapped.append(relationship: relationship, .toOne(reference))
         }
       }
     }
   }
 
+  /// The reference `value` makes, added to the referring object's `fingerprint`.
   private func reference(
-    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, report: inout Report
+    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, fingerprint: inout PayloadFingerprint,
+    report: inout Report
   ) -> ObjectReference? {
     switch value {
     case .object(let object):
@@ -204,11 +208,13 @@ struct Mapper: Sendable {
         report.problems.add(destination.name, path, value, "expected a key of \(destination.name), found an object")
         return nil
       }
-      return mapObject(object, entity: destination, path: path, report: &report).map { .object($0) }
+      guard let nested = mapObject(object, entity: destination, path: path, report: &report) else { return nil }
+      if let identity = nested.identity { fingerprint.add(key: nested.entity, identity) } else { fingerprint.addUnkeyedObject() }
+      return .object(nested)
     case .string, .number, .bool:
-      return identity(fromKey: value, of: destination, path: path, report: &report).map {
-        .key(entity: destination, identity: $0, path: path)
-      }
+      guard let identity = identity(fromKey: value, of: destination, path: path, report: &report) else { return nil }
+      fingerprint.add(key: destination, identity)
+      return .key(entity: destination, identity: identity, path: path)
     default:
       report.problems.add(destination.name, path, value, "expected a key or an object of \(destination.name), found \(value.kindDescription)")
       return nil

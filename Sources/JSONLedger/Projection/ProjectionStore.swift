@@ -28,14 +28,28 @@ struct ProjectionStore: StateSource {
   /// whole encoding when the key is a hashed long one.
   func registration(encodedIdentity full: [UInt8]) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
     let key = StoreKeys.identityKey(forEncoded: full)
-    guard let value = try transaction.value(forKey: key, in: layout.keys) else { return nil }
-    guard value.count >= StoreKeys.registrationLength else { throw LedgerError.storage("a keys entry is truncated") }
-    if key.count != full.count, !value.dropFirst(StoreKeys.registrationLength).elementsEqual(full) {
+    let isHashed = key.count != full.count
+    // Read in place: this runs for every object of an import.
+    let found = try transaction.withValue(forKey: key, in: layout.keys) { value -> (id: UInt64, payloadFingerprint: UInt64, matches: Bool)? in
+      guard value.count >= StoreKeys.registrationLength else { return nil }
+      let matches = !isHashed || Self.bytes(of: value, from: StoreKeys.registrationLength, equal: full)
+      return (StoreKeys.readBigEndian64(value), StoreKeys.readBigEndian64(value.extracting(8...)), matches)
+    }
+    guard let entry = found else { return nil }  // no such identity
+    guard let found = entry else { throw LedgerError.storage("a keys entry is truncated") }
+    guard found.matches else {
       let rootID = full.prefix(4).reduce(0) { $0 << 8 | Int($1) }
       let root = model.entities.indices.contains(rootID - 1) ? model.entities[rootID - 1].name : "an entity"
       throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
     }
-    return (StoreKeys.readBigEndian64(value), StoreKeys.readBigEndian64(value.dropFirst(8)))
+    return (found.id, found.payloadFingerprint)
+  }
+
+  /// Whether `span` from `start` on holds exactly `bytes`.
+  private static func bytes(of span: Span<UInt8>, from start: Int, equal bytes: [UInt8]) -> Bool {
+    guard span.count - start == bytes.count else { return false }
+    for index in bytes.indices where span[start + index] != bytes[index] { return false }
+    return true
   }
 
   /// The object's state after the last batch at or before `asOf`: its newest history entry

@@ -1,0 +1,128 @@
+import Foundation
+
+/// A 64-bit fingerprint of what one mapped object's payload says, built by the mapper as it
+/// maps: the entity, the attributes the payload names (with their values, or their
+/// clearing) and the relationships it names, with the keys they point to (a nested object by
+/// its key too: it is a payload of its own, with a fingerprint of its own).
+///
+/// The store keeps, beside each identity in `keys`, the fingerprint of the payload whose
+/// application left the object as it is (0 once something else changed it: another payload,
+/// a revert, a deletion, a link in a list the payload names). A re-import whose payload for
+/// an object untouched in its batch has that fingerprint would change nothing, so the
+/// resolver skips it without reading the object. Two different payloads share a fingerprint
+/// with a chance of about 2⁻⁶⁴.
+///
+/// The hash is FNV-1a over bytes, with whole words mixed in one multiply, fed field by field
+/// (each with a tag or its length, so that no two payloads feed the same sequence) while the
+/// values are at hand: hashing the finished object again cost several times as much.
+struct PayloadFingerprint: Sendable {
+  private var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+  /// Cleared by a nested object without identity: a new one is made each time the payload
+  /// is applied, so applying it again is never a no-op.
+  private var isRepeatable = true
+  /// The relationships the payload names, as bits (`maskBit`).
+  private(set) var mask: UInt64 = 0
+
+  /// A fingerprint of a payload for `entity`, before any of its values.
+  init(entity: ResolvedEntity) {
+    feed(word: UInt64(entity.id))
+  }
+
+  /// The fingerprint (never 0, which marks "none"), or nil when applying the payload again
+  /// would not be a no-op.
+  var value: UInt64? {
+    guard isRepeatable else { return nil }
+    let folded = hash ^ (hash &>> 32)
+    return folded == 0 ? 1 : folded
+  }
+
+  /// The bit of a relationship id in a mask (ids beyond 63 share bits, which only makes the
+  /// resolver drop a fingerprint it could have kept).
+  static func maskBit(_ relationshipID: UInt32) -> UInt64 {
+    1 &<< UInt64(relationshipID & 63)
+  }
+
+  /// An attribute the payload sets (nil: clears), by the hash of its name.
+  mutating func add(attribute nameHash: UInt64, _ value: AttributeValue?) {
+    feed(byte: 0)
+    feed(word: nameHash)
+    feed(value)
+  }
+
+  /// A relationship the payload names: `kind` is 0 for a null, 1 for a to-one, 2 for a
+  /// to-many of `count` references, each added next with `add(key:)` or `addUnkeyedObject()`.
+  mutating func add(relationship id: UInt32, kind: UInt8, count: Int) {
+    mask |= Self.maskBit(id)
+    feed(byte: 1)
+    feed(word: UInt64(id))
+    feed(byte: kind)
+    feed(word: UInt64(count))
+  }
+
+  /// A reference to the object of `entity` with `identity` (by key, or nested).
+  mutating func add(key entity: ResolvedEntity, _ identity: [AttributeValue]) {
+    feed(word: UInt64(entity.id))
+    feed(word: UInt64(identity.count))
+    for index in identity.indices { feed(identity[index]) }
+  }
+
+  /// A nested object without identity.
+  mutating func addUnkeyedObject() {
+    isRepeatable = false
+  }
+
+  private mutating func feed(byte: UInt8) {
+    hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+  }
+
+  /// A whole word in one step; the shift carries its high bits down into later steps.
+  private mutating func feed(word: UInt64) {
+    hash = (hash ^ word) &* 0x9E37_79B9_7F4A_7C15
+    hash ^= hash &>> 29
+  }
+
+  private mutating func feed(_ string: String) {
+    let bytes = string.utf8.span
+    feed(word: UInt64(bytes.count))
+    for index in bytes.indices { feed(byte: bytes[index]) }
+  }
+
+  private mutating func feed(_ value: AttributeValue?) {
+    switch value {
+    case nil: feed(byte: 0)
+    case .string(let text)?:
+      feed(byte: 1)
+      feed(text)
+    case .integer(let number)?:
+      feed(byte: 2)
+      feed(word: UInt64(bitPattern: number))
+    case .double(let number)?:
+      feed(byte: 3)
+      feed(word: number.bitPattern)
+    case .float(let number)?:
+      feed(byte: 4)
+      feed(word: UInt64(number.bitPattern))
+    case .bool(let flag)?:
+      feed(byte: flag ? 5 : 6)
+    case .date(let date)?:
+      feed(byte: 7)
+      feed(word: date.timeIntervalSinceReferenceDate.bitPattern)
+    case .decimal(let number)?:
+      feed(byte: 8)
+      feed("\(number)")
+    case .uuid(let uuid)?:
+      feed(byte: 9)
+      feed(uuid.uuidString)
+    case .url(let url)?:
+      feed(byte: 10)
+      feed(url.absoluteString)
+    case .binary(let data)?:
+      feed(byte: 11)
+      feed(word: UInt64(data.count))
+      for byte in data { feed(byte: byte) }
+    case .json(let json)?:
+      feed(byte: 12)
+      feed(JSONWriter(options: []).string(from: json))  // member order counts, as in `==`
+    }
+  }
+}
