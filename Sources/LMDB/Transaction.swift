@@ -77,7 +77,7 @@ public final class Transaction {
   /// outlive the call), or returns nil when the key is absent.
   ///
   /// ```swift
-  /// let id = try txn.withValue(forKey: key, in: keys) { value in value.count >= 8 ? value[0] : 0 }
+  /// let length = try txn.withValue(forKey: key, in: database) { value in value.count }  // nil: absent
   /// ```
   public func withValue<R>(forKey key: [UInt8], in database: Database, _ body: (Span<UInt8>) throws -> R) throws -> R? {
     // The span borrows LMDB's page for this call only; the transaction keeps it valid.

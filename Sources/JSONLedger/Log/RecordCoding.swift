@@ -6,8 +6,9 @@ import Foundation
 /// "JLR"  format version (UInt16 BE)  body …  CRC-32 of everything before it (UInt32 BE)
 /// ```
 /// A change is the object id, entity, identity, kind, payload fingerprint (UInt64 BE, 0 for
-/// none), attribute changes (name, old, new) and link changes. A link change is the relationship id, then either 0 and the removed and added ids
-/// (ascending, as gaps), or 1 and an ordered list's whole old and new lists.
+/// none), attribute changes (name, old, new) and link changes. A link change is the
+/// relationship id, then either 0 and the removed and added ids (ascending, as gaps), or 1 and
+/// an ordered list's whole old and new lists.
 ///
 /// A record whose checksum fails, or whose format version is not this library's, is
 /// reported with its batch id; it is never skipped.

@@ -106,8 +106,8 @@ struct Projector {
     } else {
       try cursors.delete(buffers.objectID, in: layout.views)
     }
-    // Every change rewrites the `keys` value: its payload fingerprint is this change's (0
-    // unless one payload alone made it), so a fingerprint never outlives the state it stands for.
+    // Every change sets the fingerprint in the object's `keys` value to its own (0 unless one
+    // payload alone made it), so a fingerprint never outlives the state it stands for.
     try register(change, entity: after?.entity ?? change.entity, isNew: after != nil && needsHeader, cursors: cursors, buffers: &buffers)
     for link in change.links { try rewriteLinks(id, link, appending: isCreated, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
