@@ -244,6 +244,37 @@ struct UnchangedPayloadTests {
     #expect(try ledger.verify().batches == 2)
   }
 
+  /// A payload typed as the parent updates a stored sub-entity object with the sub-entity's
+  /// keys (Groot): it is skipped when it is what last made the object, and applied otherwise.
+  @Test func parentTypedPayloadsAreSkippedOnlyWhenTheyLastMadeTheObject() throws {
+    let model = try Model(entities: [
+      Entity("Abstract", identity: ["identifier"], subentityKey: "type", abstract: true, attributes: [Attribute("identifier", .int64, jsonKey: "id")]),
+      Entity("ConcreteA", parent: "Abstract", attributes: [Attribute("foo", .string)]),
+    ])
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    let typed: JSONValue = [["id": 1, "type": "ConcreteA", "foo": "x"]]
+    let untyped: JSONValue = [["id": 1, "foo": "y"]]
+    // Each payload, and whether it changes the object.
+    let steps: [(JSONValue, Bool)] = [(typed, true), (untyped, true), (untyped, false), (typed, true), (untyped, true), (untyped, false)]
+    for (payload, changes) in steps {
+      var batch = ledger.makeBatch()
+      try batch.stage(payload, as: "Abstract")
+      let skipped = try resolve(batch, in: ledger)
+      let merged = try resolve(batch, in: ledger, hidingFingerprints: true)
+      #expect(skipped.changes == merged.changes)
+      #expect(skipped.statistics == merged.statistics)
+      #expect(skipped.changes.isEmpty == !changes)
+      if !changes { #expect(skipped.readIDs.isEmpty) }
+      _ = try ledger.applySynchronously(batch)
+    }
+    try ledger.read { view throws in
+      #expect(try view.object("Abstract", key: 1)?.entity == "ConcreteA")
+      #expect(try view.object("Abstract", key: 1)?["foo"] == .string("y"))
+    }
+    #expect(try ledger.verify().batches == 6)
+  }
+
   @Test func aPayloadThatOnlyInsertsLeavesNoFingerprintForALaterUpdate() throws {
     let directory = try TemporaryDirectory()
     let ledger = try makeLedger(directory)
