@@ -17,11 +17,7 @@ struct ProjectionStore: StateSource {
   func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64? {
     var encoded: [UInt8] = []
     OrderedEncoding.encodeIdentity(root: rootID, identity, into: &encoded)
-    return try objectID(encodedIdentity: encoded)
-  }
-
-  func objectID(encodedIdentity full: [UInt8]) throws -> UInt64? {
-    try registration(encodedIdentity: full)?.id
+    return try registration(encodedIdentity: encoded)?.id
   }
 
   /// The `keys` value of an identity: object id (8 bytes), payload fingerprint (8), and the

@@ -151,12 +151,11 @@ struct Projector {
       return
     }
     OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
-    let isHashed = buffers.identity.count > StoreKeys.identityLimit
+    let key = StoreKeys.identityKey(forEncoded: buffers.identity)
     // An object already registered keeps its entry when the fingerprint stays (mostly 0 to 0:
     // a band gaining albums), which spares a put at a random place in `keys`. The bytes are
     // the same either way, so replay, which always puts, gives the same projection.
     if !isNew {
-      let key = isHashed ? StoreKeys.identityKey(forEncoded: buffers.identity) : buffers.identity
       let stored = try transaction.withValue(forKey: key, in: layout.keys) { value in
         value.count >= StoreKeys.registrationLength ? StoreKeys.readBigEndian64(value.extracting(8...)) : nil
       }
@@ -165,12 +164,9 @@ struct Projector {
     buffers.identityValue.removeAll(keepingCapacity: true)
     buffers.identityValue += buffers.objectID
     buffers.identityValue.appendBigEndian(change.payloadFingerprint)
-    guard isHashed else {
-      try cursors.put(buffers.identityValue, forKey: buffers.identity, in: layout.keys)
-      return
-    }
-    buffers.identityValue += buffers.identity
-    try cursors.put(buffers.identityValue, forKey: StoreKeys.identityKey(forEncoded: buffers.identity), in: layout.keys)
+    // A hashed long key keeps the whole encoding for the collision check.
+    if key.count != buffers.identity.count { buffers.identityValue += buffers.identity }
+    try cursors.put(buffers.identityValue, forKey: key, in: layout.keys)
   }
 
   /// The long unordered link lists of an updated object that its history entry keeps as
