@@ -19,7 +19,15 @@ let package = Package(
       providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
     ),
     .target(name: "LMDB", dependencies: ["CLMDB"]),
-    .target(name: "JSONLedger", dependencies: ["LMDB"]),
+    .target(
+      name: "JSONLedger",
+      dependencies: ["LMDB"],
+      swiftSettings: [
+        // Debug builds (and so the tests) check hand-rolled structures' invariants,
+        // `LinkGraph._checkInvariants()` among them, after every change.
+        .define("JSONLEDGER_INTERNAL_CHECKS", .when(configuration: .debug))
+      ]
+    ),
     .executableTarget(
       name: "jsonledger",
       dependencies: [

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+public import LMDB
 import Synchronization
 
 /// A store of JSON-mapped objects kept as an append-only log of change records in LMDB, with
@@ -31,20 +31,13 @@ public final class Ledger: Sendable {
     var continuations: [Int: AsyncStream<BatchSummary>.Continuation] = [:]
   }
 
-  /// The version of the store layout this library writes and reads. Format 2 keeps link
-  /// changes as what was added and removed, and long link lists in history as deltas.
-  public static let formatVersion = 3
+  /// The version of the store format this library writes and reads (`StoreFormat.version`).
+  public static var formatVersion: Int { Int(StoreFormat.version) }
 
-  /// What a commit guarantees on disk.
-  public enum Durability: String, Sendable, CaseIterable {
-    /// Every commit is flushed (two fsyncs): nothing committed is lost, even on power loss.
-    case full
-    /// The last commit may be lost on a machine crash; the store stays intact.
-    case noMetaSync
-    /// No flush at commit: a process crash loses nothing, a machine crash may lose recent
-    /// commits (and on a file system that reorders writes, may damage the store).
-    case noSync
-  }
+  /// What a commit guarantees on disk: `full` (the default) flushes every commit; `noMetaSync`
+  /// may lose the last commit on a machine crash; `noSync` loses nothing on a process crash
+  /// but may lose recent commits on a machine crash.
+  public typealias Durability = Environment.Durability
 
   /// Settings for opening a store.
   public struct Options: Sendable {
@@ -105,7 +98,7 @@ public final class Ledger: Sendable {
   /// The format version and the model: the first commit of a new store.
   private static func writeMetadata(model: Model, environment: Environment, layout: StoreLayout) throws {
     try environment.write { txn in
-      try txn.put(StoreKeys.bigEndian(UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
+      try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
       // Declaration order matters: entity and relationship ids are positions in the model.
       try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
     }
@@ -136,7 +129,7 @@ public final class Ledger: Sendable {
     guard let format, format.count == 4, let modelBytes else {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
-    let version = Int(format.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    let version = Int(UInt32(bigEndianBytes: format))
     guard version == formatVersion else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion) }
     let model: Model
     do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
@@ -153,11 +146,7 @@ public final class Ledger: Sendable {
     var environmentOptions = Environment.Options()
     environmentOptions.filePermissions = options.filePermissions
     environmentOptions.mapSize = options.initialMapSize
-    environmentOptions.durability = switch options.durability {
-    case .full: .full
-    case .noMetaSync: .noMetaSync
-    case .noSync: .noSync
-    }
+    environmentOptions.durability = options.durability
     do { return try Environment(path: path, options: environmentOptions) } catch {
       if error.isInvalidEnvironment {
         throw LedgerError.notAStore(path: path, reason: "data.mdb is not an LMDB file of this version")
@@ -216,10 +205,8 @@ public final class Ledger: Sendable {
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: batch.stagedObjectCount))
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      if let key = metadata.idempotencyKey,
-        let existing = try txn.value(forKey: Array(key.utf8.prefix(400)), in: layout.idempotency)
-      {
-        let record = try readRecord(StoreKeys.readBigEndian64(existing), txn)
+      if let key = metadata.idempotencyKey, let existing = try store.batch(forIdempotencyKey: key) {
+        let record = try readRecord(existing, txn)
         return BatchSummary(record: record, wasAlreadyApplied: true)
       }
       let head = try store.head()

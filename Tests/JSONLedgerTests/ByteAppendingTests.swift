@@ -24,7 +24,7 @@ struct ByteAppendingTests {
     bytes.appendBigEndian(UInt64(0x0102_0304_0506_0708))
     bytes.appendBigEndian(UInt32(0x0A0B_0C0D))
     #expect(bytes == [1, 2, 3, 4, 5, 6, 7, 8, 0x0A, 0x0B, 0x0C, 0x0D])
-    #expect(StoreKeys.readBigEndian64(bytes) == 0x0102_0304_0506_0708)
+    #expect(UInt64(bigEndianBytes: bytes) == 0x0102_0304_0506_0708)
   }
 
   @Test func manyAppendsGrowTheArray() throws {

@@ -83,7 +83,7 @@ struct ReliabilityTests {
     do {
       let ledger = try filledLedger(directory, batches: 1)
       try ledger.environment.write { txn in
-        try txn.put(StoreKeys.bigEndian(version), forKey: MetaKey.format, in: ledger.layout.meta)
+        try txn.put([UInt8](bigEndian: version), forKey: MetaKey.format, in: ledger.layout.meta)
       }
     }
     #expect {

@@ -53,7 +53,7 @@ func expectLinksAreTwoSided(_ ledger: Ledger, sourceLocation: SourceLocation = #
     let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
     var ids: [UInt64] = []
     try txn.forEach(in: ledger.layout.objects, prefix: []) { entry in
-      ids.append(StoreKeys.readBigEndian64(entry.key))
+      ids.append(UInt64(bigEndianBytes: entry.key))
       return true
     }
     for id in ids {

@@ -209,11 +209,4 @@ struct Exporter {
     set(value, at: Array(path.dropFirst()), in: &inner)
     object[first] = .object(inner)
   }
-
-  /// The top-level key of an entity's collection in an exported document.
-  static func collectionKey(of entity: Entity, keyCase: KeyCase) -> String {
-    if let key = entity.collectionKey { return key }
-    let plural = ChangeBatch.plural(entity.name)
-    return keyCase == .snakeCase ? KeyInflection.snakeCased(plural) : plural.prefix(1).lowercased() + plural.dropFirst()
-  }
 }

@@ -4,8 +4,8 @@ public import Foundation
 /// after, and the links it added and removed, so that replay needs no mapping and a revert
 /// needs no search.
 public struct ChangeRecord: Sendable, Equatable {
-  /// The version of the record encoding this library writes.
-  public static let formatVersion: UInt16 = 3
+  /// The format version every record carries: the store format it was written in.
+  public static var formatVersion: UInt16 { StoreFormat.version }
 
   /// What produced the batch.
   public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {

@@ -69,10 +69,10 @@ enum RecordCoding {
   /// model's are returned as the model's strings instead of being decoded one by one.
   static func decode(_ bytes: consuming [UInt8], model: Model? = nil) throws(Failure) -> ChangeRecord {
     guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
-    let stored = bytes[(bytes.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    let stored = UInt32(bigEndianBytes: bytes[(bytes.count - 4)...])
     let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
     guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
-    let version = UInt16(bytes[3]) << 8 | UInt16(bytes[4])
+    let version = UInt16(bigEndianBytes: bytes[3...4])
     guard version == ChangeRecord.formatVersion else { throw .unsupportedFormat(version) }
     // The checksum dropped in place: the record is read without a copy.
     bytes.removeLast(4)
@@ -106,7 +106,7 @@ enum RecordCoding {
         var identity: [AttributeValue] = []
         for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
         guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown change kind") }
-        let payloadFingerprint = try reader.readBigEndian64()
+        let payloadFingerprint = try reader.readBigEndian(UInt64.self)
         var attributes: [AttributeChange] = []
         for _ in 0..<(try reader.readCount()) {
           let name = try reader.readString(expecting: attributeNames, from: &nextAttributeName)

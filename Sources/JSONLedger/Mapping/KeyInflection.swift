@@ -30,6 +30,14 @@ enum KeyInflection {
     keyCase == .snakeCase ? snakeCased(name) : name
   }
 
+  /// A naive English plural for collection keys: `band` → `bands`, `category` →
+  /// `categories`, `box` → `boxes`.
+  static func plural(_ name: String) -> String {
+    if name.hasSuffix("y"), let before = name.dropLast().last, !"aeiou".contains(before) { return name.dropLast() + "ies" }
+    if name.hasSuffix("s") || name.hasSuffix("x") || name.hasSuffix("ch") || name.hasSuffix("sh") { return name + "es" }
+    return name + "s"
+  }
+
   /// A naive singular for Rails-style `<singular>_ids` keys: `notes` → `note`,
   /// `categories` → `category`, `boxes` → `box`.
   static func singular(_ name: String) -> String {

@@ -221,6 +221,15 @@ struct Mapper: Sendable {
     }
   }
 
+  /// The identity a key given by a caller names (a delete, a parent scope): a bare value for
+  /// a single identity, an object of the identity attributes for a composite one.
+  func identity(ofKey key: JSONValue, of entity: ResolvedEntity, path: JSONPath = "", report: inout Report) -> [AttributeValue]? {
+    if case .object(let object) = key, entity.identity.count > 1 {
+      return mapObject(object, entity: entity, path: path, report: &report)?.identity
+    }
+    return identity(fromKey: key, of: entity, path: path, report: &report)
+  }
+
   /// The identity of `entity` given as a bare key (`"Japan"`, `42`), coerced to its type.
   func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report) -> [AttributeValue]? {
     guard entity.identity.count == 1, let attribute = entity.attributeIndex[entity.identity[0]] else {

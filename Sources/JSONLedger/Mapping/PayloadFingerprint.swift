@@ -16,7 +16,7 @@ import Foundation
 /// (each with a tag or its length, so that no two payloads feed the same sequence) while the
 /// values are at hand: hashing the finished object again cost several times as much.
 struct PayloadFingerprint: Sendable {
-  private var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+  private var hash = FNV1a()
   /// Cleared by a nested object without identity: a new one is made each time the payload
   /// is applied, so applying it again is never a no-op.
   private var isRepeatable = true
@@ -32,7 +32,7 @@ struct PayloadFingerprint: Sendable {
   /// would not be a no-op.
   var value: UInt64? {
     guard isRepeatable else { return nil }
-    let folded = hash ^ (hash &>> 32)
+    let folded = hash.folded
     return folded == 0 ? 1 : folded
   }
 
@@ -72,19 +72,17 @@ struct PayloadFingerprint: Sendable {
   }
 
   private mutating func feed(byte: UInt8) {
-    hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+    hash.combine(byte)
   }
 
-  /// A whole word in one step; the shift carries its high bits down into later steps.
   private mutating func feed(word: UInt64) {
-    hash = (hash ^ word) &* 0x9E37_79B9_7F4A_7C15
-    hash ^= hash &>> 29
+    hash.combine(word: word)
   }
 
   private mutating func feed(_ string: String) {
     let bytes = string.utf8.span
     feed(word: UInt64(bytes.count))
-    for index in bytes.indices { feed(byte: bytes[index]) }
+    hash.combine(bytes)
   }
 
   private mutating func feed(_ value: AttributeValue?) {

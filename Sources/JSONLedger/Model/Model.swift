@@ -54,6 +54,16 @@ public struct Model: Sendable {
   /// Whether a relationship keeps its links in order (a hidden reverse link never does).
   func isOrdered(_ relationshipID: UInt32) -> Bool { relationshipsByID[relationshipID]?.isOrdered ?? false }
 
+  /// The id a link stored under `relationshipID` is stored under on the other object: the
+  /// inverse's id, the hidden reverse id of a relationship without an inverse, or, from a
+  /// hidden reverse id, the relationship it reverses. The one home of that rule.
+  func counterpart(of relationshipID: UInt32) -> UInt32 {
+    if relationshipID & ResolvedRelationship.hiddenReverseBit != 0 {
+      return relationshipID & ~ResolvedRelationship.hiddenReverseBit
+    }
+    return relationshipsByID[relationshipID]?.reverseID ?? relationshipID
+  }
+
   /// A model of these entities, validated.
   public init(keyCase: KeyCase = .camelCase, dateFormat: DateFormat = .iso8601, entities: [Entity]) throws(ModelError) {
     self.keyCase = keyCase

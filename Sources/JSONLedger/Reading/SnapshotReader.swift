@@ -141,7 +141,7 @@ struct SnapshotReader {
     let family = Set(entity.family)
     var matches: [ObjectSnapshot] = []
     try store.transaction.forEach(in: store.layout.indexes, prefix: StoreKeys.index(root: root.id, attribute: attribute, value)) { entry in
-      let id = StoreKeys.readBigEndian64(entry.key.suffix(8))
+      let id = UInt64(bigEndianBytes: entry.key.suffix(8))
       if let state = try store.state(of: id), family.contains(state.entity), state.attributes[attribute] == value {
         matches.append(try snapshot(id, state))
       }

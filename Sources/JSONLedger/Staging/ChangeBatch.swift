@@ -67,8 +67,8 @@ public struct ChangeBatch: Sendable {
     }
     var staged: [(ResolvedEntity, JSONValue, String)] = []
     for member in document {
-      guard let entity = collectionEntity(forKey: member.key) else {
-        throw .unknownCollection(member.key, known: knownCollectionKeys())
+      guard let entity = CollectionNames.entity(forKey: member.key, in: mapper.model) else {
+        throw .unknownCollection(member.key, known: CollectionNames.knownKeys(in: mapper.model))
       }
       staged.append((entity, member.value, member.key))
     }
@@ -91,12 +91,7 @@ public struct ChangeBatch: Sendable {
   public mutating func delete(_ entity: String, key: JSONValue) throws(LedgerError) {
     let resolved = try resolvedEntity(entity)
     var report = Mapper.Report()
-    let identity: [AttributeValue]?
-    if case .object(let object) = key, resolved.identity.count > 1 {
-      identity = mapper.mapObject(object, entity: resolved, path: "", report: &report)?.identity
-    } else {
-      identity = mapper.identity(fromKey: key, of: resolved, path: "", report: &report)
-    }
+    let identity = mapper.identity(ofKey: key, of: resolved, report: &report)
     do { try report.problems.check() } catch { throw .mapping(error) }
     if let identity { steps.append(.deletion(entity: resolved.name, identity: identity, path: "")) }
   }
@@ -107,27 +102,5 @@ public struct ChangeBatch: Sendable {
     do { try report.problems.check() } catch { throw .mapping(error) }
     ignoredKeys.formUnion(report.ignoredKeys)
     steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
-  }
-
-  func collectionEntity(forKey key: String) -> ResolvedEntity? {
-    let model = mapper.model
-    if let entity = model.entities.first(where: { $0.collectionKey == key }) { return model.resolved(entity.name) }
-    let folded = KeyInflection.normalized(key)
-    for entity in model.entities {
-      let name = KeyInflection.normalized(entity.name)
-      let plural = KeyInflection.normalized(Self.plural(entity.name))
-      if folded == name || folded == plural { return model.resolved(entity.name) }
-    }
-    return nil
-  }
-
-  func knownCollectionKeys() -> [String] {
-    mapper.model.entities.map { $0.collectionKey ?? KeyInflection.jsonKey(for: Self.plural($0.name), keyCase: mapper.model.keyCase) }
-  }
-
-  static func plural(_ name: String) -> String {
-    if name.hasSuffix("y"), let before = name.dropLast().last, !"aeiou".contains(before) { return name.dropLast() + "ies" }
-    if name.hasSuffix("s") || name.hasSuffix("x") || name.hasSuffix("ch") || name.hasSuffix("sh") { return name + "es" }
-    return name + "s"
   }
 }

@@ -24,7 +24,7 @@ struct Stress: AsyncParsableCommand {
 
   func run() async throws {
     var options = Ledger.Options()
-    options.durability = Ledger.Durability(rawValue: storeOptions.durability) ?? .full
+    options.durability = storeOptions.durability
     let ledger = try Ledger.open(at: storeOptions.store, model: try Model(json: JSONParser.parse(Self.model)), options: options)
     var round = try ledger.head
     for _ in 0..<batches {

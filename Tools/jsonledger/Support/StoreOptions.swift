@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import JSONLedger
 
 /// The options every command that opens a store shares.
@@ -10,13 +10,10 @@ struct StoreOptions: ParsableArguments {
   var passThroughTransformers = false
 
   @Option(help: "Commit durability: full, noMetaSync or noSync (see the README's Reliability section).")
-  var durability: String = "full"
+  var durability: Ledger.Durability = .full
 
   func open() throws -> Ledger {
     var options = Ledger.Options()
-    guard let durability = Ledger.Durability(rawValue: durability) else {
-      throw ValidationError("unknown durability \"\(durability)\" (use full, noMetaSync or noSync)")
-    }
     options.durability = durability
     options.transformers.passesUnknownThrough = passThroughTransformers
     return try Ledger.open(at: store, options: options)
@@ -24,6 +21,8 @@ struct StoreOptions: ParsableArguments {
 }
 
 extension RelationshipMode: ExpressibleByArgument {}
+
+extension Ledger.Durability: ExpressibleByArgument {}
 
 /// `--relationships` on export.
 enum RelationshipMode: String, CaseIterable {

@@ -49,15 +49,12 @@ struct BinaryReader {
     return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
   }
 
-  mutating func readBigEndian64() throws(DecodingFailure) -> UInt64 {
-    var value: UInt64 = 0
-    for _ in 0..<8 { value = value << 8 | UInt64(try readByte()) }
-    return value
-  }
-
-  mutating func readBigEndian32() throws(DecodingFailure) -> UInt32 {
-    var value: UInt32 = 0
-    for _ in 0..<4 { value = value << 8 | UInt32(try readByte()) }
+  /// A fixed-width number, most significant byte first.
+  mutating func readBigEndian<Integer: FixedWidthInteger & UnsignedInteger>(
+    _: Integer.Type
+  ) throws(DecodingFailure) -> Integer {
+    var value: Integer = 0
+    for _ in 0..<(Integer.bitWidth / 8) { value = value &<< 8 | Integer(try readByte()) }
     return value
   }
 
@@ -89,8 +86,8 @@ struct BinaryReader {
     case 0: return nil
     case 1: return .string(try readString())
     case 2: return .integer(try readSigned())
-    case 3: return .double(Double(bitPattern: try readBigEndian64()))
-    case 4: return .float(Float(bitPattern: try readBigEndian32()))
+    case 3: return .double(Double(bitPattern: try readBigEndian(UInt64.self)))
+    case 4: return .float(Float(bitPattern: try readBigEndian(UInt32.self)))
     case 5:
       let text = try readString()
       guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw DecodingFailure(reason: "bad decimal \(text)") }

@@ -25,19 +25,19 @@ struct KeyBuffers {
   var identityValue: [UInt8] = []
 
   mutating func setObjectID(_ id: UInt64) {
-    StoreKeys.setBigEndian(id, in: &objectID, at: 0)
+    objectID.setBigEndian(id, at: 0)
   }
 
   mutating func setHistory(_ id: UInt64, batchID: UInt64) {
-    StoreKeys.setBigEndian(id, in: &history, at: 0)
-    StoreKeys.setBigEndian(batchID, in: &history, at: 8)
+    history.setBigEndian(id, at: 0)
+    history.setBigEndian(batchID, at: 8)
   }
 
   /// Sets the object and relationship ids that start both `rels` keys.
   mutating func setLinkOwner(_ id: UInt64, relationshipID: UInt32) {
-    StoreKeys.setBigEndian(id, in: &unorderedLink, at: 0)
-    StoreKeys.setBigEndian(id, in: &orderedLink, at: 0)
-    StoreKeys.setBigEndian(relationshipID, in: &unorderedLink, at: 8)
-    StoreKeys.setBigEndian(relationshipID, in: &orderedLink, at: 8)
+    unorderedLink.setBigEndian(id, at: 0)
+    orderedLink.setBigEndian(id, at: 0)
+    unorderedLink.setBigEndian(relationshipID, at: 8)
+    orderedLink.setBigEndian(relationshipID, at: 8)
   }
 }

@@ -19,9 +19,9 @@ struct BinaryWriter {
     write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))  // zigzag
   }
 
-  mutating func write(bigEndian value: UInt64) { bytes.appendBigEndian(value) }
-
-  mutating func write(bigEndian value: UInt32) { bytes.appendBigEndian(value) }
+  mutating func write<Integer: FixedWidthInteger & UnsignedInteger>(bigEndian value: Integer) {
+    bytes.appendBigEndian(value)
+  }
 
   mutating func write(_ string: String) {
     write(varint: UInt64(string.utf8.count))

@@ -12,7 +12,7 @@ import LMDB
 /// | `views`       | object id (8)                              | attributes (live objects only)          |
 /// | `rels`        | object id (8) + relationship id (4) + position (4) or target id (8) | target id (8) |
 /// | `history`     | object id (8) + batch id (8)               | whole state after the batch, or empty (deleted) |
-/// | `idempotency` | idempotency key                            | batch id (8)                            |
+/// | `idempotency` | idempotency key (hashed past 400 bytes)    | batch id (8), the whole key if hashed   |
 /// | `indexes`     | root entity id (4) + attribute name + 0 + value (≤ 400, ordered) + object id (8) | empty |
 ///
 /// Everything but `log` and `meta` is a projection: `verify` rebuilds it from the log and

@@ -34,11 +34,3 @@ extension Ledger {
     }
   }
 }
-
-extension ProjectionStore {
-  func with(asOf batchID: UInt64?) -> ProjectionStore {
-    var copy = self
-    copy.asOf = batchID
-    return copy
-  }
-}

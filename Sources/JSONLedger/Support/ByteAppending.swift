@@ -1,24 +1,7 @@
-/// Appending fixed-width and variable-length integers, and strings' UTF-8, to byte arrays,
-/// for every encoding of the store (records, states, keys).
-///
-/// Each writes its bytes through one `OutputSpan` after one capacity check. Appending byte by
-/// byte checks uniqueness and capacity for every byte, which made these writes about three
-/// times as costly.
+/// Appending variable-length integers and strings' UTF-8 to byte arrays, for every encoding
+/// of the store (records, states, keys). Each writes through one `OutputSpan` after one
+/// capacity check.
 extension Array where Element == UInt8 {
-  /// Appends `value` as 8 bytes, most significant first.
-  mutating func appendBigEndian(_ value: UInt64) {
-    append(addingCapacity: 8) { output in
-      for index in 0..<8 { output.append(UInt8(truncatingIfNeeded: value &>> (56 &- 8 &* UInt64(index)))) }
-    }
-  }
-
-  /// Appends `value` as 4 bytes, most significant first.
-  mutating func appendBigEndian(_ value: UInt32) {
-    append(addingCapacity: 4) { output in
-      for index in 0..<4 { output.append(UInt8(truncatingIfNeeded: value &>> (24 &- 8 &* UInt32(index)))) }
-    }
-  }
-
   /// Appends `value` as an LEB128 varint: 7 bits per byte, least significant first, the high
   /// bit set on every byte but the last (1 to 10 bytes).
   mutating func appendVarint(_ value: UInt64) {

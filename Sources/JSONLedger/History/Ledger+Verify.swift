@@ -40,7 +40,7 @@ extension Ledger {
         pending.removeAll(keepingCapacity: true)
       }
       try txn.forEach(in: layout.log, prefix: []) { entry in
-        let batchID = StoreKeys.readBigEndian64(entry.key)
+        let batchID = UInt64(bigEndianBytes: entry.key)
         guard entry.key.count == 8, batchID == expected else {
           throw LedgerError.verificationFailed("the log skips from batch \(expected - 1) to \(batchID)")
         }
@@ -104,8 +104,8 @@ extension Ledger {
 
   private static func describe(_ key: [UInt8], in database: String) -> String {
     switch database {
-    case "views", "objects", "rels": return "object \(StoreKeys.readBigEndian64(key))"
-    case "history": return "object \(StoreKeys.readBigEndian64(key)), batch \(StoreKeys.readBigEndian64(key.dropFirst(8)))"
+    case "views", "objects", "rels": return "object \(UInt64(bigEndianBytes: key))"
+    case "history": return "object \(UInt64(bigEndianBytes: key)), batch \(UInt64(bigEndianBytes: key.dropFirst(8)))"
     default: return "key of \(key.count) bytes"
     }
   }

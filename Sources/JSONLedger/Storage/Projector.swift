@@ -30,10 +30,11 @@ struct Projector {
         try fold(change, known: hasKnownStates ? .some(known[index].take()) : nil, batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers)
       }
     }
-    try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: MetaKey.head, in: layout.meta)
-    try transaction.put(StoreKeys.bigEndian(nextObjectID), forKey: MetaKey.nextObjectID, in: layout.meta)
+    try transaction.put([UInt8](bigEndian: record.batchID), forKey: MetaKey.head, in: layout.meta)
+    try transaction.put([UInt8](bigEndian: nextObjectID), forKey: MetaKey.nextObjectID, in: layout.meta)
     if let key = record.metadata.idempotencyKey {
-      try transaction.put(StoreKeys.bigEndian(record.batchID), forKey: Array(key.utf8.prefix(400)), in: layout.idempotency)
+      let (stored, full) = StoreKeys.idempotency(key)
+      try transaction.put([UInt8](bigEndian: record.batchID) + (full ?? []), forKey: stored, in: layout.idempotency)
     }
   }
 
@@ -147,7 +148,7 @@ struct Projector {
     guard let entity = model.resolved(name) else { return }
     if change.identity.isEmpty {
       guard isNew else { return }
-      try cursors.put(buffers.objectID, forKey: StoreKeys.bigEndian(entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
+      try cursors.put(buffers.objectID, forKey: [UInt8](bigEndian: entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
       return
     }
     OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
@@ -157,7 +158,7 @@ struct Projector {
     // the same either way, so replay, which always puts, gives the same projection.
     if !isNew {
       let stored = try transaction.withValue(forKey: key, in: layout.keys) { value in
-        value.count >= StoreKeys.registrationLength ? StoreKeys.readBigEndian64(value.extracting(8...)) : nil
+        value.count >= StoreKeys.registrationLength ? UInt64(bigEndianBytes: value.extracting(8...)) : nil
       }
       if let stored, stored == change.payloadFingerprint { return }
     }
@@ -194,23 +195,23 @@ struct Projector {
     buffers.setLinkOwner(id, relationshipID: link.relationshipID)
     if let order = link.order {
       for position in order.old.indices {
-        StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
+        buffers.orderedLink.setBigEndian(UInt32(position), at: 12)
         try cursors.delete(buffers.orderedLink, in: layout.rels)
       }
       for (position, target) in order.new.enumerated() {
-        StoreKeys.setBigEndian(UInt32(position), in: &buffers.orderedLink, at: 12)
-        StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
+        buffers.orderedLink.setBigEndian(UInt32(position), at: 12)
+        buffers.target.setBigEndian(target, at: 0)
         try put(buffers.target, forKey: buffers.orderedLink, in: layout.rels, appending: appending, cursors: cursors)
       }
       return
     }
     for target in link.removed {
-      StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
+      buffers.unorderedLink.setBigEndian(target, at: 12)
       try cursors.delete(buffers.unorderedLink, in: layout.rels)
     }
     for target in link.added {
-      StoreKeys.setBigEndian(target, in: &buffers.unorderedLink, at: 12)
-      StoreKeys.setBigEndian(target, in: &buffers.target, at: 0)
+      buffers.unorderedLink.setBigEndian(target, at: 12)
+      buffers.target.setBigEndian(target, at: 0)
       try put(buffers.target, forKey: buffers.unorderedLink, in: layout.rels, appending: appending, cursors: cursors)
     }
   }

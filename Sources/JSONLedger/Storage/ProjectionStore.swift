@@ -29,12 +29,12 @@ struct ProjectionStore: StateSource {
     let found = try transaction.withValue(forKey: key, in: layout.keys) { value -> (id: UInt64, payloadFingerprint: UInt64, matches: Bool)? in
       guard value.count >= StoreKeys.registrationLength else { return nil }
       let matches = !isHashed || Self.bytes(of: value, from: StoreKeys.registrationLength, equal: full)
-      return (StoreKeys.readBigEndian64(value), StoreKeys.readBigEndian64(value.extracting(8...)), matches)
+      return (UInt64(bigEndianBytes: value), UInt64(bigEndianBytes: value.extracting(8...)), matches)
     }
     guard let entry = found else { return nil }  // no such identity
     guard let found = entry else { throw LedgerError.storage("a keys entry is truncated") }
     guard found.matches else {
-      let rootID = full.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+      let rootID = Int(UInt32(bigEndianBytes: full))
       let root = model.entities.indices.contains(rootID - 1) ? model.entities[rootID - 1].name : "an entity"
       throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
     }
@@ -56,7 +56,7 @@ struct ProjectionStore: StateSource {
     guard let newest = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: newestKey) else {
       return nil
     }
-    let batch = StoreKeys.readBigEndian64(newest.key.dropFirst(8))
+    let batch = UInt64(bigEndianBytes: newest.key.dropFirst(8))
     guard let decoded = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(newest.value, model: model) }) else {
       return nil
     }
@@ -74,7 +74,7 @@ struct ProjectionStore: StateSource {
     var pending = deltas.mapValues { [$0] }
     guard newestBatch > 0 else { throw brokenHistory(objectID, relationship: pending.keys.first ?? 0) }
     try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, newestBatch - 1)) { entry in
-      let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
+      let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
       let older = try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }
       for id in Array(pending.keys) {
         switch older?.links[id] {
@@ -103,7 +103,7 @@ struct ProjectionStore: StateSource {
   /// has no entry or is absent).
   func storedLinks(of objectID: UInt64) throws -> [UInt32: StoredLinkList] {
     guard let entry = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max)) else { return [:] }
-    let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
+    let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
     return try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }?.links ?? [:]
   }
 
@@ -117,27 +117,27 @@ struct ProjectionStore: StateSource {
   func objectIDs(root: String) throws -> [UInt64] {
     guard let entity = model.resolved(root) else { return [] }
     var ids: [UInt64] = []
-    try transaction.forEachInPlace(in: layout.keys, prefix: StoreKeys.bigEndian(entity.id)) { _, value in
-      ids.append(StoreKeys.readBigEndian64(value))
+    try transaction.forEachInPlace(in: layout.keys, prefix: [UInt8](bigEndian: entity.id)) { _, value in
+      ids.append(UInt64(bigEndianBytes: value))
       return true
     }
     return ids
   }
 
   func nextObjectID() throws -> UInt64 {
-    try transaction.value(forKey: MetaKey.nextObjectID, in: layout.meta).map(StoreKeys.readBigEndian64) ?? 1
+    try transaction.value(forKey: MetaKey.nextObjectID, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
   }
 
   /// The last applied batch id (0 for an empty log).
   func head() throws -> UInt64 {
-    try transaction.value(forKey: MetaKey.head, in: layout.meta).map(StoreKeys.readBigEndian64) ?? 0
+    try transaction.value(forKey: MetaKey.head, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 0
   }
 
   /// The batch ids (at or before `asOf`) that touched an object, oldest first.
   func batches(touching objectID: UInt64) throws -> [UInt64] {
     var batches: [UInt64] = []
     try transaction.forEach(in: layout.history, prefix: StoreKeys.object(objectID)) { entry in
-      let batch = StoreKeys.readBigEndian64(entry.key.dropFirst(8))
+      let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
       guard batch <= asOf ?? UInt64.max else { return false }
       batches.append(batch)
       return true
@@ -154,10 +154,21 @@ struct ProjectionStore: StateSource {
   }
 }
 
-/// Keys of the `meta` database.
-enum MetaKey {
-  static let format = Array("format".utf8)
-  static let model = Array("model".utf8)
-  static let head = Array("head".utf8)
-  static let nextObjectID = Array("nextObjectID".utf8)
+extension ProjectionStore {
+  /// The batch applied with an idempotency key, if any.
+  func batch(forIdempotencyKey key: String) throws -> UInt64? {
+    let (stored, full) = StoreKeys.idempotency(key)
+    guard let value = try transaction.value(forKey: stored, in: layout.idempotency), value.count >= 8 else { return nil }
+    if let full, Array(value.dropFirst(8)) != full {
+      throw LedgerError.storage("two idempotency keys longer than \(StoreKeys.identityLimit) bytes share a hash")
+    }
+    return UInt64(bigEndianBytes: value)
+  }
+
+  /// The same store read as of `batchID` (nil: the current state).
+  func with(asOf batchID: UInt64?) -> ProjectionStore {
+    var copy = self
+    copy.asOf = batchID
+    return copy
+  }
 }

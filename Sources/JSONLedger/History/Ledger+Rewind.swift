@@ -1,0 +1,37 @@
+import Foundation
+
+extension Ledger {
+  /// Appends one record that makes the current state equal to the state after batch
+  /// `batchID`. The log keeps everything in between.
+  public func rewind(to batchID: UInt64, message: String? = nil, author: String? = nil) async throws -> BatchSummary {
+    try await onWriter { try self.rewindNow(to: batchID, message: message, author: author) }
+  }
+
+  private func rewindNow(to batchID: UInt64, message: String?, author: String?) throws -> BatchSummary {
+    let summary = try environment.write { txn -> BatchSummary in
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      let head = try store.head()
+      guard batchID <= head else { throw LedgerError.batchNotFound(batchID, head: head) }
+      var targets: [UInt64: ObjectState?] = [:]
+      if batchID < head {
+        for later in (batchID + 1)...head {
+          for change in try readRecord(later, txn).changes where targets[change.objectID] == nil {
+            targets[change.objectID] = .some(batchID == 0 ? nil : try store.with(asOf: batchID).state(of: change.objectID))
+          }
+        }
+      }
+      // States read from one point of history are consistent with each other.
+      var graph = LinkGraph(objects: WorkingSet(model: model, source: store))
+      try graph.restore(targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: false)
+      let (changes, statistics) = graph.objects.finish(ignoredKeys: [])
+      let record = ChangeRecord(
+        batchID: head + 1, time: Date(), kind: .rewind,
+        metadata: .init(message: message ?? "rewind to batch \(batchID)", author: author),
+        statistics: statistics, changes: changes)
+      try append(record, txn, knownStates: graph.objects.takeAfterStates())
+      return BatchSummary(record: record)
+    }
+    publish(summary)
+    return summary
+  }
+}

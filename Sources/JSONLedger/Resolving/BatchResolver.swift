@@ -1,0 +1,280 @@
+/// Resolves a staged batch against the current state into the object changes of the next
+/// record: finds objects by identity, merges values, creates stubs, prunes, and skips
+/// payloads the store already holds. Links go through the `LinkGraph`, which keeps both
+/// sides; the `WorkingSet` holds the before-image of everything touched.
+struct BatchResolver {
+  let model: Model
+  let strict: Bool
+  private var graph: LinkGraph
+  private var identities: IdentityIndex
+  private var problems = ProblemCollector()
+  private var mapper: Mapper?
+
+  init(model: Model, source: any StateSource, strict: Bool) throws {
+    self.model = model
+    self.strict = strict
+    graph = LinkGraph(objects: WorkingSet(model: model, source: source))
+    identities = try IdentityIndex(source: source)
+  }
+
+  private var source: any StateSource { graph.objects.source }
+
+  /// The changes, in first-touch order, and the counts.
+  mutating func resolve(_ batch: ChangeBatch) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+    // Sized for the staged objects and a link partner each: growing by doubling costs more
+    // than the work itself on large batches.
+    graph.objects.reserveCapacity(batch.stagedObjectCount * 2)
+    identities.reserveCapacity(batch.stagedObjectCount)
+    mapper = batch.mapper
+    for step in batch.steps {
+      switch step {
+      case .collection(let entityName, let objects, let options, let path):
+        try resolveCollection(entityName, objects, options, path: path)
+      case .deletion(let entityName, let identity, _):
+        guard let entity = model.resolved(entityName) else { continue }
+        if let id = try lookup(root: entity.rootID, identity: identity), try graph.objects.exists(id) {
+          try graph.delete(id)
+        }
+      }
+    }
+    do { try problems.check() } catch { throw LedgerError.mapping(error) }
+    #if JSONLEDGER_INTERNAL_CHECKS
+      try graph._checkInvariants()
+    #endif
+    return graph.objects.finish(ignoredKeys: batch.ignoredKeys.sorted())
+  }
+
+  /// The state after the batch of each change's object, in change order (after a resolve).
+  mutating func takeAfterStates() -> [ObjectState?] { graph.objects.takeAfterStates() }
+
+  private mutating func lookup(root: UInt32, identity: [AttributeValue]) throws -> UInt64? {
+    try identities.registration(root: root, identity: identity, source: source)?.id
+  }
+
+  /// Creates an object (or brings back the deleted object `id`) with the given identity,
+  /// which must be the identity last looked up.
+  private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64 {
+    let objectID: UInt64
+    if let id {
+      objectID = id
+    } else {
+      objectID = identities.allocateID()
+      _ = graph.objects.addNewSlot(objectID)
+    }
+    var state = ObjectState(entity: entity.name, identity: identity)
+    state.attributes = AttributeList(minimumCapacity: entity.attributes.count)
+    for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
+    try graph.objects.set(objectID, to: state)
+    if !identity.isEmpty { identities.registerNew(objectID, root: entity.rootID, identity: identity) }
+    return objectID
+  }
+
+  // MARK: - Upserts
+
+  private mutating func resolveCollection(
+    _ entityName: String, _ objects: [MappedObject], _ options: StagingOptions, path: String
+  ) throws {
+    guard let entity = model.resolved(entityName) else { return }
+    var parent: (id: UInt64, relationship: ResolvedRelationship)?
+    if let scope = options.parent {
+      guard let parentEntity = model.resolved(scope.entity) else {
+        throw LedgerError.unknownEntity(scope.entity, known: model.entities.map(\.name))
+      }
+      guard let relationship = parentEntity.relationshipIndex[scope.relationship] else {
+        throw LedgerError.invalidArgument("\(scope.entity) has no relationship \"\(scope.relationship)\"")
+      }
+      var report = Mapper.Report()
+      let identity = (mapper ?? Mapper(model: model, transformers: ValueTransformers()))
+        .identity(ofKey: scope.key, of: parentEntity, path: "parent", report: &report)
+      guard let identity, let id = try lookup(root: parentEntity.rootID, identity: identity),
+        try graph.objects.exists(id)
+      else {
+        throw LedgerError.objectNotFound(entity: scope.entity, key: JSONWriter(options: []).string(from: scope.key))
+      }
+      parent = (id, relationship)
+    }
+    var payload: [UInt64] = []
+    for object in objects {
+      if let id = try upsert(object, operations: options.operations) {
+        payload.append(id)
+        if let parent { try graph.link(parent.id, parent.relationship.id, id) }
+      }
+    }
+    guard options.prunes else { return }
+    let keep = Set(payload)
+    let candidates: [UInt64]
+    if let parent {
+      candidates = try graph.objects.links(parent.id, parent.relationship.id)
+    } else {
+      let family = Set(entity.family)
+      var ids = try source.objectIDs(root: entity.rootName)
+      ids += identities.newIDs(root: entity.rootID)
+      candidates = try ids.filter { id in
+        guard let name = try graph.objects.concreteEntity(of: id) else { return false }
+        return family.contains(name)
+      }
+    }
+    for id in candidates where !keep.contains(id) {
+      if try graph.objects.exists(id) { try graph.delete(id) }
+    }
+  }
+
+  /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
+  private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+    // Only a payload that updates can be known to have been applied already.
+    guard let identity = object.identity, operations.contains(.update), let fingerprint = object.fingerprint.value else {
+      return try mergeRemapped(object, operations: operations)
+    }
+    if let id = graph.objects.unchanged.skippedObject(withFingerprint: fingerprint),
+      graph.objects.existingSlot(id) == nil
+    {
+      try upsertNestedObjects(of: object)
+      return id
+    }
+    // Untouched in this batch, and left as it is by this very payload: applying it again
+    // would change nothing, here or on the other side of its links. Its nested objects are
+    // payloads of their own.
+    let registered = try identities.registration(root: object.entity.rootID, identity: identity, source: source)
+    if let stored = registered, stored.payloadFingerprint == fingerprint, graph.objects.existingSlot(stored.id) == nil {
+      graph.objects.unchanged.skip(stored.id, mark: PayloadMark(fingerprint: fingerprint, mask: object.fingerprint.mask))
+      try upsertNestedObjects(of: object)
+      return stored.id
+    }
+    guard let id = try mergeRemapped(object, operations: operations, known: .some(registered?.id)) else { return nil }
+    graph.objects.setPayload(id, fingerprint: fingerprint, mask: object.fingerprint.mask)
+    return id
+  }
+
+  /// `known`: the id `lookup` gave for the object's identity, when the caller has it
+  /// (`.some(nil)`: none).
+  private mutating func mergeRemapped(
+    _ object: borrowing MappedObject, operations: Operations, known: UInt64?? = nil
+  ) throws -> UInt64? {
+    // Passed on, not copied into a variable (a copy retains each of its fields).
+    if let remapped = try remappedToStoredSubentity(object) { return try merge(remapped, operations: operations) }
+    return try merge(object, operations: operations, known: known)
+  }
+
+  /// Upserts the objects nested in a skipped object's relationships, as merging it would.
+  private mutating func upsertNestedObjects(of object: borrowing MappedObject) throws {
+    for (_, value) in object.relationships {
+      switch value {
+      case .clear, .toOne(.key): continue
+      case .toOne(.object(let nested)): _ = try upsert(nested, operations: .upsert)
+      case .toMany(let references):
+        for case .object(let nested) in references { _ = try upsert(nested, operations: .upsert) }
+      }
+    }
+  }
+
+  /// A payload typed as an ancestor updates an existing object of a sub-entity with the
+  /// sub-entity's own keys (Groot: no `type` needed to update a ConcreteA via Abstract): the
+  /// object mapped again as that sub-entity, or nil when no such object is stored.
+  private mutating func remappedToStoredSubentity(_ object: borrowing MappedObject) throws -> MappedObject? {
+    let entity = object.entity
+    guard let identity = object.identity, let source = object.source, let mapper,
+      let known = try lookup(root: entity.rootID, identity: identity),
+      let stored = try graph.objects.concreteEntity(of: known),
+      stored != entity.name, entity.family.contains(stored), let concrete = model.resolved(stored)
+    else { return nil }
+    var report = Mapper.Report()
+    var remapped = mapper.mapObject(source, entity: concrete, path: object.path, report: &report)
+    remapped?.entity = concrete
+    for problem in report.problems.problems { problems.add(problem.entity, problem.path, nil, problem.reason) }
+    return remapped
+  }
+
+  private mutating func merge(
+    _ object: borrowing MappedObject, operations: Operations, known knownByCaller: UInt64?? = nil
+  ) throws -> UInt64? {
+    let entity = object.entity
+    let id: UInt64
+    var isNew = false
+    if let identity = object.identity {
+      // The caller's lookup left the identity encoded, as `create` needs.
+      let known = try knownByCaller ?? lookup(root: entity.rootID, identity: identity)
+      if let known, try graph.objects.exists(known) {
+        id = known
+        try graph.objects.mention(id)
+        guard operations.contains(.update) else { return id }
+        // A sub-entity named in the JSON refines an object stored as its ancestor.
+        if let stored = try graph.objects.concreteEntity(of: id), stored != entity.name,
+          model.resolved(stored)?.family.contains(entity.name) == true
+        {
+          try graph.objects.update(id) { $0.entity = entity.name }
+        }
+      } else {
+        guard operations.contains(.insert) else { return nil }
+        if entity.declaration.isAbstract {
+          let key = entity.subentityKey.map { " in \"\($0)\"" } ?? ""
+          problems.add(entity.name, object.path, nil, "\(entity.name) is abstract: a new object must name a sub-entity\(key)")
+          return nil
+        }
+        id = try create(entity, identity: identity, reuse: known)
+        isNew = true
+        try graph.objects.mention(id)
+      }
+    } else {
+      guard operations.contains(.insert) else { return nil }
+      id = try create(entity, identity: [], reuse: nil)
+      isNew = true
+      try graph.objects.mention(id)
+    }
+    // The closure captures the attribute list alone: capturing `object` would copy all of it.
+    let attributes = object.attributes
+    try graph.objects.update(id) { state in
+      for (name, value) in attributes {
+        if entity.identity.contains(name) { continue }
+        // Writing only what differs keeps an unchanged object's attributes shared with its
+        // before-image, so that comparing the two is one pointer check.
+        if isNew {
+          state.attributes[name] = value
+        } else if state.attributes[name] != value {
+          state.attributes[name] = value
+        }
+      }
+    }
+    for (relationship, value) in object.relationships {
+      switch value {
+      case .clear:
+        try graph.setLinks(id, relationship, [])
+      case .toOne(let reference):
+        if let target = try resolve(reference, destination: relationship.declaration.destination) {
+          try graph.setLinks(id, relationship, [target])
+        }
+      case .toMany(let references):
+        var targets: [UInt64] = []
+        for reference in references {
+          if let target = try resolve(reference, destination: relationship.declaration.destination) {
+            targets.append(target)
+          }
+        }
+        try graph.setLinks(id, relationship, targets)
+      }
+    }
+    return id
+  }
+
+  private mutating func resolve(_ reference: ObjectReference, destination: String) throws -> UInt64? {
+    switch reference {
+    case .object(let nested):
+      return try upsert(nested, operations: .upsert)
+    case .key(let entity, let identity, let path):
+      let entityName = entity.name
+      let known = try lookup(root: entity.rootID, identity: identity)
+      if let known, try graph.objects.exists(known) { return known }
+      if strict {
+        let key = identity.map(\.keyText).joined(separator: ", ")
+        problems.add(
+          entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)")
+        return nil
+      }
+      if entity.declaration.isAbstract {
+        problems.add(entityName, path, nil, "cannot create a stub of the abstract entity \(entityName)")
+        return nil
+      }
+      // A known id here belongs to a deleted object: its identity comes back.
+      return try create(entity, identity: identity, reuse: known)
+    }
+  }
+}

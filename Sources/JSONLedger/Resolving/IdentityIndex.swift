@@ -1,0 +1,54 @@
+/// Identities → object ids for one batch: a cache in front of the store's `keys` database
+/// holding the identities found there and those the batch creates, and the allocation of
+/// new object ids.
+///
+/// An object named many times in a batch (a band referred to by each of its albums) is
+/// looked up in the store once. An identity's id never changes, so the cache cannot go stale
+/// within the batch.
+struct IdentityIndex {
+  private var table = IdentityTable()
+  /// The identity being looked up, encoded (`OrderedEncoding`); reused, and left holding the
+  /// last identity looked up for `register` to file.
+  private(set) var encodedKey: [UInt8] = []
+  private var nextID: UInt64
+
+  init(source: any StateSource) throws {
+    nextID = try source.nextObjectID()
+  }
+
+  mutating func reserveCapacity(_ count: Int) { table.reserveCapacity(count) }
+
+  /// The id of an identity and the payload fingerprint the store holds for it (the object
+  /// may have been deleted, or changed in this batch since).
+  mutating func registration(
+    root: UInt32, identity: [AttributeValue], source: any StateSource
+  ) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
+    OrderedEncoding.encodeIdentity(root: root, identity, into: &encodedKey)
+    if let entry = table.entry(forKey: encodedKey) { return (entry.id, entry.payloadFingerprint) }
+    guard let registration = try source.registration(encodedIdentity: encodedKey) else { return nil }
+    table.set(registration.id, forKey: encodedKey, isNew: false, payloadFingerprint: registration.payloadFingerprint)
+    return registration
+  }
+
+  /// The next unused object id, taken.
+  mutating func allocateID() -> UInt64 {
+    defer { nextID += 1 }
+    return nextID
+  }
+
+  /// Files a new object under the identity last looked up (a create always follows the
+  /// lookup that found no live object).
+  mutating func registerNew(_ id: UInt64, root: UInt32, identity: [AttributeValue]) {
+    assert(
+      encodedKey
+        == {
+          var key: [UInt8] = []
+          OrderedEncoding.encodeIdentity(root: root, identity, into: &key)
+          return key
+        }())
+    table.set(id, forKey: encodedKey, isNew: true)
+  }
+
+  /// The ids this batch created under `root`.
+  func newIDs(root: UInt32) -> [UInt64] { table.newIDs(root: root) }
+}

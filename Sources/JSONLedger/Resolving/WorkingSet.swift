@@ -1,0 +1,172 @@
+/// The objects a batch touches: for each, its state before the batch and its working state,
+/// which the resolver, the link graph and revert change in place.
+///
+/// Objects get slots in first-touch order (the order of the record's changes); the slot
+/// indexes the arrays below, so that the many reads and in-place updates of one object cost
+/// one hash lookup, not one each.
+struct WorkingSet {
+  let model: Model
+  let source: any StateSource
+  private var slots = SlotTable()
+  /// Object id by slot.
+  private(set) var ids: [UInt64] = []
+  /// Working state by slot (nil: absent after the batch).
+  private var states: [ObjectState?] = []
+  /// The same objects as they were before the batch (nil: did not exist).
+  private(set) var before: [ObjectState?] = []
+  /// By slot: whether the payload named the object (for the "unchanged" count).
+  private var mentioned: [Bool] = []
+  /// By slot: a counter of changes to the working state. A change to an attribute, or to a
+  /// link list the object's payload names, moves it; links another object adds or removes
+  /// in a list the payload does not name do not.
+  private var versions: [UInt32] = []
+  /// By slot: the payload that made the working state, kept in the record only if the
+  /// counter still matches (then applying that payload again changes nothing).
+  private var marks: [PayloadMark] = []
+  /// Objects skipped as unchanged; one touched later takes its payload's mark.
+  var unchanged = UnchangedPayloads()
+  /// After `finish`: the state after the batch of each change's object, in change order.
+  private var afterStates: [ObjectState?] = []
+
+  init(model: Model, source: any StateSource) {
+    self.model = model
+    self.source = source
+  }
+
+  /// Room for `count` objects without growing.
+  mutating func reserveCapacity(_ count: Int) {
+    slots.reserveCapacity(count)
+    ids.reserveCapacity(count)
+    states.reserveCapacity(count)
+    before.reserveCapacity(count)
+    mentioned.reserveCapacity(count)
+    versions.reserveCapacity(count)
+    marks.reserveCapacity(count)
+  }
+
+  /// The slot of an object already touched, or nil.
+  func existingSlot(_ id: UInt64) -> Int? { slots[id] }
+
+  /// The object's slot, loading its state from the store on first touch.
+  mutating func slot(_ id: UInt64) throws -> Int {
+    if let slot = slots[id] { return slot }
+    let state = try source.state(of: id)
+    return addSlot(id, state: state, before: state)
+  }
+
+  /// A slot for an object the store does not have (a new id).
+  mutating func addNewSlot(_ id: UInt64) -> Int { addSlot(id, state: nil, before: nil) }
+
+  private mutating func addSlot(_ id: UInt64, state: ObjectState?, before: ObjectState?) -> Int {
+    let slot = ids.count
+    slots.insert(id, slot: slot)
+    mentioned.append(false)
+    versions.append(0)
+    // A skipped object's state is what its payload made it: the mark still holds.
+    marks.append(unchanged.mark(ofSkipped: id) ?? PayloadMark())
+    ids.append(id)
+    states.append(state)
+    self.before.append(before)
+    return slot
+  }
+
+  /// Gives the current state of objects the caller has already read, so that they are not
+  /// read again. Must come before any other touch.
+  mutating func seed(_ currentStates: [(UInt64, ObjectState?)]) {
+    for (id, state) in currentStates where slots[id] == nil { _ = addSlot(id, state: state, before: state) }
+  }
+
+  /// Marks an object as named by the payload.
+  mutating func mention(_ id: UInt64) throws {
+    mentioned[try slot(id)] = true
+  }
+
+  /// Reads part of a slot's state where it lies: an `inout` access borrows the element, where
+  /// a plain read would copy the whole state.
+  mutating func inspect<Result>(_ slot: Int, _ body: (inout ObjectState?) -> Result) -> Result {
+    body(&states[slot])
+  }
+
+  /// The working state of an object (a copy).
+  mutating func state(of id: UInt64) throws -> ObjectState? { states[try slot(id)] }
+
+  /// Whether the object exists in the working state.
+  mutating func exists(_ id: UInt64) throws -> Bool {
+    // A pattern match reads the tag alone; comparing with nil copies the whole state.
+    inspect(try slot(id)) { if case .some = $0 { true } else { false } }
+  }
+
+  /// The concrete entity of an object in the working state (nil: absent).
+  mutating func concreteEntity(of id: UInt64) throws -> String? {
+    inspect(try slot(id)) { $0?.entity }
+  }
+
+  /// One link list of an object in the working state (empty when it has none).
+  mutating func links(_ id: UInt64, _ relationshipID: UInt32) throws -> [UInt64] {
+    inspect(try slot(id)) { $0?.links[relationshipID] ?? [] }
+  }
+
+  /// Changes an existing object's working state in place (no copy of its link lists).
+  /// `relationshipID`: the change touches that link list alone.
+  mutating func update(_ id: UInt64, changingLinksOf relationshipID: UInt32? = nil, _ body: (inout ObjectState) -> Void)
+    throws
+  {
+    let slot = try slot(id)
+    guard case .some = states[slot] else { return }
+    body(&states[slot]!)
+    if let relationshipID, marks[slot].mask & PayloadFingerprint.maskBit(relationshipID) == 0 { return }
+    versions[slot] &+= 1
+  }
+
+  /// Sets an object's working state outright (nil: absent after the batch).
+  mutating func set(_ id: UInt64, to state: ObjectState?) throws {
+    let slot = try slot(id)
+    states[slot] = state
+    versions[slot] &+= 1
+  }
+
+  /// Records that the payload with `mark` made the object's working state as it is now.
+  mutating func setPayload(_ id: UInt64, fingerprint: UInt64, mask: UInt64) {
+    guard let slot = slots[id] else { return }
+    marks[slot] = PayloadMark(fingerprint: fingerprint, version: versions[slot], mask: mask)
+  }
+
+  /// Builds the changes and the after-states (which let the projector skip reading back what
+  /// is known here). Consumes the working states: the last step of a resolve.
+  mutating func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
+    var statistics = ChangeRecord.Statistics()
+    statistics.ignoredKeys = ignoredKeys
+    // A skipped object touched later in the batch is counted with the others below.
+    for (id, _) in unchanged.skipped {
+      if let slot = slots[id] { mentioned[slot] = true } else { statistics.unchanged += 1 }
+    }
+    var changes: [ObjectChange] = []
+    changes.reserveCapacity(ids.count)
+    afterStates = []
+    afterStates.reserveCapacity(ids.count)
+    for (slot, id) in ids.enumerated() {
+      // Moved out, not copied: the working states are not read after this.
+      let new = states[slot].take()
+      guard var change = ObjectChange(objectID: id, before: before[slot].take(), after: new, model: model) else {
+        if mentioned[slot], new != nil { statistics.unchanged += 1 }
+        continue
+      }
+      if new != nil, marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
+      afterStates.append(new)
+      switch change.kind {
+      case .created: statistics.created += 1
+      case .updated: statistics.updated += 1
+      case .deleted: statistics.deleted += 1
+      }
+      changes.append(change)
+    }
+    return (changes, statistics)
+  }
+
+  /// The state after the batch of each change's object, in change order (after `finish`),
+  /// handed over so the projector can move them out one by one.
+  mutating func takeAfterStates() -> [ObjectState?] {
+    defer { afterStates = [] }
+    return afterStates
+  }
+}

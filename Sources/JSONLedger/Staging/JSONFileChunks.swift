@@ -1,0 +1,61 @@
+/// A JSON file of any size cut into staged batches of at most `chunkSize` top-level objects,
+/// read by streaming: one element at a time, so memory holds one chunk.
+///
+/// The file is a top-level array of objects of one entity, or (with no entity) an object
+/// whose keys name collections.
+struct JSONFileChunks {
+  let path: String
+  let entity: ResolvedEntity?
+  let chunkSize: Int
+  let options: StagingOptions
+  let makeBatch: () -> ChangeBatch
+
+  /// Stages the file chunk by chunk, handing each staged batch and the number of top-level
+  /// objects in it to `body` before reading further.
+  func forEachChunk(_ body: (ChangeBatch, Int) throws -> Void) throws {
+    var stream = try JSONStream(path: path)
+    let model = makeBatch().mapper.model
+    var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONValue)] = []
+    var counters: [String: Int] = [:]
+
+    func flush() throws {
+      guard !pending.isEmpty else { return }
+      var batch = makeBatch()
+      var start = 0
+      while start < pending.count {
+        var end = start
+        while end < pending.count, pending[end].key == pending[start].key { end += 1 }
+        let first = pending[start]
+        try batch.stage(
+          .array(pending[start..<end].map(\.element)), entity: first.entity, path: first.key,
+          firstIndex: first.index, options: options)
+        start = end
+      }
+      let count = pending.count
+      pending.removeAll(keepingCapacity: true)
+      try body(batch, count)
+    }
+
+    try stream.forEachElement { collection, element in
+      let target: ResolvedEntity
+      let key = collection ?? ""
+      if let collection {
+        guard entity == nil else {
+          throw LedgerError.invalidArgument("with an entity, the file must be a top-level array, not an object of collections")
+        }
+        guard let resolved = CollectionNames.entity(forKey: collection, in: model) else {
+          throw LedgerError.unknownCollection(collection, known: CollectionNames.knownKeys(in: model))
+        }
+        target = resolved
+      } else {
+        guard let entity else { throw LedgerError.invalidArgument("a top-level array needs an entity (--entity)") }
+        target = entity
+      }
+      let index = counters[key, default: 0]
+      counters[key] = index + 1
+      pending.append((target, key, index, element))
+      if pending.count >= chunkSize { try flush() }
+    }
+    try flush()
+  }
+}

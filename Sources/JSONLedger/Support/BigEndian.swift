@@ -1,0 +1,47 @@
+/// Unsigned integers as big-endian bytes, most significant first: the one encoding of every
+/// fixed-width number in keys, records and states, so that keys sort as their numbers do.
+extension Array where Element == UInt8 {
+  /// The bytes of `value`, most significant first.
+  init<Integer: FixedWidthInteger & UnsignedInteger>(bigEndian value: Integer) {
+    self = []
+    appendBigEndian(value)
+  }
+
+  /// Appends the bytes of `value`, most significant first, through one `OutputSpan` after one
+  /// capacity check.
+  mutating func appendBigEndian<Integer: FixedWidthInteger & UnsignedInteger>(_ value: Integer) {
+    let width = Integer.bitWidth / 8
+    append(addingCapacity: width) { output in
+      for index in 0..<width {
+        output.append(UInt8(truncatingIfNeeded: value &>> (Integer.bitWidth &- 8 &* (index &+ 1))))
+      }
+    }
+  }
+
+  /// Overwrites the bytes at `offset` with `value`, most significant first (a reused key
+  /// buffer gets its fields set in place).
+  mutating func setBigEndian<Integer: FixedWidthInteger & UnsignedInteger>(_ value: Integer, at offset: Int) {
+    let width = Integer.bitWidth / 8
+    precondition(offset >= 0 && offset + width <= count, "a fixed-width field lies inside its buffer")
+    for index in 0..<width {
+      self[offset &+ index] = UInt8(truncatingIfNeeded: value &>> (Integer.bitWidth &- 8 &* (index &+ 1)))
+    }
+  }
+}
+
+extension FixedWidthInteger where Self: UnsignedInteger {
+  /// The number in the first bytes of `bytes`, most significant first (from fewer bytes when
+  /// `bytes` is shorter).
+  init(bigEndianBytes bytes: some Collection<UInt8>) {
+    var value: Self = 0
+    for byte in bytes.prefix(Self.bitWidth / 8) { value = value &<< 8 | Self(byte) }
+    self = value
+  }
+
+  /// The number in the first bytes of a span read in place, most significant first.
+  init(bigEndianBytes bytes: Span<UInt8>) {
+    var value: Self = 0
+    for index in 0..<Swift.min(Self.bitWidth / 8, bytes.count) { value = value &<< 8 | Self(bytes[index]) }
+    self = value
+  }
+}
