@@ -1,6 +1,5 @@
 import Foundation
 public import LMDB
-import Synchronization
 
 /// A store of JSON-mapped objects kept as an append-only log of change records in LMDB, with
 /// projections for fast current and point-in-time reads.
@@ -23,13 +22,7 @@ public final class Ledger: Sendable {
   let environment: Environment
   let layout: StoreLayout
   let transformers: ValueTransformers
-  private let writer = DispatchQueue(label: "JSONLedger.writer")
-  private let subscribers = Mutex(Subscribers())
-
-  private struct Subscribers {
-    var next = 0
-    var continuations: [Int: AsyncStream<BatchSummary>.Continuation] = [:]
-  }
+  let writer = LedgerWriter()
 
   /// The version of the store format this library writes and reads (`StoreFormat.version`).
   public static var formatVersion: Int { Int(StoreFormat.version) }
@@ -53,106 +46,12 @@ public final class Ledger: Sendable {
     public init() {}
   }
 
-  private init(path: String, model: Model, environment: Environment, layout: StoreLayout, transformers: ValueTransformers) {
+  init(path: String, model: Model, environment: Environment, layout: StoreLayout, transformers: ValueTransformers) {
     self.path = path
     self.model = model
     self.environment = environment
     self.layout = layout
     self.transformers = transformers
-  }
-
-  /// Opens the store at `path`, creating it (with `model`) when the directory is missing or
-  /// empty. When `model` is given for an existing store it must equal the stored model.
-  ///
-  /// A directory holding other files, or a file that is not a store, is refused without
-  /// writing anything.
-  public static func open(at path: String, model: Model? = nil, options: Options = Options()) throws -> Ledger {
-    let state = try StoreDirectory.inspect(path)
-    switch state {
-    case .missing, .empty:
-      guard let model else { throw LedgerError.storeNotFound(path: path) }
-      return try create(at: path, model: model, options: options, state: state)
-    case .store:
-      return try openExisting(at: path, model: model, options: options)
-    }
-  }
-
-  /// Creates a new store at `path`; fails if one exists.
-  public static func create(at path: String, model: Model, options: Options = Options()) throws -> Ledger {
-    let state = try StoreDirectory.inspect(path)
-    if case .store = state { throw LedgerError.storeExists(path: path) }
-    return try create(at: path, model: model, options: options, state: state)
-  }
-
-  private static func create(at path: String, model: Model, options: Options, state: StoreDirectory.State) throws -> Ledger {
-    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
-    if case .missing = state {
-      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-    let environment = try openEnvironment(path, options)
-    let layout = try StoreLayout(environment: environment)
-    try writeMetadata(model: model, environment: environment, layout: layout)
-    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
-  }
-
-  /// The format version and the model: the first commit of a new store.
-  private static func writeMetadata(model: Model, environment: Environment, layout: StoreLayout) throws {
-    try environment.write { txn in
-      try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
-      // Declaration order matters: entity and relationship ids are positions in the model.
-      try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
-    }
-  }
-
-  /// Whether a store holds nothing at all: its creation was cut short (a crash, a kill)
-  /// after LMDB made its file but before the first commit wrote the metadata.
-  private static func isUnfinished(_ environment: Environment, _ layout: StoreLayout) throws -> Bool {
-    try environment.read { txn in
-      try ([layout.log, layout.meta] + layout.projections).allSatisfy { try txn.statistics(of: $0).entries == 0 }
-    }
-  }
-
-  private static func openExisting(at path: String, model expected: Model?, options: Options) throws -> Ledger {
-    let environment = try openEnvironment(path, options)
-    let layout = try StoreLayout(environment: environment)
-    let (format, modelBytes) = try environment.read { txn in
-      (try txn.value(forKey: MetaKey.format, in: layout.meta), try txn.value(forKey: MetaKey.model, in: layout.meta))
-    }
-    if format == nil, modelBytes == nil, try isUnfinished(environment, layout) {
-      guard let expected else {
-        throw LedgerError.notAStore(path: path, reason: "its creation was cut short before anything was committed; open it with its model to finish creating it")
-      }
-      do { try options.transformers.validate(expected) } catch { throw LedgerError.model(error) }
-      try writeMetadata(model: expected, environment: environment, layout: layout)
-      return Ledger(path: path, model: expected, environment: environment, layout: layout, transformers: options.transformers)
-    }
-    guard let format, format.count == 4, let modelBytes else {
-      throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
-    }
-    let version = Int(UInt32(bigEndianBytes: format))
-    guard version == formatVersion else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion) }
-    let model: Model
-    do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
-      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
-    }
-    if let expected, expected != model {
-      throw LedgerError.model(ModelError(source: path, problems: [.init(place: "", reason: "the given model differs from the model the store was created with")]))
-    }
-    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
-    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
-  }
-
-  private static func openEnvironment(_ path: String, _ options: Options) throws -> Environment {
-    var environmentOptions = Environment.Options()
-    environmentOptions.filePermissions = options.filePermissions
-    environmentOptions.mapSize = options.initialMapSize
-    environmentOptions.durability = options.durability
-    do { return try Environment(path: path, options: environmentOptions) } catch {
-      if error.isInvalidEnvironment {
-        throw LedgerError.notAStore(path: path, reason: "data.mdb is not an LMDB file of this version")
-      }
-      throw LedgerError.storage(error.description)
-    }
   }
 
   /// A new, empty batch to stage changes in.
@@ -179,7 +78,7 @@ public final class Ledger: Sendable {
     idempotencyKey: String? = nil, expectedHead: UInt64? = nil
   ) async throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(message: message, author: author, source: source, idempotencyKey: idempotencyKey)
-    return try await onWriter { try self.applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
+    return try await writer.run { try self.applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
   }
 
   /// `apply`, blocking the calling thread until the batch is committed.
@@ -189,12 +88,6 @@ public final class Ledger: Sendable {
   ) throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(message: message, author: author, source: source, idempotencyKey: idempotencyKey)
     return try writer.sync { try applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
-  }
-
-  func onWriter<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-    try await withCheckedThrowingContinuation { continuation in
-      writer.async { continuation.resume(with: Result { try body() }) }
-    }
   }
 
   private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws -> BatchSummary {
@@ -220,7 +113,7 @@ public final class Ledger: Sendable {
       try append(record, txn, knownStates: resolver.takeAfterStates())
       return BatchSummary(record: record)
     }
-    if !summary.wasAlreadyApplied { publish(summary) }
+    if !summary.wasAlreadyApplied { writer.publish(summary) }
     return summary
   }
 
@@ -235,24 +128,9 @@ public final class Ledger: Sendable {
     try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)
   }
 
-  func publish(_ summary: BatchSummary) {
-    let continuations = subscribers.withLock { Array($0.continuations.values) }
-    for continuation in continuations { continuation.yield(summary) }
-  }
-
-  /// A stream of the summaries of batches applied from now on by this `Ledger` instance.
-  public var changes: AsyncStream<BatchSummary> {
-    AsyncStream { continuation in
-      let id = subscribers.withLock { state -> Int in
-        state.next += 1
-        state.continuations[state.next] = continuation
-        return state.next
-      }
-      continuation.onTermination = { [weak self] _ in
-        _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
-      }
-    }
-  }
+  /// A stream of the summaries of batches applied from now on through this `Ledger`
+  /// instance (applies, reverts, rewinds).
+  public var changes: AsyncStream<BatchSummary> { writer.subscribe() }
 
   // MARK: - Reading
 
@@ -272,15 +150,18 @@ public final class Ledger: Sendable {
 
   /// Runs `body` with a view of the current state, off the caller's executor.
   public func read<R: Sendable>(_ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
-    try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global().async { continuation.resume(with: Result { try self.read(body) }) }
-    }
+    try await offTheCaller { try self.read(body) }
   }
 
   /// Runs `body` with a view of the state after batch `batchID`, off the caller's executor.
   public func read<R: Sendable>(asOf batchID: UInt64, _ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
+    try await offTheCaller { try self.read(asOf: batchID, body) }
+  }
+
+  /// Runs a blocking read on a global queue: the async form of every read-only access.
+  func offTheCaller<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global().async { continuation.resume(with: Result { try self.read(asOf: batchID, body) }) }
+      DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
   }
 
@@ -313,5 +194,10 @@ public final class Ledger: Sendable {
   /// The record of batch `batchID`.
   public func record(_ batchID: UInt64) throws -> ChangeRecord {
     try environment.read { txn in try readRecord(batchID, txn) }
+  }
+
+  /// `record(_:)`, off the caller's executor.
+  public func record(_ batchID: UInt64) async throws -> ChangeRecord {
+    try await offTheCaller { try self.record(batchID) }
   }
 }

@@ -97,7 +97,7 @@ struct HistoryPropertyTests {
     #expect(try await ledger.read { view in try Self.snapshot(view) } == before)
     _ = try await ledger.revert(revert.summary.batchID)  // revert of the revert re-applies batch 12
     #expect(try await ledger.read { view in try Self.snapshot(view) } == after)
-    #expect(try ledger.verify().batches == 14)
+    #expect(try await ledger.verify().batches == 14)
   }
 
   @Test(arguments: [41, 42, 43, 44, 45, 46] as [UInt64])
@@ -117,7 +117,7 @@ struct HistoryPropertyTests {
       try expectLinksAreTwoSided(ledger)
     }
     #expect(forced > 0)
-    _ = try ledger.verify()
+    _ = try await ledger.verify()
   }
 
   @Test(arguments: [21, 22, 23] as [UInt64])
@@ -132,7 +132,7 @@ struct HistoryPropertyTests {
       if target > 0 { #expect(try await ledger.read { view in try Self.snapshot(view) } == expected) }
     }
     #expect(try await ledger.read { view in try view.count("Album") + view.count("Band") + view.count("Musician") } == 0)
-    #expect(try ledger.verify().batches == 18)
+    #expect(try await ledger.verify().batches == 18)
   }
 
   @Test func diffListsCreatedUpdatedAndDeletedObjects() throws {

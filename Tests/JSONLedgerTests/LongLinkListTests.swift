@@ -126,7 +126,7 @@ struct LongLinkListTests {
     #expect(result.overridden == [])
     #expect(try Self.albums(of: "Hub", ledger: ledger, asOf: nil) == (lists.last ?? []).filter { $0 != "a201" })
     #expect(try await ledger.read { view in try view.object("Album", key: "a201") == nil })
-    _ = try ledger.verify()
+    _ = try await ledger.verify()
   }
 
   @Test func revertingALinkThatALaterBatchUndidConflicts() async throws {
@@ -190,7 +190,7 @@ struct LongLinkListTests {
     for (index, snapshot) in snapshots.enumerated() {
       #expect(try await ledger.read(asOf: UInt64(index + 1)) { view in try HistoryPropertyTests.snapshot(view) } == snapshot, "as of batch \(index + 1)")
     }
-    _ = try ledger.verify()
+    _ = try await ledger.verify()
   }
 
   /// A to-one is one value: a forced revert puts the old target back, and the target a later
@@ -212,6 +212,6 @@ struct LongLinkListTests {
     #expect(albums == [1, nil, 0])
     #expect(try await ledger.read { view in try view.related(try #require(try view.object("Album", key: "x")), "band").map(\.key.description) } == [#"Band "A""#])
     try expectLinksAreTwoSided(ledger)
-    _ = try ledger.verify()
+    _ = try await ledger.verify()
   }
 }

@@ -30,8 +30,8 @@ struct ReadmeExamplesTests {
     #expect(then == nil)
     #expect(json.arrayValue?.count == 2)
 
-    let entries = try ledger.log()
-    let changed = try ledger.diff(from: 0, to: 1)
+    let entries = try await ledger.log()
+    let changed = try await ledger.diff(from: 0, to: 1)
     #expect(entries.count == 1 && !changed.changes.isEmpty)
     var second = ledger.makeBatch()
     try second.stage([["name": "Avalon", "label": "EG"]], as: "Album")
@@ -39,7 +39,7 @@ struct ReadmeExamplesTests {
     let result = try await ledger.revert(2)
     #expect(result.overridden.isEmpty)
     _ = try await ledger.rewind(to: 1)
-    let report = try ledger.verify()
+    let report = try await ledger.verify()
     #expect(report.batches == 4)
   }
 

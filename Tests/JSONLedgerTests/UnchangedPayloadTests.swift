@@ -137,7 +137,7 @@ struct UnchangedPayloadTests {
     let summary = try apply(ledger) { try $0.stage(relabel, as: "Album") }
     #expect(summary.updated == 1)
     #expect(try album(ledger, "Avalon")?["label"] == .string("Polydor"))
-    #expect(try ledger.verify().batches == 4)
+    #expect(try await ledger.verify().batches == 4)
   }
 
   @Test func aNestedObjectChangedElsewhereIsRestoredThoughItsParentIsSkipped() throws {

@@ -33,4 +33,9 @@ extension Ledger {
       return LedgerDiff(from: from, to: to, changes: changes)
     }
   }
+
+  /// `diff`, off the caller's executor.
+  public func diff(from: UInt64, to: UInt64) async throws -> LedgerDiff {
+    try await offTheCaller { try self.diff(from: from, to: to) }
+  }
 }

@@ -40,6 +40,11 @@ extension Ledger {
     }
   }
 
+  /// `log(limit:)`, off the caller's executor.
+  public func log(limit: Int? = nil) async throws -> [LogEntry] {
+    try await offTheCaller { try self.log(limit: limit) }
+  }
+
   /// The batches that touched one object, newest first, each with what it did to it.
   public func log(entity: String, key: JSONValue) throws -> [LogEntry] {
     try environment.read { txn in
@@ -56,6 +61,11 @@ extension Ledger {
         return LogEntry(record: record, change: record.changes.first { $0.objectID == id })
       }
     }
+  }
+
+  /// `log(entity:key:)`, off the caller's executor.
+  public func log(entity: String, key: JSONValue) async throws -> [LogEntry] {
+    try await offTheCaller { try self.log(entity: entity, key: key) }
   }
 
   /// The key of the object with an internal id (for describing a record's links).

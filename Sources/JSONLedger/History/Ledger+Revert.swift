@@ -9,7 +9,14 @@ extension Ledger {
   /// unless `force` is true: then the reverted values win and the result lists what they
   /// overrode. Reverting a revert re-applies the original; reverting a batch twice is refused.
   public func revert(_ batchID: UInt64, force: Bool = false, message: String? = nil, author: String? = nil) async throws -> RevertResult {
-    try await onWriter { try self.revertNow(batchID, force: force, message: message, author: author) }
+    try await writer.run { try self.revertNow(batchID, force: force, message: message, author: author) }
+  }
+
+  /// `revert`, blocking the calling thread until the record is committed.
+  public func revert(_ batchID: UInt64, force: Bool = false, message: String? = nil, author: String? = nil) throws
+    -> RevertResult
+  {
+    try writer.sync { try revertNow(batchID, force: force, message: message, author: author) }
   }
 
   private func revertNow(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
@@ -95,7 +102,7 @@ extension Ledger {
       try append(reverted, txn, knownStates: graph.objects.takeAfterStates())
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
-    publish(result.summary)
+    writer.publish(result.summary)
     return result
   }
 
@@ -121,11 +128,7 @@ extension Ledger {
         guard var state = try store.state(of: change.objectID) else {
           throw LedgerError.storage("object \(change.objectID), updated by batch \(record.batchID), is missing from the current state")
         }
-        for attribute in inverse.attributes { state.attributes[attribute.name] = attribute.new }
-        for link in inverse.links {
-          let list = link.applied(to: state.links[link.relationshipID] ?? [])
-          state.links[link.relationshipID] = list.isEmpty ? nil : list
-        }
+        state.apply(inverse)
         afterStates.append(state)
         statistics.updated += 1
       }

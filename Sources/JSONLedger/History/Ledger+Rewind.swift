@@ -4,7 +4,12 @@ extension Ledger {
   /// Appends one record that makes the current state equal to the state after batch
   /// `batchID`. The log keeps everything in between.
   public func rewind(to batchID: UInt64, message: String? = nil, author: String? = nil) async throws -> BatchSummary {
-    try await onWriter { try self.rewindNow(to: batchID, message: message, author: author) }
+    try await writer.run { try self.rewindNow(to: batchID, message: message, author: author) }
+  }
+
+  /// `rewind`, blocking the calling thread until the record is committed.
+  public func rewind(to batchID: UInt64, message: String? = nil, author: String? = nil) throws -> BatchSummary {
+    try writer.sync { try rewindNow(to: batchID, message: message, author: author) }
   }
 
   private func rewindNow(to batchID: UInt64, message: String?, author: String?) throws -> BatchSummary {
@@ -31,7 +36,7 @@ extension Ledger {
       try append(record, txn, knownStates: graph.objects.takeAfterStates())
       return BatchSummary(record: record)
     }
-    publish(summary)
+    writer.publish(summary)
     return summary
   }
 }

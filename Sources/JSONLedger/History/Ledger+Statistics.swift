@@ -35,4 +35,9 @@ extension Ledger {
         logBytes: logBytes, usedBytes: info.usedBytes, mapSize: info.mapSize)
     }
   }
+
+  /// `statistics()`, off the caller's executor.
+  public func statistics() async throws -> LedgerStatistics {
+    try await offTheCaller { try self.statistics() }
+  }
 }

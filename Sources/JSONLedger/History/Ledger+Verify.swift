@@ -71,6 +71,11 @@ extension Ledger {
     }
   }
 
+  /// `verify()`, off the caller's executor.
+  public func verify() async throws -> VerificationReport {
+    try await offTheCaller { try self.verify() }
+  }
+
   /// Walks both databases in key order with two cursors (no copy of either in memory) and
   /// throws at the first entry that differs.
   private static func compare(_ live: Database, _ liveTxn: Transaction, _ rebuilt: Database, _ rebuiltTxn: Transaction) throws -> Int {

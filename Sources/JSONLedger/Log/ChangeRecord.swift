@@ -190,8 +190,7 @@ extension ObjectChange {
     guard kind == .created else { return nil }
     var state = ObjectState(entity: entity, identity: identity)
     state.attributes = AttributeList(minimumCapacity: attributes.count)
-    for attribute in attributes { state.attributes[attribute.name] = attribute.new }
-    for link in links where !link.added.isEmpty { state.links[link.relationshipID] = link.applied(to: []) }
+    state.apply(self)
     return state
   }
 }

@@ -18,3 +18,21 @@ struct ObjectState: Sendable, Equatable {
     self.links = links
   }
 }
+
+extension ObjectState {
+  /// Folds a change into this state: its entity and identity, every attribute it sets or
+  /// clears, every link list it changes (a list left empty is removed). The one fold of a
+  /// change, used by the projector, by revert and for a creation's state.
+  mutating func apply(_ change: ObjectChange) {
+    entity = change.entity
+    identity = change.identity
+    for attribute in change.attributes { attributes[attribute.name] = attribute.new }
+    for link in change.links {
+      let emptied = links.modify(link.relationshipID) { list in
+        link.apply(to: &list)
+        return list.isEmpty
+      }
+      if emptied { links[link.relationshipID] = nil }
+    }
+  }
+}

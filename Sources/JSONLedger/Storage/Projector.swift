@@ -60,13 +60,7 @@ struct Projector {
         after = nil
       } else {
         var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
-        state.entity = change.entity
-        state.identity = change.identity
-        for attribute in change.attributes { state.attributes[attribute.name] = attribute.new }
-        for link in change.links {
-          let list = link.applied(to: state.links[link.relationshipID] ?? [])
-          state.links[link.relationshipID] = list.isEmpty ? nil : list
-        }
+        state.apply(change)
         after = state
       }
       needsHeader = before == nil || before?.entity != after?.entity

@@ -29,7 +29,7 @@ struct Demo: AsyncParsableCommand {
     print("   batch \(two.batchID): \(Describe.counts(two))\n")
 
     print("4. The log, newest first (jsonledger log \(path)):")
-    for entry in try ledger.log() {
+    for entry in try await ledger.log() {
       print("   batch \(entry.batchID)  \(entry.kind)  \(Describe.counts(entry.statistics))  \"\(entry.metadata.message ?? "")\"")
     }
     print("")
@@ -42,7 +42,7 @@ struct Demo: AsyncParsableCommand {
     print("")
 
     print("6. What batch 2 changed (jsonledger show \(path) 2):")
-    for change in try ledger.record(2).changes where change.entity == "Album" {
+    for change in try await ledger.record(2).changes where change.entity == "Album" {
       for line in try Describe.change(change, ledger: ledger) { print("   " + line) }
     }
     print("")
@@ -59,7 +59,7 @@ struct Demo: AsyncParsableCommand {
     let now = try await ledger.read { view in try view.object("Album", key: "Tin Drum")?["label"] }
     print("   as of batch 1: \(before?.description ?? "nil"); now: \(now?.description ?? "nil")\n")
 
-    let report = try ledger.verify()
+    let report = try await ledger.verify()
     print("9. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
     print("Explore it: jsonledger log \(path)   |   jsonledger diff \(path) 1 2   |   jsonledger revert \(path) 2")
   }

@@ -18,7 +18,7 @@ struct Diff: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.open()
-    let diff = try ledger.diff(from: from, to: to)
+    let diff = try await ledger.diff(from: from, to: to)
     let changes = diff.changes.map(Describe.withoutHiddenLinks)
     if json {
       Output.json([

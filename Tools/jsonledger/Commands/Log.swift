@@ -26,10 +26,10 @@ struct Log: AsyncParsableCommand {
     let ledger = try storeOptions.open()
     var entries: [LogEntry]
     if let entity, let key {
-      entries = try ledger.log(entity: entity, key: .string(key))
+      entries = try await ledger.log(entity: entity, key: .string(key))
       if let limit { entries = Array(entries.prefix(limit)) }
     } else {
-      entries = try ledger.log(limit: limit)
+      entries = try await ledger.log(limit: limit)
     }
     if json {
       Output.json(.array(try entries.map { entry in

@@ -14,7 +14,7 @@ struct Show: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.open()
-    let record = try ledger.record(batch)
+    let record = try await ledger.record(batch)
     if json {
       var object: JSONObject = [
         "batch": .number(JSONNumber(Int64(record.batchID))), "time": .string(Output.time(record.time)),

@@ -1,0 +1,48 @@
+import Dispatch
+import Synchronization
+
+/// Serialises a store's writes: one write transaction at a time, on one thread of its own,
+/// whether the caller blocks or awaits; and hands each applied batch's summary to the
+/// subscribers of `Ledger.changes`. (LMDB allows one writer per environment, and a write
+/// transaction must stay on the thread that began it.)
+final class LedgerWriter: Sendable {
+  private let queue = DispatchQueue(label: "JSONLedger.writer")
+  private let subscribers = Mutex(Subscribers())
+
+  private struct Subscribers {
+    var next = 0
+    var continuations: [Int: AsyncStream<BatchSummary>.Continuation] = [:]
+  }
+
+  /// Runs `body` on the writer thread, blocking the caller until it is done.
+  func sync<R>(_ body: () throws -> R) rethrows -> R {
+    try queue.sync(execute: body)
+  }
+
+  /// Runs `body` on the writer thread without blocking the caller.
+  func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+      queue.async { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
+  /// Hands a summary to every current subscriber.
+  func publish(_ summary: BatchSummary) {
+    let continuations = subscribers.withLock { Array($0.continuations.values) }
+    for continuation in continuations { continuation.yield(summary) }
+  }
+
+  /// A stream of the summaries published from now on.
+  func subscribe() -> AsyncStream<BatchSummary> {
+    AsyncStream { continuation in
+      let id = subscribers.withLock { state -> Int in
+        state.next += 1
+        state.continuations[state.next] = continuation
+        return state.next
+      }
+      continuation.onTermination = { [weak self] _ in
+        _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
+      }
+    }
+  }
+}
