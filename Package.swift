@@ -36,13 +36,14 @@ let package = Package(
       ],
       path: "Tools/jsonledger"
     ),
-    .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+    .target(name: "JSONLedgerTestSupport", path: "Tests/TestSupport"),
+    .testTarget(name: "LMDBTests", dependencies: ["LMDB", "JSONLedgerTestSupport"]),
     .testTarget(
       name: "JSONLedgerTests",
-      dependencies: ["JSONLedger", "LMDB"],
+      dependencies: ["JSONLedger", "LMDB", "JSONLedgerTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger"]),
+    .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger", "JSONLedgerTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import JSONLedgerTestSupport
 
 /// A small bands model and payloads, written for these tests.
 enum CLIFixtures {

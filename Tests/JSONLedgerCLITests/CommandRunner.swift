@@ -36,21 +36,3 @@ struct CommandRunner {
     return Result(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self), error: String(decoding: errData, as: UTF8.self))
   }
 }
-
-/// A fresh directory under the system's temporary folder, removed when the test ends.
-final class TemporaryDirectory {
-  let path: String
-
-  init() throws {
-    path = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-cli-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-
-  func write(_ name: String, _ text: String) throws -> String {
-    let file = path + "/" + name
-    try Data(text.utf8).write(to: URL(fileURLWithPath: file))
-    return file
-  }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import JSONLedgerTestSupport
 
 #if canImport(Glibc)
   import Glibc

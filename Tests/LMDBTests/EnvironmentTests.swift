@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import Testing
+import JSONLedgerTestSupport
 
 @Suite("LMDB environment")
 struct EnvironmentTests {

@@ -2,6 +2,7 @@ import Foundation
 import LMDB
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 @Suite("Reliability: corruption, limits, concurrency")
 struct ReliabilityTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 /// Deterministic random-input tests: no crash, no hang, every rejection a typed error.
 @Suite("Fuzzing the model loader and the mapper")

@@ -3,6 +3,7 @@ import LMDB
 import Testing
 
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 /// An object with many links that gains a few in each of many batches (a producer of
 /// thousands of albums, imported in chunks): records and history must grow with what each

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 /// The resolver skips an object whose payload is the one that last made it what it is
 /// (`PayloadFingerprint`), and must apply it again whenever anything else changed it since.

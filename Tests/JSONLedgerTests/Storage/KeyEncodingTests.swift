@@ -1,9 +1,10 @@
 import Testing
 
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 @Suite("Identity keys and the resolver's slot table")
-struct KeyEncodingAndSlotTableTests {
+struct KeyEncodingTests {
   @Test func identityKeysSortLikeTheirStringsAndKeepNULsApart() {
     let names = ["", "a", "a\u{0}", "a\u{0}b", "a\u{0}\u{0}", "a\u{1}", "ab", "b", "é"]
     let keys = names.map { StoreKeys.identity(root: 7, [.string($0)]).key }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 /// Properties of the log over random sequences of batches.
 @Suite("History properties")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 @Suite("Model loading and validation")
 struct ModelTests {

@@ -1,6 +1,7 @@
 import Foundation
 import JSONLedger
 import Testing
+import JSONLedgerTestSupport
 
 /// The README's Swift examples, as written (only file paths differ), so they keep compiling.
 @Suite("README examples")

@@ -3,7 +3,7 @@ import Testing
 @testable import JSONLedger
 
 @Suite("Link list differences and JSON paths")
-struct LinkDiffAndPathTests {
+struct LinkChangeTests {
   @Test(arguments: 1...20)
   func mergeWalkFindsWhatASetComparisonFinds(seed: UInt64) {
     var generator = SeededGenerator(seed: seed)
@@ -22,7 +22,7 @@ struct LinkDiffAndPathTests {
     #expect(added == [7])
   }
 
-  @Test func pathsAreFormattedAsBefore() {
+  @Test func pathsFormatKeysWithDotsAndIndexesWithBrackets() {
     #expect(JSONPath("albums").appending(index: 3).appending(key: "producer").appending(key: "name").description == "albums[3].producer.name")
     #expect(JSONPath("").appending(key: "name").description == "name")
     #expect(JSONPath("").appending(index: 0).appending(key: "born").description == "[0].born")

@@ -1,22 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
-
-/// A fresh directory under the system's temporary folder, removed when the test ends.
-final class TemporaryDirectory: @unchecked Sendable {
-  // Safety: `path` is immutable; the class exists only to remove the folder in deinit.
-  let path: String
-
-  init() throws {
-    path = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-tests-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-
-  /// A path inside the directory that does not exist yet.
-  var storePath: String { path + "/store" }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-}
+import JSONLedgerTestSupport
 
 enum Fixtures {
   static func url(_ name: String) throws -> URL {
@@ -59,9 +44,7 @@ func expectLinksAreTwoSided(_ ledger: Ledger, sourceLocation: SourceLocation = #
     for id in ids {
       guard let state = try store.state(of: id) else { continue }
       for (relationshipID, targets) in state.links {
-        let counterpart = relationshipID & ResolvedRelationship.hiddenReverseBit != 0
-          ? relationshipID & ~ResolvedRelationship.hiddenReverseBit
-          : ledger.model.relationshipsByID[relationshipID]?.reverseID ?? relationshipID
+        let counterpart = ledger.model.counterpart(of: relationshipID)
         for target in targets {
           let back = try store.state(of: target)?.links[counterpart] ?? []
           #expect(back.contains(id), "object \(id) links \(target) through \(relationshipID), which does not link back", sourceLocation: sourceLocation)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 /// One focused test per mapping rule: input JSON → expected stored value.
 @Suite("Mapping rules")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 /// Groot's entity-level hooks: `JSONDictionaryTransformerName` and `entityMapperName`.
 @Suite("Dictionary transformers and entity mappers")

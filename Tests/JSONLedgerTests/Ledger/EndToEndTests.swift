@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONLedger
+import JSONLedgerTestSupport
 
 @Suite("End to end: JSON in, log and projections, JSON out")
 struct EndToEndTests {

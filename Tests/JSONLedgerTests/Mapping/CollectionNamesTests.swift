@@ -1,0 +1,46 @@
+import Testing
+@testable import JSONLedger
+import JSONLedgerTestSupport
+
+@Suite("Collection keys: one rule for import, errors and export")
+struct CollectionNamesTests {
+  static func model(keyCase: KeyCase) throws -> Model {
+    try Model(keyCase: keyCase) {
+      Entity("Band", identity: ["name"]) { Attribute("name", .string) }
+      Entity("BandMember", identity: ["name"]) { Attribute("name", .string) }
+      Entity("Category", identity: ["name"]) { Attribute("name", .string) }
+    }
+  }
+
+  @Test(arguments: [KeyCase.camelCase, .snakeCase])
+  func anExportedDocumentImportsBackUnderTheSameKeys(keyCase: KeyCase) throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: try Self.model(keyCase: keyCase))
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Japan"]], as: "Band")
+    try batch.stage([["name": "Mick Karn"]], as: "BandMember")
+    try batch.stage([["name": "Rock"]], as: "Category")
+    _ = try ledger.applySynchronously(batch)
+    let document = try ledger.read { view in try view.exportDocument() }
+    let keys = try #require(document.objectValue).map(\.key)
+    #expect(Set(keys) == Set(CollectionNames.knownKeys(in: ledger.model)))
+    let expected = keyCase == .snakeCase ? ["bands", "band_members", "categories"] : ["bands", "bandMembers", "categories"]
+    #expect(Set(keys) == Set(expected))
+    var again = ledger.makeBatch()
+    try again.stageDocument(document)
+    let summary = try ledger.applySynchronously(again)
+    #expect(summary.unchanged == 3)
+  }
+
+  @Test func anUnknownCollectionListsTheKeysExportWrites() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: try Self.model(keyCase: .camelCase))
+    var batch = ledger.makeBatch()
+    #expect {
+      try batch.stageDocument(["bandz": []])
+    } throws: { error in
+      guard case LedgerError.unknownCollection(_, let known) = error else { return false }
+      return known == ["bands", "bandMembers", "categories"]
+    }
+  }
+}
