@@ -25,15 +25,19 @@ extension Ledger {
     return try create(at: path, model: model, options: options, state: state)
   }
 
-  private static func create(at path: String, model: Model, options: Options, state: StoreDirectory.State) throws -> Ledger {
+  private static func create(at path: String, model: Model, options: Options, state: StoreDirectory.State) throws
+    -> Ledger
+  {
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
     if case .missing = state {
-      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      try FileManager.default.createDirectory(
+        atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
     let environment = try openEnvironment(path, options)
     let layout = try StoreLayout(environment: environment)
     try writeMetadata(model: model, environment: environment, layout: layout)
-    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+    return Ledger(
+      path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
   }
 
   /// The format version and the model: the first commit of a new store.
@@ -61,26 +65,36 @@ extension Ledger {
     }
     if format == nil, modelBytes == nil, try isUnfinished(environment, layout) {
       guard let expected else {
-        throw LedgerError.notAStore(path: path, reason: "its creation was cut short before anything was committed; open it with its model to finish creating it")
+        throw LedgerError.notAStore(
+          path: path,
+          reason:
+            "its creation was cut short before anything was committed; open it with its model to finish creating it")
       }
       do { try options.transformers.validate(expected) } catch { throw LedgerError.model(error) }
       try writeMetadata(model: expected, environment: environment, layout: layout)
-      return Ledger(path: path, model: expected, environment: environment, layout: layout, transformers: options.transformers)
+      return Ledger(
+        path: path, model: expected, environment: environment, layout: layout, transformers: options.transformers)
     }
     guard let format, format.count == 4, let modelBytes else {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
     let version = Int(UInt32(bigEndianBytes: format))
-    guard version == formatVersion else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion) }
+    guard version == formatVersion else {
+      throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion)
+    }
     let model: Model
     do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
       throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
     }
     if let expected, expected != model {
-      throw LedgerError.model(ModelError(source: path, problems: [.init(place: "", reason: "the given model differs from the model the store was created with")]))
+      throw LedgerError.model(
+        ModelError(
+          source: path,
+          problems: [.init(place: "", reason: "the given model differs from the model the store was created with")]))
     }
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
-    return Ledger(path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+    return Ledger(
+      path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
   }
 
   private static func openEnvironment(_ path: String, _ options: Options) throws -> Environment {

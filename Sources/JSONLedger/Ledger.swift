@@ -61,7 +61,9 @@ public final class Ledger: Sendable {
 
   /// The id of the last applied batch (0 when the log is empty).
   public var head: UInt64 {
-    get throws { try environment.read { txn in try ProjectionStore(transaction: txn, layout: layout, model: model).head() } }
+    get throws {
+      try environment.read { txn in try ProjectionStore(transaction: txn, layout: layout, model: model).head() }
+    }
   }
 
   // MARK: - Writing
@@ -77,7 +79,8 @@ public final class Ledger: Sendable {
     _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
     idempotencyKey: String? = nil, expectedHead: UInt64? = nil
   ) async throws -> BatchSummary {
-    let metadata = ChangeRecord.Metadata(message: message, author: author, source: source, idempotencyKey: idempotencyKey)
+    let metadata = ChangeRecord.Metadata(
+      message: message, author: author, source: source, idempotencyKey: idempotencyKey)
     return try await writer.run { try self.applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
   }
 
@@ -86,11 +89,14 @@ public final class Ledger: Sendable {
     _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
     idempotencyKey: String? = nil, expectedHead: UInt64? = nil
   ) throws -> BatchSummary {
-    let metadata = ChangeRecord.Metadata(message: message, author: author, source: source, idempotencyKey: idempotencyKey)
+    let metadata = ChangeRecord.Metadata(
+      message: message, author: author, source: source, idempotencyKey: idempotencyKey)
     return try writer.sync { try applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
   }
 
-  private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws -> BatchSummary {
+  private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws
+    -> BatchSummary
+  {
     guard batch.mapper.model == model else {
       throw LedgerError.invalidArgument("the batch was made by a ledger with another model")
     }
@@ -106,7 +112,8 @@ public final class Ledger: Sendable {
       if let expectedHead, expectedHead != head { throw LedgerError.headMoved(expected: expectedHead, actual: head) }
       var resolver = try BatchResolver(model: model, source: store, strict: batch.isStrict)
       let (changes, statistics) = try resolver.resolve(batch)
-      let onlyDeletions = !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
+      let onlyDeletions =
+        !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
       let record = ChangeRecord(
         batchID: head + 1, time: Date(), kind: onlyDeletions ? .delete : .import, metadata: metadata,
         statistics: statistics, changes: changes)
@@ -154,7 +161,9 @@ public final class Ledger: Sendable {
   }
 
   /// Runs `body` with a view of the state after batch `batchID`, off the caller's executor.
-  public func read<R: Sendable>(asOf batchID: UInt64, _ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
+  public func read<R: Sendable>(asOf batchID: UInt64, _ body: @escaping @Sendable (borrowing View) throws -> R)
+    async throws -> R
+  {
     try await offTheCaller { try self.read(asOf: batchID, body) }
   }
 
@@ -167,7 +176,8 @@ public final class Ledger: Sendable {
 
   func readRecord(_ batchID: UInt64, _ txn: Transaction) throws -> ChangeRecord {
     guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
-      throw LedgerError.batchNotFound(batchID, head: try ProjectionStore(transaction: txn, layout: layout, model: model).head())
+      throw LedgerError.batchNotFound(
+        batchID, head: try ProjectionStore(transaction: txn, layout: layout, model: model).head())
     }
     return try Self.decodeRecord(bytes, batchID: batchID, model: model)
   }
@@ -182,9 +192,13 @@ public final class Ledger: Sendable {
     } catch let failure as RecordCoding.Failure {
       switch failure {
       case .checksum(let stored, let computed):
-        throw LedgerError.corruptRecord(batchID: batchID, reason: "checksum mismatch (stored \(String(stored, radix: 16)), computed \(String(computed, radix: 16)))")
+        throw LedgerError.corruptRecord(
+          batchID: batchID,
+          reason: "checksum mismatch (stored \(String(stored, radix: 16)), computed \(String(computed, radix: 16)))")
       case .unsupportedFormat(let version):
-        throw LedgerError.corruptRecord(batchID: batchID, reason: "record format \(version) is not the one this library reads (\(ChangeRecord.formatVersion))")
+        throw LedgerError.corruptRecord(
+          batchID: batchID,
+          reason: "record format \(version) is not the one this library reads (\(ChangeRecord.formatVersion))")
       case .malformed(let reason):
         throw LedgerError.corruptRecord(batchID: batchID, reason: reason)
       }

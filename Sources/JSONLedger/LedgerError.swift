@@ -46,13 +46,19 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .model(let error): error.description
     case .mapping(let error): error.description
     case .syntax(let error, let source): source.map { "\($0): \(error)" } ?? error.description
-    case .unknownEntity(let name, let known): "unknown entity \"\(name)\" (the model has: \(known.joined(separator: ", ")))"
-    case .unknownCollection(let key, let known): "unknown collection \"\(key)\" (known: \(known.joined(separator: ", ")))"
+    case .unknownEntity(let name, let known):
+      "unknown entity \"\(name)\" (the model has: \(known.joined(separator: ", ")))"
+    case .unknownCollection(let key, let known):
+      "unknown collection \"\(key)\" (known: \(known.joined(separator: ", ")))"
     case .objectNotFound(let entity, let key): "no \(entity) with key \(key)"
-    case .batchNotFound(let id, let head): head == 0 ? "batch \(id) does not exist: the log is empty" : "batch \(id) does not exist (the log holds batches 1 to \(head))"
+    case .batchNotFound(let id, let head):
+      head == 0
+        ? "batch \(id) does not exist: the log is empty"
+        : "batch \(id) does not exist (the log holds batches 1 to \(head))"
     case .corruptRecord(let id, let reason): "the record of batch \(id) is corrupt: \(reason)"
     case .verificationFailed(let reason): "verification failed: \(reason)"
-    case .headMoved(let expected, let actual): "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
+    case .headMoved(let expected, let actual):
+      "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
     case .storage(let reason): "storage error: \(reason)"
     case .invalidArgument(let reason): reason
     }

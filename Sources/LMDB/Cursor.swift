@@ -6,12 +6,6 @@ public struct Cursor: ~Copyable {
   let transaction: Transaction
   let database: Database
 
-  init(handle: OpaquePointer, transaction: Transaction, database: Database) {
-    self.handle = handle
-    self.transaction = transaction
-    self.database = database
-  }
-
   deinit { mdb_cursor_close(handle) }
 
   private func get(_ operation: MDB_cursor_op, key: [UInt8]? = nil) throws(LMDBError) -> Bool {

@@ -126,7 +126,6 @@ public final class Environment: @unchecked Sendable {
     }
   }
 
-
   func beginTransaction(readOnly: Bool) throws(LMDBError) -> Transaction {
     while true {
       resizeLock.lockShared()

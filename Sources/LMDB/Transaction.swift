@@ -90,12 +90,15 @@ public final class Transaction {
   }
 
   /// Stores `value` under `key`.
-  public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError) {
+  public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError)
+  {
     let txn = try handle
     let code = key.withUnsafeBytes { keyBytes in
       value.withUnsafeBytes { valueBytes in
-        var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-        var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+        var keyValue = MDB_val(
+          mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+        var dataValue = MDB_val(
+          mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
         return mdb_put(txn, database.handle, &keyValue, &dataValue, flags.rawValue)
       }
     }

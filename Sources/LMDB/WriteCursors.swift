@@ -42,7 +42,8 @@ public struct WriteCursors: ~Copyable {
 
   /// Stores `value` under `key` in `database` (one of those the cursors were opened on; any
   /// other database takes the plain `Transaction.put` path).
-  public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError) {
+  public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws(LMDBError)
+  {
     guard let index = databases.firstIndex(where: { $0.handle == database.handle }) else {
       try transaction.put(value, forKey: key, in: database, flags: flags)
       return
@@ -101,7 +102,8 @@ func cursorPut(_ cursor: OpaquePointer, _ value: [UInt8], forKey key: [UInt8], f
   key.withUnsafeBytes { keyBytes in
     value.withUnsafeBytes { valueBytes in
       var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-      var dataValue = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+      var dataValue = MDB_val(
+        mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
       return mdb_cursor_put(cursor, &keyValue, &dataValue, flags.rawValue)
     }
   }

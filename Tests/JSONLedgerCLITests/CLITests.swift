@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import JSONLedgerTestSupport
+import Testing
 
 /// A small bands model and payloads, written for these tests.
 enum CLIFixtures {
@@ -53,7 +53,8 @@ struct CLITests {
   }
 
   @Test func importFromStandardInputWithAnEntity() throws {
-    let result = try CommandRunner.run(["import", store, "-", "--entity", "Band"], input: #"[{"name": "Roxy Music", "formed": "1971"}]"#)
+    let result = try CommandRunner.run(
+      ["import", store, "-", "--entity", "Band"], input: #"[{"name": "Roxy Music", "formed": "1971"}]"#)
     #expect(result.status == 0, "\(result.error)")
     let get = try CommandRunner.run(["get", store, "Band", "Roxy Music", "--json"])
     #expect(get.output.contains("\"formed\": 1971"))
@@ -211,13 +212,18 @@ struct ChunkedImportTests {
       #expect(try CommandRunner.run(["init", directory.path + "/" + store, "--model", model]).status == 0)
     }
     #expect(try CommandRunner.run(["import", directory.path + "/one", file, "--entity", "Album"]).status == 0)
-    let chunked = try CommandRunner.run(["import", directory.path + "/chunks", file, "--entity", "Album", "--chunk-size", "10", "--idempotency-key", "k"])
+    let chunked = try CommandRunner.run([
+      "import", directory.path + "/chunks", file, "--entity", "Album", "--chunk-size", "10", "--idempotency-key", "k",
+    ])
     #expect(chunked.status == 0, "\(chunked.error)")
     #expect(chunked.output.contains("batches 1–3: 28 created"))
     let one = try CommandRunner.run(["export", directory.path + "/one"])
     let chunks = try CommandRunner.run(["export", directory.path + "/chunks"])
     #expect(one.output == chunks.output)
-    let again = try CommandRunner.run(["import", directory.path + "/chunks", file, "--entity", "Album", "--chunk-size", "10", "--idempotency-key", "k", "--json"])
+    let again = try CommandRunner.run([
+      "import", directory.path + "/chunks", file, "--entity", "Album", "--chunk-size", "10", "--idempotency-key", "k",
+      "--json",
+    ])
     #expect(again.output.contains("\"created\": 0"))
     #expect(again.output.contains("\"alreadyApplied\": 3"))
     #expect(try CommandRunner.run(["verify", directory.path + "/chunks"]).status == 0)
@@ -227,7 +233,8 @@ struct ChunkedImportTests {
     let directory = try TemporaryDirectory()
     let model = try directory.write("model.json", CLIFixtures.model)
     #expect(try CommandRunner.run(["init", directory.path + "/s", "--model", model]).status == 0)
-    let file = try directory.write("bad.json", #"{"albums": [{"name": "a"}, {"name": "b"}, {"name": "c", "released": "never"}]}"#)
+    let file = try directory.write(
+      "bad.json", #"{"albums": [{"name": "a"}, {"name": "b"}, {"name": "c", "released": "never"}]}"#)
     let result = try CommandRunner.run(["import", directory.path + "/s", file, "--chunk-size", "2"])
     #expect(result.status != 0)
     #expect(result.error.contains("Album at albums[2].released"))

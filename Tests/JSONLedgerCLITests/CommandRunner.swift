@@ -23,7 +23,9 @@ struct CommandRunner {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
-    let output = Pipe(), error = Pipe(), stdin = Pipe()
+    let output = Pipe()
+    let error = Pipe()
+    let stdin = Pipe()
     process.standardOutput = output
     process.standardError = error
     process.standardInput = stdin
@@ -33,6 +35,8 @@ struct CommandRunner {
     let outData = output.fileHandleForReading.readDataToEndOfFile()
     let errData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return Result(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self), error: String(decoding: errData, as: UTF8.self))
+    return Result(
+      status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+      error: String(decoding: errData, as: UTF8.self))
   }
 }

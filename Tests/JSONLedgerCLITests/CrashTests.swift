@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import JSONLedgerTestSupport
+import Testing
 
 #if canImport(Glibc)
   import Glibc
@@ -42,20 +42,23 @@ struct CrashTests {
       if trial % 25 == 0 { previousHead = 0 }
       // The first writer on each store is killed almost at once, mostly before the store
       // exists (on a loaded machine a later one can be too); the others while they write.
-      let delay = trial % 25 == 0 ? Int.random(in: 0...5, using: &generator) : Int.random(in: 40...400, using: &generator)
+      let delay =
+        trial % 25 == 0 ? Int.random(in: 0...5, using: &generator) : Int.random(in: 40...400, using: &generator)
       let reportedBatch = try Self.runAndKill(store: store, durability: durability, delayMilliseconds: delay)
       let verify = try CommandRunner.run(["verify", store, "--json"])
       if reportedBatch == nil, previousHead == 0, verify.status != 0 {
         // Killed before its first commit: no store yet, or one whose creation was cut short,
         // which the next writer creates or finishes.
-        #expect(verify.error.contains("no store at") || verify.error.contains("cut short"), "trial \(trial): \(verify.error)")
+        #expect(
+          verify.error.contains("no store at") || verify.error.contains("cut short"), "trial \(trial): \(verify.error)")
         continue
       }
       #expect(verify.status == 0, "trial \(trial): \(verify.error)")
       // A child that reported nothing may still have committed its first batch.
       let reported = reportedBatch ?? previousHead
       let log = try CommandRunner.run(["log", store, "--limit", "1", "--json"])
-      let head = log.output.split(separator: "\n").first { $0.contains("\"batch\"") }
+      let head =
+        log.output.split(separator: "\n").first { $0.contains("\"batch\"") }
         .flatMap { UInt64($0.filter(\.isNumber)) } ?? 0
       // The child may commit one more batch than it managed to report.
       #expect(head == reported || head == reported + 1, "trial \(trial): head \(head), reported \(reported)")

@@ -1,7 +1,7 @@
 import Foundation
+import JSONLedgerTestSupport
 import LMDB
 import Testing
-import JSONLedgerTestSupport
 
 @Suite("LMDB environment")
 struct EnvironmentTests {
@@ -89,7 +89,10 @@ struct EnvironmentTests {
     var runs = 0
     try env.write { txn in
       runs += 1
-      for i in 0..<2000 { try txn.put([UInt8](repeating: 1, count: 4096), forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+      for i in 0..<2000 {
+        try txn.put(
+          [UInt8](repeating: 1, count: 4096), forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db)
+      }
     }
     #expect(runs == 1)
     let before = try env.info().mapSize
@@ -204,7 +207,8 @@ struct EnvironmentTests {
       seed = seed &* 1_103_515_245 &+ 12345
       next = seed % 7 == 0 ? (seed >> 8) % 20_000 : next + 1
       let key = withUnsafeBytes(of: next.bigEndian, Array.init)
-      operations.append((key, step % 11 == 10 ? nil : Array(repeating: UInt8(truncatingIfNeeded: step), count: Int(seed >> 24) % 300)))
+      operations.append(
+        (key, step % 11 == 10 ? nil : Array(repeating: UInt8(truncatingIfNeeded: step), count: Int(seed >> 24) % 300)))
     }
     try env.write { txn in
       try txn.withWriteCursors(on: [cursored, appended]) { cursors in
@@ -239,7 +243,10 @@ struct EnvironmentTests {
     try env.write { txn in
       runs += 1
       try txn.withWriteCursors(on: [db]) { cursors in
-        for i in 0..<2000 { try cursors.put([UInt8](repeating: 3, count: 4096), forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+        for i in 0..<2000 {
+          try cursors.put(
+            [UInt8](repeating: 3, count: 4096), forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db)
+        }
       }
     }
     #expect(runs > 1)
@@ -252,7 +259,9 @@ struct EnvironmentTests {
     let db = try env.database(named: "log")
     try env.write { txn in
       #expect(try txn.valueBytes(in: db) == 0)
-      for size in [0, 1, 100, 5000] { try txn.put(Array(repeating: 1, count: size), forKey: [UInt8(size % 251), UInt8(size / 251)], in: db) }
+      for size in [0, 1, 100, 5000] {
+        try txn.put(Array(repeating: 1, count: size), forKey: [UInt8(size % 251), UInt8(size / 251)], in: db)
+      }
       #expect(try txn.valueBytes(in: db) == 5101)
     }
   }

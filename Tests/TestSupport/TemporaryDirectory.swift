@@ -7,7 +7,8 @@ public final class TemporaryDirectory: Sendable {
   public let path: String
 
   public init() throws {
-    path = FileManager.default.temporaryDirectory
+    path =
+      FileManager.default.temporaryDirectory
       .appendingPathComponent("jsonledger-tests-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
   }

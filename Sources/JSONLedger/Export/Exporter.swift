@@ -49,14 +49,19 @@ struct Exporter {
           name: $0.name, path: Self.exportPath(of: $0, in: resolved, model: model, options: options),
           transformer: options.usesModelNames ? nil : $0.transformer)
       }
-      let relationships = resolved.relationships.filter { $0.declaration.isExported || options.usesModelNames }.map { relationship in
-        let path = options.usesModelNames ? [relationship.name]
+      let relationships = resolved.relationships.filter { $0.declaration.isExported || options.usesModelNames }.map {
+        relationship in
+        let path =
+          options.usesModelNames
+          ? [relationship.name]
           : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
             ?? [KeyInflection.jsonKey(for: relationship.name, keyCase: keyCase)]
         return RelationshipField(name: relationship.name, isToMany: relationship.isToMany, path: path)
       }
       var typeKey: String?
-      if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil, model.resolved(resolved.rootName)?.family.count ?? 1 > 1 {
+      if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
+        model.resolved(resolved.rootName)?.family.count ?? 1 > 1
+      {
         typeKey = key
       }
       plans[entity.name] = EntityPlan(
@@ -131,7 +136,8 @@ struct Exporter {
         }
         if field.isToMany {
           if rails {
-            value = .object(JSONObject(nested.enumerated().map { JSONObject.Member(key: String($0.offset), value: $0.element) }))
+            value = .object(
+              JSONObject(nested.enumerated().map { JSONObject.Member(key: String($0.offset), value: $0.element) }))
           } else {
             value = .array(nested)
           }
@@ -145,7 +151,9 @@ struct Exporter {
   }
 
   /// Where an attribute goes in the exported object.
-  static func exportPath(of attribute: Attribute, in entity: ResolvedEntity, model: Model, options: ExportOptions) -> [String] {
+  static func exportPath(of attribute: Attribute, in entity: ResolvedEntity, model: Model, options: ExportOptions)
+    -> [String]
+  {
     let keyCase = options.keyCase ?? model.keyCase
     func inflect(_ name: String) -> String { KeyInflection.jsonKey(for: name, keyCase: keyCase) }
     if options.usesModelNames { return [attribute.name] }
@@ -162,12 +170,15 @@ struct Exporter {
     return [inflect(attribute.name)]
   }
 
-  private func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat) throws -> JSONValue {
+  private func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat)
+    throws -> JSONValue
+  {
     guard let value else { return .null }
     let plain = Self.json(value, dateFormat: dateFormat)
     if let name = field.transformer, let reverse = transformers[name]?.reverse {
       do { return try reverse(plain) } catch {
-        throw LedgerError.invalidArgument("the reverse of value transformer \"\(name)\" failed on \(entity).\(field.name): \(error)")
+        throw LedgerError.invalidArgument(
+          "the reverse of value transformer \"\(name)\" failed on \(entity).\(field.name): \(error)")
       }
     }
     return plain

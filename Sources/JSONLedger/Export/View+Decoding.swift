@@ -10,17 +10,23 @@ extension View {
   /// struct Album: Decodable { var name: String; var released: Date?; var band: String? }
   /// let albums = try ledger.read { view in try view.decode([Album].self, from: "Album") }
   /// ```
-  public func decode<T: Decodable>(_ type: [T].Type, from entity: String, relationships: RelationshipExport = .ids) throws -> [T] {
-    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: Self.codableOptions(relationships))
+  public func decode<T: Decodable>(_ type: [T].Type, from entity: String, relationships: RelationshipExport = .ids)
+    throws -> [T]
+  {
+    let exporter = Exporter(
+      reader: reader, transformers: reader.transformers, options: Self.codableOptions(relationships))
     var values: [JSONValue] = []
     try reader.forEachObject(entity) { values.append(try exporter.export($0)) }
     return try Self.decode([T].self, from: .array(values), entity: entity)
   }
 
   /// Decodes the object of `entity` with `key` into your `Decodable` type, or nil.
-  public func decode<T: Decodable>(_ type: T.Type, from entity: String, key: JSONValue, relationships: RelationshipExport = .ids) throws -> T? {
+  public func decode<T: Decodable>(
+    _ type: T.Type, from entity: String, key: JSONValue, relationships: RelationshipExport = .ids
+  ) throws -> T? {
     guard let object = try reader.object(entity, key: key) else { return nil }
-    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: Self.codableOptions(relationships))
+    let exporter = Exporter(
+      reader: reader, transformers: reader.transformers, options: Self.codableOptions(relationships))
     return try Self.decode(T.self, from: try exporter.export(object), entity: entity)
   }
 

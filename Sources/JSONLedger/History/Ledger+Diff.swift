@@ -28,7 +28,9 @@ extension Ledger {
       for id in touched.sorted() {
         let before = from == 0 ? nil : try store.with(asOf: from).state(of: id)
         let after = to == 0 ? nil : try store.with(asOf: to).state(of: id)
-        if let change = ObjectChange(objectID: id, before: before, after: after, model: model) { changes.append(change) }
+        if let change = ObjectChange(objectID: id, before: before, after: after, model: model) {
+          changes.append(change)
+        }
       }
       return LedgerDiff(from: from, to: to, changes: changes)
     }

@@ -8,7 +8,9 @@ extension Ledger {
   /// re-created it), the revert is refused with `RevertRefused` listing every conflict,
   /// unless `force` is true: then the reverted values win and the result lists what they
   /// overrode. Reverting a revert re-applies the original; reverting a batch twice is refused.
-  public func revert(_ batchID: UInt64, force: Bool = false, message: String? = nil, author: String? = nil) async throws -> RevertResult {
+  public func revert(_ batchID: UInt64, force: Bool = false, message: String? = nil, author: String? = nil) async throws
+    -> RevertResult
+  {
     try await writer.run { try self.revertNow(batchID, force: force, message: message, author: author) }
   }
 
@@ -31,16 +33,20 @@ extension Ledger {
         if laterRecord.metadata.revertedBatchID == batchID, laterRecord.kind == .revert {
           // A revert that was itself reverted no longer counts.
           var undone = false
-          for id in (later + 1)..<(head + 1) where try readRecord(id, txn).metadata.revertedBatchID == later { undone = true }
+          for id in (later + 1)..<(head + 1) where try readRecord(id, txn).metadata.revertedBatchID == later {
+            undone = true
+          }
           if !undone { throw RevertRefused(batchID: batchID, conflicts: [], alreadyRevertedBy: later) }
         }
       }
-      let metadata = ChangeRecord.Metadata(message: message ?? "revert batch \(batchID)", author: author, revertedBatchID: batchID)
+      let metadata = ChangeRecord.Metadata(
+        message: message ?? "revert batch \(batchID)", author: author, revertedBatchID: batchID)
       if batchID == head {
         // Undoing the newest batch: nothing after it touched its objects, so its exact
         // inverse is the revert, with no conflicts to look for and nothing to resolve.
         let (changes, afterStates, statistics) = try inverse(of: record, store: store)
-        let reverted = ChangeRecord(batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
+        let reverted = ChangeRecord(
+          batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
         try append(reverted, txn, knownStates: afterStates)
         return RevertResult(summary: BatchSummary(record: reverted), overridden: [])
       }
@@ -55,24 +61,29 @@ extension Ledger {
         let key = ObjectKey(entity: change.entity, identity: change.identity)
         // Only a later batch can conflict: reverting the newest one needs no history scan.
         for later in try batchID < head ? store.batches(touching: change.objectID) : [] where later > batchID {
-          guard let laterChange = try readRecord(later, txn).changes.first(where: { $0.objectID == change.objectID }) else { continue }
+          guard let laterChange = try readRecord(later, txn).changes.first(where: { $0.objectID == change.objectID })
+          else { continue }
           if laterChange.kind != .updated || change.kind != .updated {
-            conflicts.append(RevertConflict(
-              object: key, field: "(object)", valueSetByBatch: change.kind == .deleted ? "deleted" : "present",
-              valueNow: now == nil ? "deleted" : "present", changedBy: later))
+            conflicts.append(
+              RevertConflict(
+                object: key, field: "(object)", valueSetByBatch: change.kind == .deleted ? "deleted" : "present",
+                valueNow: now == nil ? "deleted" : "present", changedBy: later))
             continue
           }
-          for attribute in change.attributes where laterChange.attributes.contains(where: { $0.name == attribute.name }) {
-            conflicts.append(RevertConflict(
-              object: key, field: attribute.name, valueSetByBatch: attribute.new?.description ?? "nil",
-              valueNow: now?.attributes[attribute.name]?.description ?? "nil", changedBy: later))
+          for attribute in change.attributes where laterChange.attributes.contains(where: { $0.name == attribute.name })
+          {
+            conflicts.append(
+              RevertConflict(
+                object: key, field: attribute.name, valueSetByBatch: attribute.new?.description ?? "nil",
+                valueNow: now?.attributes[attribute.name]?.description ?? "nil", changedBy: later))
           }
           for link in change.links where laterChange.links.contains(where: { link.conflicts(with: $0) }) {
-            conflicts.append(RevertConflict(
-              object: key, field: relationshipName(forID: link.relationshipID),
-              valueSetByBatch: try describe(link, reader: reader),
-              valueNow: try describe(now?.links[link.relationshipID] ?? [], as: link, reader: reader),
-              changedBy: later))
+            conflicts.append(
+              RevertConflict(
+                object: key, field: relationshipName(forID: link.relationshipID),
+                valueSetByBatch: try describe(link, reader: reader),
+                valueNow: try describe(now?.links[link.relationshipID] ?? [], as: link, reader: reader),
+                changedBy: later))
           }
         }
         // The target: the current state with the batch's before-values put back.
@@ -96,9 +107,11 @@ extension Ledger {
       // its before-values back is already consistent; a forced revert needs the repair.
       var graph = LinkGraph(objects: WorkingSet(model: model, source: store))
       graph.objects.seed(currentStates.sorted { $0.0 < $1.0 })
-      try graph.restore(targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: !conflicts.isEmpty)
+      try graph.restore(
+        targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: !conflicts.isEmpty)
       let (changes, statistics) = graph.objects.finish(ignoredKeys: [])
-      let reverted = ChangeRecord(batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
+      let reverted = ChangeRecord(
+        batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
       try append(reverted, txn, knownStates: graph.objects.takeAfterStates())
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
@@ -109,7 +122,9 @@ extension Ledger {
   /// The changes that undo `record` when it is the newest batch, the state of each object
   /// after them, and their counts. A creation and a deletion list the whole object, so only
   /// updated objects are read.
-  private func inverse(of record: ChangeRecord, store: ProjectionStore) throws -> ([ObjectChange], [ObjectState?], ChangeRecord.Statistics) {
+  private func inverse(of record: ChangeRecord, store: ProjectionStore) throws -> (
+    [ObjectChange], [ObjectState?], ChangeRecord.Statistics
+  ) {
     var changes: [ObjectChange] = []
     var afterStates: [ObjectState?] = []
     var statistics = ChangeRecord.Statistics()
@@ -126,7 +141,8 @@ extension Ledger {
         statistics.created += 1
       case .updated:
         guard var state = try store.state(of: change.objectID) else {
-          throw LedgerError.storage("object \(change.objectID), updated by batch \(record.batchID), is missing from the current state")
+          throw LedgerError.storage(
+            "object \(change.objectID), updated by batch \(record.batchID), is missing from the current state")
         }
         state.apply(inverse)
         afterStates.append(state)
@@ -151,12 +167,16 @@ extension Ledger {
     if link.order != nil { return try keys(list, reader: reader) }
     let touched = (link.added + link.removed).sorted()
     let present = Set(list)
-    return try describe(linked: touched.filter(present.contains), unlinked: touched.filter { !present.contains($0) }, reader: reader)
+    return try describe(
+      linked: touched.filter(present.contains), unlinked: touched.filter { !present.contains($0) }, reader: reader)
   }
 
   private func describe(linked: [UInt64], unlinked: [UInt64], reader: SnapshotReader) throws -> String {
-    [linked.isEmpty ? nil : "+ \(try keys(linked, reader: reader))", unlinked.isEmpty ? nil : "- \(try keys(unlinked, reader: reader))"]
-      .compactMap { $0 }.joined(separator: " ")
+    [
+      linked.isEmpty ? nil : "+ \(try keys(linked, reader: reader))",
+      unlinked.isEmpty ? nil : "- \(try keys(unlinked, reader: reader))",
+    ]
+    .compactMap { $0 }.joined(separator: " ")
   }
 
   private func keys(_ ids: [UInt64], reader: SnapshotReader) throws -> String {

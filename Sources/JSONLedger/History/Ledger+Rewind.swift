@@ -21,7 +21,8 @@ extension Ledger {
       if batchID < head {
         for later in (batchID + 1)...head {
           for change in try readRecord(later, txn).changes where targets[change.objectID] == nil {
-            targets[change.objectID] = .some(batchID == 0 ? nil : try store.with(asOf: batchID).state(of: change.objectID))
+            targets[change.objectID] = .some(
+              batchID == 0 ? nil : try store.with(asOf: batchID).state(of: change.objectID))
           }
         }
       }

@@ -26,7 +26,9 @@ extension Ledger {
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       var counts: [String: Int] = [:]
       try txn.forEach(in: layout.views, prefix: []) { entry in
-        if let header = try store.header(of: UInt64(bigEndianBytes: entry.key)) { counts[header.entity, default: 0] += 1 }
+        if let header = try store.header(of: UInt64(bigEndianBytes: entry.key)) {
+          counts[header.entity, default: 0] += 1
+        }
         return true
       }
       let logBytes = try txn.valueBytes(in: layout.log)

@@ -18,8 +18,11 @@ extension Ledger {
   /// Throws `LedgerError.corruptRecord` naming the first bad batch, or
   /// `LedgerError.verificationFailed` naming the first differing entry.
   public func verify() throws -> VerificationReport {
-    let scratchPath = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-verify-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let scratchPath = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "jsonledger-verify-\(UUID().uuidString)"
+    ).path
+    try FileManager.default.createDirectory(
+      atPath: scratchPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(atPath: scratchPath) }
     var options = Environment.Options()
     options.durability = .noSync
@@ -78,7 +81,9 @@ extension Ledger {
 
   /// Walks both databases in key order with two cursors (no copy of either in memory) and
   /// throws at the first entry that differs.
-  private static func compare(_ live: Database, _ liveTxn: Transaction, _ rebuilt: Database, _ rebuiltTxn: Transaction) throws -> Int {
+  private static func compare(_ live: Database, _ liveTxn: Transaction, _ rebuilt: Database, _ rebuiltTxn: Transaction)
+    throws -> Int
+  {
     try liveTxn.withCursor(on: live) { liveCursor in
       try rebuiltTxn.withCursor(on: rebuilt) { rebuiltCursor in
         var liveEntry = try liveCursor.first()
@@ -86,21 +91,26 @@ extension Ledger {
         var count = 0
         while let entry = liveEntry {
           guard let other = rebuiltEntry else {
-            throw LedgerError.verificationFailed("\(live.name) has an entry the replay does not (\(describe(entry.key, in: live.name)))")
+            throw LedgerError.verificationFailed(
+              "\(live.name) has an entry the replay does not (\(describe(entry.key, in: live.name)))")
           }
           if entry.key != other.key {
             let first = entry.key.lexicographicallyPrecedes(other.key) ? entry.key : other.key
-            throw LedgerError.verificationFailed("\(live.name) differs from the replay at \(describe(first, in: live.name))")
+            throw LedgerError.verificationFailed(
+              "\(live.name) differs from the replay at \(describe(first, in: live.name))")
           }
           if entry.value != other.value {
-            throw LedgerError.verificationFailed("\(live.name) differs from the replay at \(describe(entry.key, in: live.name)): the stored value is not what the log gives")
+            throw LedgerError.verificationFailed(
+              "\(live.name) differs from the replay at \(describe(entry.key, in: live.name)): the stored value is not what the log gives"
+            )
           }
           count += 1
           liveEntry = try liveCursor.next()
           rebuiltEntry = try rebuiltCursor.next()
         }
         if let extra = rebuiltEntry {
-          throw LedgerError.verificationFailed("\(live.name) lacks an entry the replay has (\(describe(extra.key, in: live.name)))")
+          throw LedgerError.verificationFailed(
+            "\(live.name) lacks an entry the replay has (\(describe(extra.key, in: live.name)))")
         }
         return count
       }

@@ -38,7 +38,10 @@ public struct RevertRefused: Error, Sendable, CustomStringConvertible {
 
   public var description: String {
     if let by = alreadyRevertedBy { return "batch \(batchID) was already reverted by batch \(by)" }
-    return (["cannot revert batch \(batchID): \(conflicts.count) later change\(conflicts.count == 1 ? "" : "s") conflict (use --force to revert anyway):"]
+    return
+      ([
+        "cannot revert batch \(batchID): \(conflicts.count) later change\(conflicts.count == 1 ? "" : "s") conflict (use --force to revert anyway):"
+      ]
       + conflicts.map { "  \($0)" }).joined(separator: "\n")
   }
 }

@@ -68,9 +68,15 @@ public struct JSONParser {
     case UInt8(ascii: "{"): return try parseObject()
     case UInt8(ascii: "["): return try parseArray()
     case UInt8(ascii: "\""): return .string(try parseString())
-    case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-    case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-    case UInt8(ascii: "n"): try expectWord("null"); return .null
+    case UInt8(ascii: "t"):
+      try expectWord("true")
+      return .bool(true)
+    case UInt8(ascii: "f"):
+      try expectWord("false")
+      return .bool(false)
+    case UInt8(ascii: "n"):
+      try expectWord("null")
+      return .null
     case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
     case let byte: throw failure("unexpected \(describe(byte)), expected a value")
     }
@@ -105,7 +111,9 @@ public struct JSONParser {
       skipWhitespace()
       elements.append(try parseValue())
       skipWhitespace()
-      guard position < bytes.count else { throw failure("unexpected end of input inside an array, expected ',' or ']'") }
+      guard position < bytes.count else {
+        throw failure("unexpected end of input inside an array, expected ',' or ']'")
+      }
       switch bytes[position] {
       case UInt8(ascii: ","):
         position += 1
@@ -151,7 +159,9 @@ public struct JSONParser {
       skipWhitespace()
       members.append(JSONObject.Member(key: key, value: try parseValue()))
       skipWhitespace()
-      guard position < bytes.count else { throw failure("unexpected end of input inside an object, expected ',' or '}'") }
+      guard position < bytes.count else {
+        throw failure("unexpected end of input inside an object, expected ',' or '}'")
+      }
       switch bytes[position] {
       case UInt8(ascii: ","): position += 1
       case UInt8(ascii: "}"):
@@ -193,7 +203,9 @@ public struct JSONParser {
     }
     if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
       position += 1
-      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+        position += 1
+      }
       guard digit(position) else { throw failure("a number needs digits in its exponent", at: start) }
       while digit(position) { position += 1 }
     }
@@ -234,12 +246,16 @@ public struct JSONParser {
       case UInt8(ascii: "u"):
         var scalar = try parseHex4()
         if scalar >= 0xD800 && scalar < 0xDC00 {
-          guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+          guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+            bytes[position + 1] == UInt8(ascii: "u")
+          else {
             throw failure("a high surrogate \\u\(String(scalar, radix: 16)) must be followed by a low one")
           }
           position += 2
           let low = try parseHex4()
-          guard low >= 0xDC00 && low < 0xE000 else { throw failure("invalid low surrogate \\u\(String(low, radix: 16))") }
+          guard low >= 0xDC00 && low < 0xE000 else {
+            throw failure("invalid low surrogate \\u\(String(low, radix: 16))")
+          }
           scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
         } else if scalar >= 0xDC00 && scalar < 0xE000 {
           throw failure("a lone low surrogate \\u\(String(scalar, radix: 16))")

@@ -155,7 +155,11 @@ public struct JSONStream {
       }
       let byte = buffer[index]
       if inString {
-        if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") {
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
           inString = false
           if depth == 0 {
             index += 1
@@ -190,7 +194,9 @@ public struct JSONStream {
       let (baseLine, baseColumn) = location(valueStart)
       let line = baseLine + error.line - 1
       let column = error.line == 1 ? baseColumn + error.column - 1 : error.column
-      throw LedgerError.syntax(JSONSyntaxError(line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason), source: nil)
+      throw LedgerError.syntax(
+        JSONSyntaxError(line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason),
+        source: nil)
     }
   }
 }

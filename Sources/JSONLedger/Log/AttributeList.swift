@@ -50,7 +50,8 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
 
   /// Where `name` is, or where it would go (binary search).
   private func position(of name: String) -> (index: Int, found: Bool) {
-    var low = 0, high = entries.count
+    var low = 0
+    var high = entries.count
     while low < high {
       let middle = (low + high) / 2
       if entries[middle].name < name { low = middle + 1 } else { high = middle }
@@ -84,10 +85,14 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
 
   /// The attributes whose values differ between two lists, in name order: each name's value
   /// in `old` and in `new` (nil where absent). One merge walk over both sorted lists.
-  static func differences(from old: AttributeList, to new: AttributeList) -> [(name: String, old: AttributeValue?, new: AttributeValue?)] {
+  static func differences(from old: AttributeList, to new: AttributeList) -> [(
+    name: String, old: AttributeValue?, new: AttributeValue?
+  )] {
     var result: [(name: String, old: AttributeValue?, new: AttributeValue?)] = []
-    var oldIndex = 0, newIndex = 0
-    let olds = old.entries, news = new.entries
+    var oldIndex = 0
+    var newIndex = 0
+    let olds = old.entries
+    let news = new.entries
     while oldIndex < olds.count || newIndex < news.count {
       if newIndex == news.count || (oldIndex < olds.count && olds[oldIndex].name < news[newIndex].name) {
         result.append((olds[oldIndex].name, olds[oldIndex].value, nil))

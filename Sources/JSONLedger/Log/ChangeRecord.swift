@@ -9,7 +9,10 @@ public struct ChangeRecord: Sendable, Equatable {
 
   /// What produced the batch.
   public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
-    case `import` = 1, delete = 2, revert = 3, rewind = 4
+    case `import` = 1
+    case delete = 2
+    case revert = 3
+    case rewind = 4
     public var description: String {
       switch self {
       case .import: "import"
@@ -33,7 +36,10 @@ public struct ChangeRecord: Sendable, Equatable {
     /// For a revert: the batch it undoes.
     public var revertedBatchID: UInt64?
     /// Metadata with these values.
-    public init(message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil, revertedBatchID: UInt64? = nil) {
+    public init(
+      message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
+      revertedBatchID: UInt64? = nil
+    ) {
       self.message = message
       self.author = author
       self.source = source
@@ -76,7 +82,9 @@ public struct ChangeRecord: Sendable, Equatable {
 public struct ObjectChange: Sendable, Equatable {
   /// What happened to the object.
   public enum Kind: UInt8, Sendable, CustomStringConvertible {
-    case created = 1, updated = 2, deleted = 3
+    case created = 1
+    case updated = 2
+    case deleted = 3
     public var description: String {
       switch self {
       case .created: "created"
@@ -124,10 +132,15 @@ extension ObjectChange {
       AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
     }
     var links = state.links.compactMap { id, list in
-      list.isEmpty ? nil : LinkChange(relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id))
+      list.isEmpty
+        ? nil
+        : LinkChange(
+          relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id))
     }
     links.sort { $0.relationshipID < $1.relationshipID }
-    self.init(objectID: objectID, entity: state.entity, identity: state.identity, kind: kind, attributes: attributes, links: links)
+    self.init(
+      objectID: objectID, entity: state.entity, identity: state.identity, kind: kind, attributes: attributes,
+      links: links)
   }
 
   /// The change between two states of one object, or nil when they are equal. Attributes
@@ -156,7 +169,8 @@ extension ObjectChange {
       var links: [LinkChange] = []
       if old.links != new.links {
         for (id, list) in new.links where (old.links[id] ?? []) != list {
-          links.append(LinkChange(relationshipID: id, from: old.links[id] ?? [], to: list, isOrdered: model.isOrdered(id)))
+          links.append(
+            LinkChange(relationshipID: id, from: old.links[id] ?? [], to: list, isOrdered: model.isOrdered(id)))
         }
         for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
           links.append(LinkChange(relationshipID: id, from: list, to: [], isOrdered: model.isOrdered(id)))
@@ -164,7 +178,9 @@ extension ObjectChange {
       }
       if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }
       links.sort { $0.relationshipID < $1.relationshipID }
-      self.init(objectID: objectID, entity: new.entity, identity: new.identity, kind: .updated, attributes: attributes, links: links)
+      self.init(
+        objectID: objectID, entity: new.entity, identity: new.identity, kind: .updated, attributes: attributes,
+        links: links)
     }
   }
 }
@@ -173,11 +189,12 @@ extension ObjectChange {
   /// The change that undoes this one: a creation becomes a deletion and back, and every old
   /// and new value trade places.
   var inverted: ObjectChange {
-    let kind: Kind = switch self.kind {
-    case .created: .deleted
-    case .deleted: .created
-    case .updated: .updated
-    }
+    let kind: Kind =
+      switch self.kind {
+      case .created: .deleted
+      case .deleted: .created
+      case .updated: .updated
+      }
     return ObjectChange(
       objectID: objectID, entity: entity, identity: identity, kind: kind,
       attributes: attributes.map { AttributeChange(name: $0.name, old: $0.new, new: $0.old) },

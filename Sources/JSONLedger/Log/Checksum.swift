@@ -29,9 +29,14 @@ enum Checksum {
     var crc: UInt32 = 0xFFFF_FFFF
     var position = 0
     while position &+ 8 <= bytes.count {
-      let low = (UInt32(bytes[position]) | UInt32(bytes[position &+ 1]) &<< 8 | UInt32(bytes[position &+ 2]) &<< 16 | UInt32(bytes[position &+ 3]) &<< 24) ^ crc
-      let high = UInt32(bytes[position &+ 4]) | UInt32(bytes[position &+ 5]) &<< 8 | UInt32(bytes[position &+ 6]) &<< 16 | UInt32(bytes[position &+ 7]) &<< 24
-      crc = entry(7, low) ^ entry(6, low &>> 8) ^ entry(5, low &>> 16) ^ entry(4, low &>> 24)
+      let low =
+        (UInt32(bytes[position]) | UInt32(bytes[position &+ 1]) &<< 8 | UInt32(bytes[position &+ 2]) &<< 16 | UInt32(
+          bytes[position &+ 3]) &<< 24) ^ crc
+      let high =
+        UInt32(bytes[position &+ 4]) | UInt32(bytes[position &+ 5]) &<< 8 | UInt32(bytes[position &+ 6]) &<< 16
+        | UInt32(bytes[position &+ 7]) &<< 24
+      crc =
+        entry(7, low) ^ entry(6, low &>> 8) ^ entry(5, low &>> 16) ^ entry(4, low &>> 24)
         ^ entry(3, high) ^ entry(2, high &>> 8) ^ entry(1, high &>> 16) ^ entry(0, high &>> 24)
       position &+= 8
     }

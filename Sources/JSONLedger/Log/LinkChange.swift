@@ -62,7 +62,8 @@ public struct LinkChange: Sendable, Equatable {
     // Both sorted: one merge walk drops what was removed and inserts what was added.
     var result: [UInt64] = []
     result.reserveCapacity(list.count + added.count)
-    var removedIndex = 0, addedIndex = 0
+    var removedIndex = 0
+    var addedIndex = 0
     for target in list {
       while addedIndex < added.count, added[addedIndex] < target {
         result.append(added[addedIndex])
@@ -102,11 +103,14 @@ public struct LinkChange: Sendable, Equatable {
     if old.isEmpty { return ([], new) }
     if new.isEmpty { return (old, []) }
     guard isStrictlyIncreasing(old), isStrictlyIncreasing(new) else {
-      let kept = Set(new), had = Set(old)
+      let kept = Set(new)
+      let had = Set(old)
       return (old.filter { !kept.contains($0) }, new.filter { !had.contains($0) })
     }
-    var removed: [UInt64] = [], added: [UInt64] = []
-    var oldIndex = 0, newIndex = 0
+    var removed: [UInt64] = []
+    var added: [UInt64] = []
+    var oldIndex = 0
+    var newIndex = 0
     while oldIndex < old.count, newIndex < new.count {
       if old[oldIndex] == new[newIndex] {
         oldIndex += 1

@@ -81,7 +81,9 @@ enum RecordCoding {
     do {
       let batchID = try reader.readVarint()
       let time = DateCoding.date(microseconds: try reader.readSigned())
-      guard let kind = ChangeRecord.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown record kind") }
+      guard let kind = ChangeRecord.Kind(rawValue: try reader.readByte()) else {
+        throw DecodingFailure(reason: "unknown record kind")
+      }
       var metadata = ChangeRecord.Metadata()
       metadata.message = try reader.readOptionalString()
       metadata.author = try reader.readOptionalString()
@@ -105,7 +107,9 @@ enum RecordCoding {
         var nextAttributeName = 0
         var identity: [AttributeValue] = []
         for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
-        guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else { throw DecodingFailure(reason: "unknown change kind") }
+        guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
+          throw DecodingFailure(reason: "unknown change kind")
+        }
         let payloadFingerprint = try reader.readBigEndian(UInt64.self)
         var attributes: [AttributeChange] = []
         for _ in 0..<(try reader.readCount()) {
@@ -114,10 +118,14 @@ enum RecordCoding {
         }
         var links: [LinkChange] = []
         for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
-        changes.append(ObjectChange(objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes, links: links, payloadFingerprint: payloadFingerprint))
+        changes.append(
+          ObjectChange(
+            objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes,
+            links: links, payloadFingerprint: payloadFingerprint))
       }
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
-      return ChangeRecord(batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: changes)
+      return ChangeRecord(
+        batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: changes)
     } catch {
       throw .malformed("\(error)")
     }

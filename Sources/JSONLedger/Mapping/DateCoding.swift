@@ -92,9 +92,16 @@ enum DateCoding {
     guard let month = scanner.digits(2) else { return nil }
     if !basic, !scanner.take(UInt8(ascii: "-")) { return nil }
     guard let day = scanner.digits(2) else { return nil }
-    var hour = 0, minute = 0, second = 0, micros = 0, offsetSeconds = 0
+    var hour = 0
+    var minute = 0
+    var second = 0
+    var micros = 0
+    var offsetSeconds = 0
     if !scanner.atEnd {
-      guard scanner.take(UInt8(ascii: "T")) || scanner.take(UInt8(ascii: "t")) || (!basic && scanner.take(UInt8(ascii: " "))) else { return nil }
+      guard
+        scanner.take(UInt8(ascii: "T")) || scanner.take(UInt8(ascii: "t"))
+          || (!basic && scanner.take(UInt8(ascii: " ")))
+      else { return nil }
       guard let h = scanner.digits(2) else { return nil }
       hour = h
       if !basic, !scanner.take(UInt8(ascii: ":")) { return nil }
@@ -137,7 +144,8 @@ enum DateCoding {
       }
     }
     guard scanner.atEnd else { return nil }
-    guard (1...12).contains(month), (1...daysInMonth(year, month)).contains(day), hour <= 24, minute <= 59, second <= 60 else {
+    guard (1...12).contains(month), (1...daysInMonth(year, month)).contains(day), hour <= 24, minute <= 59, second <= 60
+    else {
       return nil
     }
     let days = daysFromCivil(year: year, month: month, day: day)
@@ -229,7 +237,8 @@ enum DateCoding {
 
   /// The decimal digits of a non-negative `value`, zero-padded to at least `width`.
   private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
-    var digits = 1, rest = value
+    var digits = 1
+    var rest = value
     while rest >= 10 {
       rest /= 10
       digits += 1

@@ -75,7 +75,9 @@ struct EntityKeyTable: Sendable {
     for word in KeyInflection.reservedWords where exact[word] == nil {
       for qualifier in qualifiers {
         let wanted = KeyInflection.normalized(qualifier + word)
-        if let attribute = entity.attributes.first(where: { $0.jsonKey == nil && KeyInflection.normalized($0.name) == wanted }) {
+        if let attribute = entity.attributes.first(where: {
+          $0.jsonKey == nil && KeyInflection.normalized($0.name) == wanted
+        }) {
           exact.updateValue(Self.attribute(attribute), forName: word)
           break
         }

@@ -10,7 +10,8 @@ enum KeyInflection {
       if character.isUppercase, index > 0 {
         let previous = characters[index - 1]
         let next = index + 1 < characters.count ? characters[index + 1] : nil
-        let startsWord = previous.isLowercase || previous.isNumber
+        let startsWord =
+          previous.isLowercase || previous.isNumber
           || (previous.isUppercase && (next?.isLowercase ?? false))
         if startsWord, previous != "_" { output.append("_") }
       }
@@ -33,7 +34,9 @@ enum KeyInflection {
   /// A naive English plural for collection keys: `band` → `bands`, `category` →
   /// `categories`, `box` → `boxes`.
   static func plural(_ name: String) -> String {
-    if name.hasSuffix("y"), let before = name.dropLast().last, !"aeiou".contains(before) { return name.dropLast() + "ies" }
+    if name.hasSuffix("y"), let before = name.dropLast().last, !"aeiou".contains(before) {
+      return name.dropLast() + "ies"
+    }
     if name.hasSuffix("s") || name.hasSuffix("x") || name.hasSuffix("ch") || name.hasSuffix("sh") { return name + "es" }
     return name + "s"
   }

@@ -10,7 +10,9 @@ struct Mapper: Sendable {
     self.transformers = transformers
     var tables = NameTable<EntityKeyTable>()
     for entity in model.entities {
-      if let resolved = model.resolved(entity.name) { tables.updateValue(EntityKeyTable(entity: resolved, model: model), forName: entity.name) }
+      if let resolved = model.resolved(entity.name) {
+        tables.updateValue(EntityKeyTable(entity: resolved, model: model), forName: entity.name)
+      }
     }
     self.tables = tables
   }
@@ -23,7 +25,9 @@ struct Mapper: Sendable {
   }
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
-  func mapCollection(_ json: JSONValue, entity: ResolvedEntity, path: JSONPath, firstIndex: Int = 0, report: inout Report) -> [MappedObject] {
+  func mapCollection(
+    _ json: JSONValue, entity: ResolvedEntity, path: JSONPath, firstIndex: Int = 0, report: inout Report
+  ) -> [MappedObject] {
     switch json {
     case .array(let elements):
       var objects: [MappedObject] = []
@@ -33,34 +37,44 @@ struct Mapper: Sendable {
         let elementPath = path.appending(index: firstIndex + index)
         switch element {
         case .object(let object):
-          if let mapped = mapObject(object, entity: entity, path: elementPath, report: &report) { objects.append(mapped) }
+          if let mapped = mapObject(object, entity: entity, path: elementPath, report: &report) {
+            objects.append(mapped)
+          }
         case .null:
           continue
         case .string, .number:
           if let key = identity(fromKey: element, of: entity, path: elementPath, report: &report) {
             var mapped = MappedObject(entity: entity, path: elementPath)
-            for (name, value) in zip(entity.identity, key) { mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value) }
+            for (name, value) in zip(entity.identity, key) {
+              mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value)
+            }
             mapped.identity = key
             objects.append(mapped)
           }
         default:
-          report.problems.add(entity.name, elementPath, element, "expected an object or a key, found \(element.kindDescription)")
+          report.problems.add(
+            entity.name, elementPath, element, "expected an object or a key, found \(element.kindDescription)")
         }
       }
       return objects
     case .object(let object):
       return mapObject(object, entity: entity, path: path, report: &report).map { [$0] } ?? []
     default:
-      report.problems.add(entity.name, path, json, "expected an array of objects or an object, found \(json.kindDescription)")
+      report.problems.add(
+        entity.name, path, json, "expected an array of objects or an object, found \(json.kindDescription)")
       return []
     }
   }
 
-  func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: JSONPath, report: inout Report) -> MappedObject? {
+  func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: JSONPath, report: inout Report)
+    -> MappedObject?
+  {
     var object = input
-    if let name = requested.declaration.dictionaryTransformer, let transform = transformers.dictionaryTransformers[name] {
+    if let name = requested.declaration.dictionaryTransformer, let transform = transformers.dictionaryTransformers[name]
+    {
       do { object = try transform(object) } catch {
-        report.problems.add(requested.name, path, .object(input), "the dictionary transformer \"\(name)\" failed: \(error)")
+        report.problems.add(
+          requested.name, path, .object(input), "the dictionary transformer \"\(name)\" failed: \(error)")
         return nil
       }
     }
@@ -88,8 +102,9 @@ struct Mapper: Sendable {
       for (depth, segment) in segments.enumerated() {
         guard case .object(let level) = value else {
           if value != .null {
-            let where_ = segments[0..<depth].reduce(path) { $0.appending(key: $1) }
-            report.problems.add(entity.name, where_, value, "expected an object on the key path \(segments.joined(separator: "."))")
+            let place = segments[0..<depth].reduce(path) { $0.appending(key: $1) }
+            report.problems.add(
+              entity.name, place, value, "expected an object on the key path \(segments.joined(separator: "."))")
           }
           reached = value == .null
           break
@@ -118,27 +133,35 @@ struct Mapper: Sendable {
     return mapped
   }
 
-  private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: JSONPath, report: inout Report) -> ResolvedEntity? {
+  private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: JSONPath, report: inout Report)
+    -> ResolvedEntity?
+  {
     if let name = entity.declaration.entityMapper, let mapper = transformers.entityMappers[name] {
       guard let chosen = mapper(object) else { return entity }
       guard entity.family.contains(chosen), let resolved = model.resolved(chosen) else {
-        report.problems.add(entity.name, path, nil, "the entity mapper \"\(name)\" chose \"\(chosen)\", which is not \(entity.name) or a sub-entity of it")
+        report.problems.add(
+          entity.name, path, nil,
+          "the entity mapper \"\(name)\" chose \"\(chosen)\", which is not \(entity.name) or a sub-entity of it")
         return nil
       }
       return resolved
     }
     guard let key = entity.subentityKey, let value = object[key], value != .null else { return entity }
     guard case .string(let name) = value else {
-      report.problems.add(entity.name, path.appending(key: key), value, "expected the name of a sub-entity of \(entity.name)")
+      report.problems.add(
+        entity.name, path.appending(key: key), value, "expected the name of a sub-entity of \(entity.name)")
       return nil
     }
     let folded = KeyInflection.normalized(name)
-    if let match = entity.family.first(where: { $0 == name }) ?? entity.family.first(where: { KeyInflection.normalized($0) == folded }),
+    if let match = entity.family.first(where: { $0 == name })
+      ?? entity.family.first(where: { KeyInflection.normalized($0) == folded }),
       let resolved = model.resolved(match)
     {
       return resolved
     }
-    report.problems.add(entity.name, path.appending(key: key), value, "not a sub-entity of \(entity.name) (known: \(entity.family.joined(separator: ", ")))")
+    report.problems.add(
+      entity.name, path.appending(key: key), value,
+      "not a sub-entity of \(entity.name) (known: \(entity.family.joined(separator: ", ")))")
     return nil
   }
 
@@ -165,7 +188,9 @@ struct Mapper: Sendable {
       }
       switch ValueCoercion.coerce(input, to: attribute.type) {
       case .success(let typed): mapped.append(attribute: attribute.name, nameHash: nameHash, typed)
-      case .failure(let failure): report.problems.add(entity.name, path, value, failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
+      case .failure(let failure):
+        report.problems.add(
+          entity.name, path, value, failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
       }
     case .relationship(let relationship, let byKeys):
       guard let destination = model.resolved(relationship.declaration.destination) else { return }
@@ -175,22 +200,31 @@ struct Mapper: Sendable {
       }
       if relationship.isToMany {
         guard case .array(let elements) = value else {
-          report.problems.add(entity.name, path, value, "expected an array for the to-many relationship \(relationship.name), found \(value.kindDescription)")
+          report.problems.add(
+            entity.name, path, value,
+            "expected an array for the to-many relationship \(relationship.name), found \(value.kindDescription)")
           return
         }
         var references: [ObjectReference] = []
         for (index, element) in elements.enumerated() where element != .null {
-          if let reference = reference(element, to: destination, byKeys: byKeys, path: path.appending(index: index), fingerprint: &mapped.fingerprint, report: &report) {
+          if let reference = reference(
+            element, to: destination, byKeys: byKeys, path: path.appending(index: index),
+            fingerprint: &mapped.fingerprint, report: &report)
+          {
             references.append(reference)
           }
         }
         mapped.append(relationship: relationship, .toMany(references))
       } else {
         if case .array = value {
-          report.problems.add(entity.name, path, value, "expected one object or key for the to-one relationship \(relationship.name), found an array")
+          report.problems.add(
+            entity.name, path, value,
+            "expected one object or key for the to-one relationship \(relationship.name), found an array")
           return
         }
-        if let reference = reference(value, to: destination, byKeys: byKeys, path: path, fingerprint: &mapped.fingerprint, report: &report) {
+        if let reference = reference(
+          value, to: destination, byKeys: byKeys, path: path, fingerprint: &mapped.fingerprint, report: &report)
+        {
           mapped.append(relationship: relationship, .toOne(reference))
         }
       }
@@ -199,7 +233,8 @@ struct Mapper: Sendable {
 
   /// The reference `value` makes, added to the referring object's `fingerprint`.
   private func reference(
-    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, fingerprint: inout PayloadFingerprint,
+    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath,
+    fingerprint: inout PayloadFingerprint,
     report: inout Report
   ) -> ObjectReference? {
     switch value {
@@ -209,21 +244,29 @@ struct Mapper: Sendable {
         return nil
       }
       guard let nested = mapObject(object, entity: destination, path: path, report: &report) else { return nil }
-      if let identity = nested.identity { fingerprint.add(key: nested.entity, identity) } else { fingerprint.addUnkeyedObject() }
+      if let identity = nested.identity {
+        fingerprint.add(key: nested.entity, identity)
+      } else {
+        fingerprint.addUnkeyedObject()
+      }
       return .object(nested)
     case .string, .number, .bool:
       guard let identity = identity(fromKey: value, of: destination, path: path, report: &report) else { return nil }
       fingerprint.add(key: destination, identity)
       return .key(entity: destination, identity: identity, path: path)
     default:
-      report.problems.add(destination.name, path, value, "expected a key or an object of \(destination.name), found \(value.kindDescription)")
+      report.problems.add(
+        destination.name, path, value,
+        "expected a key or an object of \(destination.name), found \(value.kindDescription)")
       return nil
     }
   }
 
   /// The identity a key given by a caller names (a delete, a parent scope): a bare value for
   /// a single identity, an object of the identity attributes for a composite one.
-  func identity(ofKey key: JSONValue, of entity: ResolvedEntity, path: JSONPath = "", report: inout Report) -> [AttributeValue]? {
+  func identity(ofKey key: JSONValue, of entity: ResolvedEntity, path: JSONPath = "", report: inout Report)
+    -> [AttributeValue]?
+  {
     if case .object(let object) = key, entity.identity.count > 1 {
       return mapObject(object, entity: entity, path: path, report: &report)?.identity
     }
@@ -231,9 +274,12 @@ struct Mapper: Sendable {
   }
 
   /// The identity of `entity` given as a bare key (`"Japan"`, `42`), coerced to its type.
-  func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report) -> [AttributeValue]? {
+  func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report)
+    -> [AttributeValue]?
+  {
     guard entity.identity.count == 1, let attribute = entity.attributeIndex[entity.identity[0]] else {
-      let reason = entity.identity.isEmpty
+      let reason =
+        entity.identity.isEmpty
         ? "\(entity.name) has no identity, so it cannot be referred to by key"
         : "\(entity.name) has a composite identity (\(entity.identity.joined(separator: ", "))): refer to it with an object"
       report.problems.add(entity.name, path, value, reason)

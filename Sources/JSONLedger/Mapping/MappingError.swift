@@ -72,7 +72,8 @@ struct ProblemCollector {
       isTruncated = true
       return
     }
-    problems.append(.init(entity: entity, path: path, value: value.map { JSONWriter(options: []).string(from: $0) }, reason: reason))
+    problems.append(
+      .init(entity: entity, path: path, value: value.map { JSONWriter(options: []).string(from: $0) }, reason: reason))
   }
 
   func check() throws(MappingError) {

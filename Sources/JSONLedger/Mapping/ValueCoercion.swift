@@ -15,7 +15,8 @@ enum ValueCoercion {
       }
     case .int16, .int32, .int64:
       let bounds: ClosedRange<Int64> =
-        type == .int16 ? Int64(Int16.min)...Int64(Int16.max)
+        type == .int16
+        ? Int64(Int16.min)...Int64(Int16.max)
         : type == .int32 ? Int64(Int32.min)...Int64(Int32.max) : Int64.min...Int64.max
       let number: JSONNumber
       switch self.number(value, kind: "a whole number") {
@@ -40,7 +41,9 @@ enum ValueCoercion {
       case .success(let found): number = found
       case .failure(let failure): return .failure(failure)
       }
-      guard let decimal = number.decimalValue, !decimal.isNaN else { return .failure(.init("\(number.literal) is not a decimal number")) }
+      guard let decimal = number.decimalValue, !decimal.isNaN else {
+        return .failure(.init("\(number.literal) is not a decimal number"))
+      }
       return .success(.decimal(decimal))
     case .bool:
       switch value {
@@ -59,20 +62,28 @@ enum ValueCoercion {
       }
     case .date:
       guard let date = DateCoding.date(from: value) else {
-        if case .string(let text) = value { return .failure(.init("\"\(text)\" is not a date (ISO 8601 or unix time)")) }
+        if case .string(let text) = value {
+          return .failure(.init("\"\(text)\" is not a date (ISO 8601 or unix time)"))
+        }
         return .failure(.init("expected a date string or unix time, found \(value.kindDescription)"))
       }
       return .success(.date(date))
     case .uuid:
-      guard case .string(let text) = value else { return .failure(.init("expected a UUID string, found \(value.kindDescription)")) }
+      guard case .string(let text) = value else {
+        return .failure(.init("expected a UUID string, found \(value.kindDescription)"))
+      }
       guard let uuid = UUID(uuidString: text) else { return .failure(.init("\"\(text)\" is not a UUID")) }
       return .success(.uuid(uuid))
     case .url:
-      guard case .string(let text) = value else { return .failure(.init("expected a URL string, found \(value.kindDescription)")) }
+      guard case .string(let text) = value else {
+        return .failure(.init("expected a URL string, found \(value.kindDescription)"))
+      }
       guard !text.isEmpty, let url = URL(string: text) else { return .failure(.init("\"\(text)\" is not a URL")) }
       return .success(.url(url))
     case .binary:
-      guard case .string(let text) = value else { return .failure(.init("expected base64 text, found \(value.kindDescription)")) }
+      guard case .string(let text) = value else {
+        return .failure(.init("expected base64 text, found \(value.kindDescription)"))
+      }
       guard let data = Data(base64Encoded: text) else { return .failure(.init("the text is not valid base64")) }
       return .success(.binary(data))
     case .json:

@@ -37,7 +37,9 @@ public struct ValueTransformers: Sendable {
 
   /// Registers a dictionary transformer: it sees (and may rewrite) each whole JSON object of
   /// the entities that name it, before mapping (Groot's `JSONDictionaryTransformerName`).
-  public mutating func registerDictionaryTransformer(_ name: String, _ transform: @escaping @Sendable (JSONObject) throws -> JSONObject) {
+  public mutating func registerDictionaryTransformer(
+    _ name: String, _ transform: @escaping @Sendable (JSONObject) throws -> JSONObject
+  ) {
     dictionaryTransformers[name] = transform
   }
 
@@ -56,16 +58,22 @@ public struct ValueTransformers: Sendable {
     var problems: [ModelError.Problem] = []
     for entity in model.entities {
       if let name = entity.dictionaryTransformer, dictionaryTransformers[name] == nil {
-        problems.append(.init(place: "entities.\(entity.name).dictionaryTransformer", reason: "the dictionary transformer \"\(name)\" is not registered"))
+        problems.append(
+          .init(
+            place: "entities.\(entity.name).dictionaryTransformer",
+            reason: "the dictionary transformer \"\(name)\" is not registered"))
       }
       if let name = entity.entityMapper, entityMappers[name] == nil {
-        problems.append(.init(place: "entities.\(entity.name).entityMapper", reason: "the entity mapper \"\(name)\" is not registered"))
+        problems.append(
+          .init(
+            place: "entities.\(entity.name).entityMapper", reason: "the entity mapper \"\(name)\" is not registered"))
       }
       for attribute in entity.attributes {
         if let name = attribute.transformer, transformers[name] == nil {
-          problems.append(.init(
-            place: "entities.\(entity.name).attributes.\(attribute.name).transformer",
-            reason: "the value transformer \"\(name)\" is not registered (register it, or open with pass-through)"))
+          problems.append(
+            .init(
+              place: "entities.\(entity.name).attributes.\(attribute.name).transformer",
+              reason: "the value transformer \"\(name)\" is not registered (register it, or open with pass-through)"))
         }
       }
     }

@@ -28,7 +28,12 @@ extension Model {
     parser.delegate = reader
     guard parser.parse() else {
       let line = parser.lineNumber
-      throw ModelError(source: contents, problems: [.init(place: "line \(line)", reason: "malformed XML: \(parser.parserError.map { "\($0)" } ?? "unknown error")")])
+      throw ModelError(
+        source: contents,
+        problems: [
+          .init(
+            place: "line \(line)", reason: "malformed XML: \(parser.parserError.map { "\($0)" } ?? "unknown error")")
+        ])
     }
     if !reader.problems.isEmpty { throw ModelError(source: contents, problems: reader.problems) }
     do { try self.init(keyCase: .snakeCase, dateFormat: .iso8601, entities: reader.entities()) } catch var error {
@@ -39,9 +44,13 @@ extension Model {
 
   static func coreDataContentsPath(_ path: String) throws -> String {
     var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return path }
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+      return path
+    }
     if path.hasSuffix(".xcdatamodeld") || path.hasSuffix(".xcdatamodeld/") {
-      let versions = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".xcdatamodel") }.sorted()
+      let versions = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter {
+        $0.hasSuffix(".xcdatamodel")
+      }.sorted()
       var chosen = versions.last
       if let plist = FileManager.default.contents(atPath: path + "/.xccurrentversion"),
         let object = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any],
@@ -50,7 +59,8 @@ extension Model {
         chosen = current
       }
       guard let chosen else {
-        throw ModelError(source: path, problems: [.init(place: "", reason: "the .xcdatamodeld folder holds no .xcdatamodel version")])
+        throw ModelError(
+          source: path, problems: [.init(place: "", reason: "the .xcdatamodeld folder holds no .xcdatamodel version")])
       }
       return path + "/" + chosen + "/contents"
     }
@@ -77,7 +87,10 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
   private var currentProperty: PendingProperty?
   var problems: [ModelError.Problem] = []
 
-  func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+  func parser(
+    _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+    attributes: [String: String] = [:]
+  ) {
     switch name {
     case "entity": currentEntity = PendingEntity(attributes: attributes)
     case "attribute": currentProperty = PendingProperty(isRelationship: false, attributes: attributes)
@@ -146,20 +159,25 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
         let jsonKey = Self.value(info, "sync.remoteKey", "hyper.remoteKey", "JSONKeyPath")
         let exported = Self.value(info, "sync.nonExportable", "hyper.nonExportable") == nil
         if property.isRelationship {
-          entity.relationships.append(Relationship(
-            propertyName, to: property.attributes["destinationEntity"] ?? "",
-            many: property.attributes["toMany"] == "YES", ordered: property.attributes["ordered"] == "YES",
-            inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported))
+          entity.relationships.append(
+            Relationship(
+              propertyName, to: property.attributes["destinationEntity"] ?? "",
+              many: property.attributes["toMany"] == "YES", ordered: property.attributes["ordered"] == "YES",
+              inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported))
           continue
         }
         guard let type = Self.type(property.attributes["attributeType"]) else {
-          problems.append(.init(place: "entities.\(name).attributes.\(propertyName)", reason: "unknown attribute type \"\(property.attributes["attributeType"] ?? "")\""))
+          problems.append(
+            .init(
+              place: "entities.\(name).attributes.\(propertyName)",
+              reason: "unknown attribute type \"\(property.attributes["attributeType"] ?? "")\""))
           continue
         }
         let transformer = Self.value(info, "sync.valueTransformer", "hyper.valueTransformer", "JSONTransformerName")
-        entity.attributes.append(Attribute(
-          propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
-          optional: property.attributes["optional"] == "YES"))
+        entity.attributes.append(
+          Attribute(
+            propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
+            optional: property.attributes["optional"] == "YES"))
         let jc = info["JC.isIdentifier"]?.lowercased()
         let primary = Self.value(info, "sync.isPrimaryKey", "hyper.isPrimaryKey")
         if jc == "true" || jc == "yes" || primary == "YES" || primary == "true" { flaggedIdentity.append(propertyName) }

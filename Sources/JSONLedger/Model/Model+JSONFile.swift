@@ -46,7 +46,8 @@ extension Model {
       if let name = entity.entityMapper { object["entityMapper"] = .string(name) }
       var attributes = JSONObject()
       for attribute in entity.attributes {
-        let plain = attribute.jsonKey == nil && attribute.transformer == nil && attribute.isExported
+        let plain =
+          attribute.jsonKey == nil && attribute.transformer == nil && attribute.isExported
           && attribute.isOptional && !attribute.isIndexed
         if plain {
           attributes[attribute.name] = .string(attribute.type.rawValue)
@@ -94,7 +95,9 @@ struct ModelFileReader {
       return nil
     }
     for key in object.keys where !allowed.contains(key) {
-      problem(place.isEmpty ? key : "\(place).\(key)", "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+      problem(
+        place.isEmpty ? key : "\(place).\(key)",
+        "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))")
     }
     return object
   }
@@ -162,7 +165,8 @@ struct ModelFileReader {
     case .string(let one)?: entity.identity = [one]
     case .array(let many)?:
       entity.identity = many.enumerated().compactMap { string($0.element, "\(place).identity[\($0.offset)]") }
-    case let other?: problem("\(place).identity", "expected an attribute name or an array of them, found \(other.kindDescription)")
+    case let other?:
+      problem("\(place).identity", "expected an attribute name or an array of them, found \(other.kindDescription)")
     }
     entity.collectionKey = string(spec["collectionKey"], "\(place).collectionKey")
     entity.parent = string(spec["parent"], "\(place).parent")
@@ -179,18 +183,23 @@ struct ModelFileReader {
           }
         }
       } else {
-        problem("\(place).attributes", "expected an object keyed by attribute name, found \(attributes.kindDescription)")
+        problem(
+          "\(place).attributes", "expected an object keyed by attribute name, found \(attributes.kindDescription)")
       }
     }
     if let relationships = spec["relationships"] {
       if case .object(let members) = relationships {
         for member in members {
-          if let relationship = readRelationship(member.key, member.value, place: "\(place).relationships.\(member.key)") {
+          if let relationship = readRelationship(
+            member.key, member.value, place: "\(place).relationships.\(member.key)")
+          {
             entity.relationships.append(relationship)
           }
         }
       } else {
-        problem("\(place).relationships", "expected an object keyed by relationship name, found \(relationships.kindDescription)")
+        problem(
+          "\(place).relationships",
+          "expected an object keyed by relationship name, found \(relationships.kindDescription)")
       }
     }
     return entity
@@ -202,7 +211,10 @@ struct ModelFileReader {
       return nil
     }
     guard let type = AttributeType(rawValue: text) else {
-      problem(place, "\"\(text)\" is not an attribute type (one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))")
+      problem(
+        place,
+        "\"\(text)\" is not an attribute type (one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))"
+      )
       return nil
     }
     return type

@@ -150,8 +150,10 @@ final class ResolvedEntity: Sendable {
     self.subentityKey = subentityKey
     self.hasIndexedAttributes = attributes.contains { $0.isIndexed }
     self.storedAttributeNames = attributes.map(\.name).sorted().map { ($0, Array($0.utf8)) }
-    self.storedAttributePositions = Dictionary(uniqueKeysWithValues: storedAttributeNames.enumerated().map { ($0.element.name, $0.offset) })
-    self.relationshipPositions = Dictionary(uniqueKeysWithValues: relationships.enumerated().map { ($0.element.name, $0.offset) })
+    self.storedAttributePositions = Dictionary(
+      uniqueKeysWithValues: storedAttributeNames.enumerated().map { ($0.element.name, $0.offset) })
+    self.relationshipPositions = Dictionary(
+      uniqueKeysWithValues: relationships.enumerated().map { ($0.element.name, $0.offset) })
   }
 }
 

@@ -82,12 +82,17 @@ struct ModelResolver {
                 owner.relationships.first(where: { $0.name == inverseName }).map { (owner, $0) }
               }).first {
                 reverseID = relationshipIDs["\(inverseOwner.name).\(inverse.name)"] ?? 0
-                let pointsBack = (chains[ancestor.name] ?? []).contains { $0.name == inverse.destination }
+                let pointsBack =
+                  (chains[ancestor.name] ?? []).contains { $0.name == inverse.destination }
                   || (chains[inverse.destination]?.contains { $0.name == ancestor.name } ?? false)
                 if !pointsBack {
-                  problem("\(relPlace).inverse", "\(destination.name).\(inverseName) points to \(inverse.destination), not back to \(ancestor.name)")
+                  problem(
+                    "\(relPlace).inverse",
+                    "\(destination.name).\(inverseName) points to \(inverse.destination), not back to \(ancestor.name)")
                 } else if let back = inverse.inverse, back != relationship.name {
-                  problem("\(relPlace).inverse", "\(destination.name).\(inverseName) names \"\(back)\" as its inverse, not \"\(relationship.name)\"")
+                  problem(
+                    "\(relPlace).inverse",
+                    "\(destination.name).\(inverseName) names \"\(back)\" as its inverse, not \"\(relationship.name)\"")
                 }
               } else {
                 problem("\(relPlace).inverse", "\"\(inverseName)\" is not a relationship of \(destination.name)")
@@ -113,14 +118,20 @@ struct ModelResolver {
           continue
         }
         if attribute.type == .json || attribute.type == .binary {
-          problem("\(place).identity", "\"\(name)\" is of type \(attribute.type.rawValue), which cannot identify an object")
+          problem(
+            "\(place).identity", "\"\(name)\" is of type \(attribute.type.rawValue), which cannot identify an object")
         }
       }
       var identity = explicitIdentity
       if identity.isEmpty {
-        if attributeIndex["id"] != nil { identity = ["id"] } else if attributeIndex["remoteID"] != nil { identity = ["remoteID"] }
+        if attributeIndex["id"] != nil {
+          identity = ["id"]
+        } else if attributeIndex["remoteID"] != nil {
+          identity = ["remoteID"]
+        }
       }
-      let family = entities.filter { other in (chains[other.name] ?? []).contains { $0.name == entity.name } }.map(\.name)
+      let family = entities.filter { other in (chains[other.name] ?? []).contains { $0.name == entity.name } }.map(
+        \.name)
       let rootName = chain.first?.name ?? entity.name
       resolved[entity.name] = ResolvedEntity(
         declaration: entity, id: UInt32(index + 1), rootName: rootName,

@@ -40,7 +40,9 @@ struct SnapshotReader {
       throw LedgerError.invalidArgument("\(entity.name) has no identity: its objects cannot be looked up by key")
     }
     guard parts.count == entity.identity.count else {
-      throw LedgerError.invalidArgument("\(entity.name) is identified by \(entity.identity.joined(separator: ", ")): give \(entity.identity.count) key values")
+      throw LedgerError.invalidArgument(
+        "\(entity.name) is identified by \(entity.identity.joined(separator: ", ")): give \(entity.identity.count) key values"
+      )
     }
     var values: [AttributeValue] = []
     for (name, part) in zip(entity.identity, parts) {
@@ -83,7 +85,9 @@ struct SnapshotReader {
   func related(_ object: ObjectSnapshot, _ relationship: String) throws -> [ObjectSnapshot] {
     let resolved = try entity(object.entity)
     guard let relation = resolved.relationshipIndex[relationship] else {
-      throw LedgerError.invalidArgument("\(object.entity) has no relationship \"\(relationship)\" (it has: \(resolved.relationships.map(\.name).joined(separator: ", ")))")
+      throw LedgerError.invalidArgument(
+        "\(object.entity) has no relationship \"\(relationship)\" (it has: \(resolved.relationships.map(\.name).joined(separator: ", ")))"
+      )
     }
     guard let state = try store.state(of: object.objectID) else { return [] }
     return try (state.links[relation.id] ?? []).compactMap { id in
@@ -120,7 +124,9 @@ struct SnapshotReader {
       return targetKeys
     }
     return ObjectSnapshot(
-      key: key, attributes: state.attributes.dictionary(positions: entity.storedAttributePositions, names: entity.storedAttributeNames),
+      key: key,
+      attributes: state.attributes.dictionary(
+        positions: entity.storedAttributePositions, names: entity.storedAttributeNames),
       relationships: relationships, objectID: id)
   }
 
@@ -131,7 +137,9 @@ struct SnapshotReader {
 
   /// Objects whose indexed attribute equals `value`, in key order, through the `indexes`
   /// database. The index holds the current state only, so a point-in-time view scans.
-  func indexedObjects(_ entity: ResolvedEntity, attribute: String, equals value: AttributeValue) throws -> [ObjectSnapshot] {
+  func indexedObjects(_ entity: ResolvedEntity, attribute: String, equals value: AttributeValue) throws
+    -> [ObjectSnapshot]
+  {
     guard let root = model.resolved(entity.rootName) else { return [] }
     if store.asOf != nil {
       var matches: [ObjectSnapshot] = []
@@ -140,14 +148,19 @@ struct SnapshotReader {
     }
     let family = Set(entity.family)
     var matches: [ObjectSnapshot] = []
-    try store.transaction.forEach(in: store.layout.indexes, prefix: StoreKeys.index(root: root.id, attribute: attribute, value)) { entry in
+    try store.transaction.forEach(
+      in: store.layout.indexes, prefix: StoreKeys.index(root: root.id, attribute: attribute, value)
+    ) { entry in
       let id = UInt64(bigEndianBytes: entry.key.suffix(8))
       if let state = try store.state(of: id), family.contains(state.entity), state.attributes[attribute] == value {
         matches.append(try snapshot(id, state))
       }
       return true
     }
-    return matches.sorted { StoreKeys.identity(root: root.id, $0.key.identity).key.lexicographicallyPrecedes(StoreKeys.identity(root: root.id, $1.key.identity).key) }
+    return matches.sorted {
+      StoreKeys.identity(root: root.id, $0.key.identity).key.lexicographicallyPrecedes(
+        StoreKeys.identity(root: root.id, $1.key.identity).key)
+    }
   }
 
   /// The live objects in one stored link list of an object (a relationship id, or a hidden

@@ -4,7 +4,9 @@ extension View {
   public func objects(_ entity: String, where attribute: String, equals value: JSONValue) throws -> [ObjectSnapshot] {
     let resolved = try reader.entity(entity)
     guard let definition = resolved.attributeIndex[attribute] else {
-      throw LedgerError.invalidArgument("\(entity) has no attribute \"\(attribute)\" (it has: \(resolved.attributes.map(\.name).joined(separator: ", ")))")
+      throw LedgerError.invalidArgument(
+        "\(entity) has no attribute \"\(attribute)\" (it has: \(resolved.attributes.map(\.name).joined(separator: ", ")))"
+      )
     }
     let wanted: AttributeValue?
     if value == .null {

@@ -16,7 +16,9 @@ public struct View: ~Copyable {
   /// Whether it is a point-in-time view (`Ledger.read(asOf:)`).
   public var isHistorical: Bool { reader.store.asOf != nil }
 
-  init(transaction: Transaction, layout: StoreLayout, model: Model, transformers: ValueTransformers, asOf: UInt64?) throws {
+  init(transaction: Transaction, layout: StoreLayout, model: Model, transformers: ValueTransformers, asOf: UInt64?)
+    throws
+  {
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model, asOf: asOf)
     let head = try store.head()
     if let asOf, asOf > head || asOf == 0 { throw LedgerError.batchNotFound(asOf, head: head) }
@@ -61,7 +63,9 @@ extension View {
   /// ```
   public func objects(pointingTo object: ObjectSnapshot, through relationship: String) throws -> [ObjectSnapshot] {
     let parts = relationship.split(separator: ".", maxSplits: 1).map(String.init)
-    guard parts.count == 2, let owner = reader.model.resolved(parts[0]), let relation = owner.relationshipIndex[parts[1]] else {
+    guard parts.count == 2, let owner = reader.model.resolved(parts[0]),
+      let relation = owner.relationshipIndex[parts[1]]
+    else {
       throw LedgerError.invalidArgument("\"\(relationship)\" is not a relationship (write it as Entity.relationship)")
     }
     return try reader.linked(from: object.objectID, storedAs: relation.reverseID)

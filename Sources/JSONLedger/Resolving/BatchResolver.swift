@@ -53,7 +53,8 @@ struct BatchResolver {
 
   /// Creates an object (or brings back the deleted object `id`) with the given identity,
   /// which must be the identity last looked up.
-  private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64 {
+  private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64
+  {
     let objectID: UInt64
     if let id {
       objectID = id
@@ -122,7 +123,8 @@ struct BatchResolver {
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
   private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
     // Only a payload that updates can be known to have been applied already.
-    guard let identity = object.identity, operations.contains(.update), let fingerprint = object.fingerprint.value else {
+    guard let identity = object.identity, operations.contains(.update), let fingerprint = object.fingerprint.value
+    else {
       return try mergeRemapped(object, operations: operations)
     }
     if let id = graph.objects.unchanged.skippedObject(withFingerprint: fingerprint),
@@ -136,7 +138,8 @@ struct BatchResolver {
     // payloads of their own.
     let registered = try identities.registration(root: object.entity.rootID, identity: identity, source: source)
     if let stored = registered, stored.payloadFingerprint == fingerprint, graph.objects.existingSlot(stored.id) == nil {
-      graph.objects.unchanged.skip(stored.id, mark: PayloadMark(fingerprint: fingerprint, mask: object.fingerprint.mask))
+      graph.objects.unchanged.skip(
+        stored.id, mark: PayloadMark(fingerprint: fingerprint, mask: object.fingerprint.mask))
       try upsertNestedObjects(of: object)
       return stored.id
     }
@@ -207,7 +210,8 @@ struct BatchResolver {
         guard operations.contains(.insert) else { return nil }
         if entity.declaration.isAbstract {
           let key = entity.subentityKey.map { " in \"\($0)\"" } ?? ""
-          problems.add(entity.name, object.path, nil, "\(entity.name) is abstract: a new object must name a sub-entity\(key)")
+          problems.add(
+            entity.name, object.path, nil, "\(entity.name) is abstract: a new object must name a sub-entity\(key)")
           return nil
         }
         id = try create(entity, identity: identity, reuse: known)
@@ -266,7 +270,8 @@ struct BatchResolver {
       if strict {
         let key = identity.map(\.keyText).joined(separator: ", ")
         problems.add(
-          entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)")
+          entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)"
+        )
         return nil
       }
       if entity.declaration.isAbstract {

@@ -204,7 +204,9 @@ struct LinkGraph {
     if present { return }
     if !shape.isToMany, let old = first { try unlink(id, relationshipID, old) }
     try objects.update(id, changingLinksOf: relationshipID) { state in
-      state.links.modify(relationshipID) { Self.add(target, to: &$0, keepingSorted: shape.isToMany && !shape.isOrdered) }
+      state.links.modify(relationshipID) {
+        Self.add(target, to: &$0, keepingSorted: shape.isToMany && !shape.isOrdered)
+      }
     }
     if !membership.isEmpty { membership[LinkList(object: id, relationship: relationshipID)]?.insert(target) }
   }

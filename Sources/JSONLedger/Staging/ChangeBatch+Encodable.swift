@@ -8,12 +8,16 @@ extension ChangeBatch {
   /// ```swift
   /// try batch.stage([Band(name: "Japan", formed: 1974)], as: "Band")
   /// ```
-  public mutating func stage<T: Encodable>(_ values: [T], as entity: String, options: StagingOptions = StagingOptions()) throws {
+  public mutating func stage<T: Encodable>(_ values: [T], as entity: String, options: StagingOptions = StagingOptions())
+    throws
+  {
     try stage(try Self.json(values), as: entity, options: options)
   }
 
   /// Stages one `Encodable` value as an object of `entity`.
-  public mutating func stage<T: Encodable>(_ value: T, as entity: String, options: StagingOptions = StagingOptions()) throws {
+  public mutating func stage<T: Encodable>(_ value: T, as entity: String, options: StagingOptions = StagingOptions())
+    throws
+  {
     try stage(try Self.json(value), as: entity, options: options)
   }
 

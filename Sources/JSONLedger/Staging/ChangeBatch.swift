@@ -44,13 +44,17 @@ public struct ChangeBatch: Sendable {
   }
 
   /// Stages objects of `entity`: an array of objects (or of keys), or one object.
-  public mutating func stage(_ json: JSONValue, as entity: String, options: StagingOptions = StagingOptions()) throws(LedgerError) {
+  public mutating func stage(_ json: JSONValue, as entity: String, options: StagingOptions = StagingOptions())
+    throws(LedgerError)
+  {
     let resolved = try resolvedEntity(entity)
     try stage(json, entity: resolved, path: "", options: options)
   }
 
   /// Stages objects of `entity` from JSON text (UTF-8 bytes).
-  public mutating func stage(json data: some Collection<UInt8>, as entity: String, options: StagingOptions = StagingOptions()) throws(LedgerError) {
+  public mutating func stage(
+    json data: some Collection<UInt8>, as entity: String, options: StagingOptions = StagingOptions()
+  ) throws(LedgerError) {
     let json: JSONValue
     do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: nil) }
     try stage(json, as: entity, options: options)
@@ -61,7 +65,8 @@ public struct ChangeBatch: Sendable {
   /// A key matches an entity's `collectionKey`, else the entity name in the model's key case,
   /// singular or plural, compared without case and `_`. An unknown key is an error that lists
   /// the known ones.
-  public mutating func stageDocument(_ json: JSONValue, options: StagingOptions = StagingOptions()) throws(LedgerError) {
+  public mutating func stageDocument(_ json: JSONValue, options: StagingOptions = StagingOptions()) throws(LedgerError)
+  {
     guard case .object(let document) = json else {
       throw .invalidArgument("expected a JSON object whose keys name collections, found \(json.kindDescription)")
     }
@@ -82,7 +87,10 @@ public struct ChangeBatch: Sendable {
       }
     }
     if !problems.isEmpty {
-      throw .mapping(MappingError(problems: Array(problems.prefix(MappingError.limit)), isTruncated: truncated || problems.count > MappingError.limit))
+      throw .mapping(
+        MappingError(
+          problems: Array(problems.prefix(MappingError.limit)),
+          isTruncated: truncated || problems.count > MappingError.limit))
     }
   }
 
@@ -96,9 +104,12 @@ public struct ChangeBatch: Sendable {
     if let identity { steps.append(.deletion(entity: resolved.name, identity: identity, path: "")) }
   }
 
-  mutating func stage(_ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions) throws(LedgerError) {
+  mutating func stage(
+    _ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions
+  ) throws(LedgerError) {
     var report = Mapper.Report()
-    let objects = mapper.mapCollection(json, entity: entity, path: JSONPath(path), firstIndex: firstIndex, report: &report)
+    let objects = mapper.mapCollection(
+      json, entity: entity, path: JSONPath(path), firstIndex: firstIndex, report: &report)
     do { try report.problems.check() } catch { throw .mapping(error) }
     ignoredKeys.formUnion(report.ignoredKeys)
     steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))

@@ -41,7 +41,8 @@ struct JSONFileChunks {
       let key = collection ?? ""
       if let collection {
         guard entity == nil else {
-          throw LedgerError.invalidArgument("with an entity, the file must be a top-level array, not an object of collections")
+          throw LedgerError.invalidArgument(
+            "with an entity, the file must be a top-level array, not an object of collections")
         }
         guard let resolved = CollectionNames.entity(forKey: collection, in: model) else {
           throw LedgerError.unknownCollection(collection, known: CollectionNames.knownKeys(in: model))

@@ -19,7 +19,9 @@ enum ObjectStateCoding {
   }
 
   /// An object's header; an entity name among `entityNames` (the model's) reuses that string.
-  static func decodeHeader(_ bytes: [UInt8], entityNames: [(name: String, utf8: [UInt8])]) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
+  static func decodeHeader(_ bytes: [UInt8], entityNames: [(name: String, utf8: [UInt8])]) throws(DecodingFailure) -> (
+    entity: String, identity: [AttributeValue]
+  ) {
     var reader = BinaryReader(bytes)
     var entityIndex = 0
     return try readHeader(&reader, entityNames: entityNames, entityIndex: &entityIndex)
@@ -50,7 +52,8 @@ enum ObjectStateCoding {
   /// and `views` hold them) and its link lists. Lists named in `deltas` are stored as that
   /// change with that chain length; every other list whole.
   static func writeEntry(
-    header: [UInt8], links: LinkLists, encodedAttributes: [UInt8], deltas: [UInt32: (chain: Int, change: LinkChange)] = [:],
+    header: [UInt8], links: LinkLists, encodedAttributes: [UInt8],
+    deltas: [UInt32: (chain: Int, change: LinkChange)] = [:],
     into writer: inout BinaryWriter
   ) {
     writer.append(encoded: header)
@@ -79,13 +82,16 @@ enum ObjectStateCoding {
     let (entity, identity) = try readHeader(&reader)
     var links: [UInt32: StoredLinkList] = [:]
     try readLinkLists(&reader) { id, list in links[id] = list }
-    return HistoryEntry(entity: entity, identity: identity, links: links, attributes: attributes ? try reader.readAttributes() : [:])
+    return HistoryEntry(
+      entity: entity, identity: identity, links: links, attributes: attributes ? try reader.readAttributes() : [:])
   }
 
   /// A history entry decoded straight into a state (nil for an absent object), with the
   /// lists it keeps as deltas set apart: the state lacks those until they are folded onto
   /// an older whole list. Reading the current state of an object is mostly this.
-  static func decodeState(_ bytes: [UInt8], model: Model) throws(DecodingFailure) -> (state: ObjectState, deltas: [UInt32: LinkChange])? {
+  static func decodeState(_ bytes: [UInt8], model: Model) throws(DecodingFailure) -> (
+    state: ObjectState, deltas: [UInt32: LinkChange]
+  )? {
     guard !bytes.isEmpty else { return nil }
     var reader = BinaryReader(bytes)
     // The entity's name matched against the model's gives its attribute names too.
@@ -93,17 +99,22 @@ enum ObjectStateCoding {
     let (entity, identity) = try readHeader(&reader, entityNames: model.entityNames, entityIndex: &entityIndex)
     var state = ObjectState(entity: entity, identity: identity)
     var deltas: [UInt32: LinkChange] = [:]
-    try readLinkLists(&reader, reserve: { state.links.reserveCapacity($0) }) { id, list in
-      switch list {
-      case .whole(let targets): state.links[id] = targets
-      case .delta(_, let change): deltas[id] = change
-      }
-    }
-    state.attributes = try reader.readAttributes(knownNames: entityIndex > 0 ? model.resolvedInOrder[entityIndex - 1].storedAttributeNames : [])
+    try readLinkLists(
+      &reader, reserve: { state.links.reserveCapacity($0) },
+      each: { id, list in
+        switch list {
+        case .whole(let targets): state.links[id] = targets
+        case .delta(_, let change): deltas[id] = change
+        }
+      })
+    state.attributes = try reader.readAttributes(
+      knownNames: entityIndex > 0 ? model.resolvedInOrder[entityIndex - 1].storedAttributeNames : [])
     return (state, deltas)
   }
 
-  private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> (entity: String, identity: [AttributeValue]) {
+  private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> (
+    entity: String, identity: [AttributeValue]
+  ) {
     var entityIndex = 0
     return try readHeader(&reader, entityIndex: &entityIndex)
   }
@@ -122,7 +133,7 @@ enum ObjectStateCoding {
   }
 
   private static func readLinkLists(
-    _ reader: inout BinaryReader, reserve: (Int) -> Void = { _ in }, _ body: (UInt32, StoredLinkList) -> Void
+    _ reader: inout BinaryReader, reserve: (Int) -> Void = { _ in }, each body: (UInt32, StoredLinkList) -> Void
   ) throws(DecodingFailure) {
     let count = try reader.readCount()
     reserve(count)
@@ -134,7 +145,9 @@ enum ObjectStateCoding {
       case 1:
         let chain = Int(try reader.readVarint())
         let removed = try reader.readAscendingIDs()
-        body(id, .delta(chain: chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed)))
+        body(
+          id,
+          .delta(chain: chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed)))
       case let tag:
         throw DecodingFailure(reason: "unknown link list tag \(tag)")
       }

@@ -26,7 +26,8 @@ struct ProjectionStore: StateSource {
     let key = StoreKeys.identityKey(forEncoded: full)
     let isHashed = key.count != full.count
     // Read in place: this runs for every object of an import.
-    let found = try transaction.withValue(forKey: key, in: layout.keys) { value -> (id: UInt64, payloadFingerprint: UInt64, matches: Bool)? in
+    let found = try transaction.withValue(forKey: key, in: layout.keys) {
+      value -> (id: UInt64, payloadFingerprint: UInt64, matches: Bool)? in
       guard value.count >= StoreKeys.registrationLength else { return nil }
       let matches = !isHashed || Self.bytes(of: value, from: StoreKeys.registrationLength, equal: full)
       return (UInt64(bigEndianBytes: value), UInt64(bigEndianBytes: value.extracting(8...)), matches)
@@ -53,11 +54,18 @@ struct ProjectionStore: StateSource {
   func state(of objectID: UInt64) throws -> ObjectState? {
     let newestKey = StoreKeys.history(objectID, asOf ?? .max)
     // Mostly the newest entry holds every list whole, and is all there is to read.
-    guard let newest = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: newestKey) else {
+    guard
+      let newest = try transaction.lastEntry(
+        in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: newestKey)
+    else {
       return nil
     }
     let batch = UInt64(bigEndianBytes: newest.key.dropFirst(8))
-    guard let decoded = try decodingHistory(of: objectID, at: batch, { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(newest.value, model: model) }) else {
+    guard
+      let decoded = try decodingHistory(
+        of: objectID, at: batch,
+        { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(newest.value, model: model) })
+    else {
       return nil
     }
     if decoded.deltas.isEmpty { return decoded.state }
@@ -73,9 +81,13 @@ struct ProjectionStore: StateSource {
     // Lists still to resolve, and their deltas newest first.
     var pending = deltas.mapValues { [$0] }
     guard newestBatch > 0 else { throw brokenHistory(objectID, relationship: pending.keys.first ?? 0) }
-    try transaction.forEachBackward(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, newestBatch - 1)) { entry in
+    try transaction.forEachBackward(
+      in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, newestBatch - 1)
+    ) { entry in
       let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
-      let older = try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }
+      let older = try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in
+        try ObjectStateCoding.decodeEntry(entry.value, attributes: false)
+      }
       for id in Array(pending.keys) {
         switch older?.links[id] {
         case .whole(let targets)?:
@@ -86,7 +98,9 @@ struct ProjectionStore: StateSource {
         case .delta(_, let change)?:
           pending[id]?.append(change)
         case nil:
-          throw LedgerError.storage("the history of object \(objectID) is broken: batch \(batch) has no list for relationship \(id) that a later entry changes")
+          throw LedgerError.storage(
+            "the history of object \(objectID) is broken: batch \(batch) has no list for relationship \(id) that a later entry changes"
+          )
         }
       }
       return !pending.isEmpty
@@ -96,19 +110,27 @@ struct ProjectionStore: StateSource {
   }
 
   private func brokenHistory(_ objectID: UInt64, relationship id: UInt32) -> LedgerError {
-    LedgerError.storage("the history of object \(objectID) is broken: relationship \(id) has changes but no whole list before them")
+    LedgerError.storage(
+      "the history of object \(objectID) is broken: relationship \(id) has changes but no whole list before them")
   }
 
   /// How the newest history entry of an object keeps each link list (empty when the object
   /// has no entry or is absent).
   func storedLinks(of objectID: UInt64) throws -> [UInt32: StoredLinkList] {
-    guard let entry = try transaction.lastEntry(in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max)) else { return [:] }
+    guard
+      let entry = try transaction.lastEntry(
+        in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max))
+    else { return [:] }
     let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
-    return try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in try ObjectStateCoding.decodeEntry(entry.value, attributes: false) }?.links ?? [:]
+    return try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in
+      try ObjectStateCoding.decodeEntry(entry.value, attributes: false)
+    }?.links ?? [:]
   }
 
   /// Runs `decode` on the history entry of `objectID` at `batch`; a failure names both.
-  private func decodingHistory<Decoded>(of objectID: UInt64, at batch: UInt64, _ decode: () throws(DecodingFailure) -> Decoded) throws -> Decoded {
+  private func decodingHistory<Decoded>(
+    of objectID: UInt64, at batch: UInt64, _ decode: () throws(DecodingFailure) -> Decoded
+  ) throws -> Decoded {
     do { return try decode() } catch {
       throw LedgerError.storage("the history of object \(objectID) at batch \(batch) does not decode: \(error)")
     }
@@ -158,7 +180,9 @@ extension ProjectionStore {
   /// The batch applied with an idempotency key, if any.
   func batch(forIdempotencyKey key: String) throws -> UInt64? {
     let (stored, full) = StoreKeys.idempotency(key)
-    guard let value = try transaction.value(forKey: stored, in: layout.idempotency), value.count >= 8 else { return nil }
+    guard let value = try transaction.value(forKey: stored, in: layout.idempotency), value.count >= 8 else {
+      return nil
+    }
     if let full, Array(value.dropFirst(8)) != full {
       throw LedgerError.storage("two idempotency keys longer than \(StoreKeys.identityLimit) bytes share a hash")
     }

@@ -13,7 +13,8 @@ struct Projector {
   /// what folding computes, and lets the projector skip reading the object back. Replay
   /// passes none.
   func apply(_ record: ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
-    precondition(knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
+    precondition(
+      knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
     // Each known state is moved out of the array as its change is folded: taken, not copied
     // (a copy retains every field of the state, and releases it again after the write).
     let hasKnownStates = knownStates != nil
@@ -27,7 +28,9 @@ struct Projector {
     try transaction.withWriteCursors(on: written) { cursors in
       for (index, change) in record.changes.enumerated() {
         nextObjectID = max(nextObjectID, change.objectID + 1)
-        try fold(change, known: hasKnownStates ? .some(known[index].take()) : nil, batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers)
+        try fold(
+          change, known: hasKnownStates ? .some(known[index].take()) : nil, batchID: record.batchID, store: store,
+          cursors: cursors, buffers: &buffers)
       }
     }
     try transaction.put([UInt8](bigEndian: record.batchID), forKey: MetaKey.head, in: layout.meta)
@@ -42,7 +45,8 @@ struct Projector {
   /// is that state when the caller has it (`.some(nil)`: the change deletes the object); nil
   /// on replay, where it is read back and folded.
   private func fold(
-    _ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors, buffers: inout KeyBuffers
+    _ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore,
+    cursors: borrowing WriteCursors, buffers: inout KeyBuffers
   ) throws {
     let id = change.objectID
     let after: ObjectState?
@@ -65,13 +69,16 @@ struct Projector {
       }
       needsHeader = before == nil || before?.entity != after?.entity
     }
-    try write(change, after: after, needsHeader: needsHeader, batchID: batchID, store: store, cursors: cursors, buffers: &buffers)
+    try write(
+      change, after: after, needsHeader: needsHeader, batchID: batchID, store: store, cursors: cursors,
+      buffers: &buffers)
   }
 
   /// Writes one object's entries: header and identity (when new, or its entity changed),
   /// attributes, the links the change rewrote, and its history entry.
   private func write(
-    _ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore, cursors: borrowing WriteCursors,
+    _ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore,
+    cursors: borrowing WriteCursors,
     buffers: inout KeyBuffers
   ) throws {
     let id = change.objectID
@@ -86,7 +93,8 @@ struct Projector {
       buffers.header.removeAll()
       ObjectStateCoding.writeHeader(entity: after.entity, identity: after.identity, into: &buffers.header)
       if needsHeader {
-        try put(buffers.header.bytes, forKey: buffers.objectID, in: layout.objects, appending: isCreated, cursors: cursors)
+        try put(
+          buffers.header.bytes, forKey: buffers.objectID, in: layout.objects, appending: isCreated, cursors: cursors)
       }
       buffers.attributes.removeAll()
       if isCreated {
@@ -94,16 +102,20 @@ struct Projector {
       } else {
         ObjectStateCoding.writeAttributes(after.attributes, into: &buffers.attributes)
       }
-      try put(buffers.attributes.bytes, forKey: buffers.objectID, in: layout.views, appending: isCreated, cursors: cursors)
+      try put(
+        buffers.attributes.bytes, forKey: buffers.objectID, in: layout.views, appending: isCreated, cursors: cursors)
       let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
       ObjectStateCoding.writeEntry(
-        header: buffers.header.bytes, links: after.links, encodedAttributes: buffers.attributes.bytes, deltas: deltas, into: &buffers.entry)
+        header: buffers.header.bytes, links: after.links, encodedAttributes: buffers.attributes.bytes, deltas: deltas,
+        into: &buffers.entry)
     } else {
       try cursors.delete(buffers.objectID, in: layout.views)
     }
     // Every change sets the fingerprint in the object's `keys` value to its own (0 unless one
     // payload alone made it), so a fingerprint never outlives the state it stands for.
-    try register(change, entity: after?.entity ?? change.entity, isNew: after != nil && needsHeader, cursors: cursors, buffers: &buffers)
+    try register(
+      change, entity: after?.entity ?? change.entity, isNew: after != nil && needsHeader, cursors: cursors,
+      buffers: &buffers)
     for link in change.links { try rewriteLinks(id, link, appending: isCreated, cursors: cursors, buffers: &buffers) }
     try updateIndexes(change)
     buffers.setHistory(id, batchID: batchID)
@@ -112,7 +124,9 @@ struct Projector {
   }
 
   /// A put through `cursors`, tried as an append first when the key is expected to sort last.
-  private func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, appending: Bool, cursors: borrowing WriteCursors) throws {
+  private func put(
+    _ value: [UInt8], forKey key: [UInt8], in database: Database, appending: Bool, cursors: borrowing WriteCursors
+  ) throws {
     if appending {
       try cursors.append(value, forKey: key, in: database)
     } else {
@@ -123,14 +137,17 @@ struct Projector {
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
   /// change's old → new values.
   private func updateIndexes(_ change: ObjectChange) throws {
-    guard let entity = model.resolved(change.entity), entity.hasIndexedAttributes, let root = model.resolved(entity.rootName) else { return }
+    guard let entity = model.resolved(change.entity), entity.hasIndexedAttributes,
+      let root = model.resolved(entity.rootName)
+    else { return }
     for attribute in change.attributes where entity.attributeIndex[attribute.name]?.isIndexed == true {
       let id = StoreKeys.object(change.objectID)
       if let old = attribute.old {
         try transaction.delete(StoreKeys.index(root: root.id, attribute: attribute.name, old) + id, in: layout.indexes)
       }
       if let new = attribute.new {
-        try transaction.put([], forKey: StoreKeys.index(root: root.id, attribute: attribute.name, new) + id, in: layout.indexes)
+        try transaction.put(
+          [], forKey: StoreKeys.index(root: root.id, attribute: attribute.name, new) + id, in: layout.indexes)
       }
     }
   }
@@ -138,11 +155,14 @@ struct Projector {
   /// `keys` entry of an object: its identity under its root entity, holding its id and the
   /// change's payload fingerprint. An insert-only object is listed once, when it is new, under
   /// its root with a 0xFE marker and its id, so listings find it too.
-  private func register(_ change: ObjectChange, entity name: String, isNew: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
+  private func register(
+    _ change: ObjectChange, entity name: String, isNew: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers
+  ) throws {
     guard let entity = model.resolved(name) else { return }
     if change.identity.isEmpty {
       guard isNew else { return }
-      try cursors.put(buffers.objectID, forKey: [UInt8](bigEndian: entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
+      try cursors.put(
+        buffers.objectID, forKey: [UInt8](bigEndian: entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
       return
     }
     OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
@@ -168,15 +188,19 @@ struct Projector {
   /// deltas: those whose previous entry holds them and whose chain stays within the list's
   /// length (`StoredLinkList`). Decided from the stored entries alone, so that replay
   /// decides the same.
-  private func linkDeltas(_ change: ObjectChange, after: ObjectState, store: ProjectionStore) throws -> [UInt32: (chain: Int, change: LinkChange)] {
+  private func linkDeltas(_ change: ObjectChange, after: ObjectState, store: ProjectionStore) throws -> [UInt32: (
+    chain: Int, change: LinkChange
+  )] {
     let minimum = StoredLinkList.minimumDeltaLength
     guard after.links.contains(where: { $0.value.count >= minimum && !model.isOrdered($0.key) }) else { return [:] }
     let previous = try store.storedLinks(of: change.objectID)
     var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]
     for (id, list) in after.links where list.count >= minimum && !model.isOrdered(id) {
       guard let stored = previous[id] else { continue }
-      let link = change.links.first { $0.relationshipID == id } ?? LinkChange(relationshipID: id, added: [], removed: [])
-      let chain = stored.chain + StoredLinkList.entryWeight(forLength: list.count) + link.added.count + link.removed.count
+      let link =
+        change.links.first { $0.relationshipID == id } ?? LinkChange(relationshipID: id, added: [], removed: [])
+      let chain =
+        stored.chain + StoredLinkList.entryWeight(forLength: list.count) + link.added.count + link.removed.count
       if chain <= list.count { deltas[id] = (chain, link) }
     }
     return deltas
@@ -184,7 +208,9 @@ struct Projector {
 
   /// Updates the `rels` entries of one relationship of one object. An ordered list is keyed
   /// by position, any other by target id.
-  private func rewriteLinks(_ id: UInt64, _ link: LinkChange, appending: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers) throws {
+  private func rewriteLinks(
+    _ id: UInt64, _ link: LinkChange, appending: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers
+  ) throws {
     // Keys: object id (8) + relationship id (4) + position (4) or target id (8).
     buffers.setLinkOwner(id, relationshipID: link.relationshipID)
     if let order = link.order {

@@ -19,7 +19,9 @@ enum StoreDirectory {
       throw .notAStore(path: path, reason: "it holds other files and no data.mdb")
     }
     // LMDB's first page: a 16-byte page header, then the meta page's magic 0xBEEFC0DE.
-    guard let handle = FileHandle(forReadingAtPath: data) else { throw .notAStore(path: path, reason: "data.mdb cannot be read") }
+    guard let handle = FileHandle(forReadingAtPath: data) else {
+      throw .notAStore(path: path, reason: "data.mdb cannot be read")
+    }
     defer { try? handle.close() }
     let header = (try? handle.read(upToCount: 20)) ?? Data()
     // An empty data.mdb beside at most its lock file: LMDB made the file and the process

@@ -59,7 +59,9 @@ struct BinaryReader {
   }
 
   mutating func readRaw(_ count: Int) throws(DecodingFailure) -> ArraySlice<UInt8> {
-    guard count >= 0, position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
+    guard count >= 0, position + count <= bytes.count else {
+      throw DecodingFailure(reason: "truncated at byte \(position)")
+    }
     defer { position += count }
     return bytes[position..<position + count]
   }
@@ -70,7 +72,9 @@ struct BinaryReader {
     let raw = bytes[position..<position + count]
     // ASCII is valid UTF-8 and `decoding` is the fast path; the validating initializer is not
     // specialised, so it is kept for the rest.
-    let text = raw.contains(where: { $0 >= 0x80 }) ? String(validating: raw, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
+    let text =
+      raw.contains(where: { $0 >= 0x80 })
+      ? String(validating: raw, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
     guard let text else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)") }
     position += count
     return text
@@ -90,14 +94,20 @@ struct BinaryReader {
     case 4: return .float(Float(bitPattern: try readBigEndian(UInt32.self)))
     case 5:
       let text = try readString()
-      guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw DecodingFailure(reason: "bad decimal \(text)") }
+      guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+        throw DecodingFailure(reason: "bad decimal \(text)")
+      }
       return .decimal(decimal)
     case 6: return .bool(false)
     case 7: return .bool(true)
     case 8: return .date(DateCoding.date(microseconds: try readSigned()))
     case 9:
       let raw = Array(try readRaw(16))
-      let uuid = UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+      let uuid = UUID(
+        uuid: (
+          raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12],
+          raw[13], raw[14], raw[15]
+        ))
       return .uuid(uuid)
     case 10:
       let text = try readString()
@@ -140,7 +150,9 @@ struct BinaryReader {
   /// Attributes written by `write(attributes:)`. `knownNames`, sorted as attributes are
   /// written, are the names to expect: a stored name equal to one is returned as that string
   /// rather than decoded anew. Any other name is decoded as usual.
-  mutating func readAttributes(knownNames: [(name: String, utf8: [UInt8])] = []) throws(DecodingFailure) -> AttributeList {
+  mutating func readAttributes(knownNames: [(name: String, utf8: [UInt8])] = []) throws(DecodingFailure)
+    -> AttributeList
+  {
     let count = try readCount()
     var attributes = AttributeList(minimumCapacity: min(count, 256))
     var nextKnown = 0
@@ -153,7 +165,9 @@ struct BinaryReader {
 
   /// A length-prefixed string: one of `known` at or after `nextKnown` (which then moves past
   /// it; with names sorted as written, the ones skipped are absent), or a new string.
-  mutating func readString(expecting known: [(name: String, utf8: [UInt8])], from nextKnown: inout Int) throws(DecodingFailure) -> String {
+  mutating func readString(expecting known: [(name: String, utf8: [UInt8])], from nextKnown: inout Int)
+    throws(DecodingFailure) -> String
+  {
     let start = position
     let count = try readCount()
     guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
@@ -176,7 +190,9 @@ struct BinaryReader {
     var previous: UInt64 = 0
     for index in 0..<count {
       let gap = try readVarint()
-      guard gap > 0 || index == 0, gap <= UInt64.max - previous else { throw DecodingFailure(reason: "an id list is not ascending at byte \(position)") }
+      guard gap > 0 || index == 0, gap <= UInt64.max - previous else {
+        throw DecodingFailure(reason: "an id list is not ascending at byte \(position)")
+      }
       previous += gap
       ids.append(previous)
     }

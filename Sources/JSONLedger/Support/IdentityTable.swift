@@ -51,7 +51,9 @@ struct IdentityTable {
       }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
-    entries.append(Entry(hash: hash, start: bytes.count, count: key.count, id: id, isNew: isNew, payloadFingerprint: payloadFingerprint))
+    entries.append(
+      Entry(
+        hash: hash, start: bytes.count, count: key.count, id: id, isNew: isNew, payloadFingerprint: payloadFingerprint))
     bytes += key
     buckets[bucket] = entries.count
     // At most half full, so probes stay short.

@@ -1,19 +1,22 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("Export modes and Codable")
 struct ExportAndCodableTests {
   func bands() throws -> (Ledger, TemporaryDirectory) {
     let directory = try TemporaryDirectory()
-    let ledger = try makeLedger(in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
+    let ledger = try makeLedger(
+      in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
     return (ledger, directory)
   }
 
   func golden(_ name: String, _ value: JSONValue) throws {
     let text = JSONWriter(options: [.prettyPrinted, .sortedKeys]).string(from: value)
-    let expected = try String(contentsOf: Fixtures.url(name), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    let expected = try String(contentsOf: Fixtures.url(name), encoding: .utf8).trimmingCharacters(
+      in: .whitespacesAndNewlines)
     #expect(text == expected, "golden \(name) differs:\n\(text)")
   }
 
@@ -24,7 +27,9 @@ struct ExportAndCodableTests {
   func exportModesMatchTheirGoldenFiles(file: String, mode: RelationshipExport) throws {
     let (ledger, directory) = try bands()
     defer { withExtendedLifetime(directory) {} }
-    let japan = try ledger.read { view in try view.exportJSON(try #require(try view.object("Band", key: "Japan")), options: .init(relationships: mode)) }
+    let japan = try ledger.read { view in
+      try view.exportJSON(try #require(try view.object("Band", key: "Japan")), options: .init(relationships: mode))
+    }
     try golden(file, japan)
   }
 
@@ -32,7 +37,8 @@ struct ExportAndCodableTests {
     let (ledger, directory) = try bands()
     defer { withExtendedLifetime(directory) {} }
     let japan = try ledger.read { view in
-      try view.exportJSON(try #require(try view.object("Band", key: "Japan")), options: .init(relationships: .nested(depth: 10)))
+      try view.exportJSON(
+        try #require(try view.object("Band", key: "Japan")), options: .init(relationships: .nested(depth: 10)))
     }
     let album = try #require(japan["albums"]?.arrayValue?.first)
     #expect(album["band"] == "Japan")  // the band being written is not nested again
@@ -44,7 +50,9 @@ struct ExportAndCodableTests {
     let (ledger, directory) = try bands()
     defer { withExtendedLifetime(directory) {} }
     let album = try ledger.read { view in
-      try view.exportJSON(try #require(try view.object("Album", key: "Tin Drum")), options: .init(relationships: .none, keyCase: .camelCase, dateFormat: .unix))
+      try view.exportJSON(
+        try #require(try view.object("Album", key: "Tin Drum")),
+        options: .init(relationships: .none, keyCase: .camelCase, dateFormat: .unix))
     }
     #expect(album["released"] == .number(JSONNumber(validLiteral: "374457600")))
     #expect(album["releasedAs"] == .null)
@@ -86,17 +94,37 @@ struct ExportAndCodableTests {
     var objects: [JSONValue] = []
     for id in 0..<60 {
       var object: JSONObject = ["thing_id": .number(JSONNumber(id))]
-      if Bool.random(using: &generator) { object["title"] = .string("t\(Int.random(in: 0..<1000, using: &generator)) \"é\" \n") }
-      if Bool.random(using: &generator) { object["weight"] = .number(JSONNumber(Double(Int.random(in: -9999...9999, using: &generator)) / 8)) }
-      if Bool.random(using: &generator) { object["price"] = .number(JSONNumber(validLiteral: "\(Int.random(in: 0...99999, using: &generator)).\(Int.random(in: 10...99, using: &generator))")) }
+      if Bool.random(using: &generator) {
+        object["title"] = .string("t\(Int.random(in: 0..<1000, using: &generator)) \"é\" \n")
+      }
+      if Bool.random(using: &generator) {
+        object["weight"] = .number(JSONNumber(Double(Int.random(in: -9999...9999, using: &generator)) / 8))
+      }
+      if Bool.random(using: &generator) {
+        object["price"] = .number(
+          JSONNumber(
+            validLiteral:
+              "\(Int.random(in: 0...99999, using: &generator)).\(Int.random(in: 10...99, using: &generator))"))
+      }
       if Bool.random(using: &generator) { object["flag"] = .bool(Bool.random(using: &generator)) }
-      if Bool.random(using: &generator) { object["seen"] = .string(DateCoding.string(from: DateCoding.date(microseconds: Int64.random(in: 0...2_000_000_000_000_000, using: &generator)), format: .iso8601)) }
+      if Bool.random(using: &generator) {
+        object["seen"] = .string(
+          DateCoding.string(
+            from: DateCoding.date(microseconds: Int64.random(in: 0...2_000_000_000_000_000, using: &generator)),
+            format: .iso8601))
+      }
       if Bool.random(using: &generator) { object["token"] = .string(UUID().uuidString) }
-      if Bool.random(using: &generator) { object["blob"] = .string(Data((0..<Int.random(in: 0..<9, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()) }
+      if Bool.random(using: &generator) {
+        object["blob"] = .string(
+          Data((0..<Int.random(in: 0..<9, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            .base64EncodedString())
+      }
       if Bool.random(using: &generator) { object["extra"] = ["k": [1, "two", nil]] }
       if Bool.random(using: &generator) { object["description"] = "desc" }
       if Bool.random(using: &generator) { object["a"] = ["b": ["c": "deep"]] }
-      if id > 5, Bool.random(using: &generator) { object["parts"] = .array((0..<3).map { _ in .number(JSONNumber(Int.random(in: 0..<5, using: &generator))) }) }
+      if id > 5, Bool.random(using: &generator) {
+        object["parts"] = .array((0..<3).map { _ in .number(JSONNumber(Int.random(in: 0..<5, using: &generator))) })
+      }
       objects.append(.object(object))
     }
     let first = try TemporaryDirectory()
@@ -140,8 +168,13 @@ struct ExportAndCodableTests {
     let tinDrum = try #require(albums.first { $0.name == "Tin Drum" })
     #expect(tinDrum.band == "Japan")
     #expect(tinDrum.released == DateCoding.date(from: "1981-11-13T00:00:00Z"))
-    struct Nested: Decodable { var name: String; var albums: [AlbumValue] }
-    let roxy = try ledger.read { view in try view.decode(Nested.self, from: "Band", key: "Roxy Music", relationships: .nested(depth: 1)) }
+    struct Nested: Decodable {
+      var name: String
+      var albums: [AlbumValue]
+    }
+    let roxy = try ledger.read { view in
+      try view.decode(Nested.self, from: "Band", key: "Roxy Music", relationships: .nested(depth: 1))
+    }
     #expect(roxy?.albums.map(\.name).sorted() == ["Avalon", "Stranded"])
   }
 
@@ -158,13 +191,18 @@ struct ExportAndCodableTests {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: try Fixtures.bandsModel())
     let band = BandValue(name: "Gang", formed: 1977, bandDescription: "post-punk", otherNames: .rock, albums: nil)
-    let album = AlbumValue(name: "Entertainment!", released: DateCoding.date(from: "1979-09-25T10:00:00.5Z"), label: "EMI", releasedAs: nil, band: "Gang")
+    let album = AlbumValue(
+      name: "Entertainment!", released: DateCoding.date(from: "1979-09-25T10:00:00.5Z"), label: "EMI", releasedAs: nil,
+      band: "Gang")
     var batch = ledger.makeBatch()
     try batch.stage(band, as: "Band")
     try batch.stage([album], as: "Album")
     _ = try ledger.applySynchronously(batch)
     let (decodedBand, decodedAlbum) = try ledger.read { view in
-      (try view.decode(BandValue.self, from: "Band", key: "Gang", relationships: .none), try view.decode(AlbumValue.self, from: "Album", key: "Entertainment!"))
+      (
+        try view.decode(BandValue.self, from: "Band", key: "Gang", relationships: .none),
+        try view.decode(AlbumValue.self, from: "Album", key: "Entertainment!")
+      )
     }
     #expect(decodedAlbum == album)
     #expect(decodedBand?.otherNames == .rock)
@@ -177,7 +215,10 @@ struct ExportAndCodableTests {
     let (ledger, directory) = try bands()
     defer { withExtendedLifetime(directory) {} }
     try ledger.read { view throws in
-      #expect(try view.objects("Album", offset: 1, limit: 2).map { $0.key.identity } == [[.string("Gentlemen Take Polaroids")], [.string("Stranded")]])
+      #expect(
+        try view.objects("Album", offset: 1, limit: 2).map { $0.key.identity } == [
+          [.string("Gentlemen Take Polaroids")], [.string("Stranded")],
+        ])
       #expect(try view.objects("Album", where: "label", equals: "Virgin").count == 2)
       #expect(try view.objects("Musician", where: "born", equals: "1958").count == 2)
     }

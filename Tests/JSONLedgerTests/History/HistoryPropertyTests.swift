@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 /// Properties of the log over random sequences of batches.
 @Suite("History properties")
@@ -34,27 +35,43 @@ struct HistoryPropertyTests {
   /// A random batch over a small key space, so that batches overlap.
   static func randomBatch(_ ledger: Ledger, using generator: inout SeededGenerator) throws -> ChangeBatch {
     var batch = ledger.makeBatch()
-    let bands = ["A", "B", "C"], albums = (0..<6).map { "album \($0)" }, people = (0..<5).map { "p\($0)" }
+    let bands = ["A", "B", "C"]
+    let albums = (0..<6).map { "album \($0)" }
+    let people = (0..<5).map { "p\($0)" }
     var albumObjects: [JSONValue] = []
     for _ in 0..<Int.random(in: 0...4, using: &generator) {
       var album: JSONObject = ["name": .string(albums.randomElement(using: &generator)!)]
-      if Bool.random(using: &generator) { album["label"] = Bool.random(using: &generator) ? .string("L\(Int.random(in: 0..<3, using: &generator))") : .null }
-      if Bool.random(using: &generator) { album["band"] = Bool.random(using: &generator) ? .string(bands.randomElement(using: &generator)!) : .null }
+      if Bool.random(using: &generator) {
+        album["label"] =
+          Bool.random(using: &generator) ? .string("L\(Int.random(in: 0..<3, using: &generator))") : .null
+      }
+      if Bool.random(using: &generator) {
+        album["band"] = Bool.random(using: &generator) ? .string(bands.randomElement(using: &generator)!) : .null
+      }
       albumObjects.append(.object(album))
     }
     try batch.stage(.array(albumObjects), as: "Album")
     var bandObjects: [JSONValue] = []
     for _ in 0..<Int.random(in: 0...2, using: &generator) {
       var band: JSONObject = ["name": .string(bands.randomElement(using: &generator)!)]
-      if Bool.random(using: &generator) { band["formed"] = .number(JSONNumber(Int.random(in: 1960...1990, using: &generator))) }
       if Bool.random(using: &generator) {
-        band["members"] = .array(people.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator)).map { .string($0) })
+        band["formed"] = .number(JSONNumber(Int.random(in: 1960...1990, using: &generator)))
+      }
+      if Bool.random(using: &generator) {
+        band["members"] = .array(
+          people.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator)).map { .string($0) })
       }
       bandObjects.append(.object(band))
     }
     try batch.stage(.array(bandObjects), as: "Band")
     if Int.random(in: 0..<4, using: &generator) == 0 {
-      try batch.stage([["name": .string(people.randomElement(using: &generator)!), "favourite": .string(albums.randomElement(using: &generator)!)]], as: "Musician")
+      try batch.stage(
+        [
+          [
+            "name": .string(people.randomElement(using: &generator)!),
+            "favourite": .string(albums.randomElement(using: &generator)!),
+          ]
+        ], as: "Musician")
     }
     if Int.random(in: 0..<5, using: &generator) == 0 {
       try batch.delete("Album", key: .string(albums.randomElement(using: &generator)!))
@@ -80,7 +97,8 @@ struct HistoryPropertyTests {
       captured.append(try ledger.read { view in try Self.snapshot(view) })
     }
     for (index, expected) in captured.enumerated() {
-      #expect(try ledger.read(asOf: UInt64(index + 1)) { view in try Self.snapshot(view) } == expected, "as of \(index + 1)")
+      #expect(
+        try ledger.read(asOf: UInt64(index + 1)) { view in try Self.snapshot(view) } == expected, "as of \(index + 1)")
     }
     #expect(try ledger.verify().batches == 25)
   }
@@ -132,7 +150,8 @@ struct HistoryPropertyTests {
       let expected = target == 0 ? "" : try await ledger.read(asOf: target) { view in try Self.snapshot(view) }
       if target > 0 { #expect(try await ledger.read { view in try Self.snapshot(view) } == expected) }
     }
-    #expect(try await ledger.read { view in try view.count("Album") + view.count("Band") + view.count("Musician") } == 0)
+    #expect(
+      try await ledger.read { view in try view.count("Album") + view.count("Band") + view.count("Musician") } == 0)
     #expect(try await ledger.verify().batches == 18)
   }
 
@@ -203,10 +222,13 @@ struct HistoryPropertyTests {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     var batch = ledger.makeBatch()
-    try batch.stage([["name": "p1", "favourite": "x"], ["name": "p2", "favourite": "x"], ["name": "p3", "favourite": "y"]], as: "Musician")
+    try batch.stage(
+      [["name": "p1", "favourite": "x"], ["name": "p2", "favourite": "x"], ["name": "p3", "favourite": "y"]],
+      as: "Musician")
     _ = try ledger.applySynchronously(batch)
     let fans = try ledger.read { view in
-      try view.objects(pointingTo: try #require(try view.object("Album", key: "x")), through: "Musician.favourite").map(\.key.identity)
+      try view.objects(pointingTo: try #require(try view.object("Album", key: "x")), through: "Musician.favourite").map(
+        \.key.identity)
     }
     #expect(fans == [[.string("p1")], [.string("p2")]])
     var delete = ledger.makeBatch()

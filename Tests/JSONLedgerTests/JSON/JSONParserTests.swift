@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import JSONLedger
 
 @Suite("JSON parser")
@@ -53,11 +54,12 @@ struct JSONParserTests {
     #expect(Self.normalised(ours) == Self.fromFoundation(theirs))
   }
 
-  @Test(arguments: [
-    ("{\"a\": }", 1, 7), ("[1, 2", 1, 6), ("{\n  \"a\": tru\n}", 2, 8), ("[01]", 1, 2), ("{'a': 1}", 1, 2),
-    ("[1,,2]", 1, 4), ("\"abc", 1, 1), ("[1] x", 1, 5), ("", 1, 1), ("{\"a\" 1}", 1, 6), ("[\"\\x\"]", 1, 3),
-    ("[,]", 1, 2), ("{,}", 1, 2),
-  ] as [(String, Int, Int)])
+  @Test(
+    arguments: [
+      ("{\"a\": }", 1, 7), ("[1, 2", 1, 6), ("{\n  \"a\": tru\n}", 2, 8), ("[01]", 1, 2), ("{'a': 1}", 1, 2),
+      ("[1,,2]", 1, 4), ("\"abc", 1, 1), ("[1] x", 1, 5), ("", 1, 1), ("{\"a\" 1}", 1, 6), ("[\"\\x\"]", 1, 3),
+      ("[,]", 1, 2), ("{,}", 1, 2),
+    ] as [(String, Int, Int)])
   func malformedInputIsRejectedWithLineAndColumn(text: String, line: Int, column: Int) {
     #expect {
       try JSONParser.parse(text)
@@ -85,7 +87,9 @@ struct JSONParserTests {
       #expect(JSONWriter().string(from: try JSONParser.parse(text)) == JSONWriter().string(from: value))
     }
     // Plain strings (any script) are copied whole; the others escaped byte by byte.
-    #expect(JSONWriter().string(from: ["plain": "Sigur Rós ✓", "escaped": "a\"b\\c\nd\u{1F}"]) == #"{"escaped":"a\"b\\c\nd\u001f","plain":"Sigur Rós ✓"}"#)
+    #expect(
+      JSONWriter().string(from: ["plain": "Sigur Rós ✓", "escaped": "a\"b\\c\nd\u{1F}"])
+        == #"{"escaped":"a\"b\\c\nd\u001f","plain":"Sigur Rós ✓"}"#)
   }
 
   @Test func randomBytesNeverCrashTheParser() {

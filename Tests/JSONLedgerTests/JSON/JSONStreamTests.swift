@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("Streaming JSON reader")
 struct JSONStreamTests {
@@ -35,9 +36,11 @@ struct JSONStreamTests {
     #expect(streamed.allSatisfy { $0.0 == nil })
   }
 
-  @Test(arguments: [
-    ("[1, 2", 1, 6), ("[{\"a\": }]", 1, 8), ("{\"bands\": [1,\n 2 3]}", 2, 4), ("[1] 2", 1, 5), ("[\n{\"a\":\n tru}]", 3, 2),
-  ] as [(String, Int, Int)])
+  @Test(
+    arguments: [
+      ("[1, 2", 1, 6), ("[{\"a\": }]", 1, 8), ("{\"bands\": [1,\n 2 3]}", 2, 4), ("[1] 2", 1, 5),
+      ("[\n{\"a\":\n tru}]", 3, 2),
+    ] as [(String, Int, Int)])
   func errorsNameTheLineAndColumnInTheWholeFile(text: String, line: Int, column: Int) throws {
     for blockSize in [2, 1 << 20] {
       #expect {

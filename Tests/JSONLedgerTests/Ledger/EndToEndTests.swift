@@ -1,21 +1,29 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("End to end: JSON in, log and projections, JSON out")
 struct EndToEndTests {
   @Test func importThenReadAnObjectWithItsRelationships() throws {
     let directory = try TemporaryDirectory()
-    let ledger = try makeLedger(in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
+    let ledger = try makeLedger(
+      in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
     try ledger.read { view throws in
       let japan = try #require(try view.object("Band", key: "Japan"))
       #expect(japan["formed"] == .integer(1974))
       #expect(japan["bandDescription"] == .string("English new wave band from Catford"))
       #expect(japan["homepageURL"] == .url(URL(string: "https://example.org/japan")!))
       #expect(japan["city"] == .string("London"))
-      #expect(Set(try view.related(japan, "albums").map { $0.key.identity }) == [[.string("Tin Drum")], [.string("Gentlemen Take Polaroids")]])
-      #expect(try view.related(japan, "members").map(\.key.identity) == [[.string("David Sylvian in Japan")], [.string("Mick Karn in Japan")]])
+      #expect(
+        Set(try view.related(japan, "albums").map { $0.key.identity }) == [
+          [.string("Tin Drum")], [.string("Gentlemen Take Polaroids")],
+        ])
+      #expect(
+        try view.related(japan, "members").map(\.key.identity) == [
+          [.string("David Sylvian in Japan")], [.string("Mick Karn in Japan")],
+        ])
       #expect(try view.count("Album") == 4)
       #expect(try view.count("Musician") == 3)
     }
@@ -43,7 +51,8 @@ struct EndToEndTests {
 
   @Test func exportWritesKeysBackInTheJSONCasing() throws {
     let directory = try TemporaryDirectory()
-    let ledger = try makeLedger(in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
+    let ledger = try makeLedger(
+      in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
     let bands = try ledger.read { view in try view.exportJSON("Band") }
     let japan = try #require(bands.arrayValue?.first { $0["name"] == "Japan" })
     #expect(japan["description"] == "English new wave band from Catford")

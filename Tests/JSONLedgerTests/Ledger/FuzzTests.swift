@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 /// Deterministic random-input tests: no crash, no hang, every rejection a typed error.
 @Suite("Fuzzing the model loader and the mapper")
@@ -14,7 +15,11 @@ struct FuzzTests {
     case 2: return .number(JSONNumber(Int.random(in: -100_000...100_000, using: &generator)))
     case 3: return .number(JSONNumber(Double.random(in: -1e6...1e6, using: &generator)))
     case 4, 5: return .string(words.randomElement(using: &generator)!)
-    case 6: return .array((0..<Int.random(in: 0..<4, using: &generator)).map { _ in randomValue(&generator, depth: depth + 1, words: words) })
+    case 6:
+      return .array(
+        (0..<Int.random(in: 0..<4, using: &generator)).map { _ in
+          randomValue(&generator, depth: depth + 1, words: words)
+        })
     default:
       var object = JSONObject()
       for _ in 0..<Int.random(in: 0..<5, using: &generator) {
@@ -80,9 +85,10 @@ struct FuzzTests {
     for _ in 0..<400 {
       var batch = ledger.makeBatch()
       let entity = ["Band", "Album", "BandMember", "Musician"].randomElement(using: &generator)!
-      let payload = JSONValue.array((0..<Int.random(in: 1..<4, using: &generator)).map { _ in
-        Self.mutate(["name": .string(words.randomElement(using: &generator)!), "id": "x"], &generator, words: words)
-      })
+      let payload = JSONValue.array(
+        (0..<Int.random(in: 1..<4, using: &generator)).map { _ in
+          Self.mutate(["name": .string(words.randomElement(using: &generator)!), "id": "x"], &generator, words: words)
+        })
       do {
         try batch.stage(payload, as: entity)
         batch.isStrict = Bool.random(using: &generator)

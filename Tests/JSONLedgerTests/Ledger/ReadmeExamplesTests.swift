@@ -1,7 +1,7 @@
 import Foundation
 import JSONLedger
-import Testing
 import JSONLedgerTestSupport
+import Testing
 
 /// The README's Swift examples, as written (only file paths differ), so they keep compiling.
 @Suite("README examples")
@@ -26,7 +26,9 @@ struct ReadmeExamplesTests {
       return try view.related(japan, "albums")
     }
     let then = try await ledger.read(asOf: 1) { view in try view.object("Album", key: "Tin Drum")?["label"] }
-    let json = try await ledger.read { view in try view.exportJSON("Band", options: .init(relationships: .nested(depth: 2))) }
+    let json = try await ledger.read { view in
+      try view.exportJSON("Band", options: .init(relationships: .nested(depth: 2)))
+    }
     #expect(albums.isEmpty)
     #expect(then == nil)
     #expect(json.arrayValue?.count == 2)
@@ -44,7 +46,12 @@ struct ReadmeExamplesTests {
     #expect(report.batches == 4)
   }
 
-  struct Album: Codable { var name: String; var released: Date?; var label: String?; var band: String? }
+  struct Album: Codable {
+    var name: String
+    var released: Date?
+    var label: String?
+    var band: String?
+  }
 
   @Test func theCodableExamples() async throws {
     let directory = try TemporaryDirectory()

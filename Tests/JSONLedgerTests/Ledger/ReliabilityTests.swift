@@ -1,8 +1,9 @@
 import Foundation
+import JSONLedgerTestSupport
 import LMDB
 import Testing
+
 @testable import JSONLedger
-import JSONLedgerTestSupport
 
 @Suite("Reliability: corruption, limits, concurrency")
 struct ReliabilityTests {
@@ -40,7 +41,8 @@ struct ReliabilityTests {
     let record: [UInt8]
     do {
       let ledger = try filledLedger(directory)
-      record = try #require(try ledger.environment.read { txn in try txn.value(forKey: StoreKeys.batch(2), in: ledger.layout.log) })
+      record = try #require(
+        try ledger.environment.read { txn in try txn.value(forKey: StoreKeys.batch(2), in: ledger.layout.log) })
     }
     let file = directory.storePath + "/data.mdb"
     var data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -74,11 +76,18 @@ struct ReliabilityTests {
     } throws: { error in "\(error)".contains("views differs from the replay at object 1") }
   }
 
-  @Test(arguments: [
-    (UInt32(99), "format version 99, newer than this library supports (\(Ledger.formatVersion)); upgrade jsonledger"),
-    (UInt32(1), "format version 1, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"),
-    (UInt32(2), "format version 2, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"),
-  ] as [(UInt32, String)])
+  @Test(
+    arguments: [
+      (UInt32(99), "format version 99, newer than this library supports (\(Ledger.formatVersion)); upgrade jsonledger"),
+      (
+        UInt32(1),
+        "format version 1, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"
+      ),
+      (
+        UInt32(2),
+        "format version 2, written by an earlier jsonledger; this one reads format \(Ledger.formatVersion) only: export the data"
+      ),
+    ] as [(UInt32, String)])
   func aStoreOfAnotherFormatSaysSoPlainly(version: UInt32, message: String) throws {
     let directory = try TemporaryDirectory()
     do {
@@ -138,9 +147,11 @@ struct ReliabilityTests {
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     let prefix = String(repeating: "k", count: 2_000)
     var batch = ledger.makeBatch()
-    try batch.stage([["name": .string(prefix + "1"), "label": "one"], ["name": .string(prefix + "2"), "label": "two"]], as: "Album")
+    try batch.stage(
+      [["name": .string(prefix + "1"), "label": "one"], ["name": .string(prefix + "2"), "label": "two"]], as: "Album")
     _ = try ledger.applySynchronously(batch)
-    #expect(try ledger.read { view in try view.object("Album", key: .string(prefix + "2"))?["label"] } == .string("two"))
+    #expect(
+      try ledger.read { view in try view.object("Album", key: .string(prefix + "2"))?["label"] } == .string("two"))
     #expect(try ledger.read { view in try view.count("Album") } == 2)
     #expect(try ledger.verify().batches == 1)
     // Imported again (skipped by fingerprint), then changed: the long keys' entries are rewritten.
@@ -148,7 +159,8 @@ struct ReliabilityTests {
     var relabel = ledger.makeBatch()
     try relabel.stage([["name": .string(prefix + "2"), "label": "three"]], as: "Album")
     #expect(try ledger.applySynchronously(relabel).updated == 1)
-    #expect(try ledger.read { view in try view.object("Album", key: .string(prefix + "2"))?["label"] } == .string("three"))
+    #expect(
+      try ledger.read { view in try view.object("Album", key: .string(prefix + "2"))?["label"] } == .string("three"))
     #expect(try ledger.verify().batches == 3)
   }
 
@@ -163,7 +175,12 @@ struct ReliabilityTests {
   }
 
   @Test func aJSONValueNestedAThousandLevelsIsStoredAndExported() throws {
-    let model = try Model { Entity("Doc", identity: ["id"]) { Attribute("id", .int64); Attribute("body", .json) } }
+    let model = try Model {
+      Entity("Doc", identity: ["id"]) {
+        Attribute("id", .int64)
+        Attribute("body", .json)
+      }
+    }
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: model)
     let deep = String(repeating: "[", count: 1_000) + "1" + String(repeating: "]", count: 1_000)

@@ -23,7 +23,8 @@ struct AttributeListTests {
   }
 
   @Test func equalListsHoldTheSameAttributesWhateverTheOrderOfSetting() {
-    var first = AttributeList(), second = AttributeList()
+    var first = AttributeList()
+    var second = AttributeList()
     first["b"] = .integer(2)
     first["a"] = .string("x")
     second["a"] = .string("x")

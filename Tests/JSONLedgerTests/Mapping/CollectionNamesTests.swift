@@ -1,6 +1,7 @@
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("Collection keys: one rule for import, errors and export")
 struct CollectionNamesTests {
@@ -24,7 +25,8 @@ struct CollectionNamesTests {
     let document = try ledger.read { view in try view.exportDocument() }
     let keys = try #require(document.objectValue).map(\.key)
     #expect(Set(keys) == Set(CollectionNames.knownKeys(in: ledger.model)))
-    let expected = keyCase == .snakeCase ? ["bands", "band_members", "categories"] : ["bands", "bandMembers", "categories"]
+    let expected =
+      keyCase == .snakeCase ? ["bands", "band_members", "categories"] : ["bands", "bandMembers", "categories"]
     #expect(Set(keys) == Set(expected))
     var again = ledger.makeBatch()
     try again.stageDocument(document)

@@ -1,13 +1,16 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 /// Groot's entity-level hooks: `JSONDictionaryTransformerName` and `entityMapperName`.
 @Suite("Dictionary transformers and entity mappers")
 struct GrootTransformerTests {
   @Test func aDictionaryTransformerRewritesEachObjectBeforeMapping() throws {
-    var entity = Entity("Character", identity: ["identifier"], attributes: [Attribute("identifier", .int64, jsonKey: "id"), Attribute("name", .string)])
+    var entity = Entity(
+      "Character", identity: ["identifier"],
+      attributes: [Attribute("identifier", .int64, jsonKey: "id"), Attribute("name", .string)])
     entity.dictionaryTransformer = "LegacyID"
     let model = try Model(entities: [entity])
     var options = Ledger.Options()
@@ -25,7 +28,9 @@ struct GrootTransformerTests {
   }
 
   @Test func anEntityMapperPicksTheSubEntity() throws {
-    var abstract = Entity("Abstract", identity: ["identifier"], abstract: true, attributes: [Attribute("identifier", .int64, jsonKey: "id")])
+    var abstract = Entity(
+      "Abstract", identity: ["identifier"], abstract: true, attributes: [Attribute("identifier", .int64, jsonKey: "id")]
+    )
     abstract.entityMapper = "ByType"
     let model = try Model(entities: [
       abstract,
@@ -33,11 +38,13 @@ struct GrootTransformerTests {
       Entity("ConcreteB", parent: "Abstract", attributes: [Attribute("bar", .string)]),
     ])
     var options = Ledger.Options()
-    options.transformers.registerEntityMapper("ByType") { object in object["type"]?.stringValue.map { "Concrete" + $0 } }
+    options.transformers.registerEntityMapper("ByType") { object in object["type"]?.stringValue.map { "Concrete" + $0 }
+    }
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: model, options: options)
     var batch = ledger.makeBatch()
-    try batch.stage([["id": 1, "type": "A", "foo": "this is A"], ["id": 2, "type": "B", "bar": "this is B"]], as: "Abstract")
+    try batch.stage(
+      [["id": 1, "type": "A", "foo": "this is A"], ["id": 2, "type": "B", "bar": "this is B"]], as: "Abstract")
     _ = try ledger.applySynchronously(batch)
     try ledger.read { view throws in
       #expect(try view.object("Abstract", key: 1)?.entity == "ConcreteA")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 /// One focused test per mapping rule: input JSON → expected stored value.
 @Suite("Mapping rules")
@@ -46,7 +47,9 @@ struct MappingRuleTests {
   }()
 
   /// Applies each JSON payload as one batch of `entity` and returns the ledger.
-  func ledger(_ payloads: [JSONValue], entity: String = "User", strict: Bool = false) throws -> (Ledger, TemporaryDirectory) {
+  func ledger(_ payloads: [JSONValue], entity: String = "User", strict: Bool = false) throws -> (
+    Ledger, TemporaryDirectory
+  ) {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     for payload in payloads {
@@ -64,9 +67,10 @@ struct MappingRuleTests {
     return try ledger.read { view in try view.object("User", key: 1) }
   }
 
-  @Test(arguments: [
-    ("first_name", "firstName"), ("firstName", "firstName"), ("FirstName", "firstName"), ("first-name", nil),
-  ] as [(String, String?)])
+  @Test(
+    arguments: [
+      ("first_name", "firstName"), ("firstName", "firstName"), ("FirstName", "firstName"), ("first-name", nil),
+    ] as [(String, String?)])
   func keysMatchCaseInsensitivelyWithUnderscoresRemoved(key: String, attribute: String?) throws {
     var payload: JSONObject = ["id": 1]
     payload[key] = "Ada"
@@ -104,22 +108,26 @@ struct MappingRuleTests {
     #expect(cleared?["firstName"] == nil)
   }
 
-  @Test(arguments: [
-    ("age", "36" as JSONValue, AttributeValue.integer(36)),
-    ("age", 36, .integer(36)),
-    ("age", 36.0, .integer(36)),
-    ("score", "12.5", .double(12.5)),
-    ("price", "12.20", .decimal(Decimal(string: "12.20")!)),
-    ("price", 0.1, .decimal(Decimal(string: "0.1")!)),
-    ("isActive", "yes", .bool(true)),
-    ("isActive", "False", .bool(false)),
-    ("isActive", 1, .bool(true)),
-    ("isActive", 0, .bool(false)),
-    ("firstName", 42, .string("42")),
-    ("token", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!)),
-    ("avatar", "AQID", .binary(Data([1, 2, 3]))),
-    ("settings", ["theme": "dark"] as JSONValue, .json(["theme": "dark"])),
-  ] as [(String, JSONValue, AttributeValue)])
+  @Test(
+    arguments: [
+      ("age", "36" as JSONValue, AttributeValue.integer(36)),
+      ("age", 36, .integer(36)),
+      ("age", 36.0, .integer(36)),
+      ("score", "12.5", .double(12.5)),
+      ("price", "12.20", .decimal(Decimal(string: "12.20")!)),
+      ("price", 0.1, .decimal(Decimal(string: "0.1")!)),
+      ("isActive", "yes", .bool(true)),
+      ("isActive", "False", .bool(false)),
+      ("isActive", 1, .bool(true)),
+      ("isActive", 0, .bool(false)),
+      ("firstName", 42, .string("42")),
+      (
+        "token", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!)
+      ),
+      ("avatar", "AQID", .binary(Data([1, 2, 3]))),
+      ("settings", ["theme": "dark"] as JSONValue, .json(["theme": "dark"])),
+    ] as [(String, JSONValue, AttributeValue)])
   func valuesAreCoercedToTheAttributeType(key: String, value: JSONValue, expected: AttributeValue) throws {
     var payload: JSONObject = ["id": 1]
     payload[KeyInflection.snakeCased(key)] = value
@@ -127,18 +135,19 @@ struct MappingRuleTests {
     #expect(object?[key] == expected)
   }
 
-  @Test(arguments: [
-    ("age", "20x" as JSONValue, "is not a whole number"),
-    ("age", 70_000, "out of range for int16"),
-    ("age", 1.5, "is not a whole number"),
-    ("age", " 12", "is not a whole number"),
-    ("score", "0x10", "is not a number"),
-    ("isActive", "maybe", "is not a boolean"),
-    ("isActive", 2, "is not a boolean"),
-    ("born", "yesterday", "is not a date"),
-    ("token", "not-a-uuid", "is not a UUID"),
-    ("firstName", ["a"] as JSONValue, "expected a string"),
-  ] as [(String, JSONValue, String)])
+  @Test(
+    arguments: [
+      ("age", "20x" as JSONValue, "is not a whole number"),
+      ("age", 70_000, "out of range for int16"),
+      ("age", 1.5, "is not a whole number"),
+      ("age", " 12", "is not a whole number"),
+      ("score", "0x10", "is not a number"),
+      ("isActive", "maybe", "is not a boolean"),
+      ("isActive", 2, "is not a boolean"),
+      ("born", "yesterday", "is not a date"),
+      ("token", "not-a-uuid", "is not a UUID"),
+      ("firstName", ["a"] as JSONValue, "expected a string"),
+    ] as [(String, JSONValue, String)])
   func badValuesAreErrorsNamingPathValueAndReason(key: String, value: JSONValue, reason: String) throws {
     var payload: JSONObject = ["id": 1]
     payload[KeyInflection.snakeCased(key)] = value
@@ -173,24 +182,25 @@ struct MappingRuleTests {
     }
   }
 
-  @Test(arguments: [
-    ("2014-01-02", 1_388_620_800_000_000),
-    ("2016-01-09T12:40:08", 1_452_343_208_000_000),
-    ("2009-10-09 12:40:08", 1_255_092_008_000_000),
-    ("2014-03-30T09:13:10Z", 1_396_170_790_000_000),
-    ("2014-01-01T12:40:08+00:00", 1_388_580_008_000_000),
-    ("2016-07-16T01:32:00-04:00", 1_468_647_120_000_000),
-    ("2015-06-23T19:04:19.911Z", 1_435_086_259_911_000),
-    ("2017-12-22T18:10:14.07Z", 1_513_966_214_070_000),
-    ("2015-06-23T14:40:08.123+02:00", 1_435_063_208_123_000),
-    ("2015-09-10T12:40:08.123+0200", 1_441_881_608_123_000),
-    ("2015-09-10T12:40:08.123456Z", 1_441_888_808_123_456),
-    ("2015-09-10T12:40:08.123456789Z", 1_441_888_808_123_457),
-    ("20000822T132800Z", 966_950_880_000_000),
-    ("1441888808", 1_441_888_808_000_000),
-    ("1441888808.5", 1_441_888_808_500_000),
-    ("1441888808123", 1_441_888_808_123_000),
-  ] as [(String, Int64)])
+  @Test(
+    arguments: [
+      ("2014-01-02", 1_388_620_800_000_000),
+      ("2016-01-09T12:40:08", 1_452_343_208_000_000),
+      ("2009-10-09 12:40:08", 1_255_092_008_000_000),
+      ("2014-03-30T09:13:10Z", 1_396_170_790_000_000),
+      ("2014-01-01T12:40:08+00:00", 1_388_580_008_000_000),
+      ("2016-07-16T01:32:00-04:00", 1_468_647_120_000_000),
+      ("2015-06-23T19:04:19.911Z", 1_435_086_259_911_000),
+      ("2017-12-22T18:10:14.07Z", 1_513_966_214_070_000),
+      ("2015-06-23T14:40:08.123+02:00", 1_435_063_208_123_000),
+      ("2015-09-10T12:40:08.123+0200", 1_441_881_608_123_000),
+      ("2015-09-10T12:40:08.123456Z", 1_441_888_808_123_456),
+      ("2015-09-10T12:40:08.123456789Z", 1_441_888_808_123_457),
+      ("20000822T132800Z", 966_950_880_000_000),
+      ("1441888808", 1_441_888_808_000_000),
+      ("1441888808.5", 1_441_888_808_500_000),
+      ("1441888808123", 1_441_888_808_123_000),
+    ] as [(String, Int64)])
   func dateShapesParseToTheMicrosecond(text: String, microseconds: Int64) throws {
     let date = try #require(DateCoding.date(from: .string(text)))
     #expect(DateCoding.microseconds(date) == microseconds)
@@ -201,7 +211,9 @@ struct MappingRuleTests {
     #expect(DateCoding.microseconds(try #require(DateCoding.date(from: 1_441_888_808_123))) == 1_441_888_808_123_000)
   }
 
-  @Test(arguments: ["2014-13-02", "2014-02-30", "2014-01-02T25:00", "2014-01-02T12:40:08+", "hello", "", "2014-01-02T12:40:08.Z"])
+  @Test(arguments: [
+    "2014-13-02", "2014-02-30", "2014-01-02T25:00", "2014-01-02T12:40:08+", "hello", "", "2014-01-02T12:40:08.Z",
+  ])
   func malformedDatesAreRejected(text: String) {
     #expect(DateCoding.date(from: .string(text)) == nil)
   }
@@ -212,7 +224,9 @@ struct MappingRuleTests {
   func datesAreExportedInTheModelsFormatInUTC(format: DateFormat, expected: String) throws {
     let date = try #require(DateCoding.date(from: "2015-06-23T21:04:19.911+02:00"))
     #expect(DateCoding.string(from: date, format: format) == expected)
-    #expect(DateCoding.jsonValue(from: DateCoding.date(microseconds: 1_000_500_000), format: .unix) == .number(JSONNumber(validLiteral: "1000.5")))
+    #expect(
+      DateCoding.jsonValue(from: DateCoding.date(microseconds: 1_000_500_000), format: .unix)
+        == .number(JSONNumber(validLiteral: "1000.5")))
   }
 
   @Test func writtenDatesParseBackToTheSameMicrosecond() throws {
@@ -232,8 +246,11 @@ struct MappingRuleTests {
         #expect(DateCoding.microseconds(parsed) == micros, "\(text)")
       }
     }
-    #expect(DateCoding.string(from: DateCoding.date(microseconds: -1), format: .iso8601) == "1969-12-31T23:59:59.999999Z")
-    #expect(DateCoding.string(from: DateCoding.date(microseconds: 86_400_050_000), format: .iso8601) == "1970-01-02T00:00:00.05Z")
+    #expect(
+      DateCoding.string(from: DateCoding.date(microseconds: -1), format: .iso8601) == "1969-12-31T23:59:59.999999Z")
+    #expect(
+      DateCoding.string(from: DateCoding.date(microseconds: 86_400_050_000), format: .iso8601)
+        == "1970-01-02T00:00:00.05Z")
   }
 
   @Test(arguments: [
@@ -354,9 +371,10 @@ struct MappingRuleTests {
     #expect(try ledger.verify().batches == 2)
   }
 
-  @Test(arguments: [
-    (Operations.insert, 3, "old"), (.update, 2, "new"), ([.insert, .update], 3, "new"), (.delete, 1, "old"),
-  ] as [(Operations, Int, String)])
+  @Test(
+    arguments: [
+      (Operations.insert, 3, "old"), (.update, 2, "new"), ([.insert, .update], 3, "new"), (.delete, 1, "old"),
+    ] as [(Operations, Int, String)])
   func operationSubsetsLimitWhatAStagedCollectionDoes(operations: Operations, count: Int, name: String) throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
@@ -364,7 +382,8 @@ struct MappingRuleTests {
     try first.stage([["id": 0, "first_name": "old"], ["id": 1]], as: "User")
     _ = try ledger.applySynchronously(first)
     var second = ledger.makeBatch()
-    try second.stage([["id": 0, "first_name": "new"], ["id": 6]], as: "User", options: StagingOptions(operations: operations))
+    try second.stage(
+      [["id": 0, "first_name": "new"], ["id": 6]], as: "User", options: StagingOptions(operations: operations))
     _ = try ledger.applySynchronously(second)
     try ledger.read { view throws in
       #expect(try view.count("User") == count)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("Model loading and validation")
 struct ModelTests {
@@ -12,17 +13,36 @@ struct ModelTests {
     #expect(reloaded.entities.map(\.name) == ["Band", "Album", "BandMember", "Musician"])
   }
 
-  @Test(arguments: [
-    (#"{"entities": {"Band": {"attributes": {"name": "text"}}}}"#, "entities.Band.attributes.name", "is not an attribute type"),
-    (#"{"entities": {"Band": {"identity": "title", "attributes": {"name": "string"}}}}"#, "entities.Band.identity", "is not an attribute of Band"),
-    (#"{"entities": {"Band": {"colour": "red", "attributes": {}}}}"#, "entities.Band.colour", "unknown key"),
-    (#"{"entities": {"A": {"relationships": {"b": {"to": "B", "inverse": "x"}}}, "B": {}}}"#, "entities.A.relationships.b.inverse", "is not a relationship of B"),
-    (#"{"entities": {"A": {"relationships": {"b": {"to": "B", "inverse": "a"}}}, "B": {"relationships": {"a": {"to": "C"}}}, "C": {}}}"#, "entities.A.relationships.b.inverse", "not back to A"),
-    (#"{"entities": {"A": {"relationships": {"b": {"to": "Nope"}}}}}"#, "entities.A.relationships.b.to", "is not an entity"),
-    (#"{"entities": {"A": {"parent": "A"}}}"#, "entities.A.parent", "inheritance cycle"),
-    (#"{"keyCase": "kebab", "entities": {}}"#, "keyCase", "is not one of"),
-    (#"{"entities": {"A": {"attributes": {"x": {"type": "string", "jsonKey": "a..b"}}}}}"#, "entities.A.attributes.x.jsonKey", "not a valid JSON key"),
-  ] as [(String, String, String)])
+  @Test(
+    arguments: [
+      (
+        #"{"entities": {"Band": {"attributes": {"name": "text"}}}}"#, "entities.Band.attributes.name",
+        "is not an attribute type"
+      ),
+      (
+        #"{"entities": {"Band": {"identity": "title", "attributes": {"name": "string"}}}}"#, "entities.Band.identity",
+        "is not an attribute of Band"
+      ),
+      (#"{"entities": {"Band": {"colour": "red", "attributes": {}}}}"#, "entities.Band.colour", "unknown key"),
+      (
+        #"{"entities": {"A": {"relationships": {"b": {"to": "B", "inverse": "x"}}}, "B": {}}}"#,
+        "entities.A.relationships.b.inverse", "is not a relationship of B"
+      ),
+      (
+        #"{"entities": {"A": {"relationships": {"b": {"to": "B", "inverse": "a"}}}, "B": {"relationships": {"a": {"to": "C"}}}, "C": {}}}"#,
+        "entities.A.relationships.b.inverse", "not back to A"
+      ),
+      (
+        #"{"entities": {"A": {"relationships": {"b": {"to": "Nope"}}}}}"#, "entities.A.relationships.b.to",
+        "is not an entity"
+      ),
+      (#"{"entities": {"A": {"parent": "A"}}}"#, "entities.A.parent", "inheritance cycle"),
+      (#"{"keyCase": "kebab", "entities": {}}"#, "keyCase", "is not one of"),
+      (
+        #"{"entities": {"A": {"attributes": {"x": {"type": "string", "jsonKey": "a..b"}}}}}"#,
+        "entities.A.attributes.x.jsonKey", "not a valid JSON key"
+      ),
+    ] as [(String, String, String)])
   func invalidModelsNameThePlace(text: String, place: String, reason: String) throws {
     #expect {
       try Model(json: try JSONParser.parse(text))
@@ -58,12 +78,15 @@ struct ModelTests {
     try FileManager.default.createDirectory(atPath: bundle + "/Shop 2.xcdatamodel", withIntermediateDirectories: true)
     try FileManager.default.createDirectory(atPath: bundle + "/Shop.xcdatamodel", withIntermediateDirectories: true)
     try Data("<model/>".utf8).write(to: URL(fileURLWithPath: bundle + "/Shop.xcdatamodel/contents"))
-    try Data(#"""
+    try Data(
+      #"""
       <?xml version="1.0" encoding="UTF-8"?>
       <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
       <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Shop 2.xcdatamodel</string></dict></plist>
-      """#.utf8).write(to: URL(fileURLWithPath: bundle + "/.xccurrentversion"))
-    try Data(#"""
+      """#.utf8
+    ).write(to: URL(fileURLWithPath: bundle + "/.xccurrentversion"))
+    try Data(
+      #"""
       <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
       <model type="com.apple.IDECoreDataModeler.DataModel">
         <entity name="User" syncable="YES">
@@ -104,7 +127,8 @@ struct ModelTests {
           <userInfo><entry key="identityAttribute" value="identifier"/></userInfo>
         </entity>
       </model>
-      """#.utf8).write(to: URL(fileURLWithPath: bundle + "/Shop 2.xcdatamodel/contents"))
+      """#.utf8
+    ).write(to: URL(fileURLWithPath: bundle + "/Shop 2.xcdatamodel/contents"))
     let model = try Model(contentsOf: bundle)
     let user = try #require(model.resolved("User"))
     #expect(user.identity == ["remoteID"])

@@ -1,9 +1,9 @@
 import Foundation
+import JSONLedgerTestSupport
 import LMDB
 import Testing
 
 @testable import JSONLedger
-import JSONLedgerTestSupport
 
 /// An object with many links that gains a few in each of many batches (a producer of
 /// thousands of albums, imported in chunks): records and history must grow with what each
@@ -20,7 +20,9 @@ struct LongLinkListTests {
       var batch = ledger.makeBatch()
       try batch.stage([["name": .string("a\(index)"), "band": "Hub"]], as: "Album")
       if index % 7 == 0 { try batch.delete("Album", key: .string("a\(index / 2)")) }
-      if index % 11 == 0 { try batch.stage([["name": "Hub", "formed": .number(JSONNumber(1960 + index))]], as: "Band") }
+      if index % 11 == 0 {
+        try batch.stage([["name": "Hub", "formed": .number(JSONNumber(1960 + index))]], as: "Band")
+      }
       _ = try ledger.applySynchronously(batch)
       lists.append(try albums(of: "Hub", ledger: ledger, asOf: nil))
     }
@@ -38,7 +40,8 @@ struct LongLinkListTests {
 
   /// Ids stored in the history entries of one object, whole lists and deltas together.
   static func storedIDs(of objectID: UInt64, ledger: Ledger) throws -> (ids: Int, entries: Int) {
-    var ids = 0, entries = 0
+    var ids = 0
+    var entries = 0
     try ledger.environment.read { txn in
       try txn.forEach(in: ledger.layout.history, prefix: StoreKeys.object(objectID)) { entry in
         entries += 1
@@ -56,7 +59,9 @@ struct LongLinkListTests {
 
   static func hubID(_ ledger: Ledger) throws -> UInt64 {
     try ledger.environment.read { txn in
-      try #require(try ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model).objectID(root: "Band", identity: [.string("Hub")]))
+      try #require(
+        try ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model).objectID(
+          root: "Band", identity: [.string("Hub")]))
     }
   }
 
@@ -66,7 +71,8 @@ struct LongLinkListTests {
     let lists = try Self.growHub(ledger)
     #expect(lists.last?.count ?? 0 > 200)
     for (index, expected) in lists.enumerated() {
-      #expect(try Self.albums(of: "Hub", ledger: ledger, asOf: UInt64(index + 1)) == expected, "as of batch \(index + 1)")
+      #expect(
+        try Self.albums(of: "Hub", ledger: ledger, asOf: UInt64(index + 1)) == expected, "as of batch \(index + 1)")
     }
     _ = try ledger.verify()
   }
@@ -137,10 +143,11 @@ struct LongLinkListTests {
     // Batch 7 created a7 (and deleted a3); batch 14 deleted a7: reverting 7 conflicts on the
     // album and on the hub's links, and only there.
     let refusal = await #expect(throws: RevertRefused.self) { _ = try await ledger.revert(7) }
-    #expect(refusal?.conflicts.map(\.description) == [
-      #"Album "a7" (object): batch set present, now deleted (changed by batch 14)"#,
-      #"Band "Hub" Band.albums: batch set + Album "a7" - Album "a3", now - Album "a3", Album "a7" (changed by batch 14)"#,
-    ])
+    #expect(
+      refusal?.conflicts.map(\.description) == [
+        #"Album "a7" (object): batch set present, now deleted (changed by batch 14)"#,
+        #"Band "Hub" Band.albums: batch set + Album "a7" - Album "a3", now - Album "a3", Album "a7" (changed by batch 14)"#,
+      ])
   }
 
   /// Random batches over two long lists: new albums, albums moving between the bands,
@@ -152,14 +159,16 @@ struct LongLinkListTests {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
     var snapshots: [String] = []
-    var created = 0, longest = 0
+    var created = 0
+    var longest = 0
     for step in 1...250 {
       let head = UInt64(snapshots.count)
       switch Int.random(in: 0..<20, using: &generator) {
       case 0 where head > 1:
         _ = try? await ledger.revert(head)
       case 1 where head > 10:
-        _ = try? await ledger.revert(UInt64.random(in: (head - 10)...head, using: &generator), force: Bool.random(using: &generator))
+        _ = try? await ledger.revert(
+          UInt64.random(in: (head - 10)...head, using: &generator), force: Bool.random(using: &generator))
       case 2 where head > 20:
         _ = try await ledger.rewind(to: UInt64.random(in: (head - 20)...head, using: &generator))
       default:
@@ -171,7 +180,10 @@ struct LongLinkListTests {
         }
         if created > 5 {
           for _ in 0..<Int.random(in: 0...2, using: &generator) {
-            albums.append(["name": .string("a\(Int.random(in: 1...created, using: &generator))"), "band": Bool.random(using: &generator) ? "H" : "G"])
+            albums.append([
+              "name": .string("a\(Int.random(in: 1...created, using: &generator))"),
+              "band": Bool.random(using: &generator) ? "H" : "G",
+            ])
           }
         }
         try batch.stage(.array(albums), as: "Album")
@@ -185,11 +197,15 @@ struct LongLinkListTests {
         snapshots.append(try await ledger.read { view in try HistoryPropertyTests.snapshot(view) })
       }
       if step % 25 == 0 { try expectLinksAreTwoSided(ledger) }
-      longest = max(longest, try Self.albums(of: "H", ledger: ledger, asOf: nil).count, try Self.albums(of: "G", ledger: ledger, asOf: nil).count)
+      longest = max(
+        longest, try Self.albums(of: "H", ledger: ledger, asOf: nil).count,
+        try Self.albums(of: "G", ledger: ledger, asOf: nil).count)
     }
     #expect(longest > 2 * StoredLinkList.minimumDeltaLength)
     for (index, snapshot) in snapshots.enumerated() {
-      #expect(try await ledger.read(asOf: UInt64(index + 1)) { view in try HistoryPropertyTests.snapshot(view) } == snapshot, "as of batch \(index + 1)")
+      #expect(
+        try await ledger.read(asOf: UInt64(index + 1)) { view in try HistoryPropertyTests.snapshot(view) } == snapshot,
+        "as of batch \(index + 1)")
     }
     _ = try await ledger.verify()
   }
@@ -207,11 +223,16 @@ struct LongLinkListTests {
     await #expect(throws: RevertRefused.self) { _ = try await ledger.revert(2) }
     _ = try await ledger.revert(2, force: true)
     let albums = try await ledger.read { view in
-      try ["A", "B", "C"].map { band in try view.object("Band", key: .string(band)).map { try view.related($0, "albums").count } }
+      try ["A", "B", "C"].map { band in
+        try view.object("Band", key: .string(band)).map { try view.related($0, "albums").count }
+      }
     }
     // Batch 2 created the stub B, so its revert deletes it.
     #expect(albums == [1, nil, 0])
-    #expect(try await ledger.read { view in try view.related(try #require(try view.object("Album", key: "x")), "band").map(\.key.description) } == [#"Band "A""#])
+    #expect(
+      try await ledger.read { view in
+        try view.related(try #require(try view.object("Album", key: "x")), "band").map(\.key.description)
+      } == [#"Band "A""#])
     try expectLinksAreTwoSided(ledger)
     _ = try await ledger.verify()
   }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 /// The resolver skips an object whose payload is the one that last made it what it is
 /// (`PayloadFingerprint`), and must apply it again whenever anything else changed it since.
@@ -23,7 +24,9 @@ struct UnchangedPayloadTests {
     "bands": [["name": "Japan", "formed": 1974], ["name": "Roxy Music", "formed": 1970]],
     "albums": [
       ["name": "Tin Drum", "label": "Virgin", "band": "Japan", "producer": ["name": "Steve Nye", "country": "UK"]],
-      ["name": "Quiet Life", "label": "Ariola", "band": "Japan", "producer": ["name": "John Punter", "country": "UK"]],
+      [
+        "name": "Quiet Life", "label": "Ariola", "band": "Japan", "producer": ["name": "John Punter", "country": "UK"],
+      ],
       ["name": "Avalon", "label": "EG", "band": "Roxy Music", "producer": ["name": "Rhett Davies", "country": "UK"]],
     ],
   ]
@@ -63,7 +66,9 @@ struct UnchangedPayloadTests {
     try apply(ledger) { try $0.stageDocument(Self.document) }
     var albumIDs: Set<UInt64> = []
     try ledger.read { view in
-      for name in ["Tin Drum", "Quiet Life", "Avalon"] { albumIDs.insert(try #require(try view.object("Album", key: .string(name))).objectID) }
+      for name in ["Tin Drum", "Quiet Life", "Avalon"] {
+        albumIDs.insert(try #require(try view.object("Album", key: .string(name))).objectID)
+      }
     }
 
     var batch = ledger.makeBatch()
@@ -85,9 +90,10 @@ struct UnchangedPayloadTests {
   @Test func aNestedObjectRepeatedUnderManyParentsIsSkippedToo() throws {
     let directory = try TemporaryDirectory()
     let ledger = try makeLedger(directory)
-    let albums: JSONValue = .array((0..<5).map { index in
-      ["name": .string("album \(index)"), "producer": ["name": "Brian Eno", "country": "UK"]]
-    })
+    let albums: JSONValue = .array(
+      (0..<5).map { index in
+        ["name": .string("album \(index)"), "producer": ["name": "Brian Eno", "country": "UK"]]
+      })
     try apply(ledger) { try $0.stage(albums, as: "Album") }
 
     var batch = ledger.makeBatch()
@@ -108,8 +114,12 @@ struct UnchangedPayloadTests {
 
     let summary = try apply(ledger) { try $0.stageDocument(Self.document) }
     #expect(summary.updated == 3)  // the two albums and Japan
-    #expect(try album(ledger, "Tin Drum")?.relationships["band"] == [ObjectKey(entity: "Band", identity: [.string("Japan")])])
-    #expect(try album(ledger, "Avalon")?.relationships["band"] == [ObjectKey(entity: "Band", identity: [.string("Roxy Music")])])
+    #expect(
+      try album(ledger, "Tin Drum")?.relationships["band"] == [ObjectKey(entity: "Band", identity: [.string("Japan")])])
+    #expect(
+      try album(ledger, "Avalon")?.relationships["band"] == [
+        ObjectKey(entity: "Band", identity: [.string("Roxy Music")])
+      ])
     #expect(try ledger.verify().batches == 3)
   }
 
@@ -185,7 +195,10 @@ struct UnchangedPayloadTests {
     let summary = try apply(ledger) { try $0.stage(japan, as: "Band") }
     #expect(summary.updated == 2)  // Japan, and Quiet Life, which loses its band
     try ledger.read { view throws in
-      #expect(try view.object("Band", key: "Japan")?.relationships["albums"] == [ObjectKey(entity: "Album", identity: [.string("Tin Drum")])])
+      #expect(
+        try view.object("Band", key: "Japan")?.relationships["albums"] == [
+          ObjectKey(entity: "Album", identity: [.string("Tin Drum")])
+        ])
     }
     #expect(try ledger.verify().batches == 2)
   }
@@ -199,15 +212,23 @@ struct UnchangedPayloadTests {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
     var pool: [ChangeBatch] = []
-    var readsSkipping = 0, readsMerging = 0
+    var readsSkipping = 0
+    var readsMerging = 0
     for _ in 0..<60 {
       if pool.count < 5 || Int.random(in: 0..<4, using: &generator) == 0 {
         var batch = try HistoryPropertyTests.randomBatch(ledger, using: &generator)
         if Bool.random(using: &generator) {
           // A band listing its albums after the albums' own payloads: it may take an album
           // from the band its payload named, so that payload no longer stands for it.
-          let albums = (0..<6).map { "album \($0)" }.shuffled(using: &generator).prefix(Int.random(in: 0...2, using: &generator))
-          try batch.stage([["name": .string(["A", "B", "C"].randomElement(using: &generator)!), "albums": .array(albums.map { .string($0) })]], as: "Band")
+          let albums = (0..<6).map { "album \($0)" }.shuffled(using: &generator).prefix(
+            Int.random(in: 0...2, using: &generator))
+          try batch.stage(
+            [
+              [
+                "name": .string(["A", "B", "C"].randomElement(using: &generator)!),
+                "albums": .array(albums.map { .string($0) }),
+              ]
+            ], as: "Band")
         }
         pool.append(batch)
       }
@@ -216,7 +237,8 @@ struct UnchangedPayloadTests {
       let merged = try resolve(batch, in: ledger, hidingFingerprints: true)
       // A skipped object touched later in the batch takes its place in the record later:
       // the order of changes may differ, the changes may not.
-      #expect(skipped.changes.sorted { $0.objectID < $1.objectID } == merged.changes.sorted { $0.objectID < $1.objectID })
+      #expect(
+        skipped.changes.sorted { $0.objectID < $1.objectID } == merged.changes.sorted { $0.objectID < $1.objectID })
       #expect(skipped.statistics == merged.statistics)
       readsSkipping += skipped.readIDs.count
       readsMerging += merged.readIDs.count
@@ -228,13 +250,15 @@ struct UnchangedPayloadTests {
 
   @Test func aPayloadWithANestedObjectWithoutIdentityIsAppliedEveryTime() throws {
     let directory = try TemporaryDirectory()
-    let model = try Model(json: JSONParser.parse(#"""
-      {"entities": {
-        "Album": {"identity": "name", "attributes": {"name": "string"},
-          "relationships": {"cover": {"to": "Cover", "inverse": "album"}}},
-        "Cover": {"attributes": {"url": "string"}, "relationships": {"album": {"to": "Album", "inverse": "cover"}}}
-      }}
-      """#))
+    let model = try Model(
+      json: JSONParser.parse(
+        #"""
+        {"entities": {
+          "Album": {"identity": "name", "attributes": {"name": "string"},
+            "relationships": {"cover": {"to": "Cover", "inverse": "album"}}},
+          "Cover": {"attributes": {"url": "string"}, "relationships": {"album": {"to": "Album", "inverse": "cover"}}}
+        }}
+        """#))
     let ledger = try Ledger.open(at: directory.storePath, model: model)
     let payload: JSONValue = [["name": "Avalon", "cover": ["url": "https://example.org/avalon.jpg"]]]
     try apply(ledger) { try $0.stage(payload, as: "Album") }
@@ -249,7 +273,9 @@ struct UnchangedPayloadTests {
   /// keys (Groot): it is skipped when it is what last made the object, and applied otherwise.
   @Test func parentTypedPayloadsAreSkippedOnlyWhenTheyLastMadeTheObject() throws {
     let model = try Model(entities: [
-      Entity("Abstract", identity: ["identifier"], subentityKey: "type", abstract: true, attributes: [Attribute("identifier", .int64, jsonKey: "id")]),
+      Entity(
+        "Abstract", identity: ["identifier"], subentityKey: "type", abstract: true,
+        attributes: [Attribute("identifier", .int64, jsonKey: "id")]),
       Entity("ConcreteA", parent: "Abstract", attributes: [Attribute("foo", .string)]),
     ])
     let directory = try TemporaryDirectory()
@@ -257,7 +283,9 @@ struct UnchangedPayloadTests {
     let typed: JSONValue = [["id": 1, "type": "ConcreteA", "foo": "x"]]
     let untyped: JSONValue = [["id": 1, "foo": "y"]]
     // Each payload, and whether it changes the object.
-    let steps: [(JSONValue, Bool)] = [(typed, true), (untyped, true), (untyped, false), (typed, true), (untyped, true), (untyped, false)]
+    let steps: [(JSONValue, Bool)] = [
+      (typed, true), (untyped, true), (untyped, false), (typed, true), (untyped, true), (untyped, false),
+    ]
     for (payload, changes) in steps {
       var batch = ledger.makeBatch()
       try batch.stage(payload, as: "Abstract")

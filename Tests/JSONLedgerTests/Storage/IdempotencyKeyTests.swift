@@ -1,6 +1,7 @@
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("Idempotency keys are stored whole")
 struct IdempotencyKeyTests {

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 @Suite("Attribute indexes")
 struct IndexTests {
@@ -19,7 +20,11 @@ struct IndexTests {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: try Self.model())
     var one = ledger.makeBatch()
-    try one.stage([["name": "b", "label": "Virgin", "year": 1981], ["name": "a", "label": "Virgin"], ["name": "c", "label": "EMI"]], as: "Album")
+    try one.stage(
+      [
+        ["name": "b", "label": "Virgin", "year": 1981], ["name": "a", "label": "Virgin"],
+        ["name": "c", "label": "EMI"],
+      ], as: "Album")
     _ = try ledger.applySynchronously(one)
     var two = ledger.makeBatch()
     try two.stage([["name": "c", "label": "Virgin"], ["name": "b", "label": nil]], as: "Album")
@@ -30,7 +35,9 @@ struct IndexTests {
       #expect(try view.objects("Album", where: "year", equals: "1981").count == 1)
       #expect(try view.objects("Album", where: "label", equals: nil).map(\.key.identity) == [[.string("b")]])
     }
-    let then = try ledger.read(asOf: 1) { view in try view.objects("Album", where: "label", equals: "Virgin").map(\.key.identity) }
+    let then = try ledger.read(asOf: 1) { view in
+      try view.objects("Album", where: "label", equals: "Virgin").map(\.key.identity)
+    }
     #expect(then == [[.string("a")], [.string("b")]])
     #expect(try ledger.verify().batches == 2)
   }
@@ -42,7 +49,9 @@ struct IndexTests {
     try batch.stage([["name": "a", "label": "Virgin"]], as: "Album")
     _ = try ledger.applySynchronously(batch)
     try ledger.environment.write { txn in
-      try txn.put([], forKey: StoreKeys.index(root: 1, attribute: "label", .string("EMI")) + StoreKeys.object(1), in: ledger.layout.indexes)
+      try txn.put(
+        [], forKey: StoreKeys.index(root: 1, attribute: "label", .string("EMI")) + StoreKeys.object(1),
+        in: ledger.layout.indexes)
     }
     #expect(throws: LedgerError.self) { try ledger.verify() }
   }

@@ -1,7 +1,7 @@
+import JSONLedgerTestSupport
 import Testing
 
 @testable import JSONLedger
-import JSONLedgerTestSupport
 
 @Suite("Identity keys and the resolver's slot table")
 struct KeyEncodingTests {
@@ -9,7 +9,11 @@ struct KeyEncodingTests {
     let names = ["", "a", "a\u{0}", "a\u{0}b", "a\u{0}\u{0}", "a\u{1}", "ab", "b", "é"]
     let keys = names.map { StoreKeys.identity(root: 7, [.string($0)]).key }
     #expect(Set(keys).count == names.count)
-    #expect(keys.sorted { $0.lexicographicallyPrecedes($1) } == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map { StoreKeys.identity(root: 7, [.string($0)]).key })
+    #expect(
+      keys.sorted { $0.lexicographicallyPrecedes($1) }
+        == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map {
+          StoreKeys.identity(root: 7, [.string($0)]).key
+        })
     #expect(keys[1] == [0, 0, 0, 7, 1, 0x61, 0, 1])
     #expect(keys[2] == [0, 0, 0, 7, 1, 0x61, 0, 0xFF, 0, 1])
   }
@@ -22,7 +26,9 @@ struct KeyEncodingTests {
     let summary = try ledger.applySynchronously(batch)
     #expect(summary.created == 3)
     try ledger.read { (view: borrowing View) throws in
-      for name in ["a", "a\u{0}", "a\u{0}b"] { #expect(try view.object("Tag", key: .string(name))?["name"] == .string(name)) }
+      for name in ["a", "a\u{0}", "a\u{0}b"] {
+        #expect(try view.object("Tag", key: .string(name))?["name"] == .string(name))
+      }
       #expect(try view.object("Tag", key: "a\u{0}c") == nil)
     }
   }
@@ -30,7 +36,9 @@ struct KeyEncodingTests {
   @Test func slotTableFindsEveryIDAcrossGrowth() {
     var table = SlotTable()
     var generator = SeededGenerator(seed: 11)
-    let ids = (0..<5_000).map { index in index % 3 == 0 ? UInt64(index + 1) : UInt64.random(in: 1...UInt64.max, using: &generator) }
+    let ids = (0..<5_000).map { index in
+      index % 3 == 0 ? UInt64(index + 1) : UInt64.random(in: 1...UInt64.max, using: &generator)
+    }
     var expected: [UInt64: Int] = [:]
     for (slot, id) in ids.enumerated() where expected[id] == nil {
       #expect(table[id] == nil)

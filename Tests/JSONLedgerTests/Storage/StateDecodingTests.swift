@@ -5,10 +5,13 @@ import Testing
 @Suite("Decoding stored states")
 struct StateDecodingTests {
   private func encoded(_ state: ObjectState) -> [UInt8] {
-    var header = BinaryWriter(), attributes = BinaryWriter(), entry = BinaryWriter()
+    var header = BinaryWriter()
+    var attributes = BinaryWriter()
+    var entry = BinaryWriter()
     ObjectStateCoding.writeHeader(entity: state.entity, identity: state.identity, into: &header)
     ObjectStateCoding.writeAttributes(state.attributes, into: &attributes)
-    ObjectStateCoding.writeEntry(header: header.bytes, links: state.links, encodedAttributes: attributes.bytes, into: &entry)
+    ObjectStateCoding.writeEntry(
+      header: header.bytes, links: state.links, encodedAttributes: attributes.bytes, into: &entry)
     return entry.bytes
   }
 
@@ -16,9 +19,13 @@ struct StateDecodingTests {
     let model = MappingRuleTests.model
     var state = ObjectState(entity: "User", identity: [.integer(7)])
     state.links[1] = [3, 9]
-    let known: [String: AttributeValue] = ["remoteID": .integer(7), "age": .integer(40), "firstName": .string("Ada"), "userType": .string("admin")]
+    let known: [String: AttributeValue] = [
+      "remoteID": .integer(7), "age": .integer(40), "firstName": .string("Ada"), "userType": .string("admin"),
+    ]
     // Names the model lacks, sorting before, between and after its own, and one a prefix of a model name.
-    let unknown: [String: AttributeValue] = ["aaa": .bool(true), "firstNam": .string("x"), "nickname": .string("é"), "zzz": .double(1.5), "é": .integer(1)]
+    let unknown: [String: AttributeValue] = [
+      "aaa": .bool(true), "firstNam": .string("x"), "nickname": .string("é"), "zzz": .double(1.5), "é": .integer(1),
+    ]
     for attributes in [known, unknown, known.merging(unknown) { $1 }, [:]] {
       state.attributes = AttributeList(attributes)
       let decoded = try #require(try ObjectStateCoding.decodeState(encoded(state), model: model))

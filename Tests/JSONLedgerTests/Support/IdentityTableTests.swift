@@ -15,11 +15,12 @@ struct IdentityTableTests {
     var expected: [[UInt8]: (id: UInt64, isNew: Bool, payloadFingerprint: UInt64)] = [:]
     for index in 0..<5_000 {
       // Strings, integers and two-part identities, some long enough to span several words.
-      let values: [AttributeValue] = switch index % 3 {
-      case 0: [.string("album \(index)")]
-      case 1: [.integer(Int64(index) - 2_500)]
-      default: [.string(String(repeating: "x", count: index % 40)), .integer(Int64(index))]
-      }
+      let values: [AttributeValue] =
+        switch index % 3 {
+        case 0: [.string("album \(index)")]
+        case 1: [.integer(Int64(index) - 2_500)]
+        default: [.string(String(repeating: "x", count: index % 40)), .integer(Int64(index))]
+        }
       let encoded = key(UInt32(index % 4 + 1), values)
       #expect(table.entry(forKey: encoded) == nil)
       table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0, payloadFingerprint: UInt64(index * 7))

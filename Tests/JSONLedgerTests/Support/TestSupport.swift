@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import JSONLedger
 import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
 
 enum Fixtures {
   static func url(_ name: String) throws -> URL {
@@ -47,7 +48,9 @@ func expectLinksAreTwoSided(_ ledger: Ledger, sourceLocation: SourceLocation = #
         let counterpart = ledger.model.counterpart(of: relationshipID)
         for target in targets {
           let back = try store.state(of: target)?.links[counterpart] ?? []
-          #expect(back.contains(id), "object \(id) links \(target) through \(relationshipID), which does not link back", sourceLocation: sourceLocation)
+          #expect(
+            back.contains(id), "object \(id) links \(target) through \(relationshipID), which does not link back",
+            sourceLocation: sourceLocation)
         }
       }
     }

@@ -10,7 +10,10 @@ struct Demo: AsyncParsableCommand {
   var store: String?
 
   func run() async throws {
-    let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-demo-\(UUID().uuidString.prefix(8))").path
+    let path =
+      store
+      ?? FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-demo-\(UUID().uuidString.prefix(8))")
+      .path
     let model = try Model(json: JSONParser.parse(DemoData.model))
     let ledger = try Ledger.open(at: path, model: model)
     print("JSONLedger demo: bands, albums, band members and musicians.")
@@ -30,7 +33,9 @@ struct Demo: AsyncParsableCommand {
 
     print("4. The log, newest first (jsonledger log \(path)):")
     for entry in try await ledger.log() {
-      print("   batch \(entry.batchID)  \(entry.kind)  \(Describe.counts(entry.statistics))  \"\(entry.metadata.message ?? "")\"")
+      print(
+        "   batch \(entry.batchID)  \(entry.kind)  \(Describe.counts(entry.statistics))  \"\(entry.metadata.message ?? "")\""
+      )
     }
     print("")
 
@@ -60,7 +65,8 @@ struct Demo: AsyncParsableCommand {
     print("   as of batch 1: \(before?.description ?? "nil"); now: \(now?.description ?? "nil")\n")
 
     let report = try await ledger.verify()
-    print("9. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
+    print(
+      "9. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
     print("Explore it: jsonledger log \(path)   |   jsonledger diff \(path) 1 2   |   jsonledger revert \(path) 2")
   }
 

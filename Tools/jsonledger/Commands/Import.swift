@@ -42,7 +42,10 @@ struct Import: AsyncParsableCommand {
   @Option(help: "A key that makes re-applying the same batch a no-op.")
   var idempotencyKey: String?
 
-  @Option(help: "Stream the file and apply it in batches of at most this many objects (bounded memory; each batch all or nothing).")
+  @Option(
+    help:
+      "Stream the file and apply it in batches of at most this many objects (bounded memory; each batch all or nothing)."
+  )
   var chunkSize: Int?
 
   @Flag(help: "Print machine-readable JSON.")
@@ -72,7 +75,9 @@ struct Import: AsyncParsableCommand {
     var scope: ParentScope?
     if let parent, let relationship {
       guard let colon = parent.firstIndex(of: ":") else { throw ValidationError("--parent takes ENTITY:KEY") }
-      scope = ParentScope(entity: String(parent[..<colon]), key: .string(String(parent[parent.index(after: colon)...])), relationship: relationship)
+      scope = ParentScope(
+        entity: String(parent[..<colon]), key: .string(String(parent[parent.index(after: colon)...])),
+        relationship: relationship)
     }
     return StagingOptions(operations: set, prune: prune, parent: scope)
   }
@@ -87,11 +92,15 @@ struct Import: AsyncParsableCommand {
     if file == "-" {
       bytes = FileHandle.standardInput.readDataToEndOfFile()
     } else {
-      guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure(message: "cannot read \(file)") }
+      guard let data = FileManager.default.contents(atPath: file) else {
+        throw CommandFailure(message: "cannot read \(file)")
+      }
       bytes = data
     }
     let document: JSONValue
-    do { document = try JSONParser.parse(bytes) } catch { throw LedgerError.syntax(error, source: file == "-" ? "stdin" : file) }
+    do { document = try JSONParser.parse(bytes) } catch {
+      throw LedgerError.syntax(error, source: file == "-" ? "stdin" : file)
+    }
     var batch = ledger.makeBatch()
     batch.isStrict = strict
     let options = try stagingOptions()
@@ -122,7 +131,9 @@ struct Import: AsyncParsableCommand {
       })
     if showsProgress { FileHandle.standardError.write(Data("\n".utf8)) }
     let skipped = summaries.filter(\.wasAlreadyApplied).count
-    let total = summaries.filter { !$0.wasAlreadyApplied }.reduce(into: (created: 0, updated: 0, deleted: 0, unchanged: 0)) {
+    let total = summaries.filter { !$0.wasAlreadyApplied }.reduce(
+      into: (created: 0, updated: 0, deleted: 0, unchanged: 0)
+    ) {
       $0.created += $1.created
       $0.updated += $1.updated
       $0.deleted += $1.deleted
@@ -140,8 +151,14 @@ struct Import: AsyncParsableCommand {
     } else {
       let ids = summaries.map(\.batchID)
       let range = ids.isEmpty ? "no batches" : ids.count == 1 ? "batch \(ids[0])" : "batches \(ids.first!)–\(ids.last!)"
-      print("\(range): \(total.created) created, \(total.updated) updated, \(total.deleted) deleted, \(total.unchanged) unchanged")
-      if skipped > 0 { print("\(skipped) part\(skipped == 1 ? " was" : "s were") already applied (idempotency key \(idempotencyKey ?? ""))") }
+      print(
+        "\(range): \(total.created) created, \(total.updated) updated, \(total.deleted) deleted, \(total.unchanged) unchanged"
+      )
+      if skipped > 0 {
+        print(
+          "\(skipped) part\(skipped == 1 ? " was" : "s were") already applied (idempotency key \(idempotencyKey ?? ""))"
+        )
+      }
     }
   }
 }

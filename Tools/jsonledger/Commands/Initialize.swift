@@ -25,8 +25,12 @@ struct Initialize: AsyncParsableCommand {
     if json {
       Output.json(["store": .string(ledger.path), "entities": .array(loaded.entities.map { .string($0.name) })])
     } else {
-      print("created store \(ledger.path) with \(loaded.entities.count) entities: \(loaded.entities.map(\.name).joined(separator: ", "))")
-      if passThroughTransformers { Output.note("note: value transformers named by the model pass values through unchanged") }
+      print(
+        "created store \(ledger.path) with \(loaded.entities.count) entities: \(loaded.entities.map(\.name).joined(separator: ", "))"
+      )
+      if passThroughTransformers {
+        Output.note("note: value transformers named by the model pass values through unchanged")
+      }
     }
   }
 }

@@ -2,7 +2,8 @@ import ArgumentParser
 import JSONLedger
 
 struct Log: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "List batches newest first, or those that touched one object.")
+  static let configuration = CommandConfiguration(
+    abstract: "List batches newest first, or those that touched one object.")
 
   @OptionGroup var storeOptions: StoreOptions
 
@@ -32,25 +33,32 @@ struct Log: AsyncParsableCommand {
       entries = try await ledger.log(limit: limit)
     }
     if json {
-      Output.json(.array(try entries.map { entry in
-        var object: JSONObject = [
-          "batch": .number(JSONNumber(Int64(entry.batchID))), "time": .string(Output.time(entry.time)),
-          "kind": .string(entry.kind.description),
-          "created": .number(JSONNumber(entry.statistics.created)), "updated": .number(JSONNumber(entry.statistics.updated)),
-          "deleted": .number(JSONNumber(entry.statistics.deleted)), "unchanged": .number(JSONNumber(entry.statistics.unchanged)),
-        ]
-        object["message"] = entry.metadata.message.map { .string($0) } ?? .null
-        object["author"] = entry.metadata.author.map { .string($0) } ?? .null
-        object["source"] = entry.metadata.source.map { .string($0) } ?? .null
-        if let reverted = entry.metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(Int64(reverted))) }
-        if let change = entry.change { object["change"] = try Describe.changeJSON(change, ledger: ledger) }
-        return .object(object)
-      }))
+      Output.json(
+        .array(
+          try entries.map { entry in
+            var object: JSONObject = [
+              "batch": .number(JSONNumber(Int64(entry.batchID))), "time": .string(Output.time(entry.time)),
+              "kind": .string(entry.kind.description),
+              "created": .number(JSONNumber(entry.statistics.created)),
+              "updated": .number(JSONNumber(entry.statistics.updated)),
+              "deleted": .number(JSONNumber(entry.statistics.deleted)),
+              "unchanged": .number(JSONNumber(entry.statistics.unchanged)),
+            ]
+            object["message"] = entry.metadata.message.map { .string($0) } ?? .null
+            object["author"] = entry.metadata.author.map { .string($0) } ?? .null
+            object["source"] = entry.metadata.source.map { .string($0) } ?? .null
+            if let reverted = entry.metadata.revertedBatchID {
+              object["reverts"] = .number(JSONNumber(Int64(reverted)))
+            }
+            if let change = entry.change { object["change"] = try Describe.changeJSON(change, ledger: ledger) }
+            return .object(object)
+          }))
       return
     }
     if entries.isEmpty { print("(no batches)") }
     for entry in entries {
-      var line = "batch \(entry.batchID)  \(Output.time(entry.time))  \(entry.kind)  \(Describe.counts(entry.statistics))"
+      var line =
+        "batch \(entry.batchID)  \(Output.time(entry.time))  \(entry.kind)  \(Describe.counts(entry.statistics))"
       if let reverted = entry.metadata.revertedBatchID { line += "  (reverts \(reverted))" }
       if let message = entry.metadata.message { line += "  \"\(message)\"" }
       if let author = entry.metadata.author { line += "  by \(author)" }

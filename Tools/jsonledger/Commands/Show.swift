@@ -2,7 +2,8 @@ import ArgumentParser
 import JSONLedger
 
 struct Show: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Print one batch's record: every object it changed, field by field.")
+  static let configuration = CommandConfiguration(
+    abstract: "Print one batch's record: every object it changed, field by field.")
 
   @OptionGroup var storeOptions: StoreOptions
 

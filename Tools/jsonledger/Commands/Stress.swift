@@ -25,7 +25,8 @@ struct Stress: AsyncParsableCommand {
   func run() async throws {
     var options = Ledger.Options()
     options.durability = storeOptions.durability
-    let ledger = try Ledger.open(at: storeOptions.store, model: try Model(json: JSONParser.parse(Self.model)), options: options)
+    let ledger = try Ledger.open(
+      at: storeOptions.store, model: try Model(json: JSONParser.parse(Self.model)), options: options)
     var round = try ledger.head
     for _ in 0..<batches {
       round += 1
@@ -55,7 +56,13 @@ struct ReadCheck: AsyncParsableCommand {
     var checked = 0
     for _ in 0..<reads {
       let (head, labels) = try await ledger.read { view in
-        (view.batchID, Set(try view.objects("Album").filter { $0.key.identity.first?.keyText.hasPrefix("album") == true }.compactMap { $0["label"]?.keyText }))
+        (
+          view.batchID,
+          Set(
+            try view.objects("Album").filter { $0.key.identity.first?.keyText.hasPrefix("album") == true }.compactMap {
+              $0["label"]?.keyText
+            })
+        )
       }
       if head == 0 { continue }
       guard labels == ["round \(head)"] else {

@@ -18,7 +18,9 @@ struct Verify: AsyncParsableCommand {
         "entriesCompared": .number(JSONNumber(report.entriesCompared)),
       ])
     } else {
-      print("ok: \(report.batches) batches replayed, \(report.objects) objects, \(report.entriesCompared) projection entries identical")
+      print(
+        "ok: \(report.batches) batches replayed, \(report.objects) objects, \(report.entriesCompared) projection entries identical"
+      )
     }
   }
 }

@@ -40,7 +40,10 @@ enum Describe {
     ]
     var fields = JSONObject()
     for attribute in change.attributes {
-      fields[attribute.name] = ["old": attribute.old.map { .string($0.description) } ?? .null, "new": attribute.new.map { .string($0.description) } ?? .null]
+      fields[attribute.name] = [
+        "old": attribute.old.map { .string($0.description) } ?? .null,
+        "new": attribute.new.map { .string($0.description) } ?? .null,
+      ]
     }
     object["fields"] = .object(fields)
     var links = JSONObject()
@@ -68,7 +71,9 @@ enum Describe {
     }
     for name in object.relationships.keys.sorted() {
       let targets = object.relationships[name] ?? []
-      lines.append("  \(name) → \(targets.isEmpty ? "(none)" : targets.map { $0.identity.map(\.description).joined(separator: ", ") }.joined(separator: "; "))")
+      lines.append(
+        "  \(name) → \(targets.isEmpty ? "(none)" : targets.map { $0.identity.map(\.description).joined(separator: ", ") }.joined(separator: "; "))"
+      )
     }
     return lines
   }

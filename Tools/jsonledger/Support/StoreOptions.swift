@@ -6,7 +6,9 @@ struct StoreOptions: ParsableArguments {
   @Argument(help: "The store directory.")
   var store: String
 
-  @Flag(help: "Open a model that names value transformers this tool cannot register, passing their values through unchanged.")
+  @Flag(
+    help:
+      "Open a model that names value transformers this tool cannot register, passing their values through unchanged.")
   var passThroughTransformers = false
 
   @Option(help: "Commit durability: full, noMetaSync or noSync (see the README's Reliability section).")

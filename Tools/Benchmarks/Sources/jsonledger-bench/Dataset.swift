@@ -56,7 +56,8 @@ struct Dataset {
   /// producers, so each becomes a hub of `albums / 500` links), streamed in blocks so that a
   /// file of any size can be made: the input of the memory measurement.
   static func writeAlbums(_ albums: Int, to path: String, withProducers: Bool) throws {
-    guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+    guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path)
+    else {
       throw CocoaError(.fileWriteUnknown)
     }
     defer { try? handle.close() }

@@ -33,7 +33,9 @@ struct FloorContender {
     for chunk in stride(from: 0, to: indices.count, by: 1000) {
       try environment.read { txn in
         for index in indices[chunk..<min(chunk + 1000, indices.count)] {
-          guard try txn.value(forKey: Self.key(index), in: database) != nil else { throw LedgerError.invalidArgument("missing") }
+          guard try txn.value(forKey: Self.key(index), in: database) != nil else {
+            throw LedgerError.invalidArgument("missing")
+          }
         }
       }
     }

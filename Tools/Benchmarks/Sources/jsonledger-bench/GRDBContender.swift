@@ -12,36 +12,41 @@ struct GRDBContender {
     configuration.foreignKeysEnabled = true
     pool = try DatabasePool(path: try scratchDirectory("grdb") + "/db.sqlite", configuration: configuration)
     try pool.write { db in
-      try db.execute(sql: """
-        CREATE TABLE band (name TEXT PRIMARY KEY NOT NULL, formed INTEGER, description TEXT) WITHOUT ROWID;
-        CREATE TABLE musician (name TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-        CREATE TABLE band_member (band TEXT NOT NULL REFERENCES band(name), musician TEXT NOT NULL REFERENCES musician(name),
-          PRIMARY KEY (band, musician)) WITHOUT ROWID;
-        CREATE TABLE producer (name TEXT PRIMARY KEY NOT NULL, country TEXT) WITHOUT ROWID;
-        CREATE TABLE album (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
-          producer TEXT REFERENCES producer(name), released TEXT, label TEXT, sales INTEGER) WITHOUT ROWID;
-        CREATE INDEX album_band ON album(band);
-        """)
+      try db.execute(
+        sql: """
+          CREATE TABLE band (name TEXT PRIMARY KEY NOT NULL, formed INTEGER, description TEXT) WITHOUT ROWID;
+          CREATE TABLE musician (name TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+          CREATE TABLE band_member (band TEXT NOT NULL REFERENCES band(name), musician TEXT NOT NULL REFERENCES musician(name),
+            PRIMARY KEY (band, musician)) WITHOUT ROWID;
+          CREATE TABLE producer (name TEXT PRIMARY KEY NOT NULL, country TEXT) WITHOUT ROWID;
+          CREATE TABLE album (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
+            producer TEXT REFERENCES producer(name), released TEXT, label TEXT, sales INTEGER) WITHOUT ROWID;
+          CREATE INDEX album_band ON album(band);
+          """)
     }
   }
 
   func importDocument(_ bytes: [UInt8]) throws {
     let document = try JSONParser.parse(bytes)
     try pool.write { db in
-      let band = try db.makeStatement(sql: """
-        INSERT INTO band (name, formed, description) VALUES (?, ?, ?)
-        ON CONFLICT(name) DO UPDATE SET formed = excluded.formed, description = excluded.description
-        """)
+      let band = try db.makeStatement(
+        sql: """
+          INSERT INTO band (name, formed, description) VALUES (?, ?, ?)
+          ON CONFLICT(name) DO UPDATE SET formed = excluded.formed, description = excluded.description
+          """)
       let musician = try db.makeStatement(sql: "INSERT INTO musician (name) VALUES (?) ON CONFLICT DO NOTHING")
-      let member = try db.makeStatement(sql: "INSERT INTO band_member (band, musician) VALUES (?, ?) ON CONFLICT DO NOTHING")
-      let producer = try db.makeStatement(sql: """
-        INSERT INTO producer (name, country) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET country = excluded.country
-        """)
-      let album = try db.makeStatement(sql: """
-        INSERT INTO album (name, band, producer, released, label, sales) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT(name) DO UPDATE SET band = excluded.band, producer = excluded.producer,
-          released = excluded.released, label = excluded.label, sales = excluded.sales
-        """)
+      let member = try db.makeStatement(
+        sql: "INSERT INTO band_member (band, musician) VALUES (?, ?) ON CONFLICT DO NOTHING")
+      let producer = try db.makeStatement(
+        sql: """
+          INSERT INTO producer (name, country) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET country = excluded.country
+          """)
+      let album = try db.makeStatement(
+        sql: """
+          INSERT INTO album (name, band, producer, released, label, sales) VALUES (?, ?, ?, ?, ?, ?)
+          ON CONFLICT(name) DO UPDATE SET band = excluded.band, producer = excluded.producer,
+            released = excluded.released, label = excluded.label, sales = excluded.sales
+          """)
       for object in document["bands"]?.arrayValue ?? [] {
         let name = object["name"]?.stringValue
         try band.execute(arguments: [name, Self.int(object["formed"]), object["description"]?.stringValue])
@@ -71,7 +76,9 @@ struct GRDBContender {
       try pool.read { db in
         let statement = try db.cachedStatement(sql: "SELECT * FROM album WHERE name = ?")
         for key in keys[chunk..<min(chunk + 1000, keys.count)] {
-          guard try Row.fetchOne(statement, arguments: [key]) != nil else { throw LedgerError.invalidArgument("missing \(key)") }
+          guard try Row.fetchOne(statement, arguments: [key]) != nil else {
+            throw LedgerError.invalidArgument("missing \(key)")
+          }
         }
       }
     }
@@ -80,7 +87,8 @@ struct GRDBContender {
   func readAllAlbumsWithBand() throws -> Int {
     try pool.read { db in
       var count = 0
-      let rows = try Row.fetchCursor(db, sql: "SELECT album.*, band.name AS band_name FROM album LEFT JOIN band ON band.name = album.band")
+      let rows = try Row.fetchCursor(
+        db, sql: "SELECT album.*, band.name AS band_name FROM album LEFT JOIN band ON band.name = album.band")
       while let row = try rows.next() {
         if (row["band_name"] as String?) != nil { count += 1 }
       }
@@ -91,8 +99,10 @@ struct GRDBContender {
   func exportAll() throws -> Int {
     try pool.read { db in
       var bands: [JSONValue] = []
-      let members = Dictionary(grouping: try Row.fetchAll(db, sql: "SELECT band, musician FROM band_member"), by: { $0["band"] as String })
-      let albumsByBand = Dictionary(grouping: try Row.fetchAll(db, sql: "SELECT name, band FROM album"), by: { ($0["band"] as String?) ?? "" })
+      let members = Dictionary(
+        grouping: try Row.fetchAll(db, sql: "SELECT band, musician FROM band_member"), by: { $0["band"] as String })
+      let albumsByBand = Dictionary(
+        grouping: try Row.fetchAll(db, sql: "SELECT name, band FROM album"), by: { ($0["band"] as String?) ?? "" })
       for row in try Row.fetchAll(db, sql: "SELECT * FROM band ORDER BY name") {
         let name: String = row["name"]
         bands.append([

@@ -25,7 +25,9 @@ struct JSONLedgerContender {
     for chunk in stride(from: 0, to: keys.count, by: 1000) {
       try ledger.read { view in
         for key in keys[chunk..<min(chunk + 1000, keys.count)] {
-          guard try view.object("Album", key: .string(key)) != nil else { throw LedgerError.invalidArgument("missing \(key)") }
+          guard try view.object("Album", key: .string(key)) != nil else {
+            throw LedgerError.invalidArgument("missing \(key)")
+          }
         }
       }
     }
@@ -50,7 +52,8 @@ struct JSONLedgerContender {
     var options = Ledger.Options()
     options.durability = .noSync
     let ledger = try Ledger.open(
-      at: try scratchDirectory("history") + "/store", model: try Model(json: JSONParser.parse(Dataset.model)), options: options)
+      at: try scratchDirectory("history") + "/store", model: try Model(json: JSONParser.parse(Dataset.model)),
+      options: options)
     var batch = ledger.makeBatch()
     try batch.stage(.array((0..<1000).map { ["name": .string("album \($0)"), "label": "L0"] }), as: "Album")
     _ = try ledger.applySynchronously(batch)

@@ -25,7 +25,9 @@ func peakResidentMegabytes() -> Double {
 }
 
 /// The directory of this run, under which every contender's store lives; removed at the end.
-let scratchRoot = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-bench-\(UUID().uuidString.prefix(8))").path
+let scratchRoot = FileManager.default.temporaryDirectory.appendingPathComponent(
+  "jsonledger-bench-\(UUID().uuidString.prefix(8))"
+).path
 
 func scratchDirectory(_ name: String) throws -> String {
   let path = scratchRoot + "/\(name)-\(UUID().uuidString.prefix(8))"

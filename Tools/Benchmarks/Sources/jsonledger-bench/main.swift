@@ -24,7 +24,10 @@ while let argument = arguments.next() {
     try Dataset.writeAlbums(count, to: path, withProducers: argument == "--write-albums")
     exit(0)
   default:
-    FileHandle.standardError.write(Data("usage: jsonledger-bench [--objects N] [--batches B] [--json] | --write-model PATH | --write-albums[-without-producers] N PATH\n".utf8))
+    FileHandle.standardError.write(
+      Data(
+        "usage: jsonledger-bench [--objects N] [--batches B] [--json] | --write-model PATH | --write-albums[-without-producers] N PATH\n"
+          .utf8))
     exit(2)
   }
 }
@@ -43,7 +46,10 @@ let megabytes = Double(document.count) / 1_000_000
 log("parse \(String(format: "%.1f", megabytes)) MB")
 let parseOurs = try seconds { _ = try JSONParser.parse(document) }
 let parseFoundation = try seconds { _ = try JSONSerialization.jsonObject(with: Data(document)) }
-rows.append(ResultRow(name: "JSON parse (our parser; grdb column: JSONSerialization)", unit: "MB/s", jsonledger: megabytes / parseOurs, grdb: megabytes / parseFoundation, floor: nil))
+rows.append(
+  ResultRow(
+    name: "JSON parse (our parser; grdb column: JSONSerialization)", unit: "MB/s", jsonledger: megabytes / parseOurs,
+    grdb: megabytes / parseFoundation, floor: nil))
 
 if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil {
   // Profiling aid: import into a fresh store, print the split, and stop.
@@ -54,7 +60,14 @@ if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil
     // import and its revert timed.
     _ = try again.importDocument(document)
     var extra = again.ledger.makeBatch()
-    try extra.stage(.array((0..<10_000).map { ["name": .string("extra album \($0)"), "band": .string(dataset.bandName($0 % dataset.bandCount)), "label": "Extra"] }), as: "Album")
+    try extra.stage(
+      .array(
+        (0..<10_000).map {
+          [
+            "name": .string("extra album \($0)"), "band": .string(dataset.bandName($0 % dataset.bandCount)),
+            "label": "Extra",
+          ]
+        }), as: "Album")
     var id: UInt64 = 0
     let importTime = try seconds { id = try again.ledger.applySynchronously(extra).batchID }
     let target = again.ledger
@@ -97,7 +110,9 @@ if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil
 // the contenders, and their medians, keep one slow moment from deciding a ratio.
 let rounds = objects >= 1_000_000 ? 1 : 3
 log("fresh import of \(objects) objects, \(rounds) round(s)")
-var freshLedger: [Double] = [], freshGRDB: [Double] = [], freshFloor: [Double] = []
+var freshLedger: [Double] = []
+var freshGRDB: [Double] = []
+var freshFloor: [Double] = []
 for round in 0..<rounds {
   // Earlier rounds import into stores of their own; the last fills those the later workloads use.
   let isLast = round == rounds - 1
@@ -109,23 +124,32 @@ for round in 0..<rounds {
   freshFloor.append(try seconds { try roundFloor.importDocument(document) })
 }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-let importLedger = median(freshLedger), importGRDB = median(freshGRDB), importFloor = median(freshFloor)
-rows.append(ResultRow(name: rounds > 1 ? "fresh import (median of \(rounds))" : "fresh import", unit: "objects/s", jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB, floor: Double(objects) / importFloor))
+let importLedger = median(freshLedger)
+let importGRDB = median(freshGRDB)
+let importFloor = median(freshFloor)
+rows.append(
+  ResultRow(
+    name: rounds > 1 ? "fresh import (median of \(rounds))" : "fresh import", unit: "objects/s",
+    jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB, floor: Double(objects) / importFloor
+  ))
 
 // Each round changes the same 10% of the albums (their label) back and forth: the changed
 // document, then the original, then the changed one again, so that every round is a re-import
 // with 10% changed and the store ends with the changed document for the reads below.
 log("re-import with 10% changed, \(rounds) round(s)")
-var reimportsLedger: [Double] = [], reimportsGRDB: [Double] = []
+var reimportsLedger: [Double] = []
+var reimportsGRDB: [Double] = []
 for round in 0..<rounds {
   let next = round % 2 == 0 ? changed : document
   reimportsLedger.append(try seconds { _ = try ledger.importDocument(next) })
   reimportsGRDB.append(try seconds { try grdb.importDocument(next) })
 }
-let reimportLedger = median(reimportsLedger), reimportGRDB = median(reimportsGRDB)
-rows.append(ResultRow(
-  name: rounds > 1 ? "re-import, 10% changed (median of \(rounds))" : "re-import, 10% changed", unit: "objects/s",
-  jsonledger: Double(objects) / reimportLedger, grdb: Double(objects) / reimportGRDB, floor: nil))
+let reimportLedger = median(reimportsLedger)
+let reimportGRDB = median(reimportsGRDB)
+rows.append(
+  ResultRow(
+    name: rounds > 1 ? "re-import, 10% changed (median of \(rounds))" : "re-import, 10% changed", unit: "objects/s",
+    jsonledger: Double(objects) / reimportLedger, grdb: Double(objects) / reimportGRDB, floor: nil))
 
 log("single-object reads")
 var generator = SystemRandomNumberGenerator()
@@ -135,18 +159,27 @@ let keys = indices.map(dataset.albumName)
 let readLedger = try seconds { try ledger.readByKey(keys) }
 let readGRDB = try seconds { try grdb.readByKey(keys) }
 let readFloor = try seconds { try floor.readByKey(indices.map { $0 + dataset.bandCount }) }
-rows.append(ResultRow(name: "read one object by key", unit: "µs/op", jsonledger: readLedger / Double(lookups) * 1e6, grdb: readGRDB / Double(lookups) * 1e6, floor: readFloor / Double(lookups) * 1e6))
+rows.append(
+  ResultRow(
+    name: "read one object by key", unit: "µs/op", jsonledger: readLedger / Double(lookups) * 1e6,
+    grdb: readGRDB / Double(lookups) * 1e6, floor: readFloor / Double(lookups) * 1e6))
 
 log("read all albums with their band")
 var albumCount = 0
 let scanLedger = try seconds { albumCount = try ledger.readAllAlbumsWithBand() }
 let scanGRDB = try seconds { _ = try grdb.readAllAlbumsWithBand() }
-rows.append(ResultRow(name: "read all of one entity with one relationship", unit: "objects/s", jsonledger: Double(albumCount) / scanLedger, grdb: Double(albumCount) / scanGRDB, floor: nil))
+rows.append(
+  ResultRow(
+    name: "read all of one entity with one relationship", unit: "objects/s",
+    jsonledger: Double(albumCount) / scanLedger, grdb: Double(albumCount) / scanGRDB, floor: nil))
 
 log("full export")
 let exportLedger = try seconds { _ = try ledger.exportAll() }
 let exportGRDB = try seconds { _ = try grdb.exportAll() }
-rows.append(ResultRow(name: "full export to JSON", unit: "objects/s", jsonledger: Double(objects) / exportLedger, grdb: Double(objects) / exportGRDB, floor: nil))
+rows.append(
+  ResultRow(
+    name: "full export to JSON", unit: "objects/s", jsonledger: Double(objects) / exportLedger,
+    grdb: Double(objects) / exportGRDB, floor: nil))
 
 log("import and revert of a 10k-object batch, three rounds")
 // One round is too noisy to compare two numbers this close (a commit's writeback can land in
@@ -155,61 +188,97 @@ var importTimes: [Double] = []
 var revertTimes: [Double] = []
 for round in 0..<3 {
   let tenThousand = (0..<10_000).map { index -> JSONValue in
-    ["name": .string("extra album \(round)-\(index)"), "band": .string(dataset.bandName(index % dataset.bandCount)), "label": "Extra"]
+    [
+      "name": .string("extra album \(round)-\(index)"), "band": .string(dataset.bandName(index % dataset.bandCount)),
+      "label": "Extra",
+    ]
   }
   var extraBatch = ledger.ledger.makeBatch()
   try extraBatch.stage(.array(tenThousand), as: "Album")
   var extraID: UInt64 = 0
   importTimes.append(try seconds { extraID = try ledger.ledger.applySynchronously(extraBatch).batchID })
-  revertTimes.append(seconds {
-    let semaphore = DispatchSemaphore(value: 0)
-    let target = ledger.ledger
-    let id = extraID
-    Task.detached {
-      _ = try? await target.revert(id)
-      semaphore.signal()
-    }
-    semaphore.wait()
-  })
+  revertTimes.append(
+    seconds {
+      let semaphore = DispatchSemaphore(value: 0)
+      let target = ledger.ledger
+      let id = extraID
+      Task.detached {
+        _ = try? await target.revert(id)
+        semaphore.signal()
+      }
+      semaphore.wait()
+    })
 }
 let importTen = median(importTimes)
 let revertTen = median(revertTimes)
-rows.append(ResultRow(name: "import of a 10k-object batch (same store, median of 3)", unit: "objects/s", jsonledger: 10_000 / importTen, grdb: nil, floor: nil))
-rows.append(ResultRow(name: "revert of that 10k-object batch (median of 3)", unit: "objects/s", jsonledger: 10_000 / revertTen, grdb: nil, floor: nil))
+rows.append(
+  ResultRow(
+    name: "import of a 10k-object batch (same store, median of 3)", unit: "objects/s", jsonledger: 10_000 / importTen,
+    grdb: nil, floor: nil))
+rows.append(
+  ResultRow(
+    name: "revert of that 10k-object batch (median of 3)", unit: "objects/s", jsonledger: 10_000 / revertTen, grdb: nil,
+    floor: nil))
 
 log("verify")
 let verifySeconds = try seconds { _ = try ledger.ledger.verify() }
-rows.append(ResultRow(name: "verify (replay whole log, compare)", unit: "objects/s", jsonledger: Double(objects) / verifySeconds, grdb: nil, floor: nil))
+rows.append(
+  ResultRow(
+    name: "verify (replay whole log, compare)", unit: "objects/s", jsonledger: Double(objects) / verifySeconds,
+    grdb: nil, floor: nil))
 
 log("\(historyBatches) small batches for point-in-time reads")
 let history = try JSONLedgerContender.manyBatches(historyBatches)
-let probes = (0..<5_000).map { _ in (UInt64.random(in: 1...UInt64(historyBatches), using: &generator), "album \(Int.random(in: 0..<1000, using: &generator))") }
+let probes = (0..<5_000).map { _ in
+  (
+    UInt64.random(in: 1...UInt64(historyBatches), using: &generator),
+    "album \(Int.random(in: 0..<1000, using: &generator))"
+  )
+}
 let currentSeconds = try seconds {
   try history.read { view in for (_, key) in probes { _ = try view.object("Album", key: .string(key)) } }
 }
 let asOfSeconds = try seconds {
-  for (batch, key) in probes { _ = try history.read(asOf: batch) { view in try view.object("Album", key: .string(key)) } }
+  for (batch, key) in probes {
+    _ = try history.read(asOf: batch) { view in try view.object("Album", key: .string(key)) }
+  }
 }
 let asOfOneTxn = try seconds {
-  try history.read(asOf: UInt64(historyBatches / 2)) { view in for (_, key) in probes { _ = try view.object("Album", key: .string(key)) } }
+  try history.read(asOf: UInt64(historyBatches / 2)) { view in
+    for (_, key) in probes { _ = try view.object("Album", key: .string(key)) }
+  }
 }
-rows.append(ResultRow(name: "read by key, \(historyBatches)-batch store, current", unit: "µs/op", jsonledger: currentSeconds / 5000 * 1e6, grdb: nil, floor: nil))
-rows.append(ResultRow(name: "read by key, as of a batch (one view)", unit: "µs/op", jsonledger: asOfOneTxn / 5000 * 1e6, grdb: nil, floor: nil))
-rows.append(ResultRow(name: "read by key, as of a random batch (a view each)", unit: "µs/op", jsonledger: asOfSeconds / 5000 * 1e6, grdb: nil, floor: nil))
+rows.append(
+  ResultRow(
+    name: "read by key, \(historyBatches)-batch store, current", unit: "µs/op", jsonledger: currentSeconds / 5000 * 1e6,
+    grdb: nil, floor: nil))
+rows.append(
+  ResultRow(
+    name: "read by key, as of a batch (one view)", unit: "µs/op", jsonledger: asOfOneTxn / 5000 * 1e6, grdb: nil,
+    floor: nil))
+rows.append(
+  ResultRow(
+    name: "read by key, as of a random batch (a view each)", unit: "µs/op", jsonledger: asOfSeconds / 5000 * 1e6,
+    grdb: nil, floor: nil))
 
 let peak = peakResidentMegabytes()
-let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
+let machine =
+  "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
 
 func number(_ value: Double?) -> JSONValue { value.map { .number(JSONNumber(($0 * 100).rounded() / 100)) } ?? .null }
 
 if emitJSON {
   let workloads: [JSONValue] = rows.map { row in
-    ["name": .string(row.name), "unit": .string(row.unit), "jsonledger": number(row.jsonledger), "grdb": number(row.grdb), "floor": number(row.floor)]
+    [
+      "name": .string(row.name), "unit": .string(row.unit), "jsonledger": number(row.jsonledger),
+      "grdb": number(row.grdb), "floor": number(row.floor),
+    ]
   }
-  print(JSONWriter(options: [.prettyPrinted]).string(from: [
-    "machine": .string(machine), "objects": .number(JSONNumber(objects)), "documentMegabytes": number(megabytes),
-    "peakResidentMegabytes": number(peak), "workloads": .array(workloads),
-  ]))
+  print(
+    JSONWriter(options: [.prettyPrinted]).string(from: [
+      "machine": .string(machine), "objects": .number(JSONNumber(objects)), "documentMegabytes": number(megabytes),
+      "peakResidentMegabytes": number(peak), "workloads": .array(workloads),
+    ]))
 } else {
   func format(_ value: Double?) -> String {
     guard let value else { return "—" }
@@ -220,11 +289,15 @@ if emitJSON {
     let value = row.unit == "µs/op" ? other / ours : ours / other  // > 1 means JSONLedger is better
     return String(format: "%.2f×", value)
   }
-  print("machine: \(machine); \(objects) objects, \(String(format: "%.1f", megabytes)) MB of JSON; peak RSS \(String(format: "%.0f", peak)) MB")
+  print(
+    "machine: \(machine); \(objects) objects, \(String(format: "%.1f", megabytes)) MB of JSON; peak RSS \(String(format: "%.0f", peak)) MB"
+  )
   print("| workload | unit | JSONLedger | GRDB | floor | JSONLedger vs GRDB | JSONLedger vs floor |")
   print("|---|---|---:|---:|---:|---:|---:|")
   for row in rows {
-    print("| \(row.name) | \(row.unit) | \(format(row.jsonledger)) | \(format(row.grdb)) | \(format(row.floor)) | \(ratio(row, row.grdb)) | \(ratio(row, row.floor)) |")
+    print(
+      "| \(row.name) | \(row.unit) | \(format(row.jsonledger)) | \(format(row.grdb)) | \(format(row.floor)) | \(ratio(row, row.grdb)) | \(ratio(row, row.floor)) |"
+    )
   }
   print("Ratios are better-is-higher: throughput ÷ theirs, or their µs/op ÷ ours.")
 }
