@@ -145,9 +145,8 @@ extension ObjectChange {
 
   /// The change between two states of one object, or nil when they are equal. Attributes
   /// come sorted by name and links by relationship id, so equal changes encode equally.
-  /// `model` tells which relationships are ordered. `after` and `model` are borrowed (an
-  /// initializer would otherwise take copies, retaining each of their fields, for every
-  /// change: the resolver keeps the state after the change, and the model).
+  /// `model` tells which relationships are ordered. `after` and `model` are borrowed: the
+  /// caller keeps both, and a copy would retain each of their fields.
   init?(objectID: UInt64, before: ObjectState?, after: borrowing ObjectState?, model: borrowing Model) {
     switch after {
     case .none:

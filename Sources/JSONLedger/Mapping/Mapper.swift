@@ -81,7 +81,7 @@ struct Mapper: Sendable {
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let table = tables[entity.name] else { return nil }
     var mapped = MappedObject(entity: entity, path: path)
-    // Sized once: growing by doubling from empty reallocated it several times per object.
+    // Sized once for every key the object may fill.
     mapped.attributes.reserveCapacity(object.count + table.keyPaths.count)
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
     // with its own entity's keys.

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// The hash is FNV-1a over bytes, with whole words mixed in one multiply, fed field by field
 /// (each with a tag or its length, so that no two payloads feed the same sequence) while the
-/// values are at hand: hashing the finished object again cost several times as much.
+/// values are at hand, rather than over the finished object.
 struct PayloadFingerprint: Sendable {
   private var hash = FNV1a()
   /// Cleared by a nested object without identity: a new one is made each time the payload

@@ -3,9 +3,8 @@
 /// its producer's).
 ///
 /// Keys are identities in `OrderedEncoding`, stored back to back in one byte array, hashed
-/// with FNV-1a and found by open addressing. A `Dictionary` keyed by
-/// `[AttributeValue]` ran SipHash over every value and compared strings, several times the
-/// work of hashing and comparing these bytes.
+/// with FNV-1a and found by open addressing. Hashing and comparing
+/// these bytes costs a fraction of a `Dictionary` keyed by `[AttributeValue]`.
 struct IdentityTable {
   private struct Entry {
     var hash: UInt64
