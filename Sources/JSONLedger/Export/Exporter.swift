@@ -134,6 +134,7 @@ struct Exporter {
         if rails, let last = path.last {
           path[path.count - 1] = keyCase == .snakeCase ? last + "_attributes" : last + "Attributes"
         }
+        if rails { nested = nested.map(Self.withRailsDestroyKey) }
         if field.isToMany {
           if rails {
             value = .object(
@@ -148,6 +149,13 @@ struct Exporter {
       Self.set(value, at: path, in: &json)
     }
     return .object(json)
+  }
+
+  /// Rails' nested-attributes spelling (Sync's): an attribute `destroy` is sent as `_destroy`.
+  private static func withRailsDestroyKey(_ value: JSONValue) -> JSONValue {
+    guard case .object(let object) = value, object["destroy"] != nil else { return value }
+    return .object(
+      JSONObject(object.map { JSONObject.Member(key: $0.key == "destroy" ? "_destroy" : $0.key, value: $0.value) }))
   }
 
   /// Where an attribute goes in the exported object.

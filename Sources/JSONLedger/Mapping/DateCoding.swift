@@ -5,7 +5,7 @@ import Foundation
 /// In: ISO 8601 with separators (`2014-01-02`, `2014-01-02T12:40:08Z`, a space instead of `T`,
 /// 1–9 digit fractions kept to the microsecond, `Z`, `±HH:MM`, `±HHMM`, `±HH`, no zone = UTC),
 /// ISO 8601 basic (`20000822T132800Z`), and unix time as a number or numeric string (seconds,
-/// or milliseconds when the value is ≥ 10^11). Out: always UTC.
+/// milliseconds when the value is ≥ 10^11, microseconds when ≥ 10^14). Out: always UTC.
 enum DateCoding {
   /// Microseconds since 1970 for a date (the stored precision).
   static func microseconds(_ date: Date) -> Int64 {
@@ -29,11 +29,20 @@ enum DateCoding {
     }
   }
 
-  private static func unixDate(_ seconds: Double) -> Date? {
-    guard seconds.isFinite else { return nil }
-    let value = abs(seconds) >= 1e11 ? seconds / 1000 : seconds
-    return date(microseconds: Int64((value * 1_000_000).rounded()))
+  /// Seconds since 1970, or milliseconds when |v| ≥ 10^11, or microseconds when |v| ≥ 10^14
+  /// (Sync's rule); nil outside the years 0001–9999.
+  private static func unixDate(_ number: Double) -> Date? {
+    guard number.isFinite else { return nil }
+    let magnitude = abs(number)
+    let seconds = magnitude >= 1e14 ? number / 1_000_000 : magnitude >= 1e11 ? number / 1000 : number
+    guard seconds >= earliestSeconds, seconds <= latestSeconds else { return nil }
+    return date(microseconds: Int64((seconds * 1_000_000).rounded()))
   }
+
+  /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, in seconds since 1970: the dates a store
+  /// takes, in any shape.
+  static let earliestSeconds: Double = -62_135_596_800
+  static let latestSeconds: Double = 253_402_300_799
 
   /// A string that is a plain decimal number (`1441888808`, `1441888808.5`), as seconds.
   private static func unixString(_ text: String) -> Double? {

@@ -10,9 +10,12 @@ enum KeyInflection {
       if character.isUppercase, index > 0 {
         let previous = characters[index - 1]
         let next = index + 1 < characters.count ? characters[index + 1] : nil
+        // An acronym's plural `s` stays with it (`plannedToIDs` → `planned_to_ids`).
+        let afterNext = index + 2 < characters.count ? characters[index + 2] : nil
+        let isPluralS = next == "s" && (afterNext.map { !$0.isLowercase } ?? true)
         let startsWord =
           previous.isLowercase || previous.isNumber
-          || (previous.isUppercase && (next?.isLowercase ?? false))
+          || (previous.isUppercase && (next?.isLowercase ?? false) && !isPluralS)
         if startsWord, previous != "_" { output.append("_") }
       }
       output.append(contentsOf: character.lowercased())
