@@ -41,4 +41,17 @@ extension Ledger {
     }
     return summaries
   }
+
+  /// `importFile`, off the caller's executor.
+  public func importFile(
+    at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
+    strict: Bool = false, message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
+    progress: (@Sendable (Int) -> Void)? = nil
+  ) async throws -> [BatchSummary] {
+    try await offTheCaller {
+      try self.importFile(
+        at: path, entity: entity, chunkSize: chunkSize, options: options, strict: strict, message: message,
+        author: author, idempotencyKey: idempotencyKey, progress: progress.map { report in { report($0) } })
+    }
+  }
 }
