@@ -174,6 +174,10 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
           continue
         }
         let transformer = Self.value(info, "sync.valueTransformer", "hyper.valueTransformer", "JSONTransformerName")
+        // A transient attribute is not stored; a Transformable one with no transformer named for
+        // JSON has no JSON form (Sync ignores it): neither is mapped, stored or exported.
+        if property.attributes["transient"] == "YES" { continue }
+        if property.attributes["attributeType"] == "Transformable", transformer == nil { continue }
         entity.attributes.append(
           Attribute(
             propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
