@@ -44,12 +44,18 @@ struct Exporter {
     var plans: [String: EntityPlan] = [:]
     for entity in model.entities {
       guard let resolved = model.resolved(entity.name) else { continue }
-      let attributes = resolved.attributes.filter { $0.isExported || options.usesModelNames }.map {
+      // Codable decoding (`usesModelNames`) sees every property; JSON export only what import maps.
+      let attributes = resolved.attributes.filter {
+        options.usesModelNames || ($0.isExported && entity.mapsProperty(withCustomKey: $0.jsonKey))
+      }.map {
         AttributeField(
           name: $0.name, path: Self.exportPath(of: $0, in: resolved, model: model, options: options),
           transformer: options.usesModelNames ? nil : $0.transformer)
       }
-      let relationships = resolved.relationships.filter { $0.declaration.isExported || options.usesModelNames }.map {
+      let relationships = resolved.relationships.filter {
+        options.usesModelNames
+          || ($0.declaration.isExported && entity.mapsProperty(withCustomKey: $0.declaration.jsonKey))
+      }.map {
         relationship in
         let path =
           options.usesModelNames

@@ -50,10 +50,13 @@ struct EntityKeyTable: Sendable {
       if let key = relationship.declaration.jsonKey { addCustom(key, .relationship(relationship, byKeys: false)) }
     }
     guard !customOnly else { return }
-    for attribute in entity.attributes where attribute.jsonKey == nil {
+    // A custom key does not hide the name: it is found first, then the name (Sync). A name that
+    // is also the first key of a key path (`real_name` of `real_name.foo.bar`) is the path's.
+    let pathRoots = Set(keyPathRoots.map(KeyInflection.normalized))
+    for attribute in entity.attributes where !pathRoots.contains(KeyInflection.normalized(attribute.name)) {
       add(attribute.name, Self.attribute(attribute), normalize: true)
     }
-    for relationship in entity.relationships where relationship.declaration.jsonKey == nil {
+    for relationship in entity.relationships where !pathRoots.contains(KeyInflection.normalized(relationship.name)) {
       add(relationship.name, .relationship(relationship, byKeys: false), normalize: true)
     }
     for relationship in entity.relationships {

@@ -11,6 +11,9 @@ struct MappedObject: Sendable {
   var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)]
   /// Where the object is in the JSON (`bands[2]`).
   var path: JSONPath
+  /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
+  /// from the non-optional attributes a created object must carry.
+  var isKeyOnly = false
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? = nil
   /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).

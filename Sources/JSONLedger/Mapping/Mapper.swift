@@ -49,6 +49,7 @@ struct Mapper: Sendable {
               mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value)
             }
             mapped.identity = key
+            mapped.isKeyOnly = true
             objects.append(mapped)
           }
         default:
@@ -172,6 +173,10 @@ struct Mapper: Sendable {
     switch target {
     case .attribute(let attribute, let nameHash):
       if value == .null {
+        guard attribute.isOptional else {
+          report.problems.add(entity.name, path, value, "\(attribute.name) is not optional: it cannot be null")
+          return
+        }
         mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
         return
       }

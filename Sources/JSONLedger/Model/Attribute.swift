@@ -14,7 +14,9 @@ public struct Attribute: Sendable, Hashable {
   public var transformer: String?
   /// Whether export writes it.
   public var isExported: Bool
-  /// Whether it may be nil (informational: a missing value is never an error by itself).
+  /// Whether it may be nil. A non-optional attribute must be given when a payload creates
+  /// an object (stubs made from a bare key are exempt), and `null` for it is an error.
+  /// A Core Data attribute with a default value counts as optional.
   public var isOptional: Bool
   /// Whether the projector keeps an index for lookups by value.
   public var isIndexed: Bool

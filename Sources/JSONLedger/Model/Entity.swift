@@ -70,6 +70,14 @@ public struct Entity: Sendable, Hashable {
 }
 
 /// An attribute or a relationship, as listed in an `Entity` builder block.
+extension Entity {
+  /// Whether a property with this custom key (nil: none) is mapped on import and written on
+  /// export: under Groot's only-annotated rule (`mapsOnlyCustomKeys`) only annotated ones are.
+  func mapsProperty(withCustomKey jsonKey: String?) -> Bool {
+    !mapsOnlyCustomKeys || jsonKey != nil
+  }
+}
+
 public protocol EntityMember: Sendable {}
 extension Attribute: EntityMember {}
 extension Relationship: EntityMember {}

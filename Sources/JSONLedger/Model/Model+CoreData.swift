@@ -181,7 +181,7 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
         entity.attributes.append(
           Attribute(
             propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
-            optional: property.attributes["optional"] == "YES"))
+            optional: property.attributes["optional"] == "YES" || property.attributes["defaultValueString"] != nil))
         let jc = info["JC.isIdentifier"]?.lowercased()
         let primary = Self.value(info, "sync.isPrimaryKey", "hyper.isPrimaryKey")
         if jc == "true" || jc == "yes" || primary == "YES" || primary == "true" { flaggedIdentity.append(propertyName) }

@@ -120,6 +120,9 @@ final class ResolvedEntity: Sendable {
   let subentityKey: String?
   /// Whether any attribute is `indexed` (the projector skips index upkeep otherwise).
   let hasIndexedAttributes: Bool
+  /// The non-optional attributes outside the identity: an object a batch creates from a
+  /// payload must carry each of them.
+  let requiredAttributes: [String]
   /// The attribute names in the order stored states list them (sorted), with their UTF-8
   /// bytes: decoding a state matches the stored bytes against these and reuses the name,
   /// instead of making a new string for each attribute of each object read.
@@ -148,6 +151,12 @@ final class ResolvedEntity: Sendable {
     self.relationshipIndex = NameTable(relationshipIndex)
     self.identity = identity
     self.subentityKey = subentityKey
+    // Under Groot's only-annotated rule an attribute without a custom key is never mapped,
+    // so it cannot be required.
+    self.requiredAttributes = attributes.filter { attribute in
+      !attribute.isOptional && !identity.contains(attribute.name)
+        && declaration.mapsProperty(withCustomKey: attribute.jsonKey)
+    }.map(\.name)
     self.hasIndexedAttributes = attributes.contains { $0.isIndexed }
     self.storedAttributeNames = attributes.map(\.name).sorted().map { ($0, Array($0.utf8)) }
     self.storedAttributePositions = Dictionary(

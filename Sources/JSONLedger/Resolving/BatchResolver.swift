@@ -9,6 +9,10 @@ struct BatchResolver {
   private var identities: IdentityIndex
   private var problems = ProblemCollector()
   private var mapper: Mapper?
+  /// While a pruned collection resolves: every object its payload names, nested ones too.
+  private var present: Set<UInt64>?
+  /// Objects created from a payload, with its path, for the non-optional check.
+  private var createdFromPayloads: [(UInt64, JSONPath)] = []
 
   init(model: Model, source: any StateSource, strict: Bool) throws {
     self.model = model
@@ -37,6 +41,7 @@ struct BatchResolver {
         }
       }
     }
+    try checkRequiredAttributes()
     do { try problems.check() } catch { throw LedgerError.mapping(error) }
     #if JSONLEDGER_INTERNAL_CHECKS
       try graph._checkInvariants()
@@ -94,15 +99,17 @@ struct BatchResolver {
       }
       parent = (id, relationship)
     }
-    var payload: [UInt64] = []
+    // With prune, every object the payload holds counts as present, nested ones too (a tree
+    // of one entity).
+    present = options.prunes ? [] : nil
+    defer { present = nil }
     for object in objects {
       if let id = try upsert(object, operations: options.operations) {
-        payload.append(id)
+        present?.insert(id)
         if let parent { try graph.link(parent.id, parent.relationship.id, id) }
       }
     }
-    guard options.prunes else { return }
-    let keep = Set(payload)
+    guard options.prunes, let keep = present else { return }
     let candidates: [UInt64]
     if let parent {
       candidates = try graph.objects.links(parent.id, parent.relationship.id)
@@ -122,6 +129,12 @@ struct BatchResolver {
 
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
   private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+    let id = try upsertUnrecorded(object, operations: operations)
+    if let id, present != nil { present?.insert(id) }
+    return id
+  }
+
+  private mutating func upsertUnrecorded(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
     // Only a payload that updates can be known to have been applied already.
     guard let identity = object.identity, operations.contains(.update), let fingerprint = object.fingerprint.value
     else {
@@ -238,6 +251,7 @@ struct BatchResolver {
         }
       }
     }
+    if isNew, !object.isKeyOnly { createdFromPayloads.append((id, object.path)) }
     for (relationship, value) in object.relationships {
       switch value {
       case .clear:
@@ -257,6 +271,23 @@ struct BatchResolver {
       }
     }
     return id
+  }
+
+  /// Every object the batch created from a payload (not a stub) carries each non-optional
+  /// attribute of its entity, once the whole batch is merged (Groot's validation).
+  private mutating func checkRequiredAttributes() throws {
+    for (id, path) in createdFromPayloads {
+      guard let name = try graph.objects.concreteEntity(of: id), let entity = model.resolved(name),
+        !entity.requiredAttributes.isEmpty
+      else { continue }
+      let slot = try graph.objects.slot(id)
+      let missing = graph.objects.inspect(slot) { state in
+        entity.requiredAttributes.filter { state?.attributes[$0] == nil }
+      }
+      for attribute in missing {
+        problems.add(entity.name, path, nil, "a new \(entity.name) needs \(attribute), which is not optional")
+      }
+    }
   }
 
   private mutating func resolve(_ reference: ObjectReference, destination: String) throws -> UInt64? {
