@@ -16,13 +16,29 @@ extension View {
     try Exporter(reader: reader, transformers: reader.transformers, options: options).export(object)
   }
 
-  /// The whole store as one document keyed by collection (`{"albums": [...], "bands": [...]}`),
-  /// each entity that has no parent listed once (sub-entities inside their root's list).
+  /// The whole store as one document keyed by collection (`{"albums": [...], "bands": [...]}`).
+  /// A root entity lists its sub-entities' objects in its own list when a subentity key
+  /// tells them apart on import; without one, each entity of the family gets a collection of
+  /// its own, so that importing the document again gives every object its entity back.
   public func exportDocument(options: ExportOptions = ExportOptions()) throws -> JSONValue {
     var document = JSONObject()
-    for entity in reader.model.entities where entity.parent == nil {
-      let key = CollectionNames.key(of: entity, keyCase: options.keyCase ?? reader.model.keyCase)
-      document[key] = try exportJSON(entity.name, options: options)
+    let model = reader.model
+    let keyCase = options.keyCase ?? model.keyCase
+    for entity in model.entities {
+      guard let resolved = model.resolved(entity.name) else { continue }
+      let root = model.resolved(resolved.rootName)
+      let listsWithRoot = root?.subentityKey != nil || (root?.family.count ?? 1) == 1
+      if listsWithRoot {
+        guard entity.parent == nil else { continue }
+        document[CollectionNames.key(of: entity, keyCase: keyCase)] = try exportJSON(entity.name, options: options)
+      } else if !entity.isAbstract {
+        let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
+        var array: [JSONValue] = []
+        try reader.forEachObject(entity.name) { object in
+          if object.entity == entity.name { array.append(try exporter.export(object)) }
+        }
+        document[CollectionNames.key(of: entity, keyCase: keyCase)] = .array(array)
+      }
     }
     return .object(document)
   }

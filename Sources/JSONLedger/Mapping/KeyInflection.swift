@@ -35,8 +35,13 @@ enum KeyInflection {
   }
 
   /// A naive English plural for collection keys: `band` → `bands`, `category` →
-  /// `categories`, `box` → `boxes`.
+  /// `categories`, `box` → `boxes`; `Preferences` stays as it is.
   static func plural(_ name: String) -> String {
+    // Already plural (`Preferences`, `Settings`): kept. `-ss`, `-us` and `-is` are singulars
+    // (`Address`, `Status`, `Analysis`).
+    if name.hasSuffix("s"), !name.hasSuffix("ss"), !name.hasSuffix("us"), !name.hasSuffix("is"), name.count > 3 {
+      return name
+    }
     if name.hasSuffix("y"), let before = name.dropLast().last, !"aeiou".contains(before) {
       return name.dropLast() + "ies"
     }

@@ -36,10 +36,16 @@ extension Model {
         ])
     }
     if !reader.problems.isEmpty { throw ModelError(source: contents, problems: reader.problems) }
-    do { try self.init(keyCase: .snakeCase, dateFormat: .iso8601, entities: reader.entities()) } catch var error {
+    let entities = reader.entities()
+    guard reader.sawModel, !entities.isEmpty else {
+      let reason = reader.sawModel ? "the model declares no entities" : "no <model> element: not a Core Data model"
+      throw ModelError(source: contents, problems: [.init(place: "", reason: reason)])
+    }
+    do { try self.init(keyCase: .snakeCase, dateFormat: .iso8601, entities: entities) } catch var error {
       error.source = contents
       throw error
     }
+    warnings = reader.warnings
   }
 
   static func coreDataContentsPath(_ path: String) throws -> String {
@@ -80,18 +86,30 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
     var attributes: [String: String]
     var userInfo: [String: String] = [:]
     var properties: [PendingProperty] = []
+    /// Each uniqueness constraint's attribute names.
+    var constraints: [[String]] = []
+    /// Properties named by a fetch index.
+    var fetchIndexed: Set<String> = []
   }
 
   private var pending: [PendingEntity] = []
   private var currentEntity: PendingEntity?
   private var currentProperty: PendingProperty?
+  private var currentConstraint: [String]?
+  private(set) var sawModel = false
   var problems: [ModelError.Problem] = []
+  /// What was read but is ignored, as Core Data ignores it.
+  private(set) var warnings: [String] = []
 
   func parser(
     _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
     attributes: [String: String] = [:]
   ) {
     switch name {
+    case "model": sawModel = true
+    case "uniquenessConstraint": currentConstraint = []
+    case "constraint": if let value = attributes["value"] { currentConstraint?.append(value) }
+    case "fetchIndexElement": if let property = attributes["property"] { currentEntity?.fetchIndexed.insert(property) }
     case "entity": currentEntity = PendingEntity(attributes: attributes)
     case "attribute": currentProperty = PendingProperty(isRelationship: false, attributes: attributes)
     case "relationship": currentProperty = PendingProperty(isRelationship: true, attributes: attributes)
@@ -108,6 +126,9 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
     case "attribute", "relationship":
       if let property = currentProperty { currentEntity?.properties.append(property) }
       currentProperty = nil
+    case "uniquenessConstraint":
+      if let constraint = currentConstraint, !constraint.isEmpty { currentEntity?.constraints.append(constraint) }
+      currentConstraint = nil
     case "entity":
       if let entity = currentEntity { pending.append(entity) }
       currentEntity = nil
@@ -134,13 +155,23 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
     }
   }
 
+  /// Core Data's `deletionRule` (`No Action` leaves links to be nullified).
+  private static func deletionRule(_ name: String?) -> Relationship.DeletionRule {
+    switch name {
+    case "Cascade": .cascade
+    case "Deny": .deny
+    default: .nullify
+    }
+  }
+
   /// The first present value among keys (the `sync.` spelling first).
   private static func value(_ info: [String: String], _ keys: String...) -> String? {
     keys.lazy.compactMap { info[$0] }.first
   }
 
   func entities() -> [Entity] {
-    pending.map { pendingEntity in
+    warnings = []
+    return pending.map { pendingEntity in
       let name = pendingEntity.attributes["name"] ?? ""
       var entity = Entity(name)
       entity.parent = pendingEntity.attributes["parentEntity"]
@@ -159,11 +190,17 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
         let jsonKey = Self.value(info, "sync.remoteKey", "hyper.remoteKey", "JSONKeyPath")
         let exported = Self.value(info, "sync.nonExportable", "hyper.nonExportable") == nil
         if property.isRelationship {
+          let many = property.attributes["toMany"] == "YES"
+          var ordered = property.attributes["ordered"] == "YES"
+          if ordered, !many {
+            warnings.append("\(name).\(propertyName): ordered on a to-one relationship is ignored, as Core Data ignores it")
+            ordered = false
+          }
           entity.relationships.append(
             Relationship(
-              propertyName, to: property.attributes["destinationEntity"] ?? "",
-              many: property.attributes["toMany"] == "YES", ordered: property.attributes["ordered"] == "YES",
-              inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported))
+              propertyName, to: property.attributes["destinationEntity"] ?? "", many: many, ordered: ordered,
+              inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported,
+              deletionRule: Self.deletionRule(property.attributes["deletionRule"])))
           continue
         }
         guard let type = Self.type(property.attributes["attributeType"]) else {
@@ -181,12 +218,23 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
         entity.attributes.append(
           Attribute(
             propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
-            optional: property.attributes["optional"] == "YES" || property.attributes["defaultValueString"] != nil))
+            optional: property.attributes["optional"] == "YES" || property.attributes["defaultValueString"] != nil,
+            indexed: property.attributes["indexed"] == "YES" || pendingEntity.fetchIndexed.contains(propertyName)))
         let jc = info["JC.isIdentifier"]?.lowercased()
         let primary = Self.value(info, "sync.isPrimaryKey", "hyper.isPrimaryKey")
         if jc == "true" || jc == "yes" || primary == "YES" || primary == "true" { flaggedIdentity.append(propertyName) }
       }
       if entity.identity.isEmpty { entity.identity = flaggedIdentity }
+      // No library annotation: the uniqueness constraint is the identity (the first, when an
+      // entity declares several).
+      if entity.identity.isEmpty, let constraint = pendingEntity.constraints.first {
+        entity.identity = constraint
+        if pendingEntity.constraints.count > 1 {
+          warnings.append(
+            "\(name): \(pendingEntity.constraints.count) uniqueness constraints; the first, "
+              + "(\(constraint.joined(separator: ", "))), is the identity")
+        }
+      }
       return entity
     }
   }

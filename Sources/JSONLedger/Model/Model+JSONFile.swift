@@ -71,6 +71,7 @@ extension Model {
         if let key = relationship.jsonKey { spec["jsonKey"] = .string(key) }
         if !relationship.isExported { spec["export"] = false }
         if relationship.deletesOrphans { spec["deleteOrphans"] = true }
+        if relationship.deletionRule != .nullify { spec["deletionRule"] = .string(relationship.deletionRule.rawValue) }
         relationships[relationship.name] = .object(spec)
       }
       if !relationships.isEmpty { object["relationships"] = .object(relationships) }
@@ -236,7 +237,9 @@ struct ModelFileReader {
   }
 
   private mutating func readRelationship(_ name: String, _ value: JSONValue, place: String) -> Relationship? {
-    let allowed: Set<String> = ["to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans"]
+    let allowed: Set<String> = [
+      "to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans", "deletionRule",
+    ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
     guard let destination = string(spec["to"], "\(place).to") else {
       if spec["to"] == nil { problem("\(place).to", "missing: the destination entity") }
@@ -248,6 +251,17 @@ struct ModelFileReader {
       inverse: string(spec["inverse"], "\(place).inverse"),
       jsonKey: string(spec["jsonKey"], "\(place).jsonKey"),
       exported: bool(spec["export"], "\(place).export", default: true),
-      deleteOrphans: bool(spec["deleteOrphans"], "\(place).deleteOrphans", default: false))
+      deleteOrphans: bool(spec["deleteOrphans"], "\(place).deleteOrphans", default: false),
+      deletionRule: deletionRule(spec["deletionRule"], "\(place).deletionRule"))
+  }
+
+  private mutating func deletionRule(_ value: JSONValue?, _ place: String) -> Relationship.DeletionRule {
+    guard let value else { return .nullify }
+    guard let text = string(value, place) else { return .nullify }
+    guard let rule = Relationship.DeletionRule(rawValue: text) else {
+      problem(place, "expected one of \(Relationship.DeletionRule.allCases.map(\.rawValue).joined(separator: ", "))")
+      return .nullify
+    }
+    return rule
   }
 }

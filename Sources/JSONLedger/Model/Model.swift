@@ -43,6 +43,15 @@ public struct Model: Sendable {
   public let dateFormat: DateFormat
   /// The entities, in declaration order.
   public let entities: [Entity]
+  /// What loading the model read but ignores (an `ordered` flag on a Core Data to-one, say).
+  /// Not part of the model: two models that differ only here are equal.
+  public internal(set) var warnings: [String] = []
+
+  /// The entities with no identity, whose objects are only ever inserted: payloads for them
+  /// never update anything (abstract ones left out).
+  public var insertOnlyEntities: [String] {
+    resolvedInOrder.filter { $0.isInsertOnly && !$0.declaration.isAbstract }.map(\.name)
+  }
 
   let resolvedEntities: NameTable<ResolvedEntity>
   let relationshipsByID: RelationshipTable

@@ -20,11 +20,25 @@ public struct Relationship: Sendable, Hashable {
   public var isExported: Bool
   /// Whether objects this relationship stops pointing to are deleted, not only unlinked.
   public var deletesOrphans: Bool
+  /// What deleting an object does to the objects this relationship links it to.
+  public var deletionRule: DeletionRule
+
+  /// What deleting an object does to the objects a relationship links it to (Core Data's
+  /// deletion rules).
+  public enum DeletionRule: String, Sendable, Hashable, CaseIterable {
+    /// The links are removed; the other objects stay (the default).
+    case nullify
+    /// The linked objects are deleted too.
+    case cascade
+    /// The delete is refused while the relationship links anything.
+    case deny
+  }
 
   /// A relationship named `name` to `destination`.
   public init(
     _ name: String, to destination: String, many: Bool = false, ordered: Bool = false,
-    inverse: String? = nil, jsonKey: String? = nil, exported: Bool = true, deleteOrphans: Bool = false
+    inverse: String? = nil, jsonKey: String? = nil, exported: Bool = true, deleteOrphans: Bool = false,
+    deletionRule: DeletionRule = .nullify
   ) {
     self.name = name
     self.destination = destination
@@ -34,5 +48,6 @@ public struct Relationship: Sendable, Hashable {
     self.jsonKey = jsonKey
     self.isExported = exported
     self.deletesOrphans = deleteOrphans
+    self.deletionRule = deletionRule
   }
 }

@@ -34,10 +34,10 @@ struct BatchResolver {
       switch step {
       case .collection(let entityName, let objects, let options, let path):
         try resolveCollection(entityName, objects, options, path: path)
-      case .deletion(let entityName, let identity, _):
+      case .deletion(let entityName, let identity, let path):
         guard let entity = model.resolved(entityName) else { continue }
         if let id = try lookup(root: entity.rootID, identity: identity), try graph.objects.exists(id) {
-          try graph.delete(id)
+          try delete(id, path: JSONPath(path))
         }
       }
     }
@@ -123,7 +123,7 @@ struct BatchResolver {
       }
     }
     for id in candidates where !keep.contains(id) {
-      if try graph.objects.exists(id) { try graph.delete(id) }
+      if try graph.objects.exists(id) { try delete(id, path: JSONPath(path)) }
     }
   }
 
@@ -213,18 +213,22 @@ struct BatchResolver {
         id = known
         try graph.objects.mention(id)
         guard operations.contains(.update) else { return id }
-        // A sub-entity named in the JSON refines an object stored as its ancestor.
-        if let stored = try graph.objects.concreteEntity(of: id), stored != entity.name,
-          model.resolved(stored)?.family.contains(entity.name) == true
-        {
-          try graph.objects.update(id) { $0.entity = entity.name }
+        // A sub-entity named in the JSON refines an object stored as its ancestor; a sibling
+        // never replaces it.
+        if let stored = try graph.objects.concreteEntity(of: id), stored != entity.name {
+          if model.resolved(stored)?.family.contains(entity.name) == true {
+            try graph.objects.update(id) { $0.entity = entity.name }
+          } else if !entity.family.contains(stored) {
+            problems.add(
+              entity.name, object.path, nil,
+              "the stored object with this key is a \(stored): a payload cannot turn it into a \(entity.name)")
+            return nil
+          }
         }
       } else {
         guard operations.contains(.insert) else { return nil }
         if entity.declaration.isAbstract {
-          let key = entity.subentityKey.map { " in \"\($0)\"" } ?? ""
-          problems.add(
-            entity.name, object.path, nil, "\(entity.name) is abstract: a new object must name a sub-entity\(key)")
+          problems.add(entity.name, object.path, nil, abstractProblem(entity))
           return nil
         }
         id = try create(entity, identity: identity, reuse: known)
@@ -233,6 +237,10 @@ struct BatchResolver {
       }
     } else {
       guard operations.contains(.insert) else { return nil }
+      guard !entity.declaration.isAbstract else {
+        problems.add(entity.name, object.path, nil, abstractProblem(entity))
+        return nil
+      }
       id = try create(entity, identity: [], reuse: nil)
       isNew = true
       try graph.objects.mention(id)
@@ -271,6 +279,44 @@ struct BatchResolver {
       }
     }
     return id
+  }
+
+  private func abstractProblem(_ entity: ResolvedEntity) -> String {
+    let key = entity.subentityKey.map { " in \"\($0)\"" } ?? ""
+    return "\(entity.name) is abstract: a new object must name a sub-entity\(key)"
+  }
+
+  /// Deletes an object under its relationships' deletion rules: `deny` refuses while the
+  /// relationship links anything (naming what), `cascade` deletes what it links and so on
+  /// down, `nullify` (the default) unlinks.
+  private mutating func delete(_ id: UInt64, path: JSONPath) throws {
+    var pending = [id]
+    var deleted: Set<UInt64> = []
+    while let next = pending.popLast() {
+      guard deleted.insert(next).inserted, let state = try graph.objects.state(of: next),
+        let entity = model.resolved(state.entity)
+      else { continue }
+      var cascades: [UInt64] = []
+      for relationship in entity.relationships where relationship.declaration.deletionRule != .nullify {
+        let targets = state.links[relationship.id] ?? []
+        guard !targets.isEmpty else { continue }
+        switch relationship.declaration.deletionRule {
+        case .nullify: continue
+        case .cascade: cascades += targets
+        case .deny:
+          let shown = try targets.prefix(5).map { try graph.objects.state(of: $0)?.identity.map(\.keyText) ?? [] }
+          let keys = shown.map { $0.joined(separator: ", ") }.joined(separator: "; ")
+          problems.add(
+            entity.name, path, nil,
+            "cannot delete \(entity.name) \(state.identity.map(\.keyText).joined(separator: ", ")): its "
+              + "\(relationship.name) still links \(targets.count) object\(targets.count == 1 ? "" : "s") "
+              + "(\(keys)\(targets.count > 5 ? ", …" : "")) and its deletion rule is Deny")
+          return
+        }
+      }
+      try graph.delete(next)
+      pending += cascades.reversed()
+    }
   }
 
   /// Every object the batch created from a payload (not a stub) carries each non-optional

@@ -22,9 +22,20 @@ struct Initialize: AsyncParsableCommand {
     var options = Ledger.Options()
     options.transformers.passesUnknownThrough = passThroughTransformers
     let ledger = try Ledger.create(at: store, model: loaded, options: options)
+    var warnings = loaded.warnings
+    if !loaded.insertOnlyEntities.isEmpty {
+      warnings.append(
+        "insert-only (no identity: not annotated, no uniqueness constraint, no id or remoteID attribute): "
+          + loaded.insertOnlyEntities.joined(separator: ", "))
+    }
     if json {
-      Output.json(["store": .string(ledger.path), "entities": .array(loaded.entities.map { .string($0.name) })])
+      Output.json([
+        "store": .string(ledger.path), "entities": .array(loaded.entities.map { .string($0.name) }),
+        "insertOnly": .array(loaded.insertOnlyEntities.map { .string($0) }),
+        "warnings": .array(warnings.map { .string($0) }),
+      ])
     } else {
+      for warning in warnings { Output.note("warning: \(warning)") }
       print(
         "created store \(ledger.path) with \(loaded.entities.count) entities: \(loaded.entities.map(\.name).joined(separator: ", "))"
       )
