@@ -193,7 +193,8 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
           let many = property.attributes["toMany"] == "YES"
           var ordered = property.attributes["ordered"] == "YES"
           if ordered, !many {
-            warnings.append("\(name).\(propertyName): ordered on a to-one relationship is ignored, as Core Data ignores it")
+            warnings.append(
+              "\(name).\(propertyName): ordered on a to-one relationship is ignored, as Core Data ignores it")
             ordered = false
           }
           entity.relationships.append(

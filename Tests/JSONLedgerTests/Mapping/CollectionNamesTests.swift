@@ -45,4 +45,15 @@ struct CollectionNamesTests {
       return known == ["bands", "bandMembers", "categories"]
     }
   }
+
+  @Test(arguments: [
+    ("Preferences", "preferences"), ("Settings", "settings"), ("Status", "statuses"), ("Address", "addresses"),
+    ("Category", "categories"), ("Box", "boxes"), ("Band", "bands"),
+  ])
+  func anAlreadyPluralNameKeepsItAsACollectionKey(name: String, key: String) throws {
+    let model = try Model(
+      keyCase: .snakeCase, entities: [Entity(name, identity: ["id"], attributes: [Attribute("id", .int64)])])
+    #expect(CollectionNames.key(of: try #require(model.entity(named: name)), keyCase: .snakeCase) == key)
+    #expect(CollectionNames.entity(forKey: key, in: model)?.name == name)
+  }
 }
