@@ -91,9 +91,35 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// The value as a 64-bit integer when it is one exactly (`3`, `3.0`, `3e2`); else nil.
   public var int64Value: Int64? {
     if let exact = Int64(literal) { return exact }
-    let double = doubleValue
-    guard double == double.rounded(), abs(double) < 9.2e18 else { return nil }
-    return Int64(double)
+    return Self.exactInteger(literal)
+  }
+
+  /// A literal with a fraction or an exponent (`1.5e3`, `20.0`) as the whole number it is
+  /// exactly, or nil (a fraction left over, or beyond Int64): read digit by digit, never
+  /// through a double, which would round `9007199254740993.0`.
+  private static func exactInteger(_ literal: String) -> Int64? {
+    var text = Substring(literal)
+    let negative = text.first == "-"
+    if negative { text = text.dropFirst() }
+    var exponent = 0
+    if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+      guard let value = Int(text[text.index(after: e)...]), abs(value) < 64 else { return nil }
+      exponent = value
+      text = text[..<e]
+    }
+    var digits = String(text.filter { $0 != "." })
+    if let dot = text.firstIndex(of: ".") { exponent -= text.distance(from: text.index(after: dot), to: text.endIndex) }
+    while exponent < 0 {
+      guard digits.last == "0" else { return nil }
+      digits.removeLast()
+      exponent += 1
+    }
+    digits += String(repeating: "0", count: exponent)
+    let trimmed = digits.drop { $0 == "0" }
+    guard trimmed.count <= 19, trimmed.allSatisfy(\.isASCII), let magnitude = UInt64(trimmed.isEmpty ? "0" : trimmed)
+    else { return nil }
+    if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+    return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
   }
   /// The value as a double.
   public var doubleValue: Double { Double(literal) ?? .nan }

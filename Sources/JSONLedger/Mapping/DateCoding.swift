@@ -23,7 +23,9 @@ enum DateCoding {
       return unixDate(number.doubleValue)
     case .string(let text):
       if let unix = unixString(text) { return unixDate(unix) }
-      return parseISO(Array(text.utf8))
+      // Year 0000 parses as a shape but is outside what a store takes.
+      guard let date = parseISO(Array(text.utf8)), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
+      return date
     default:
       return nil
     }

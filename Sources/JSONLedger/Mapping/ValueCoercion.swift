@@ -32,19 +32,26 @@ enum ValueCoercion {
       case .success(let found): number = found
       case .failure(let failure): return .failure(failure)
       }
-      let double = number.doubleValue
-      guard double.isFinite else { return .failure(.init("\(number.literal) is out of range")) }
-      return .success(type == .float ? .float(Float(double)) : .double(double))
+      // -0.0 is stored as 0: one value, one identity.
+      let double = number.doubleValue == 0 ? 0 : number.doubleValue
+      guard double.isFinite else { return .failure(.init("\(number.literal) is out of range for \(type.rawValue)")) }
+      guard type == .float else { return .success(.double(double)) }
+      let float = Float(double)
+      guard float.isFinite else { return .failure(.init("\(number.literal) is out of range for float")) }
+      return .success(.float(float))
     case .decimal:
       let number: JSONNumber
       switch self.number(value, kind: "a decimal number") {
       case .success(let found): number = found
       case .failure(let failure): return .failure(failure)
       }
+      guard significantDigits(number.literal) <= 38 else {
+        return .failure(.init("\(number.literal) has more than 38 significant digits, more than a decimal keeps"))
+      }
       guard let decimal = number.decimalValue, !decimal.isNaN else {
         return .failure(.init("\(number.literal) is not a decimal number"))
       }
-      return .success(.decimal(decimal))
+      return .success(.decimal(decimal.isZero ? 0 : decimal))
     case .bool:
       switch value {
       case .bool(let flag): return .success(.bool(flag))
@@ -89,6 +96,13 @@ enum ValueCoercion {
     case .json:
       return .success(.json(value))
     }
+  }
+
+  /// The significant digits of a number literal's mantissa (leading and trailing zeros not
+  /// counted).
+  static func significantDigits(_ literal: String) -> Int {
+    let mantissa = literal.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
+    return mantissa.drop { $0 == "0" }.reversed().drop { $0 == "0" }.count
   }
 
   /// A JSON number, or a string that is exactly one; `kind` names what was expected.

@@ -107,11 +107,32 @@ public struct ChangeBatch: Sendable {
   mutating func stage(
     _ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions
   ) throws(LedgerError) {
+    if let scope = options.parent { try checkParentScope(scope, of: entity) }
     var report = Mapper.Report()
     let objects = mapper.mapCollection(
       json, entity: entity, path: JSONPath(path), firstIndex: firstIndex, report: &report)
     do { try report.problems.check() } catch { throw .mapping(error) }
     ignoredKeys.formUnion(report.ignoredKeys)
     steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
+  }
+
+  /// A parent scope names a to-many of the parent's entity whose destination is the staged
+  /// entity or an ancestor of it; anything else would link the objects into the wrong list.
+  private func checkParentScope(_ scope: ParentScope, of entity: ResolvedEntity) throws(LedgerError) {
+    let parent = try resolvedEntity(scope.entity)
+    guard let relationship = parent.relationshipIndex[scope.relationship] else {
+      throw .invalidArgument(
+        "\(scope.entity) has no relationship \"\(scope.relationship)\" (it has: "
+          + "\(parent.relationships.map(\.name).joined(separator: ", ")))")
+    }
+    guard relationship.isToMany else {
+      throw .invalidArgument("\(scope.entity).\(scope.relationship) is a to-one: a parent scope needs a to-many")
+    }
+    let destination = relationship.declaration.destination
+    guard mapper.model.resolved(destination)?.family.contains(entity.name) == true else {
+      throw .invalidArgument(
+        "\(scope.entity).\(scope.relationship) holds \(destination) objects, not \(entity.name): "
+          + "the staged objects cannot be its children")
+    }
   }
 }
