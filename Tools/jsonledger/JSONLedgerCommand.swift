@@ -23,6 +23,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
       } else {
         try command.run()
       }
+      try Output.finishStandardOutput()
     } catch let error as CommandFailure {
       Output.error(error.message)
       Foundation.exit(error.exitCode)

@@ -16,58 +16,59 @@ struct Demo: AsyncParsableCommand {
       .path
     let model = try Model(json: JSONParser.parse(DemoData.model))
     let ledger = try Ledger.open(at: path, model: model)
-    print("JSONLedger demo: bands, albums, band members and musicians.")
-    print("Store: \(path)\n")
+    Output.line("JSONLedger demo: bands, albums, band members and musicians.")
+    Output.line("Store: \(path)\n")
 
-    print("1. The model has \(model.entities.map(\.name).joined(separator: ", ")); JSON keys are snake_case,")
-    print("   \"description\" lands in Band.bandDescription, relationships come as keys (\"band\": \"Japan\").\n")
+    Output.line("1. The model has \(model.entities.map(\.name).joined(separator: ", ")); JSON keys are snake_case,")
+    Output.line("   \"description\" lands in Band.bandDescription, relationships come as keys (\"band\": \"Japan\").\n")
 
-    print("2. Import the first batch (every collection of the document, in one LMDB transaction):")
+    Output.line("2. Import the first batch (every collection of the document, in one LMDB transaction):")
     let one = try await apply(DemoData.firstBatch, message: "initial import", to: ledger)
-    print("   batch \(one.batchID): \(Describe.counts(one))\n")
+    Output.line("   batch \(one.batchID): \(Describe.counts(one))\n")
 
-    print("3. Import a second batch: a new album, a changed label, a new member and musician.")
-    print("   Keys the payload leaves out stay as they are.")
+    Output.line("3. Import a second batch: a new album, a changed label, a new member and musician.")
+    Output.line("   Keys the payload leaves out stay as they are.")
     let two = try await apply(DemoData.secondBatch, message: "nightly update", to: ledger)
-    print("   batch \(two.batchID): \(Describe.counts(two))\n")
+    Output.line("   batch \(two.batchID): \(Describe.counts(two))\n")
 
-    print("4. The log, newest first (jsonledger log \(path)):")
+    Output.line("4. The log, newest first (jsonledger log \(path)):")
     for entry in try await ledger.log() {
-      print(
+      Output.line(
         "   batch \(entry.batchID)  \(entry.kind)  \(Describe.counts(entry.statistics))  \"\(entry.metadata.message ?? "")\""
       )
     }
-    print("")
+    Output.line("")
 
-    print("5. One object with its relationships (jsonledger get \(path) Band Japan):")
+    Output.line("5. One object with its relationships (jsonledger get \(path) Band Japan):")
     let japan = try await ledger.read { view in try view.object("Band", key: "Japan") }
     if let japan {
-      for line in Describe.object(japan) { print("   " + line) }
+      for line in Describe.object(japan) { Output.line("   " + line) }
     }
-    print("")
+    Output.line("")
 
-    print("6. What batch 2 changed (jsonledger show \(path) 2):")
+    Output.line("6. What batch 2 changed (jsonledger show \(path) 2):")
     for change in try await ledger.record(2).changes where change.entity == "Album" {
-      for line in try Describe.change(change, ledger: ledger) { print("   " + line) }
+      for line in try Describe.change(change, ledger: ledger) { Output.line("   " + line) }
     }
-    print("")
+    Output.line("")
 
-    print("7. Albums exported back to the backend's JSON (jsonledger export \(path) --entity Album):")
+    Output.line("7. Albums exported back to the backend's JSON (jsonledger export \(path) --entity Album):")
     let albums = try await ledger.read { view in try view.exportJSON("Album") }
     for line in JSONWriter(options: [.prettyPrinted, .sortedKeys]).string(from: albums).split(separator: "\n") {
-      print("   " + line)
+      Output.line("   " + line)
     }
-    print("")
+    Output.line("")
 
-    print("8. Time travel: Tin Drum's label as of batch 1 and now:")
+    Output.line("8. Time travel: Tin Drum's label as of batch 1 and now:")
     let before = try await ledger.read(asOf: 1) { view in try view.object("Album", key: "Tin Drum")?["label"] }
     let now = try await ledger.read { view in try view.object("Album", key: "Tin Drum")?["label"] }
-    print("   as of batch 1: \(before?.description ?? "nil"); now: \(now?.description ?? "nil")\n")
+    Output.line("   as of batch 1: \(before?.description ?? "nil"); now: \(now?.description ?? "nil")\n")
 
     let report = try await ledger.verify()
-    print(
+    Output.line(
       "9. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
-    print("Explore it: jsonledger log \(path)   |   jsonledger diff \(path) 1 2   |   jsonledger revert \(path) 2")
+    Output.line(
+      "Explore it: jsonledger log \(path)   |   jsonledger diff \(path) 1 2   |   jsonledger revert \(path) 2")
   }
 
   /// Stages a document keyed by collections and applies it as one batch.

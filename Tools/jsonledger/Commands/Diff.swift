@@ -27,9 +27,9 @@ struct Diff: AsyncParsableCommand {
       ])
       return
     }
-    if changes.isEmpty { print("no differences between batch \(from) and batch \(to)") }
+    if changes.isEmpty { Output.line("no differences between batch \(from) and batch \(to)") }
     for change in changes {
-      for line in try Describe.change(change, ledger: ledger) { print(line) }
+      for line in try Describe.change(change, ledger: ledger) { Output.line(line) }
     }
   }
 }

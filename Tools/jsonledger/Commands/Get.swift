@@ -34,7 +34,7 @@ struct Get: AsyncParsableCommand {
     if json {
       Output.json(exported)
     } else {
-      print(Describe.object(object).joined(separator: "\n"))
+      Output.line(Describe.object(object).joined(separator: "\n"))
     }
   }
 }

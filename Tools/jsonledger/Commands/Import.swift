@@ -114,10 +114,10 @@ struct Import: AsyncParsableCommand {
     if json {
       Output.json(Describe.summaryJSON(summary))
     } else if summary.wasAlreadyApplied {
-      print("already applied as batch \(summary.batchID) (idempotency key \(idempotencyKey ?? ""))")
+      Output.line("already applied as batch \(summary.batchID) (idempotency key \(idempotencyKey ?? ""))")
     } else {
-      print("batch \(summary.batchID): \(Describe.counts(summary))")
-      if !summary.ignoredKeys.isEmpty { print("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
+      Output.line("batch \(summary.batchID): \(Describe.counts(summary))")
+      if !summary.ignoredKeys.isEmpty { Output.line("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
     }
   }
 
@@ -151,11 +151,11 @@ struct Import: AsyncParsableCommand {
     } else {
       let ids = summaries.map(\.batchID)
       let range = ids.isEmpty ? "no batches" : ids.count == 1 ? "batch \(ids[0])" : "batches \(ids.first!)–\(ids.last!)"
-      print(
+      Output.line(
         "\(range): \(total.created) created, \(total.updated) updated, \(total.deleted) deleted, \(total.unchanged) unchanged"
       )
       if skipped > 0 {
-        print(
+        Output.line(
           "\(skipped) part\(skipped == 1 ? " was" : "s were") already applied (idempotency key \(idempotencyKey ?? ""))"
         )
       }

@@ -36,7 +36,7 @@ struct Initialize: AsyncParsableCommand {
       ])
     } else {
       for warning in warnings { Output.note("warning: \(warning)") }
-      print(
+      Output.line(
         "created store \(ledger.path) with \(loaded.entities.count) entities: \(loaded.entities.map(\.name).joined(separator: ", "))"
       )
       if passThroughTransformers {

@@ -55,16 +55,16 @@ struct Log: AsyncParsableCommand {
           }))
       return
     }
-    if entries.isEmpty { print("(no batches)") }
+    if entries.isEmpty { Output.line("(no batches)") }
     for entry in entries {
       var line =
         "batch \(entry.batchID)  \(Output.time(entry.time))  \(entry.kind)  \(Describe.counts(entry.statistics))"
       if let reverted = entry.metadata.revertedBatchID { line += "  (reverts \(reverted))" }
       if let message = entry.metadata.message { line += "  \"\(message)\"" }
       if let author = entry.metadata.author { line += "  by \(author)" }
-      print(line)
+      Output.line(line)
       if let change = entry.change {
-        for detail in try Describe.change(change, ledger: ledger) { print("    " + detail) }
+        for detail in try Describe.change(change, ledger: ledger) { Output.line("    " + detail) }
       }
     }
   }

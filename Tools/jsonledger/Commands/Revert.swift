@@ -32,10 +32,10 @@ struct Revert: AsyncParsableCommand {
         Output.json(.object(object))
         return
       }
-      print("batch \(result.summary.batchID) reverts batch \(batch): \(Describe.counts(result.summary))")
+      Output.line("batch \(result.summary.batchID) reverts batch \(batch): \(Describe.counts(result.summary))")
       if !result.overridden.isEmpty {
-        print("overrode \(result.overridden.count) later change\(result.overridden.count == 1 ? "" : "s"):")
-        for conflict in result.overridden { print("  \(conflict)") }
+        Output.line("overrode \(result.overridden.count) later change\(result.overridden.count == 1 ? "" : "s"):")
+        for conflict in result.overridden { Output.line("  \(conflict)") }
       }
     } catch let refused as RevertRefused {
       throw CommandFailure(message: refused.description, exitCode: 3)

@@ -21,7 +21,7 @@ struct Rewind: AsyncParsableCommand {
     if json {
       Output.json(Describe.summaryJSON(summary))
     } else {
-      print("batch \(summary.batchID) rewinds to batch \(batch): \(Describe.counts(summary))")
+      Output.line("batch \(summary.batchID) rewinds to batch \(batch): \(Describe.counts(summary))")
     }
   }
 }

@@ -27,13 +27,14 @@ struct Show: AsyncParsableCommand {
       Output.json(.object(object))
       return
     }
-    print("batch \(record.batchID)  \(Output.time(record.time))  \(record.kind)  \(Describe.counts(record.statistics))")
-    if let message = record.metadata.message { print("message: \(message)") }
-    if let author = record.metadata.author { print("author: \(author)") }
-    if let source = record.metadata.source { print("source: \(source)") }
-    if let reverted = record.metadata.revertedBatchID { print("reverts batch \(reverted)") }
+    Output.line(
+      "batch \(record.batchID)  \(Output.time(record.time))  \(record.kind)  \(Describe.counts(record.statistics))")
+    if let message = record.metadata.message { Output.line("message: \(message)") }
+    if let author = record.metadata.author { Output.line("author: \(author)") }
+    if let source = record.metadata.source { Output.line("source: \(source)") }
+    if let reverted = record.metadata.revertedBatchID { Output.line("reverts batch \(reverted)") }
     for change in record.changes {
-      for line in try Describe.change(change, ledger: ledger) { print("  " + line) }
+      for line in try Describe.change(change, ledger: ledger) { Output.line("  " + line) }
     }
   }
 }

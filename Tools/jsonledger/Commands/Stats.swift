@@ -21,11 +21,11 @@ struct Stats: AsyncParsableCommand {
       ])
       return
     }
-    print("batches: \(statistics.batches)")
-    print("objects:")
-    for (entity, count) in statistics.objectsByEntity { print("  \(entity): \(count)") }
-    print("log bytes: \(statistics.logBytes)")
-    print("store bytes used: \(statistics.usedBytes)")
-    print("map size: \(statistics.mapSize)")
+    Output.line("batches: \(statistics.batches)")
+    Output.line("objects:")
+    for (entity, count) in statistics.objectsByEntity { Output.line("  \(entity): \(count)") }
+    Output.line("log bytes: \(statistics.logBytes)")
+    Output.line("store bytes used: \(statistics.usedBytes)")
+    Output.line("map size: \(statistics.mapSize)")
   }
 }

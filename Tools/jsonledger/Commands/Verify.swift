@@ -18,7 +18,7 @@ struct Verify: AsyncParsableCommand {
         "entriesCompared": .number(JSONNumber(report.entriesCompared)),
       ])
     } else {
-      print(
+      Output.line(
         "ok: \(report.batches) batches replayed, \(report.objects) objects, \(report.entriesCompared) projection entries identical"
       )
     }

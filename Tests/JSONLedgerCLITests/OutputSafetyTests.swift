@@ -1,0 +1,66 @@
+import Foundation
+import JSONLedgerTestSupport
+import Testing
+
+@Suite("CLI output: never a failure that looks like success, never raw control characters")
+struct OutputSafetyTests {
+  let directory: TemporaryDirectory
+  let store: String
+
+  init() throws {
+    directory = try TemporaryDirectory()
+    store = directory.path + "/store"
+    let model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    let payload = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", store, payload]).status == 0)
+    let second = try directory.write("second.json", CLIFixtures.second)
+    #expect(try CommandRunner.run(["import", store, second]).status == 0)
+  }
+
+  /// Runs the command with stdout on /dev/full (every write fails: no space left).
+  func runIntoAFullDevice(_ arguments: [String]) throws -> (status: Int32, error: String) {
+    let process = Process()
+    process.executableURL = CommandRunner.executable
+    process.arguments = arguments
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+    let error = Pipe()
+    process.standardError = error
+    try process.run()
+    let errData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: errData, as: UTF8.self))
+  }
+
+  @Test(arguments: [
+    ["export"], ["export", "--entity", "Album"], ["log"], ["show", "2"], ["diff", "1", "2"],
+    ["get", "Album", "Tin Drum"], ["verify"], ["stats"], ["log", "--json"],
+  ])
+  func aCommandWhoseOutputCannotBeWrittenFails(arguments: [String]) throws {
+    guard FileManager.default.fileExists(atPath: "/dev/full") else { return }
+    let result = try runIntoAFullDevice([arguments[0], store] + arguments.dropFirst())
+    #expect(result.status != 0)
+    #expect(result.error.contains("cannot write the output"))
+  }
+
+  @Test func controlCharactersFromPayloadsAndMessagesAreEscaped() throws {
+    let escape = "\u{1B}[2J\u{7}"
+    let payload = try directory.write(
+      "evil.json", #"[{"name": "Tin Drum", "label": "\u001b[2J\u0007red"}]"#)
+    let imported = try CommandRunner.run([
+      "import", store, payload, "--entity", "Album", "--message", "msg\(escape)", "--author", "\u{9B}31m",
+    ])
+    #expect(imported.status == 0, "\(imported.error)")
+    for arguments in [
+      ["log", store], ["show", store, "3"], ["diff", store, "2", "3"], ["get", store, "Album", "Tin Drum"],
+    ] {
+      let result = try CommandRunner.run(arguments)
+      #expect(result.status == 0)
+      #expect(!result.output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" || $0 == "\u{9B}" })
+      #expect(result.output.contains("\\u{1B}"), "\(arguments[0]) shows the escape")
+    }
+    let missing = try CommandRunner.run(["get", store, "Album", "no\u{1B}such"])
+    #expect(missing.status != 0)
+    #expect(!missing.error.unicodeScalars.contains("\u{1B}"))
+  }
+}
