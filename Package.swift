@@ -43,7 +43,7 @@ let package = Package(
       dependencies: ["JSONLedger", "LMDB", "JSONLedgerTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger", "JSONLedgerTestSupport"]),
+    .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger", "LMDB", "JSONLedgerTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

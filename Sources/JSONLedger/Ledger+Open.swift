@@ -12,7 +12,10 @@ extension Ledger {
     switch state {
     case .missing, .empty:
       guard let model else { throw LedgerError.storeNotFound(path: path) }
-      return try create(at: path, model: model, options: options, state: state)
+      do { return try create(at: path, model: model, options: options, state: state) } catch LedgerError.storeExists {
+        // Another process created it meanwhile: open that store (its model must be this one).
+        return try openExisting(at: path, model: model, options: options)
+      }
     case .store:
       return try openExisting(at: path, model: model, options: options)
     }
@@ -21,7 +24,12 @@ extension Ledger {
   /// Creates a new store at `path`; fails if one exists.
   public static func create(at path: String, model: Model, options: Options = Options()) throws -> Ledger {
     let state = try StoreDirectory.inspect(path)
-    if case .store = state { throw LedgerError.storeExists(path: path) }
+    if case .store = state {
+      if case .foreign(let names) = try StoreLayout.contents(of: try openEnvironment(path, options)) {
+        throw foreignEnvironment(path, names)
+      }
+      throw LedgerError.storeExists(path: path)
+    }
     return try create(at: path, model: model, options: options, state: state)
   }
 
@@ -29,51 +37,94 @@ extension Ledger {
     -> Ledger
   {
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
-    if case .missing = state {
-      try FileManager.default.createDirectory(
-        atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
+    if case .missing = state { try makeDirectory(path) }
     let environment = try openEnvironment(path, options)
-    let layout = try StoreLayout(environment: environment)
-    try writeMetadata(model: model, environment: environment, layout: layout)
+    return try firstCommit(at: path, model: model, environment: environment, options: options)
+  }
+
+  /// The format version and the model: the first commit of a new store.
+  private static func foreignEnvironment(_ path: String, _ names: [String]) -> LedgerError {
+    .notAStore(
+      path: path,
+      reason: "its LMDB file belongs to another program (databases: \(names.prefix(5).joined(separator: ", ")))")
+  }
+
+  private static func cutShort(_ path: String) -> LedgerError {
+    .notAStore(
+      path: path,
+      reason: "its creation was cut short before anything was committed; open it with its model to finish creating it")
+  }
+
+  /// Creates the store directory and any missing parent (owner-only), or says which one
+  /// cannot be made and why.
+  private static func makeDirectory(_ path: String) throws {
+    var missing: [String] = []
+    var current = path
+    while access(current, F_OK) != 0 {
+      missing.append(current)
+      guard let parent = parentDirectory(of: current) else { break }
+      current = parent
+    }
+    for directory in missing.reversed() where mkdir(directory, 0o700) != 0 && errno != EEXIST {
+      let reason = String(cString: strerror(errno))
+      let parent = parentDirectory(of: directory) ?? "."
+      throw LedgerError.storage("cannot create the store directory \(directory): \(reason) (in \(parent))")
+    }
+  }
+
+  /// The directory holding `path`, or nil for a single relative component or the root.
+  private static func parentDirectory(of path: String) -> String? {
+    var trimmed = Substring(path)
+    while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+    guard let slash = trimmed.lastIndex(of: "/") else { return nil }
+    if slash == trimmed.startIndex { return trimmed.count > 1 ? "/" : nil }
+    return String(trimmed[..<slash])
+  }
+
+  /// The first commit of a new store: every database, the format and the model, in one write
+  /// transaction, so that a store either has all of them or nothing. A store another process
+  /// made in the meantime is not overwritten: LMDB runs one writer at a time, and this one
+  /// finds the format already there.
+  private static func firstCommit(at path: String, model: Model, environment: Environment, options: Options) throws
+    -> Ledger
+  {
+    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
+    let layout = try environment.write { txn in
+      let layout = try StoreLayout(creatingIn: txn)
+      if try txn.value(forKey: MetaKey.format, in: layout.meta) != nil { throw LedgerError.storeExists(path: path) }
+      try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
+      // Declaration order matters: entity and relationship ids are positions in the model.
+      try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
+      return layout
+    }
     return Ledger(
       path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
   }
 
-  /// The format version and the model: the first commit of a new store.
-  private static func writeMetadata(model: Model, environment: Environment, layout: StoreLayout) throws {
-    try environment.write { txn in
-      try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
-      // Declaration order matters: entity and relationship ids are positions in the model.
-      try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
-    }
-  }
-
-  /// Whether a store holds nothing at all: its creation was cut short (a crash, a kill)
-  /// after LMDB made its file but before the first commit wrote the metadata.
-  private static func isUnfinished(_ environment: Environment, _ layout: StoreLayout) throws -> Bool {
-    try environment.read { txn in
-      try ([layout.log, layout.meta] + layout.projections).allSatisfy { try txn.statistics(of: $0).entries == 0 }
-    }
-  }
-
   private static func openExisting(at path: String, model expected: Model?, options: Options) throws -> Ledger {
     let environment = try openEnvironment(path, options)
+    switch try StoreLayout.contents(of: environment) {
+    case .nothing:
+      guard let expected else { throw cutShort(path) }
+      return try firstCommit(at: path, model: expected, environment: environment, options: options)
+    case .foreign(let names):
+      throw foreignEnvironment(path, names)
+    case .store:
+      break
+    }
     let layout = try StoreLayout(environment: environment)
     let (format, modelBytes) = try environment.read { txn in
       (try txn.value(forKey: MetaKey.format, in: layout.meta), try txn.value(forKey: MetaKey.model, in: layout.meta))
     }
-    if format == nil, modelBytes == nil, try isUnfinished(environment, layout) {
-      guard let expected else {
-        throw LedgerError.notAStore(
-          path: path,
-          reason:
-            "its creation was cut short before anything was committed; open it with its model to finish creating it")
-      }
-      do { try options.transformers.validate(expected) } catch { throw LedgerError.model(error) }
-      try writeMetadata(model: expected, environment: environment, layout: layout)
-      return Ledger(
-        path: path, model: expected, environment: environment, layout: layout, transformers: options.transformers)
+    // A store whose databases an earlier version made one commit at a time, cut short before
+    // its metadata: nothing was stored, so it is finished like one that has nothing.
+    if format == nil, modelBytes == nil,
+      try environment.read({ txn in
+        try ([layout.log, layout.meta] + layout.projections).allSatisfy { try txn.statistics(of: $0).entries == 0 }
+      })
+    {
+      guard let expected else { throw cutShort(path) }
+      return try firstCommit(at: path, model: expected, environment: environment, options: options)
     }
     guard let format, format.count == 4, let modelBytes else {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")

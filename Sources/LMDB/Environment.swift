@@ -22,6 +22,9 @@ public final class Environment: @unchecked Sendable {
   // every transaction of this process holds it shared.
   let handle: OpaquePointer
   let resizeLock = ReadersWriterLock()
+  /// The device and inode of `lock.mdb` when the environment was opened. A lock file deleted
+  /// or replaced since would let a second writer in: every write transaction checks it.
+  private let lockFileIdentity: (device: UInt64, inode: UInt64)?
   /// The directory the environment lives in.
   public let path: String
   /// The options it was opened with.
@@ -85,6 +88,24 @@ public final class Environment: @unchecked Sendable {
     self.handle = env
     self.path = path
     self.options = options
+    lockFileIdentity = Self.identity(ofFileAt: path + "/lock.mdb")
+  }
+
+  /// The device and inode of the file at `path` (not following a symbolic link), or nil.
+  static func identity(ofFileAt path: String) -> (device: UInt64, inode: UInt64)? {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return nil }
+    return (UInt64(status.st_dev), UInt64(status.st_ino))
+  }
+
+  /// Refuses a write when `lock.mdb` is not the file the environment locks through.
+  private func checkLockFile() throws(LMDBError) {
+    guard let expected = lockFileIdentity else { return }
+    let now = Self.identity(ofFileAt: path + "/lock.mdb")
+    guard let now, now == expected else {
+      throw LMDBError(
+        code: ESTALE, operation: "begin write (lock.mdb was deleted or replaced while the store was open)")
+    }
   }
 
   deinit { mdb_env_close(handle) }
@@ -114,6 +135,8 @@ public final class Environment: @unchecked Sendable {
       let txn = try beginTransaction(readOnly: false)
       let result: R
       do {
+        // Checked holding the writer lock: from here no other writer can begin through it.
+        try checkLockFile()
         result = try body(txn)
         try txn.commit()
         return result

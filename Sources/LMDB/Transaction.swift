@@ -48,7 +48,20 @@ public final class Transaction {
     environment.resizeLock.unlock()
   }
 
-  func openDatabase(named name: String, create: Bool) throws(LMDBError) -> Database {
+  /// The names of the named databases: the keys of the environment's main database.
+  public func databaseNames() throws -> [String] {
+    let txn = try handle
+    var dbi: MDB_dbi = 0
+    try check(mdb_dbi_open(txn, nil, 0, &dbi), "open the main database")
+    var names: [String] = []
+    try forEach(in: Database(handle: dbi, name: ""), prefix: []) { entry in
+      names.append(String(decoding: entry.key, as: UTF8.self))
+      return true
+    }
+    return names
+  }
+
+  public func openDatabase(named name: String, create: Bool) throws(LMDBError) -> Database {
     let txn = try handle
     var dbi: MDB_dbi = 0
     try check(

@@ -28,6 +28,43 @@ struct StoreLayout: Sendable {
   let idempotency: Database
   let indexes: Database
 
+  /// The names of the store's databases.
+  static let names: Set<String> = [
+    "log", "meta", "keys", "objects", "views", "rels", "history", "idempotency", "indexes",
+  ]
+
+  /// What an opened LMDB environment holds, found in a read transaction (nothing written).
+  enum Contents {
+    /// Nothing committed yet: its creation was cut short before the first commit.
+    case nothing
+    /// This store's databases.
+    case store
+    /// Databases of another program.
+    case foreign([String])
+  }
+
+  static func contents(of environment: Environment) throws -> Contents {
+    let names = try environment.read { txn in try txn.databaseNames() }
+    if names.isEmpty { return .nothing }
+    let foreign = names.filter { !Self.names.contains($0) }
+    guard foreign.isEmpty, names.contains("meta") else { return .foreign(foreign.isEmpty ? names : foreign) }
+    return .store
+  }
+
+  /// Creates every database in the transaction of a new store's first commit.
+  init(creatingIn txn: Transaction) throws {
+    log = try txn.openDatabase(named: "log", create: true)
+    meta = try txn.openDatabase(named: "meta", create: true)
+    keys = try txn.openDatabase(named: "keys", create: true)
+    objects = try txn.openDatabase(named: "objects", create: true)
+    views = try txn.openDatabase(named: "views", create: true)
+    rels = try txn.openDatabase(named: "rels", create: true)
+    history = try txn.openDatabase(named: "history", create: true)
+    idempotency = try txn.openDatabase(named: "idempotency", create: true)
+    indexes = try txn.openDatabase(named: "indexes", create: true)
+  }
+
+  /// Opens the databases of an existing store.
   init(environment: Environment) throws {
     log = try environment.database(named: "log")
     meta = try environment.database(named: "meta")

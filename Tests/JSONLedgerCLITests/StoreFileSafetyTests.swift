@@ -1,0 +1,142 @@
+import Foundation
+import JSONLedgerTestSupport
+import LMDB
+import Testing
+
+/// Store files that are not what they should be: refused with an error naming the store,
+/// never a crash, never a write somewhere else.
+@Suite("Store files: symlinks, truncation, foreign environments, races, a deleted lock file")
+struct StoreFileSafetyTests {
+  let directory: TemporaryDirectory
+  let store: String
+  let model: String
+
+  init() throws {
+    directory = try TemporaryDirectory()
+    store = directory.path + "/store"
+    model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    let payload = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", store, payload]).status == 0)
+  }
+
+  @Test func aSymlinkedLockFileIsRefusedAndItsTargetLeftAlone() throws {
+    let target = try directory.write("precious.txt", "keep me")
+    try FileManager.default.removeItem(atPath: store + "/lock.mdb")
+    try FileManager.default.createSymbolicLink(atPath: store + "/lock.mdb", withDestinationPath: target)
+    let result = try CommandRunner.run(["log", store])
+    #expect(result.status != 0)
+    #expect(result.error.contains("lock.mdb is a symbolic link"))
+    #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
+  }
+
+  @Test func aSymlinkedDataFileIsRefused() throws {
+    let elsewhere = directory.path + "/elsewhere.mdb"
+    try FileManager.default.moveItem(atPath: store + "/data.mdb", toPath: elsewhere)
+    try FileManager.default.createSymbolicLink(atPath: store + "/data.mdb", withDestinationPath: elsewhere)
+    let result = try CommandRunner.run(["stats", store])
+    #expect(result.status != 0)
+    #expect(result.error.contains("data.mdb is a symbolic link"))
+  }
+
+  @Test(arguments: [4096, 8192, 20000])
+  func aTruncatedDataFileIsAnErrorNotASignal(keptBytes: Int) throws {
+    let handle = try #require(FileHandle(forUpdatingAtPath: store + "/data.mdb"))
+    try handle.truncate(atOffset: UInt64(keptBytes))
+    try handle.close()
+    for arguments in [["log", store], ["verify", store], ["export", store], ["stats", store]] {
+      let result = try CommandRunner.run(arguments)
+      #expect(result.status == 1, "\(arguments[0]) exited \(result.status)")
+      #expect(result.error.contains("truncated") || result.error.contains("not an LMDB"), "\(result.error)")
+    }
+  }
+
+  @Test func anotherProgramsEnvironmentIsRefusedWithoutWritingToIt() throws {
+    let foreign = directory.path + "/foreign"
+    try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+    do {
+      // Another program's LMDB environment: named databases of its own.
+      let environment = try Environment(path: foreign)
+      let settings = try environment.database(named: "settings")
+      try environment.write { txn in try txn.put(Array("dark".utf8), forKey: Array("theme".utf8), in: settings) }
+    }
+    let before = try Data(contentsOf: URL(fileURLWithPath: foreign + "/data.mdb"))
+    for arguments in [["log", foreign], ["init", foreign, "--model", model], ["stats", foreign]] {
+      let result = try CommandRunner.run(arguments)
+      #expect(result.status != 0)
+      #expect(result.error.contains("belongs to another program"), "\(result.error)")
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: foreign + "/data.mdb")) == before)
+  }
+
+  @Test func twoConcurrentInitsMakeOneStoreAndTheOtherSaysSo() throws {
+    let other = try directory.write(
+      "other.json", #"{"entities": {"Thing": {"identity": "id", "attributes": {"id": "int64"}}}}"#)
+    for trial in 0..<8 {
+      let target = directory.path + "/race-\(trial)"
+      let processes = [model, other].map { modelPath -> (Process, Pipe) in
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["init", target, "--model", modelPath]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        return (process, errors)
+      }
+      for (process, _) in processes { try process.run() }
+      for (process, _) in processes { process.waitUntilExit() }
+      let statuses = processes.map(\.0.terminationStatus)
+      #expect(statuses.filter { $0 == 0 }.count == 1, "trial \(trial): \(statuses)")
+      #expect(try CommandRunner.run(["verify", target]).status == 0)
+    }
+  }
+
+  @Test func aWriterRefusesToWriteAfterItsLockFileWasDeleted() throws {
+    let writer = Process()
+    writer.executableURL = CommandRunner.executable
+    let stressed = directory.path + "/stressed"
+    writer.arguments = ["stress", stressed, "--batches", "100000", "--objects", "5", "--durability", "noSync"]
+    let log = directory.path + "/stress.out"
+    FileManager.default.createFile(atPath: log, contents: nil)
+    writer.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+    let errors = Pipe()
+    writer.standardError = errors
+    try writer.run()
+    // Wait for a first commit, then delete the lock file under the running writer.
+    let deadline = Date().addingTimeInterval(30)
+    while writer.isRunning, Date() < deadline,
+      !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("committed") ?? false)
+    {
+      usleep(10_000)
+    }
+    try FileManager.default.removeItem(atPath: stressed + "/lock.mdb")
+    let stop = Date().addingTimeInterval(30)
+    while writer.isRunning, Date() < stop { usleep(10_000) }
+    if writer.isRunning { writer.terminate() }
+    writer.waitUntilExit()
+    let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(writer.terminationStatus != 0)
+    #expect(message.contains("lock.mdb was deleted or replaced"))
+    #expect(try CommandRunner.run(["verify", stressed]).status == 0)
+  }
+
+  @Test func anUnwritableParentIsNamedWithItsCause() throws {
+    guard getuid() != 0 else { return }  // root writes anywhere
+    let locked = directory.path + "/locked"
+    try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: true)
+    chmod(locked, 0o500)
+    defer { chmod(locked, 0o700) }
+    let result = try CommandRunner.run(["init", locked + "/store", "--model", model])
+    #expect(result.status != 0)
+    #expect(result.error.contains("cannot create the store directory"))
+    #expect(!result.error.contains("file://"))
+  }
+
+  @Test func aDanglingSymlinkAsTheStoreIsNamed() throws {
+    let link = directory.path + "/dangling"
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory.path + "/nowhere")
+    let result = try CommandRunner.run(["init", link, "--model", model])
+    #expect(result.status != 0)
+    #expect(result.error.contains("symbolic link to nothing"))
+  }
+}
