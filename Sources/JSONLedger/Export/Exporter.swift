@@ -121,7 +121,8 @@ struct Exporter {
         } else {
           value = targets.first.map { keyValue($0, dateFormat: dateFormat) } ?? .null
         }
-      case .nested(let limit), .rails(let limit):
+      case .nested(let requested), .rails(let requested):
+        let limit = min(requested, NestingLimit.objects)
         var rails: Bool = if case .rails = options.relationships { true } else { false }
         var nested: [JSONValue] = []
         var onlyKeys = true

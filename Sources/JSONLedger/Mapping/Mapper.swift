@@ -22,6 +22,8 @@ struct Mapper: Sendable {
     var problems = ProblemCollector()
     /// `Entity.key` for each JSON key that matched nothing.
     var ignoredKeys: Set<String> = []
+    /// How many nested objects enclose the one being mapped.
+    var nesting = 0
   }
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
@@ -248,7 +250,15 @@ struct Mapper: Sendable {
         report.problems.add(destination.name, path, value, "expected a key of \(destination.name), found an object")
         return nil
       }
-      guard let nested = mapObject(object, entity: destination, path: path, report: &report) else { return nil }
+      guard report.nesting < NestingLimit.objects else {
+        report.problems.add(
+          destination.name, path, nil, "objects are nested more than \(NestingLimit.objects) deep here")
+        return nil
+      }
+      report.nesting += 1
+      let mapped = mapObject(object, entity: destination, path: path, report: &report)
+      report.nesting -= 1
+      guard let nested = mapped else { return nil }
       if let identity = nested.identity {
         fingerprint.add(key: nested.entity, identity)
       } else {

@@ -16,8 +16,12 @@ struct Export: AsyncParsableCommand {
   @Option(help: "How relationships appear: none, ids, nested or rails.")
   var relationships: RelationshipMode = .ids
 
-  @Option(help: "How deep nested and rails exports go.")
+  @Option(help: "How deep nested and rails exports go (1 to 100).")
   var depth = 3
+
+  func validate() throws {
+    guard (1...100).contains(depth) else { throw ValidationError("--depth must be from 1 to 100, not \(depth)") }
+  }
 
   @Option(help: "Only objects whose attribute equals a value: field=value (with --entity).")
   var `where`: String?
