@@ -28,16 +28,22 @@ extension Ledger {
       })
     var summaries: [BatchSummary] = []
     var applied = 0
-    try chunks.forEachChunk { batch, count in
-      let part = summaries.count + 1
-      let summary = try applySynchronously(
-        batch, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)", author: author,
-        source: path, idempotencyKey: idempotencyKey.map { "\($0)#\(part)" })
-      summaries.append(summary)
-      applied += count
-      // Pages of the map read while resolving this chunk would otherwise stay resident.
-      try environment.releaseMappedPages()
-      progress?(applied)
+    do {
+      try chunks.forEachChunk { batch, count in
+        let part = summaries.count + 1
+        let summary = try applySynchronously(
+          batch, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)", author: author,
+          source: path, idempotencyKey: idempotencyKey.map { "\($0)#\(part)" })
+        summaries.append(summary)
+        applied += count
+        // Pages of the map read while resolving this chunk would otherwise stay resident.
+        try environment.releaseMappedPages()
+        progress?(applied)
+      }
+    } catch {
+      let reason = error as? LedgerError ?? .storage(String(describing: error))
+      throw LedgerError.importStopped(
+        file: path, failedPart: summaries.count + 1, appliedBatches: summaries.map(\.batchID), reason: reason)
     }
     return summaries
   }

@@ -33,6 +33,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case storage(String)
   /// A caller mistake, described.
   case invalidArgument(String)
+  /// A chunked import stopped at part `failedPart` of `file`: the parts before it are
+  /// applied (as `appliedBatches`), that part and the rest are not.
+  indirect case importStopped(file: String, failedPart: Int, appliedBatches: [UInt64], reason: LedgerError)
 
   public var description: String {
     switch self {
@@ -61,6 +64,13 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
       "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
     case .storage(let reason): "storage error: \(reason)"
     case .invalidArgument(let reason): reason
+    case .importStopped(let file, let part, let applied, let reason):
+      "importing \(file) stopped at part \(part): \(reason)\n"
+        + (applied.isEmpty
+          ? "nothing was applied"
+          : "parts 1 to \(applied.count) are applied as batches \(applied.first ?? 0) to \(applied.last ?? 0)")
+        + "; fix the file and run the same import again with the same --idempotency-key to apply the rest"
+        + " (without one, the parts already applied are applied again)"
     }
   }
 }

@@ -98,6 +98,19 @@ public final class Environment: @unchecked Sendable {
     return (UInt64(status.st_dev), UInt64(status.st_ino))
   }
 
+  /// A failed write with what the file system says: LMDB reports a full disk at commit as an
+  /// I/O error, so the free space goes with it.
+  private func explained(_ error: any Error) -> any Error {
+    guard let error = error as? LMDBError, error.code == EIO || error.code == ENOSPC || error.code == EDQUOT else {
+      return error
+    }
+    var status = statvfs()
+    let free = statvfs(path, &status) == 0 ? "\(UInt64(status.f_bavail) * UInt64(status.f_frsize)) bytes" : "unknown"
+    return LMDBError(
+      code: error.code,
+      operation: "\(error.operation) in \(path) (free space on its file system: \(free); a full disk shows as this)")
+  }
+
   /// Refuses a write when `lock.mdb` is not the file the environment locks through.
   private func checkLockFile() throws(LMDBError) {
     guard let expected = lockFileIdentity else { return }
@@ -143,7 +156,7 @@ public final class Environment: @unchecked Sendable {
       } catch {
         let mapWasFull = txn.sawMapFull || (error as? LMDBError)?.isMapFull == true
         txn.abort()
-        guard mapWasFull else { throw error }
+        guard mapWasFull else { throw explained(error) }
       }
       try growMap()
     }

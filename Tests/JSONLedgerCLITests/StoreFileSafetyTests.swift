@@ -139,4 +139,60 @@ struct StoreFileSafetyTests {
     #expect(result.status != 0)
     #expect(result.error.contains("symbolic link to nothing"))
   }
+
+  @Test func aChunkedImportThatStopsPartWaySaysWhatWasAppliedAndHowToResume() throws {
+    let albums = (0..<5).map { #"{"name": "album \#($0)", "label": "L"}"# }
+    let broken = "[" + albums.joined(separator: ", ") + #", {"name": "bad", "released": "not a date"}]"#
+    let file = try directory.write("albums.json", broken)
+    let result = try CommandRunner.run([
+      "import", store, file, "--entity", "Album", "--chunk-size", "2", "--idempotency-key", "albums",
+    ])
+    #expect(result.status == 1)
+    #expect(result.error.contains("importing \(file) stopped at part 3"))
+    #expect(result.error.contains("parts 1 to 2 are applied as batches 2 to 3"))
+    #expect(result.error.contains("same --idempotency-key"))
+    let fixed = try directory.write("albums.json", broken.replacingOccurrences(of: "not a date", with: "2020-01-01"))
+    let resumed = try CommandRunner.run([
+      "import", store, fixed, "--entity", "Album", "--chunk-size", "2", "--idempotency-key", "albums", "--json",
+    ])
+    #expect(resumed.status == 0, "\(resumed.error)")
+    #expect(try CommandRunner.run(["log", store, "--json"]).output.components(separatedBy: "\"batch\"").count - 1 == 4)
+  }
+
+  /// A full file system (a 2 MB tmpfs, mounted when the tests run as root; otherwise the test
+  /// says it was skipped): the import fails naming the store and the free space, nothing is
+  /// half-written, and an export that cannot be written fails too.
+  @Test func aFullDiskIsAnErrorThatSaysSoAndLosesNothingCommitted() throws {
+    let mountPoint = directory.path + "/small"
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    let mount = Process()
+    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+    mount.arguments = ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint]
+    mount.standardError = Pipe()
+    guard getuid() == 0, (try? mount.run()) != nil, ({ mount.waitUntilExit(); return mount.terminationStatus == 0 })()
+    else {
+      print("skipped: a full-disk test needs root to mount a small tmpfs")
+      return
+    }
+    defer {
+      let unmount = Process()
+      unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+      unmount.arguments = [mountPoint]
+      try? unmount.run()
+      unmount.waitUntilExit()
+    }
+    let small = mountPoint + "/store"
+    #expect(try CommandRunner.run(["init", small, "--model", model]).status == 0)
+    let first = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", small, first]).status == 0)
+    let many = try directory.write(
+      "many.json", "[" + (0..<60_000).map { #"{"name": "album \#($0)", "label": "L"}"# }.joined(separator: ",") + "]")
+    let result = try CommandRunner.run(["import", small, many, "--entity", "Album"])
+    #expect(result.status == 1)
+    #expect(result.error.contains(small))
+    #expect(result.error.contains("free space"))
+    let verified = try CommandRunner.run(["verify", small, "--json"])
+    #expect(verified.status == 0, "\(verified.error)")
+    #expect(try CommandRunner.run(["get", small, "Album", "Tin Drum"]).status == 0)
+  }
 }
