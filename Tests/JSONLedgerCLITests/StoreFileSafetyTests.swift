@@ -169,7 +169,11 @@ struct StoreFileSafetyTests {
     mount.executableURL = URL(fileURLWithPath: "/bin/mount")
     mount.arguments = ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint]
     mount.standardError = Pipe()
-    guard getuid() == 0, (try? mount.run()) != nil, ({ mount.waitUntilExit(); return mount.terminationStatus == 0 })()
+    guard getuid() == 0, (try? mount.run()) != nil,
+      ({
+        mount.waitUntilExit()
+        return mount.terminationStatus == 0
+      })()
     else {
       print("skipped: a full-disk test needs root to mount a small tmpfs")
       return

@@ -40,10 +40,12 @@ struct NestingLimitTests {
     let ledger = try Ledger.open(at: directory.storePath, model: try #require(Self.model))
     var batch = ledger.makeBatch()
     // A chain of 3,000 by keys: nothing nested in the payload, a long chain in the store.
-    try batch.stage(.array((0..<3_000).map { ["id": .number(JSONNumber($0)), "next": .number(JSONNumber($0 + 1))] }), as: "Node")
+    try batch.stage(
+      .array((0..<3_000).map { ["id": .number(JSONNumber($0)), "next": .number(JSONNumber($0 + 1))] }), as: "Node")
     _ = try ledger.applySynchronously(batch)
     let exported = try ledger.read { view in
-      try view.exportJSON(try #require(try view.object("Node", key: 0)), options: .init(relationships: .nested(depth: 5_000)))
+      try view.exportJSON(
+        try #require(try view.object("Node", key: 0)), options: .init(relationships: .nested(depth: 5_000)))
     }
     var depth = 0
     var node = exported
