@@ -64,3 +64,42 @@ struct OutputSafetyTests {
     #expect(!missing.error.unicodeScalars.contains("\u{1B}"))
   }
 }
+
+@Suite("CLI conventions: --version, --json everywhere, options only where they mean something")
+struct CLIConventionTests {
+  @Test func versionNamesTheToolAndItsStoreFormat() throws {
+    let result = try CommandRunner.run(["--version"])
+    #expect(result.status == 0)
+    #expect(result.output.hasPrefix("jsonledger "))
+    #expect(result.output.contains("store format"))
+  }
+
+  @Test(arguments: ["export", "log", "get", "show", "diff", "verify", "stats"])
+  func readOnlyCommandsDoNotOfferDurability(command: String) throws {
+    let help = try CommandRunner.run([command, "--help"])
+    #expect(!help.output.contains("--durability"))
+  }
+
+  @Test(arguments: ["import", "revert", "rewind"])
+  func writingCommandsOfferDurability(command: String) throws {
+    let help = try CommandRunner.run([command, "--help"])
+    #expect(help.output.contains("--durability"))
+  }
+
+  @Test func aRefusedRevertAnswersInJSONAndExitsThree() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    let model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    for (index, text) in [CLIFixtures.first, CLIFixtures.second].enumerated() {
+      let file = try directory.write("batch-\(index).json", text)
+      #expect(try CommandRunner.run(["import", store, file]).status == 0)
+    }
+    let result = try CommandRunner.run(["revert", store, "1", "--json"])
+    #expect(result.status == 3)
+    let document = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+    #expect(document?["refused"] as? Bool == true)
+    #expect((document?["conflicts"] as? [[String: Any]])?.isEmpty == false)
+    #expect(try CommandRunner.run(["export", store, "--json"]).status == 0)
+  }
+}

@@ -21,6 +21,13 @@ extension View {
   }
 
   /// Decodes the object of `entity` with `key` into your `Decodable` type, or nil.
+  /// Decodes the object of `entity` whose identity is the Swift value `key`, or nil.
+  public func decode<T: Decodable>(
+    _ type: T.Type, from entity: String, key: some IdentityKey, relationships: RelationshipExport = .ids
+  ) throws -> T? {
+    try decode(type, from: entity, key: key.identityJSON, relationships: relationships)
+  }
+
   public func decode<T: Decodable>(
     _ type: T.Type, from entity: String, key: JSONValue, relationships: RelationshipExport = .ids
   ) throws -> T? {

@@ -46,6 +46,11 @@ extension Ledger {
   }
 
   /// The batches that touched one object, newest first, each with what it did to it.
+  /// The batches that changed the object whose identity is the Swift value `key`, newest first.
+  public func log(entity: String, key: some IdentityKey) throws -> [LogEntry] {
+    try log(entity: entity, key: key.identityJSON)
+  }
+
   public func log(entity: String, key: JSONValue) throws -> [LogEntry] {
     try environment.read { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)

@@ -37,6 +37,12 @@ public struct View: ~Copyable {
     try reader.object(entity, key: key)
   }
 
+  /// The object of `entity` (or of a sub-entity) whose identity is the Swift value `key`
+  /// (`Int64`, `String`, `UUID`, …), or nil.
+  public func object(_ entity: String, key: some IdentityKey) throws -> ObjectSnapshot? {
+    try reader.object(entity, key: key.identityJSON)
+  }
+
   /// All objects of `entity` and its sub-entities, in key order.
   public func objects(_ entity: String) throws -> [ObjectSnapshot] { try reader.objects(entity) }
 

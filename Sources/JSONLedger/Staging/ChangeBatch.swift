@@ -103,6 +103,10 @@ public struct ChangeBatch: Sendable {
     do { try report.problems.check() } catch { throw .mapping(error) }
     if let identity { steps.append(.deletion(entity: resolved.name, identity: identity, path: "")) }
   }
+  /// Stages the deletion of the object of `entity` whose identity is the Swift value `key`.
+  public mutating func delete(_ entity: String, key: some IdentityKey) throws(LedgerError) {
+    try delete(entity, key: key.identityJSON)
+  }
 
   mutating func stage(
     _ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions

@@ -16,6 +16,9 @@ struct Export: AsyncParsableCommand {
   @Option(help: "How relationships appear: none, ids, nested or rails.")
   var relationships: RelationshipMode = .ids
 
+  @Flag(help: "Print machine-readable JSON (what export always prints; accepted like on every command).")
+  var json = false
+
   @Option(help: "How deep nested and rails exports go (1 to 100).")
   var depth = 3
 

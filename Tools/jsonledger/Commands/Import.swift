@@ -11,6 +11,7 @@ struct Import: AsyncParsableCommand {
       """)
 
   @OptionGroup var storeOptions: StoreOptions
+  @OptionGroup var writeOptions: WriteOptions
 
   @Argument(help: "The JSON file, or - to read standard input.")
   var file: String
@@ -83,7 +84,7 @@ struct Import: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.open(durability: writeOptions.durability)
     if let chunkSize {
       try importInChunks(ledger, chunkSize: chunkSize)
       return

@@ -6,6 +6,7 @@ struct Revert: AsyncParsableCommand {
     abstract: "Append a record that undoes batch N; refused (exit 3) when later batches changed the same fields.")
 
   @OptionGroup var storeOptions: StoreOptions
+  @OptionGroup var writeOptions: WriteOptions
 
   @Argument(help: "The batch to undo.")
   var batch: UInt64
@@ -23,7 +24,7 @@ struct Revert: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.open(durability: writeOptions.durability)
     do {
       let result = try await ledger.revert(batch, force: force, message: message, author: author)
       if json {
@@ -38,6 +39,22 @@ struct Revert: AsyncParsableCommand {
         for conflict in result.overridden { Output.line("  \(conflict)") }
       }
     } catch let refused as RevertRefused {
+      if json {
+        // Refused, but answered in the asked form: the same document shape, on stdout, exit 3.
+        Output.json([
+          "refused": true, "batch": .number(JSONNumber(Int64(batch))),
+          "alreadyRevertedBy": refused.alreadyRevertedBy.map { .number(JSONNumber(Int64($0))) } ?? .null,
+          "conflicts": .array(
+            refused.conflicts.map { conflict in
+              [
+                "entity": .string(conflict.object.entity), "key": .string(conflict.object.description),
+                "field": .string(conflict.field), "valueSetByBatch": .string(conflict.valueSetByBatch),
+                "valueNow": .string(conflict.valueNow), "changedBy": .number(JSONNumber(Int64(conflict.changedBy))),
+              ]
+            }),
+        ])
+        try Output.finishStandardOutput()
+      }
       throw CommandFailure(message: refused.description, exitCode: 3)
     }
   }

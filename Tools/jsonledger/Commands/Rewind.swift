@@ -6,6 +6,7 @@ struct Rewind: AsyncParsableCommand {
     abstract: "Append one record that makes the current state equal to the state after batch N.")
 
   @OptionGroup var storeOptions: StoreOptions
+  @OptionGroup var writeOptions: WriteOptions
 
   @Argument(help: "The batch whose state to return to (0: empty).")
   var batch: UInt64

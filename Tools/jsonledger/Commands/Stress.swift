@@ -9,6 +9,7 @@ struct Stress: AsyncParsableCommand {
   static let configuration = CommandConfiguration(commandName: "stress", shouldDisplay: false)
 
   @OptionGroup var storeOptions: StoreOptions
+  @OptionGroup var writeOptions: WriteOptions
 
   @Option var batches = 1_000_000
   @Option var objects = 50
@@ -24,7 +25,7 @@ struct Stress: AsyncParsableCommand {
 
   func run() async throws {
     var options = Ledger.Options()
-    options.durability = storeOptions.durability
+    options.durability = writeOptions.durability
     let ledger = try Ledger.open(
       at: storeOptions.store, model: try Model(json: JSONParser.parse(Self.model)), options: options)
     var round = try ledger.head

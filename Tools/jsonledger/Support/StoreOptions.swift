@@ -11,15 +11,19 @@ struct StoreOptions: ParsableArguments {
       "Open a model that names value transformers this tool cannot register, passing their values through unchanged.")
   var passThroughTransformers = false
 
-  @Option(help: "Commit durability: full, noMetaSync or noSync (see the README's Reliability section).")
-  var durability: Ledger.Durability = .full
-
-  func open() throws -> Ledger {
+  /// Opens the store; `durability` matters only to commands that write.
+  func open(durability: Ledger.Durability = .full) throws -> Ledger {
     var options = Ledger.Options()
     options.durability = durability
     options.transformers.passesUnknownThrough = passThroughTransformers
     return try Ledger.open(at: store, options: options)
   }
+}
+
+/// `--durability`, offered by the commands that write.
+struct WriteOptions: ParsableArguments {
+  @Option(help: "Commit durability: full, noMetaSync or noSync (see the README's Reliability section).")
+  var durability: Ledger.Durability = .full
 }
 
 extension RelationshipMode: ExpressibleByArgument {}
