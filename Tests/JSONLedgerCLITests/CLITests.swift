@@ -225,7 +225,7 @@ struct ChunkedImportTests {
       "--json",
     ])
     #expect(again.output.contains("\"created\": 0"))
-    #expect(again.output.contains("\"alreadyApplied\": 3"))
+    #expect(again.output.contains("\"batchesAlreadyApplied\": 3"))
     #expect(try CommandRunner.run(["verify", directory.path + "/chunks"]).status == 0)
   }
 

@@ -103,3 +103,36 @@ struct CLIConventionTests {
     #expect(try CommandRunner.run(["export", store, "--json"]).status == 0)
   }
 }
+
+@Suite("CLI --json output is typed and one shape")
+struct TypedJSONOutputTests {
+  @Test func showAndDiffGiveTypedValuesAndImportsOneSummaryShape() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    let model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    let first = try directory.write("first.json", CLIFixtures.first)
+    let single = try CommandRunner.run(["import", store, first, "--json"])
+    let update = try directory.write("update.json", #"{"bands": [{"name": "Japan", "formed": 1975, "shoe_size": 9}]}"#)
+    let chunked = try CommandRunner.run(["import", store, update, "--chunk-size", "1", "--json"])
+    for output in [single.output, chunked.output] {
+      let summary = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+      #expect(
+        Set(summary.keys) == [
+          "batch", "batches", "created", "updated", "deleted", "unchanged", "alreadyApplied", "batchesAlreadyApplied",
+          "ignoredKeys",
+        ])
+    }
+    #expect(chunked.output.contains("Band.shoe_size"))
+    for arguments in [["show", store, "2", "--json"], ["diff", store, "1", "2", "--json"]] {
+      let result = try CommandRunner.run(arguments)
+      #expect(result.status == 0)
+      let document = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+      let changes = try #require(document["changes"] as? [[String: Any]])
+      let fields = try #require(changes.first?["fields"] as? [String: [String: Any]])
+      #expect(fields["formed"]?["old"] as? Int == 1974)
+      #expect(fields["formed"]?["new"] as? Int == 1975)
+      #expect(changes.first?["key"] as? [String] == ["Japan"])
+    }
+  }
+}

@@ -53,7 +53,6 @@ struct Import: AsyncParsableCommand {
   var json = false
 
   func validate() throws {
-    if chunkSize != nil, file == "-" { throw ValidationError("--chunk-size reads a file, not standard input") }
     if (parent == nil) != (relationship == nil) {
       throw ValidationError("--parent and --relationship go together")
     }
@@ -125,7 +124,8 @@ struct Import: AsyncParsableCommand {
   func importInChunks(_ ledger: Ledger, chunkSize: Int) throws {
     let showsProgress = isatty(STDERR_FILENO) != 0 && !json
     let summaries = try ledger.importFile(
-      at: file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(), strict: strict,
+      at: file == "-" ? "/dev/stdin" : file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(),
+      strict: strict,
       message: message, author: author, idempotencyKey: idempotencyKey,
       progress: { count in
         if showsProgress { FileHandle.standardError.write(Data("\rimported \(count) objects".utf8)) }
@@ -141,20 +141,15 @@ struct Import: AsyncParsableCommand {
       $0.unchanged += $1.unchanged
     }
     if json {
-      Output.json([
-        "firstBatch": summaries.first.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
-        "lastBatch": summaries.last.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
-        "batchCount": .number(JSONNumber(summaries.count)),
-        "created": .number(JSONNumber(total.created)), "updated": .number(JSONNumber(total.updated)),
-        "deleted": .number(JSONNumber(total.deleted)), "unchanged": .number(JSONNumber(total.unchanged)),
-        "alreadyApplied": .number(JSONNumber(skipped)),
-      ])
+      Output.json(Describe.importJSON(summaries))
     } else {
       let ids = summaries.map(\.batchID)
       let range = ids.isEmpty ? "no batches" : ids.count == 1 ? "batch \(ids[0])" : "batches \(ids.first!)–\(ids.last!)"
       Output.line(
         "\(range): \(total.created) created, \(total.updated) updated, \(total.deleted) deleted, \(total.unchanged) unchanged"
       )
+      let ignored = Set(summaries.flatMap(\.ignoredKeys)).sorted()
+      if !ignored.isEmpty { Output.line("ignored keys: \(ignored.joined(separator: ", "))") }
       if skipped > 0 {
         Output.line(
           "\(skipped) part\(skipped == 1 ? " was" : "s were") already applied (idempotency key \(idempotencyKey ?? ""))"

@@ -36,13 +36,14 @@ enum Describe {
   static func changeJSON(_ change: ObjectChange, ledger: Ledger) throws -> JSONValue {
     var object: JSONObject = [
       "kind": .string(change.kind.description), "entity": .string(change.entity),
-      "key": .array(change.identity.map { .string($0.keyText) }),
+      "key": .array(change.identity.map { $0.jsonValue(dateFormat: ledger.model.dateFormat) }),
     ]
+    let dateFormat = ledger.model.dateFormat
     var fields = JSONObject()
     for attribute in change.attributes {
       fields[attribute.name] = [
-        "old": attribute.old.map { .string($0.description) } ?? .null,
-        "new": attribute.new.map { .string($0.description) } ?? .null,
+        "old": attribute.old?.jsonValue(dateFormat: dateFormat) ?? .null,
+        "new": attribute.new?.jsonValue(dateFormat: dateFormat) ?? .null,
       ]
     }
     object["fields"] = .object(fields)
@@ -57,10 +58,24 @@ enum Describe {
   }
 
   static func summaryJSON(_ summary: BatchSummary) -> JSONValue {
-    [
-      "batch": .number(JSONNumber(Int64(summary.batchID))), "created": .number(JSONNumber(summary.created)),
-      "updated": .number(JSONNumber(summary.updated)), "deleted": .number(JSONNumber(summary.deleted)),
-      "unchanged": .number(JSONNumber(summary.unchanged)), "alreadyApplied": .bool(summary.wasAlreadyApplied),
+    importJSON([summary])
+  }
+
+  /// An import's summary, one shape whether it applied one batch or many (chunks): the last
+  /// batch, every batch, the counts of the batches this run applied, how many were applied
+  /// already (idempotency key), and the keys that matched nothing.
+  static func importJSON(_ summaries: [BatchSummary]) -> JSONValue {
+    let applied = summaries.filter { !$0.wasAlreadyApplied }
+    func total(_ count: (BatchSummary) -> Int) -> JSONValue { .number(JSONNumber(applied.map(count).reduce(0, +))) }
+    let ignored = Set(summaries.flatMap(\.ignoredKeys)).sorted()
+    return [
+      "batch": summaries.last.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
+      "batches": .array(summaries.map { .number(JSONNumber(Int64($0.batchID))) }),
+      "created": total(\.created), "updated": total(\.updated), "deleted": total(\.deleted),
+      "unchanged": total(\.unchanged),
+      "alreadyApplied": .bool(!summaries.isEmpty && applied.isEmpty),
+      "batchesAlreadyApplied": .number(JSONNumber(summaries.count - applied.count)),
+      "ignoredKeys": .array(ignored.map { .string($0) }),
     ]
   }
 
