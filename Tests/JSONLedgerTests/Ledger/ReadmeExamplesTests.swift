@@ -6,44 +6,103 @@ import Testing
 /// The README's Swift examples, as written (only file paths differ), so they keep compiling.
 @Suite("README examples")
 struct ReadmeExamplesTests {
-  @Test func theSwiftAPIExample() async throws {
+  /// The README's first Swift block, as written, runs in the order printed: the lines between
+  /// the markers below are compared with it (file paths aside), then run.
+  @Test func theSwiftAPIExampleRunsInTheOrderPrinted() async throws {
     let directory = try TemporaryDirectory()
     let responseData = try Data(contentsOf: Fixtures.url("bands-initial.json"))
-    let albumsData = Data(#"[{"name": "Tin Drum", "band": "Japan"}, {"name": "Avalon", "band": "Roxy Music"}]"#.utf8)
+    let albumsData = Data(#"[{"name": "Tin Drum", "label": "Virgin Records"}]"#.utf8)
+    let modelPath = try Fixtures.url("bands-model.json").path
+    let storePath = directory.storePath
+    let albumsPath = try directory.write("albums.json", #"[{"name": "Assemblage", "band": "Japan"}]"#)
 
-    let model = try Model(contentsOf: try Fixtures.url("bands-model.json").path)
-    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    // README begin
+    let model = try Model(contentsOf: modelPath)  // or .xcdatamodeld, or the builder below
+    let ledger = try Ledger.open(at: storePath, model: model)  // creates or opens
 
+    // Stage (a value: nothing is written yet), then apply as one batch, all or nothing.
     var batch = ledger.makeBatch()
-    try batch.stageDocument(try JSONParser.parse(responseData))
-    try batch.stage(try JSONParser.parse(albumsData), as: "Album", options: StagingOptions(prune: true))
-    try batch.delete("Album", key: "Tin Drum")
+    try batch.stageDocument(try JSONParser.parse(responseData))  // {"bands": [...], "albums": [...]}
     let summary = try await ledger.apply(batch, message: "nightly import", idempotencyKey: "2026-11-22")
     print(summary.batchID, summary.created, summary.updated, summary.deleted, summary.unchanged)
 
-    let albums = try await ledger.read { view in
+    // Watch applied batches as they happen (the stream ends when the task is cancelled).
+    let watcher = Task { for await applied in ledger.changes { print("applied", applied.batchID) } }
+
+    var update = ledger.makeBatch()
+    try update.stage(try JSONParser.parse(albumsData), as: "Album")  // [{"name": …, "label": …}]
+    try update.delete("Album", key: "Stranded")
+    _ = try await ledger.apply(update, message: "relabel")
+
+    // Read: a View exists only inside the closure (it is non-copyable).
+    let albums = try await ledger.read { view in  // in synchronous code: try ledger.read { … }
       guard let japan = try view.object("Band", key: "Japan") else { return [ObjectSnapshot]() }
-      return try view.related(japan, "albums")
+      return try view.related(japan, "albums")  // ObjectSnapshot values: key, attributes, relationship keys
     }
-    let then = try await ledger.read(asOf: 1) { view in try view.object("Album", key: "Tin Drum")?["label"] }
+    let then = try await ledger.read(asOf: 1) { view in try view.object("Album", key: "Tin Drum")?.string("label") }
     let json = try await ledger.read { view in
       try view.exportJSON("Band", options: .init(relationships: .nested(depth: 2)))
     }
-    #expect(albums.isEmpty)
-    #expect(then == nil)
-    #expect(json.arrayValue?.count == 2)
 
-    let entries = try await ledger.log()
-    let changed = try await ledger.diff(from: 0, to: 1)
-    #expect(entries.count == 1 && !changed.changes.isEmpty)
-    var second = ledger.makeBatch()
-    try second.stage([["name": "Avalon", "label": "EG"]], as: "Album")
-    _ = try await ledger.apply(second)
-    let result = try await ledger.revert(2)
-    #expect(result.overridden.isEmpty)
+    // History.
+    let entries = try await ledger.log()  // newest first
+    let changed = try await ledger.diff(from: 1, to: 2)
+    let result = try await ledger.revert(2)  // throws RevertRefused listing conflicts
     _ = try await ledger.rewind(to: 1)
     let report = try await ledger.verify()
+    watcher.cancel()
+
+    // A file larger than memory, streamed in batches of 20,000 objects.
+    let parts = try await ledger.importFile(
+      at: albumsPath, entity: "Album", chunkSize: 20_000, idempotencyKey: "albums-2026-11-22")
+    // README end
+
+    #expect(summary.batchID == 1)
+    #expect(albums.count == 2)
+    #expect(then != "Virgin Records")
+    #expect(json.arrayValue?.count == 2)
+    #expect(entries.map(\.batchID) == [2, 1])
+    #expect(changed.changes.count == 3)  // Tin Drum relabelled; Stranded deleted, and unlinked from its band
+    #expect(result.overridden.isEmpty)
     #expect(report.batches == 4)
+    #expect(parts.map(\.batchID) == [5])
+    _ = await watcher.value
+
+    // The block above is the README's, line for line.
+    let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+    let readme = try String(
+      contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../../README.md"
+      ).standardizedFileURL.path, encoding: .utf8)
+    #expect(Self.normalized(Self.block(in: source)) == Self.normalized(Self.readmeBlock(in: readme)))
+  }
+
+  /// The lines between `// README begin` and `// README end` of this file.
+  static func block(in source: String) -> [String] {
+    let lines = source.components(separatedBy: "\n")
+    guard let begin = lines.firstIndex(where: { $0.contains("// README" + " begin") }),
+      let end = lines.firstIndex(where: { $0.contains("// README" + " end") })
+    else { return [] }
+    return Array(lines[(begin + 1)..<end])
+  }
+
+  /// The README's first Swift block, without its `import` line, with the test's file paths.
+  static func readmeBlock(in readme: String) -> [String] {
+    let lines = readme.components(separatedBy: "\n")
+    guard let start = lines.firstIndex(of: "```swift"), let stop = lines[(start + 1)...].firstIndex(of: "```") else {
+      return []
+    }
+    return lines[(start + 1)..<stop].filter { $0 != "import JSONLedger" }.map {
+      $0.replacingOccurrences(of: #""bands-model.json""#, with: "modelPath")
+        .replacingOccurrences(of: #""/var/cache/bands""#, with: "storePath")
+        .replacingOccurrences(of: #""albums.json""#, with: "albumsPath")
+    }
+  }
+
+  static func normalized(_ lines: [String]) -> [String] {
+    lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }.filter {
+      !$0.isEmpty
+    }
   }
 
   struct Album: Codable {
