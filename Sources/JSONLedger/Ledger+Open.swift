@@ -153,7 +153,7 @@ extension Ledger {
     environmentOptions.filePermissions = options.filePermissions
     environmentOptions.mapSize = options.initialMapSize
     environmentOptions.durability = options.durability
-    do { return try Environment(path: path, options: environmentOptions) } catch {
+    do { return try Environment.shared(path: path, options: environmentOptions) } catch {
       if error.isInvalidEnvironment {
         throw LedgerError.notAStore(path: path, reason: "data.mdb is not an LMDB file of this version")
       }

@@ -1,5 +1,6 @@
 import Foundation
 public import LMDB
+import Synchronization
 
 /// A store of JSON-mapped objects kept as an append-only log of change records in LMDB, with
 /// projections for fast current and point-in-time reads.
@@ -19,7 +20,9 @@ public final class Ledger: Sendable {
   public let path: String
   /// The model the store was created with.
   public let model: Model
-  let environment: Environment
+  /// The LMDB environment, shared with every other `Ledger` of this path in the process;
+  /// nil once `close()` was called.
+  private let openEnvironment: Mutex<Environment?>
   let layout: StoreLayout
   let transformers: ValueTransformers
   let writer = LedgerWriter()
@@ -49,10 +52,28 @@ public final class Ledger: Sendable {
   init(path: String, model: Model, environment: Environment, layout: StoreLayout, transformers: ValueTransformers) {
     self.path = path
     self.model = model
-    self.environment = environment
+    self.openEnvironment = Mutex(environment)
     self.layout = layout
     self.transformers = transformers
   }
+
+  /// The environment, or `LedgerError.closed` after `close()`.
+  var environment: Environment {
+    get throws(LedgerError) {
+      guard let environment = openEnvironment.withLock({ $0 }) else { throw .closed(path: path) }
+      return environment
+    }
+  }
+
+  /// Lets go of the store: every later access of this `Ledger` throws `LedgerError.closed`.
+  /// The LMDB environment closes once no other `Ledger` of the same path in this process, and
+  /// no read or write still running, holds it. Calling it again does nothing.
+  public func close() {
+    openEnvironment.withLock { $0 = nil }
+  }
+
+  /// Whether `close()` was called.
+  public var isClosed: Bool { openEnvironment.withLock { $0 == nil } }
 
   /// A new, empty batch to stage changes in.
   public func makeBatch() -> ChangeBatch {

@@ -33,6 +33,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case storage(String)
   /// A caller mistake, described.
   case invalidArgument(String)
+  /// The `Ledger` was closed (`Ledger.close()`); open the store again to use it.
+  case closed(path: String)
   /// A chunked import stopped at part `failedPart` of `file`: the parts before it are
   /// applied (as `appliedBatches`), that part and the rest are not.
   indirect case importStopped(file: String, failedPart: Int, appliedBatches: [UInt64], reason: LedgerError)
@@ -64,6 +66,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
       "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
     case .storage(let reason): "storage error: \(reason)"
     case .invalidArgument(let reason): reason
+    case .closed(let path): "the ledger of \(path) was closed; open the store again to use it"
     case .importStopped(let file, let part, let applied, let reason):
       "importing \(file) stopped at part \(part): \(reason)\n"
         + (applied.isEmpty
