@@ -10,7 +10,8 @@ let package = Package(
     .executable(name: "jsonledger", targets: ["jsonledger"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
   ],
   targets: [
     .systemLibrary(
@@ -21,7 +22,7 @@ let package = Package(
     .target(name: "LMDB", dependencies: ["CLMDB"]),
     .target(
       name: "JSONLedger",
-      dependencies: ["LMDB"],
+      dependencies: ["LMDB", .product(name: "Logging", package: "swift-log")],
       swiftSettings: [
         // Debug builds (and so the tests) check hand-rolled structures' invariants,
         // `LinkGraph._checkInvariants()` among them, after every change.
@@ -40,7 +41,9 @@ let package = Package(
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "JSONLedgerTestSupport"]),
     .testTarget(
       name: "JSONLedgerTests",
-      dependencies: ["JSONLedger", "LMDB", "JSONLedgerTestSupport"],
+      dependencies: [
+        "JSONLedger", "LMDB", "JSONLedgerTestSupport", .product(name: "Logging", package: "swift-log"),
+      ],
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger", "LMDB", "JSONLedgerTestSupport"]),

@@ -98,7 +98,7 @@ extension Ledger {
       return layout
     }
     return Ledger(
-      path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+      path: path, model: model, environment: environment, layout: layout, options: options)
   }
 
   private static func openExisting(at path: String, model expected: Model?, options: Options) throws -> Ledger {
@@ -145,7 +145,7 @@ extension Ledger {
     }
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
     return Ledger(
-      path: path, model: model, environment: environment, layout: layout, transformers: options.transformers)
+      path: path, model: model, environment: environment, layout: layout, options: options)
   }
 
   private static func openEnvironment(_ path: String, _ options: Options) throws -> Environment {

@@ -1,5 +1,6 @@
 import Foundation
 public import LMDB
+public import Logging
 import Synchronization
 
 /// A store of JSON-mapped objects kept as an append-only log of change records in LMDB, with
@@ -25,6 +26,8 @@ public final class Ledger: Sendable {
   private let openEnvironment: Mutex<Environment?>
   let layout: StoreLayout
   let transformers: ValueTransformers
+  /// `Options.logger`.
+  let logger: Logger
   let writer = LedgerWriter()
 
   /// The version of the store format this library writes and reads (`StoreFormat.version`).
@@ -45,16 +48,22 @@ public final class Ledger: Sendable {
     public var filePermissions: UInt32 = 0o600
     /// The initial LMDB map size; it grows by itself.
     public var initialMapSize = 64 << 20
+    /// Where the ledger logs what it does: opening and creating (debug), each applied batch,
+    /// revert and rewind with its counts and duration (info), a refused revert (notice). Off
+    /// unless you pass a logger of yours.
+    public var logger = Logger(label: "JSONLedger", factory: { _ in SwiftLogNoOpLogHandler() })
     /// The defaults.
     public init() {}
   }
 
-  init(path: String, model: Model, environment: Environment, layout: StoreLayout, transformers: ValueTransformers) {
+  init(path: String, model: Model, environment: Environment, layout: StoreLayout, options: Options) {
     self.path = path
     self.model = model
     self.openEnvironment = Mutex(environment)
     self.layout = layout
-    self.transformers = transformers
+    self.transformers = options.transformers
+    self.logger = options.logger
+    logger.debug("opened store", metadata: ["store": "\(path)", "entities": "\(model.entities.count)"])
   }
 
   /// The environment, or `LedgerError.closed` after `close()`.
@@ -118,6 +127,7 @@ public final class Ledger: Sendable {
   private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws
     -> BatchSummary
   {
+    let start = ContinuousClock.now
     guard batch.mapper.model == model else {
       throw LedgerError.invalidArgument("the batch was made by a ledger with another model")
     }
@@ -141,7 +151,11 @@ public final class Ledger: Sendable {
       try append(record, txn, knownStates: resolver.takeAfterStates())
       return BatchSummary(record: record)
     }
-    if !summary.wasAlreadyApplied { writer.publish(summary) }
+    if summary.wasAlreadyApplied {
+      logger.debug("batch already applied", metadata: ["store": "\(path)", "batch": "\(summary.batchID)"])
+    } else {
+      announce(summary, since: start)
+    }
     return summary
   }
 
@@ -154,6 +168,19 @@ public final class Ledger: Sendable {
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)
+  }
+
+  /// Logs an applied record (apply, revert, rewind) and hands it to the `changes` subscribers.
+  func announce(_ summary: BatchSummary, since start: ContinuousClock.Instant) {
+    let elapsed = ContinuousClock.now - start
+    logger.info(
+      "applied batch",
+      metadata: [
+        "store": "\(path)", "batch": "\(summary.batchID)", "kind": "\(summary.kind)", "created": "\(summary.created)",
+        "updated": "\(summary.updated)", "deleted": "\(summary.deleted)", "unchanged": "\(summary.unchanged)",
+        "milliseconds": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+      ])
+    writer.publish(summary)
   }
 
   /// A stream of the summaries of batches applied from now on through this `Ledger`

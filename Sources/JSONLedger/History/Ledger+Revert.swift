@@ -22,6 +22,23 @@ extension Ledger {
   }
 
   private func revertNow(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
+    let start = ContinuousClock.now
+    do {
+      let result = try revertRecord(batchID, force: force, message: message, author: author)
+      announce(result.summary, since: start)
+      return result
+    } catch let refused as RevertRefused {
+      logger.notice(
+        "revert refused",
+        metadata: [
+          "store": "\(path)", "batch": "\(batchID)", "conflicts": "\(refused.conflicts.count)",
+          "alreadyRevertedBy": "\(refused.alreadyRevertedBy.map(String.init) ?? "-")",
+        ])
+      throw refused
+    }
+  }
+
+  private func revertRecord(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
     // Records never change once written, so the one read here is the one the write sees.
     let record = try self.record(batchID)
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count))
@@ -115,7 +132,6 @@ extension Ledger {
       try append(reverted, txn, knownStates: graph.objects.takeAfterStates())
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
-    writer.publish(result.summary)
     return result
   }
 

@@ -13,6 +13,7 @@ extension Ledger {
   }
 
   private func rewindNow(to batchID: UInt64, message: String?, author: String?) throws -> BatchSummary {
+    let start = ContinuousClock.now
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
@@ -37,7 +38,7 @@ extension Ledger {
       try append(record, txn, knownStates: graph.objects.takeAfterStates())
       return BatchSummary(record: record)
     }
-    writer.publish(summary)
+    announce(summary, since: start)
     return summary
   }
 }
