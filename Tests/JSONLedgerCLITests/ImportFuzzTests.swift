@@ -36,7 +36,7 @@ struct ImportFuzzTests {
     let store = directory.path + "/store"
     let model = try directory.write("model.json", Self.model)
     #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
-    var generator = SplitMix64(seed: 24)
+    var generator = SeededGenerator(seed: 24)
     let trials = Int(ProcessInfo.processInfo.environment["JSONLEDGER_FUZZ_TRIALS"] ?? "") ?? 60
     var outcomes: [Int32: Int] = [:]
     for trial in 0..<trials {
@@ -57,18 +57,5 @@ struct ImportFuzzTests {
     #expect(try CommandRunner.run(["verify", store]).status == 0)
     #expect(try CommandRunner.run(["export", store, "--relationships", "nested"]).status == 0)
     #expect(outcomes.keys.allSatisfy { $0 == 0 || $0 == 1 })
-  }
-}
-
-/// A small deterministic generator (SplitMix64), so that a failing trial can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

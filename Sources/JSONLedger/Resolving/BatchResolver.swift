@@ -11,6 +11,8 @@ struct BatchResolver {
   private var mapper: Mapper?
   /// While a pruned collection resolves: every object its payload names, nested ones too.
   private var present: Set<UInt64>?
+  /// Whether any entity has non-optional attributes to check on creation.
+  private let checksRequiredAttributes: Bool
   /// Objects created from a payload, with its path, for the non-optional check.
   private var createdFromPayloads: [(UInt64, JSONPath)] = []
 
@@ -18,6 +20,7 @@ struct BatchResolver {
     self.model = model
     self.strict = strict
     graph = LinkGraph(objects: WorkingSet(model: model, source: source))
+    checksRequiredAttributes = model.resolvedInOrder.contains { !$0.requiredAttributes.isEmpty }
     identities = try IdentityIndex(source: source)
   }
 
@@ -259,7 +262,7 @@ struct BatchResolver {
         }
       }
     }
-    if isNew, !object.isKeyOnly { createdFromPayloads.append((id, object.path)) }
+    if isNew, checksRequiredAttributes, !object.isKeyOnly { createdFromPayloads.append((id, object.path)) }
     for (relationship, value) in object.relationships {
       switch value {
       case .clear:

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerTestSupport
 import Testing
 
 @testable import JSONLedger
@@ -100,18 +101,5 @@ struct JSONParserTests {
       let bytes = (0..<length).map { _ in alphabet.randomElement(using: &generator) ?? 0 }
       _ = try? JSONParser.parse(bytes)
     }
-  }
-}
-
-/// A deterministic random number generator (SplitMix64), so that failures replay.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,3 +1,4 @@
+import JSONLedgerTestSupport
 import Testing
 
 @testable import JSONLedger

@@ -8,12 +8,8 @@ import Testing
 struct CoreDataIgnoredAttributesTests {
   @Test func transientAndUntransformedTransformableAttributesAreNotMapped() throws {
     let directory = try TemporaryDirectory()
-    let folder = directory.path + "/App.xcdatamodel"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    try Data(
+    let model = try Fixtures.coreDataModel(
       #"""
-      <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-      <model type="com.apple.IDECoreDataModeler.DataModel">
         <entity name="User">
           <attribute name="id" attributeType="Integer 64" optional="YES"/>
           <attribute name="draft" attributeType="String" optional="YES" transient="YES"/>
@@ -22,10 +18,7 @@ struct CoreDataIgnoredAttributesTests {
             <userInfo><entry key="sync.valueTransformer" value="TagsTransformer"/></userInfo>
           </attribute>
         </entity>
-      </model>
-      """#.utf8
-    ).write(to: URL(fileURLWithPath: folder + "/contents"))
-    let model = try Model(contentsOf: folder)
+      """#, in: directory)
     let user = try #require(model.resolved("User"))
     #expect(user.attributes.map(\.name) == ["id", "tags"])
     var options = Ledger.Options()

@@ -6,19 +6,9 @@ import Testing
 
 @Suite("Core Data models: what is honoured and what is ignored")
 struct CoreDataModelRulesTests {
-  static func load(_ entities: String, in directory: TemporaryDirectory) throws -> Model {
-    let folder = directory.path + "/App.xcdatamodel"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    let xml =
-      #"<?xml version="1.0" encoding="UTF-8"?><model type="com.apple.IDECoreDataModeler.DataModel">"#
-      + entities + "</model>"
-    try Data(xml.utf8).write(to: URL(fileURLWithPath: folder + "/contents"))
-    return try Model(contentsOf: folder)
-  }
-
   @Test func aUniquenessConstraintIsTheIdentityWhenNoAnnotationNamesOne() throws {
     let directory = try TemporaryDirectory()
-    let model = try Self.load(
+    let model = try Fixtures.coreDataModel(
       #"""
       <entity name="Cipher"><attribute name="id" attributeType="String"/><attribute name="userId" attributeType="String"/>
         <uniquenessConstraints><uniquenessConstraint><constraint value="userId"/><constraint value="id"/></uniquenessConstraint></uniquenessConstraints>
@@ -37,7 +27,7 @@ struct CoreDataModelRulesTests {
 
   @Test func fetchIndexesAndIndexedAttributesAreIndexed() throws {
     let directory = try TemporaryDirectory()
-    let model = try Self.load(
+    let model = try Fixtures.coreDataModel(
       #"""
       <entity name="Book"><attribute name="id" attributeType="String"/>
         <attribute name="title" attributeType="String" optional="YES"/>
@@ -52,7 +42,7 @@ struct CoreDataModelRulesTests {
 
   @Test func anOrderedFlagOnAToOneIsIgnoredWithAWarning() throws {
     let directory = try TemporaryDirectory()
-    let model = try Self.load(
+    let model = try Fixtures.coreDataModel(
       #"""
       <entity name="Team"><attribute name="id" attributeType="String"/>
         <relationship name="captain" optional="YES" maxCount="1" ordered="YES" destinationEntity="Player"/></entity>
@@ -74,7 +64,7 @@ struct CoreDataModelRulesTests {
 
   @Test func deletionRulesAreReadAndKeptInTheStoredModel() throws {
     let directory = try TemporaryDirectory()
-    let model = try Self.load(
+    let model = try Fixtures.coreDataModel(
       #"""
       <entity name="Folder"><attribute name="id" attributeType="String"/>
         <relationship name="items" toMany="YES" deletionRule="Cascade" destinationEntity="Item" inverseName="folder"/>

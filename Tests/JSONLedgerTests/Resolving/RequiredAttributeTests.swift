@@ -77,21 +77,15 @@ struct RequiredAttributeTests {
 
   @Test func aCoreDataDefaultValueMakesAnAttributeOptional() throws {
     let directory = try TemporaryDirectory()
-    let folder = directory.path + "/Cards.xcdatamodel"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    try Data(
+    let model = try Fixtures.coreDataModel(
       #"""
-      <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-      <model type="com.apple.IDECoreDataModeler.DataModel">
         <entity name="Card">
           <attribute name="id" attributeType="Integer 64"/>
           <attribute name="played" attributeType="Integer 64" defaultValueString="0"/>
           <attribute name="suit" attributeType="String"/>
         </entity>
-      </model>
-      """#.utf8
-    ).write(to: URL(fileURLWithPath: folder + "/contents"))
-    let card = try #require(try Model(contentsOf: folder).resolved("Card"))
+      """#, in: directory)
+    let card = try #require(model.resolved("Card"))
     #expect(card.requiredAttributes == ["suit"])
   }
 }

@@ -16,6 +16,18 @@ enum Fixtures {
     try JSONParser.parse(try Data(contentsOf: url(name)))
   }
 
+  /// A Core Data model of these `<entity>` elements, written as an `.xcdatamodel` folder in
+  /// `directory` and loaded.
+  static func coreDataModel(_ entities: String, in directory: TemporaryDirectory) throws -> Model {
+    let folder = directory.path + "/App.xcdatamodel"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let xml =
+      #"<?xml version="1.0" encoding="UTF-8"?><model type="com.apple.IDECoreDataModeler.DataModel">"#
+      + entities + "</model>"
+    try Data(xml.utf8).write(to: URL(fileURLWithPath: folder + "/contents"))
+    return try Model(contentsOf: folder)
+  }
+
   static func bandsModel() throws -> Model {
     try Model(jsonFile: try url("bands-model.json").path)
   }
