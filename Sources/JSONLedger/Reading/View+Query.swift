@@ -1,0 +1,131 @@
+extension View {
+  /// The objects a query matches, in its order: one page when it has a limit.
+  public func objects(_ query: Query) throws -> QueryPage {
+    let matches = try sortedMatches(query)
+    var start = 0
+    if let cursor = query.cursor {
+      // The cursor's object, or, when it no longer matches, the first object behind its place.
+      if let index = matches.firstIndex(where: { $0.objectID == cursor.objectID }) {
+        start = index + 1
+      } else {
+        start = matches.firstIndex { Self.follows($0, cursor, query) } ?? matches.count
+      }
+    }
+    let end = query.limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
+    let page = Array(matches[start..<end])
+    var next: QueryCursor?
+    if end < matches.count, let last = page.last {
+      let sortValue = query.sort.flatMap { last.attributes[$0.attribute] }
+      next = QueryCursor(key: last.key, sortValue: sortValue, objectID: last.objectID)
+    }
+    return QueryPage(objects: page, next: next)
+  }
+
+  /// How many objects a query matches (its limit and cursor aside).
+  public func count(_ query: Query) throws -> Int {
+    let resolved = try reader.entity(query.entity)
+    let filter = try query.filter.map { try Self.predicate(for: $0, of: resolved) }
+    var count = 0
+    try reader.forEachObject(query.entity) { object in
+      if filter?(object) ?? true { count += 1 }
+    }
+    return count
+  }
+
+  private func sortedMatches(_ query: Query) throws -> [ObjectSnapshot] {
+    let resolved = try reader.entity(query.entity)
+    if let sort = query.sort, resolved.attributeIndex[sort.attribute] == nil {
+      throw LedgerError.invalidArgument("\(query.entity) has no attribute \"\(sort.attribute)\" to sort by")
+    }
+    let filter = try query.filter.map { try Self.predicate(for: $0, of: resolved) }
+    var matches: [ObjectSnapshot] = []
+    try reader.forEachObject(query.entity) { object in
+      if filter?(object) ?? true { matches.append(object) }
+    }
+    guard let sort = query.sort else { return matches }  // key order already
+    // Stable: ties keep key order.
+    let ranked = matches.enumerated().sorted { left, right in
+      switch (left.element.attributes[sort.attribute], right.element.attributes[sort.attribute]) {
+      case (let l?, let r?):
+        if l == r { return left.offset < right.offset }
+        return sort.ascending ? l.isOrdered(before: r) : r.isOrdered(before: l)
+      case (.some, nil): return true
+      case (nil, .some): return false
+      case (nil, nil): return left.offset < right.offset
+      }
+    }
+    return ranked.map(\.element)
+  }
+
+  /// Whether `object` comes after the cursor's place in the query's order.
+  private static func follows(_ object: ObjectSnapshot, _ cursor: QueryCursor, _ query: Query) -> Bool {
+    let keyFollows = cursor.key.identity.lexicographicallyPrecedes(object.key.identity) { $0.isOrdered(before: $1) }
+    guard let sort = query.sort else { return keyFollows }
+    switch (cursor.sortValue, object.attributes[sort.attribute]) {
+    case (let mark?, let value?):
+      if mark == value { return keyFollows }
+      return sort.ascending ? mark.isOrdered(before: value) : value.isOrdered(before: mark)
+    case (.some, nil): return true
+    case (nil, .some): return false
+    case (nil, nil): return keyFollows
+    }
+  }
+
+  private static func predicate(for filter: (attribute: String, condition: Query.Filter), of entity: ResolvedEntity)
+    throws -> (ObjectSnapshot) -> Bool
+  {
+    guard let definition = entity.attributeIndex[filter.attribute] else {
+      throw LedgerError.invalidArgument(
+        "\(entity.name) has no attribute \"\(filter.attribute)\" (it has: \(entity.attributes.map(\.name).joined(separator: ", ")))"
+      )
+    }
+    func typed(_ value: JSONValue) throws -> AttributeValue {
+      switch ValueCoercion.coerce(value, to: definition.type) {
+      case .success(let typed): return typed
+      case .failure(let failure):
+        throw LedgerError.invalidArgument("\(entity.name).\(filter.attribute): \(failure.reason)")
+      }
+    }
+    let name = filter.attribute
+    switch filter.condition {
+    case .equals(.null): return { $0.attributes[name] == nil }
+    case .equals(let value):
+      let wanted = try typed(value)
+      return { $0.attributes[name] == wanted }
+    case .between(let lower, let upper):
+      let low = try lower.map(typed)
+      let high = try upper.map(typed)
+      return { object in
+        guard let value = object.attributes[name] else { return false }
+        if let low, value.isOrdered(before: low) { return false }
+        if let high, high.isOrdered(before: value) { return false }
+        return true
+      }
+    case .hasPrefix(let prefix):
+      guard definition.type == .string else {
+        throw LedgerError.invalidArgument("\(entity.name).\(name) is not a string: a prefix needs one")
+      }
+      return { if case .string(let text)? = $0.attributes[name] { text.hasPrefix(prefix) } else { false } }
+    }
+  }
+}
+
+extension AttributeValue {
+  /// Whether this value comes before `other` of the same type: numbers and dates by value,
+  /// text, UUIDs and URLs by their text, false before true. Values of different types keep
+  /// no order (false).
+  func isOrdered(before other: AttributeValue) -> Bool {
+    switch (self, other) {
+    case (.string(let a), .string(let b)): a < b
+    case (.integer(let a), .integer(let b)): a < b
+    case (.double(let a), .double(let b)): a < b
+    case (.float(let a), .float(let b)): a < b
+    case (.decimal(let a), .decimal(let b)): a < b
+    case (.bool(let a), .bool(let b)): !a && b
+    case (.date(let a), .date(let b)): a < b
+    case (.uuid(let a), .uuid(let b)): a.uuidString < b.uuidString
+    case (.url(let a), .url(let b)): a.absoluteString < b.absoluteString
+    default: false
+    }
+  }
+}
