@@ -94,4 +94,18 @@ struct QueryTests {
     #expect(try ledger.read(asOf: 1) { view in try view.count(Query("Issue", where: "id", .equals(5))) } == 1)
     #expect(try ledger.read { view in try view.count(Query("Issue", where: "id", .equals(5))) } == 0)
   }
+
+  /// The README's query example, as written.
+  @Test func theReadmeQueryExample() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(
+      in: directory, model: try Fixtures.bandsModel(), documents: [try Fixtures.json("bands-initial.json")])
+    let query = Query("Album", where: "released", .between("1980-01-01", nil)).sorted(by: "released").limited(to: 20)
+    let page = try ledger.read { view in try view.objects(query) }  // page.objects, page.next
+    let more = try ledger.read { view in try view.objects(query.after(page.next)) }
+    let count = try ledger.read(asOf: 1) { view in try view.count(query) }
+    #expect(page.objects.count == count && page.next == nil && more.objects == page.objects)
+    let dates = page.objects.compactMap { $0.date("released") }
+    #expect(dates == dates.sorted())
+  }
 }
