@@ -46,7 +46,8 @@ let package = Package(
       ],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "JSONLedgerCLITests", dependencies: ["jsonledger", "LMDB", "JSONLedgerTestSupport"]),
+    .testTarget(
+      name: "JSONLedgerCLITests", dependencies: ["jsonledger", "JSONLedger", "LMDB", "JSONLedgerTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

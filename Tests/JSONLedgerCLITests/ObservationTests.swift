@@ -1,0 +1,53 @@
+import Foundation
+import JSONLedger
+import JSONLedgerTestSupport
+import Testing
+
+@Suite("Observation of an object and a query, across processes")
+struct ObservationTests {
+  @Test(.timeLimit(.minutes(1))) func anObserverSeesBatchesOfThisProcessAndOfAnother() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    let modelFile = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", modelFile]).status == 0)
+    let ledger = try Ledger.open(at: store)
+    let values = ledger.observe("Album", key: "Tin Drum", every: .milliseconds(50))
+    var iterator = values.makeAsyncIterator()
+    #expect(try await iterator.next() == .some(nil))  // not there yet
+
+    // Another process imports it.
+    let first = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", store, first]).status == 0)
+    let created = try await iterator.next()
+    #expect(created??.string("label") == "Virgin")
+
+    // This process changes it.
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Tin Drum", "label": "Virgin Records"]], as: "Album")
+    _ = try await ledger.apply(batch)
+    let changed = try await iterator.next()
+    #expect(changed??.string("label") == "Virgin Records")
+
+    // A batch that leaves it as it is yields nothing; the next change does.
+    let other = try directory.write("other.json", #"[{"name": "Quiet Life", "label": "Hansa-Ariola"}]"#)
+    #expect(try CommandRunner.run(["import", store, other, "--entity", "Album"]).status == 0)
+    let third = try directory.write("third.json", CLIFixtures.third)
+    #expect(try CommandRunner.run(["import", store, third, "--entity", "Album"]).status == 0)
+    let last = try await iterator.next()
+    #expect(last??.string("label") == "Another Label")
+  }
+
+  @Test(.timeLimit(.minutes(1))) func aQueryObserverSeesItsFirstPageChange() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    let modelFile = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", modelFile]).status == 0)
+    let ledger = try Ledger.open(at: store)
+    var pages = ledger.observe(Query("Album").sorted(by: "name"), every: .milliseconds(50)).makeAsyncIterator()
+    #expect(try await pages.next()?.isEmpty == true)
+    let first = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", store, first]).status == 0)
+    let names = try await pages.next()?.compactMap { $0.string("name") }
+    #expect(names == ["Quiet Life", "Tin Drum"])
+  }
+}
