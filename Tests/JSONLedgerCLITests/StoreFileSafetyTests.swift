@@ -97,7 +97,7 @@ struct StoreFileSafetyTests {
     let stressed = directory.path + "/stressed"
     writer.arguments = ["stress", stressed, "--batches", "100000", "--objects", "5", "--durability", "noSync"]
     let log = directory.path + "/stress.out"
-    FileManager.default.createFile(atPath: log, contents: nil)
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
     writer.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
     let errors = Pipe()
     writer.standardError = errors

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A fresh directory under the system's temporary folder, removed when the test ends: the one
 /// scratch folder of every test target.

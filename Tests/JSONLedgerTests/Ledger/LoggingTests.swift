@@ -22,12 +22,10 @@ final class RecordingLogHandler: LogHandler, Sendable {
     set {}
   }
 
-  func log(
-    level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-    function: String, line: UInt
-  ) {
-    entries.withLock { $0.append((level, message.description, metadata ?? [:])) }
+  func log(event: LogEvent) {
+    entries.withLock { $0.append((event.level, event.message.description, event.metadata ?? [:])) }
   }
+
 }
 
 @Suite("Logging through swift-log")

@@ -5,11 +5,13 @@ import Testing
 
 @Suite("One environment per store per process; close()")
 struct OpenAndCloseTests {
-  static let model = try? Model { Entity("Band", identity: ["name"]) { Attribute("name", .string) } }
+  static func model() throws -> Model {
+    try Model { Entity("Band", identity: ["name"]) { Attribute("name", .string) } }
+  }
 
   @Test func twoOpensOfOneStoreShareOneEnvironment() throws {
     let directory = try TemporaryDirectory()
-    let first = try Ledger.open(at: directory.storePath, model: try #require(Self.model))
+    let first = try Ledger.open(at: directory.storePath, model: try Self.model())
     let second = try Ledger.open(at: directory.storePath + "/../store")
     #expect(try first.environment === second.environment)
     var batch = first.makeBatch()
@@ -20,7 +22,7 @@ struct OpenAndCloseTests {
 
   @Test func aClosedLedgerRefusesEveryAccessAndTheOtherGoesOn() throws {
     let directory = try TemporaryDirectory()
-    let first = try Ledger.open(at: directory.storePath, model: try #require(Self.model))
+    let first = try Ledger.open(at: directory.storePath, model: try Self.model())
     let second = try Ledger.open(at: directory.storePath)
     first.close()
     first.close()

@@ -5,17 +5,19 @@ import Testing
 
 @Suite("Queries: filters, sort, count, cursor paging, as of a batch")
 struct QueryTests {
-  static let model = try? Model {
-    Entity("Issue", identity: ["id"]) {
-      Attribute("id", .int64)
-      Attribute("title", .string)
-      Attribute("votes", .int64)
-      Attribute("price", .decimal)
+  static func model() throws -> Model {
+    try Model {
+      Entity("Issue", identity: ["id"]) {
+        Attribute("id", .int64)
+        Attribute("title", .string)
+        Attribute("votes", .int64)
+        Attribute("price", .decimal)
+      }
     }
   }
 
   static func ledger(in directory: TemporaryDirectory) throws -> Ledger {
-    let ledger = try Ledger.open(at: directory.storePath, model: try #require(Self.model))
+    let ledger = try Ledger.open(at: directory.storePath, model: try Self.model())
     var batch = ledger.makeBatch()
     let issues: [JSONValue] = (1...30).map { id in
       var issue: JSONObject = [
