@@ -59,6 +59,15 @@ struct OutputSafetyTests {
       #expect(!result.output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" || $0 == "\u{9B}" })
       #expect(result.output.contains("\\u{1B}"), "\(arguments[0]) shows the escape")
     }
+    // JSON output stays valid JSON: C0 escaped by the writer, DEL and C1 as \u00XX.
+    let c1 = try directory.write("c1.json", "[{\"name\": \"Quiet Life\", \"label\": \"a\u{9B}b\u{7F}c\"}]")
+    #expect(try CommandRunner.run(["import", store, c1, "--entity", "Album"]).status == 0)
+    for name in ["Tin Drum", "Quiet Life"] {
+      let json = try CommandRunner.run(["get", store, "Album", name, "--json"])
+      #expect(!json.output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" || $0 == "\u{7F}" })
+      let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+      #expect((object?["label"] as? String)?.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x1B } == true)
+    }
     let missing = try CommandRunner.run(["get", store, "Album", "no\u{1B}such"])
     #expect(missing.status != 0)
     #expect(!missing.error.unicodeScalars.contains("\u{1B}"))

@@ -57,9 +57,21 @@ enum Output {
     }
   }
 
-  /// Pretty, key-sorted JSON on stdout.
+  /// Pretty, key-sorted JSON on stdout. The writer escapes C0 controls as JSON requires; DEL
+  /// and the C1 range, which JSON allows raw, are written as `\u007F`-style escapes too, so
+  /// the output stays valid JSON and safe on a terminal.
   static func json(_ value: JSONValue) {
-    line(JSONWriter(options: [.prettyPrinted, .sortedKeys]).string(from: value))
+    let text = JSONWriter(options: [.prettyPrinted, .sortedKeys]).string(from: value)
+    guard text.unicodeScalars.contains(where: isEscaped) else { return write(text + "\n") }
+    var result = ""
+    for scalar in text.unicodeScalars {
+      if isEscaped(scalar) {
+        result += "\\u00" + String(scalar.value, radix: 16, uppercase: true)
+      } else {
+        result.unicodeScalars.append(scalar)
+      }
+    }
+    write(result + "\n")
   }
 
   static func time(_ date: Date) -> String {
