@@ -12,35 +12,36 @@ enum Describe {
 
   static func value(_ value: AttributeValue?) -> String { value?.description ?? "nil" }
 
-  static func keys(_ ids: [UInt64], ledger: Ledger) throws -> String {
-    let keys = try ids.map { id in try ledger.objectKey(forID: id)?.description ?? "#\(id)" }
-    return keys.isEmpty ? "(none)" : keys.joined(separator: ", ")
+  static func keys(_ keys: [ObjectKey]) -> String {
+    keys.isEmpty ? "(none)" : keys.map(\.description).joined(separator: ", ")
   }
 
   /// The lines of one object change: fields old → new, links added and removed.
   static func change(_ change: ObjectChange, ledger: Ledger) throws -> [String] {
-    var lines = ["\(change.kind) \(ObjectKey(entity: change.entity, identity: change.identity))"]
-    for attribute in change.attributes {
+    let described = try ledger.describe(change)
+    var lines = ["\(described.kind) \(described.key)"]
+    for attribute in described.attributes {
       lines.append("    \(attribute.name): \(value(attribute.old)) → \(value(attribute.new))")
     }
-    for link in change.links {
+    for link in described.links {
       var parts: [String] = []
-      if !link.added.isEmpty { parts.append("+ \(try keys(link.added, ledger: ledger))") }
-      if !link.removed.isEmpty { parts.append("- \(try keys(link.removed, ledger: ledger))") }
-      if parts.isEmpty, let order = link.order { parts.append("reordered: \(try keys(order.new, ledger: ledger))") }
-      lines.append("    \(ledger.relationshipName(forID: link.relationshipID)): \(parts.joined(separator: "  "))")
+      if !link.added.isEmpty { parts.append("+ \(keys(link.added))") }
+      if !link.removed.isEmpty { parts.append("- \(keys(link.removed))") }
+      if parts.isEmpty, let order = link.order { parts.append("reordered: \(keys(order))") }
+      lines.append("    \(link.relationship): \(parts.joined(separator: "  "))")
     }
     return lines
   }
 
   static func changeJSON(_ change: ObjectChange, ledger: Ledger) throws -> JSONValue {
-    var object: JSONObject = [
-      "kind": .string(change.kind.description), "entity": .string(change.entity),
-      "key": .array(change.identity.map { $0.jsonValue(dateFormat: ledger.model.dateFormat) }),
-    ]
+    let described = try ledger.describe(change)
     let dateFormat = ledger.model.dateFormat
+    var object: JSONObject = [
+      "kind": .string(described.kind.description), "entity": .string(described.key.entity),
+      "key": .array(described.key.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
+    ]
     var fields = JSONObject()
-    for attribute in change.attributes {
+    for attribute in described.attributes {
       fields[attribute.name] = [
         "old": attribute.old?.jsonValue(dateFormat: dateFormat) ?? .null,
         "new": attribute.new?.jsonValue(dateFormat: dateFormat) ?? .null,
@@ -48,10 +49,11 @@ enum Describe {
     }
     object["fields"] = .object(fields)
     var links = JSONObject()
-    for link in change.links {
-      let added = try link.added.map { JSONValue.string(try ledger.objectKey(forID: $0)?.description ?? "#\($0)") }
-      let removed = try link.removed.map { JSONValue.string(try ledger.objectKey(forID: $0)?.description ?? "#\($0)") }
-      links[ledger.relationshipName(forID: link.relationshipID)] = ["added": .array(added), "removed": .array(removed)]
+    for link in described.links {
+      links[link.relationship] = [
+        "added": .array(link.added.map { .string($0.description) }),
+        "removed": .array(link.removed.map { .string($0.description) }),
+      ]
     }
     object["links"] = .object(links)
     return .object(object)
