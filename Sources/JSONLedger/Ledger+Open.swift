@@ -109,6 +109,8 @@ extension Ledger {
       return try firstCommit(at: path, model: expected, environment: environment, options: options)
     case .foreign(let names):
       throw foreignEnvironment(path, names)
+    case .version3:
+      throw LedgerError.unsupportedFormat(path: path, found: 3, supported: formatVersion)
     case .store:
       break
     }

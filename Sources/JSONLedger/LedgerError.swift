@@ -45,8 +45,10 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .notAStore(let path, let reason): "\(path) is not a JSONLedger store: \(reason)"
     case .unsupportedFormat(let path, let found, let supported) where found > supported:
       "the store at \(path) has format version \(found), newer than this library supports (\(supported)); upgrade jsonledger"
+    case .unsupportedFormat(let path, let found, let supported) where found >= Int(StoreFormat.oldestUpgradable):
+      "the store at \(path) has format version \(found), written by an earlier jsonledger; this one reads format \(supported): run `jsonledger upgrade \(path)` (or `Ledger.upgrade(at:)`) to replay its log into format \(supported)"
     case .unsupportedFormat(let path, let found, let supported):
-      "the store at \(path) has format version \(found), written by an earlier jsonledger; this one reads format \(supported) only: export the data with the earlier version and import it into a new store"
+      "the store at \(path) has format version \(found), older than any this jsonledger upgrades (\(StoreFormat.oldestUpgradable)); this one reads format \(supported) only: export the data with the earlier version and import it into a new store"
     case .storeExists(let path): "a store already exists at \(path)"
     case .model(let error): error.description
     case .mapping(let error): error.description

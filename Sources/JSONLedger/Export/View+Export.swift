@@ -1,5 +1,5 @@
 extension View {
-  /// The objects of `entity` as a JSON array, in key order.
+  /// The objects of `entity` as a JSON array, in the order they were first stored.
   ///
   /// ```swift
   /// let json = try ledger.read { view in try view.exportJSON("Album", options: .init(relationships: .ids)) }

@@ -23,17 +23,19 @@ extension Ledger {
   public func statistics() throws -> LedgerStatistics {
     let info = try environment.info()
     return try environment.read { txn in
-      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       var counts: [String: Int] = [:]
-      try txn.forEach(in: layout.views, prefix: []) { entry in
-        if let header = try store.header(of: UInt64(bigEndianBytes: entry.key)) {
-          counts[header.entity, default: 0] += 1
+      try txn.forEach(in: layout.state, prefix: []) { entry in
+        let header: (entity: String, identity: [AttributeValue], since: UInt64)?
+        do { header = try StateCoding.decodeHeader(entry.value, model: model) } catch {
+          throw LedgerError.storage("object \(UInt64(bigEndianBytes: entry.key)) does not decode: \(error)")
         }
+        if let header { counts[header.entity, default: 0] += 1 }
         return true
       }
       let logBytes = try txn.valueBytes(in: layout.log)
       return LedgerStatistics(
-        batches: try store.head(), objectsByEntity: model.entities.map { ($0.name, counts[$0.name] ?? 0) },
+        batches: try ProjectionStore(transaction: txn, layout: layout, model: model).head(),
+        objectsByEntity: model.entities.map { ($0.name, counts[$0.name] ?? 0) },
         logBytes: logBytes, usedBytes: info.usedBytes, mapSize: info.mapSize)
     }
   }

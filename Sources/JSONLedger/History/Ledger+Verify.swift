@@ -61,7 +61,7 @@ extension Ledger {
         for (live, rebuilt) in zip(layout.projections, scratchLayout.projections) {
           compared += try Self.compare(live, txn, rebuilt, scratchTxn)
         }
-        for key in [MetaKey.head, MetaKey.nextObjectID] {
+        for key in [MetaKey.head, MetaKey.nextObjectSequence] {
           let liveValue = try txn.value(forKey: key, in: layout.meta)
           let rebuiltValue = try scratchTxn.value(forKey: key, in: scratchLayout.meta)
           if liveValue != rebuiltValue, !(liveValue == nil && head == 0) {
@@ -69,7 +69,7 @@ extension Ledger {
           }
         }
       }
-      let objects = try txn.statistics(of: layout.views).entries
+      let objects = try txn.statistics(of: layout.state).entries
       return VerificationReport(batches: Int(head), objects: objects, entriesCompared: compared)
     }
   }
@@ -119,7 +119,7 @@ extension Ledger {
 
   private static func describe(_ key: [UInt8], in database: String) -> String {
     switch database {
-    case "views", "objects", "rels": return "object \(UInt64(bigEndianBytes: key))"
+    case "state": return "object \(UInt64(bigEndianBytes: key))"
     case "history": return "object \(UInt64(bigEndianBytes: key)), batch \(UInt64(bigEndianBytes: key.dropFirst(8)))"
     default: return "key of \(key.count) bytes"
     }

@@ -3,23 +3,72 @@ import Foundation
 /// The byte layout of a `ChangeRecord` in the `log` database:
 ///
 /// ```
-/// "JLR"  format version (UInt16 BE)  body …  CRC-32 of everything before it (UInt32 BE)
+/// "JLR"  format version (UInt16 BE)  header  names  changes  CRC-32 of everything before it (UInt32 BE)
 /// ```
-/// A change is the object id, entity, identity, kind, payload fingerprint (UInt64 BE, 0 for
-/// none), attribute changes (name, old, new) and link changes. A link change is the
+/// The header holds batch id, time, kind, metadata and statistics. `names` lists the entity
+/// names, then the attribute names, the changes use, each once; a change refers to them by
+/// position. A change is its object id (as the zigzag difference from the previous change's),
+/// entity, identity, kind, payload fingerprint (UInt64 BE, 0 for none), attribute changes and
+/// link changes. An attribute change is its name's position shifted left by two, with bit 1
+/// set when an old value follows and bit 0 when a new one does. A link change is the
 /// relationship id, then either 0 and the removed and added ids (ascending, as gaps), or 1 and
 /// an ordered list's whole old and new lists.
 ///
-/// A record whose checksum fails, or whose format version is not this library's, is
-/// reported with its batch id; it is never skipped.
+/// Records of format 3 (names spelled out in each change, absent values written) still
+/// decode, for `Ledger.upgrade(at:)`. A record whose checksum fails, or whose format version
+/// is neither, is reported with its batch id; it is never skipped.
 enum RecordCoding {
   static let magic: [UInt8] = Array("JLR".utf8)
 
   static func encode(_ record: ChangeRecord) -> [UInt8] {
-    var writer = BinaryWriter(capacity: 256 + record.changes.count * 64)
+    var writer = BinaryWriter(capacity: 256 + record.changes.count * 48)
     for byte in magic { writer.write(byte) }
     writer.write(UInt8(ChangeRecord.formatVersion >> 8))
     writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
+    writeHeader(record, into: &writer)
+    // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
+    // a release per array, several per change).
+    let changes = record.changes
+    var entities = NameIndex()
+    var attributes = NameIndex()
+    var entityPositions: [Int] = []
+    entityPositions.reserveCapacity(changes.count)
+    for index in changes.indices {
+      entityPositions.append(entities.position(of: changes[index].entity))
+      for attributeIndex in changes[index].attributes.indices {
+        _ = attributes.position(of: changes[index].attributes[attributeIndex].name)
+      }
+    }
+    for table in [entities, attributes] {
+      writer.write(varint: UInt64(table.names.count))
+      for name in table.names { writer.write(name) }
+    }
+    writer.write(varint: UInt64(changes.count))
+    var previousID: UInt64 = 0
+    for index in changes.indices {
+      writer.write(signed: Int64(bitPattern: changes[index].objectID &- previousID))
+      previousID = changes[index].objectID
+      writer.write(varint: UInt64(entityPositions[index]))
+      writer.write(varint: UInt64(changes[index].identity.count))
+      for valueIndex in changes[index].identity.indices { writer.write(changes[index].identity[valueIndex]) }
+      writer.write(changes[index].kind.rawValue)
+      writer.write(bigEndian: changes[index].payloadFingerprint)
+      writer.write(varint: UInt64(changes[index].attributes.count))
+      for attributeIndex in changes[index].attributes.indices {
+        let attribute = changes[index].attributes[attributeIndex]
+        let position = UInt64(attributes.position(of: attribute.name))
+        writer.write(varint: position << 2 | (attribute.old == nil ? 0 : 2) | (attribute.new == nil ? 0 : 1))
+        if let old = attribute.old { writer.write(old) }
+        if let new = attribute.new { writer.write(new) }
+      }
+      writer.write(varint: UInt64(changes[index].links.count))
+      for linkIndex in changes[index].links.indices { writer.write(changes[index].links[linkIndex]) }
+    }
+    writer.write(bigEndian: Checksum.crc32(writer.bytes))
+    return writer.bytes
+  }
+
+  private static func writeHeader(_ record: ChangeRecord, into writer: inout BinaryWriter) {
     writer.write(varint: record.batchID)
     writer.write(signed: DateCoding.microseconds(record.time))
     writer.write(record.kind.rawValue)
@@ -34,28 +83,26 @@ enum RecordCoding {
     }
     writer.write(varint: UInt64(statistics.ignoredKeys.count))
     for key in statistics.ignoredKeys { writer.write(key) }
-    writer.write(varint: UInt64(record.changes.count))
-    // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
-    // a release per array, several per change).
-    let changes = record.changes
-    for index in changes.indices {
-      writer.write(varint: changes[index].objectID)
-      writer.write(changes[index].entity)
-      writer.write(varint: UInt64(changes[index].identity.count))
-      for valueIndex in changes[index].identity.indices { writer.write(changes[index].identity[valueIndex]) }
-      writer.write(changes[index].kind.rawValue)
-      writer.write(bigEndian: changes[index].payloadFingerprint)
-      writer.write(varint: UInt64(changes[index].attributes.count))
-      for attributeIndex in changes[index].attributes.indices {
-        writer.write(changes[index].attributes[attributeIndex].name)
-        writer.write(optional: changes[index].attributes[attributeIndex].old)
-        writer.write(optional: changes[index].attributes[attributeIndex].new)
-      }
-      writer.write(varint: UInt64(changes[index].links.count))
-      for linkIndex in changes[index].links.indices { writer.write(changes[index].links[linkIndex]) }
+  }
+
+  /// Names in the order first used, each with its position.
+  private struct NameIndex {
+    private(set) var names: [String] = []
+    private var positions: [String: Int] = [:]
+    private var last: (name: String, position: Int)?
+
+    mutating func position(of name: String) -> Int {
+      if let last, last.name == name { return last.position }
+      let position =
+        positions[name]
+        ?? {
+          names.append(name)
+          positions[name] = names.count - 1
+          return names.count - 1
+        }()
+      last = (name, position)
+      return position
     }
-    writer.write(bigEndian: Checksum.crc32(writer.bytes))
-    return writer.bytes
   }
 
   /// Why a stored record cannot be read.
@@ -73,62 +120,132 @@ enum RecordCoding {
     let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
     guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
     let version = UInt16(bigEndianBytes: bytes[3...4])
-    guard version == ChangeRecord.formatVersion else { throw .unsupportedFormat(version) }
+    guard version == ChangeRecord.formatVersion || version == StoreFormat.oldestUpgradable else {
+      throw .unsupportedFormat(version)
+    }
     // The checksum dropped in place: the record is read without a copy.
     bytes.removeLast(4)
     var reader = BinaryReader(bytes, position: 5)
-    let entityNames = model?.entityNames ?? []
     do {
-      let batchID = try reader.readVarint()
-      let time = DateCoding.date(microseconds: try reader.readSigned())
-      guard let kind = ChangeRecord.Kind(rawValue: try reader.readByte()) else {
-        throw DecodingFailure(reason: "unknown record kind")
-      }
-      var metadata = ChangeRecord.Metadata()
-      metadata.message = try reader.readOptionalString()
-      metadata.author = try reader.readOptionalString()
-      metadata.source = try reader.readOptionalString()
-      metadata.idempotencyKey = try reader.readOptionalString()
-      let reverted = try reader.readVarint()
-      metadata.revertedBatchID = reverted == 0 ? nil : reverted
-      var statistics = ChangeRecord.Statistics()
-      statistics.created = Int(try reader.readVarint())
-      statistics.updated = Int(try reader.readVarint())
-      statistics.deleted = Int(try reader.readVarint())
-      statistics.unchanged = Int(try reader.readVarint())
-      for _ in 0..<(try reader.readCount()) { statistics.ignoredKeys.append(try reader.readString()) }
-      var changes: [ObjectChange] = []
-      for _ in 0..<(try reader.readCount()) {
-        let objectID = try reader.readVarint()
-        var entityIndex = 0
-        let entity = try reader.readString(expecting: entityNames, from: &entityIndex)
-        // Still 0 when the name is not one of the model's: then no attribute names are known.
-        let attributeNames = entityIndex > 0 ? model?.resolvedInOrder[entityIndex - 1].storedAttributeNames ?? [] : []
-        var nextAttributeName = 0
-        var identity: [AttributeValue] = []
-        for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
-        guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
-          throw DecodingFailure(reason: "unknown change kind")
-        }
-        let payloadFingerprint = try reader.readBigEndian(UInt64.self)
-        var attributes: [AttributeChange] = []
-        for _ in 0..<(try reader.readCount()) {
-          let name = try reader.readString(expecting: attributeNames, from: &nextAttributeName)
-          attributes.append(AttributeChange(name: name, old: try reader.readValue(), new: try reader.readValue()))
-        }
-        var links: [LinkChange] = []
-        for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
-        changes.append(
-          ObjectChange(
-            objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes,
-            links: links, payloadFingerprint: payloadFingerprint))
-      }
+      var record = try readHeader(&reader)
+      record.changes =
+        version == ChangeRecord.formatVersion
+        ? try readChanges(&reader, model: model) : try readVersion3Changes(&reader, model: model)
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
-      return ChangeRecord(
-        batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: changes)
+      return record
     } catch {
       throw .malformed("\(error)")
     }
+  }
+
+  private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> ChangeRecord {
+    let batchID = try reader.readVarint()
+    let time = DateCoding.date(microseconds: try reader.readSigned())
+    guard let kind = ChangeRecord.Kind(rawValue: try reader.readByte()) else {
+      throw DecodingFailure(reason: "unknown record kind")
+    }
+    var metadata = ChangeRecord.Metadata()
+    metadata.message = try reader.readOptionalString()
+    metadata.author = try reader.readOptionalString()
+    metadata.source = try reader.readOptionalString()
+    metadata.idempotencyKey = try reader.readOptionalString()
+    let reverted = try reader.readVarint()
+    metadata.revertedBatchID = reverted == 0 ? nil : reverted
+    var statistics = ChangeRecord.Statistics()
+    statistics.created = Int(try reader.readVarint())
+    statistics.updated = Int(try reader.readVarint())
+    statistics.deleted = Int(try reader.readVarint())
+    statistics.unchanged = Int(try reader.readVarint())
+    for _ in 0..<(try reader.readCount()) { statistics.ignoredKeys.append(try reader.readString()) }
+    return ChangeRecord(
+      batchID: batchID, time: time, kind: kind, metadata: metadata, statistics: statistics, changes: [])
+  }
+
+  /// A name table: the model's string for a name the model has, else the decoded one.
+  private static func readNames(_ reader: inout BinaryReader, known: [(name: String, utf8: [UInt8])])
+    throws(DecodingFailure) -> [String]
+  {
+    var names: [String] = []
+    for _ in 0..<(try reader.readCount()) {
+      var from = 0
+      names.append(try reader.readString(expecting: known, from: &from))
+    }
+    return names
+  }
+
+  private static func readChanges(_ reader: inout BinaryReader, model: Model?) throws(DecodingFailure)
+    -> [ObjectChange]
+  {
+    let entities = try readNames(&reader, known: model?.entityNames ?? [])
+    let attributes = try readNames(&reader, known: [])
+    var changes: [ObjectChange] = []
+    let count = try reader.readCount()
+    changes.reserveCapacity(min(count, 1 << 20))
+    var previousID: UInt64 = 0
+    for _ in 0..<count {
+      let objectID = previousID &+ UInt64(bitPattern: try reader.readSigned())
+      previousID = objectID
+      let entityPosition = try reader.readCount()
+      guard entityPosition < entities.count else {
+        throw DecodingFailure(reason: "entity \(entityPosition) is not named")
+      }
+      var identity: [AttributeValue] = []
+      for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
+      guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
+        throw DecodingFailure(reason: "unknown change kind")
+      }
+      let payloadFingerprint = try reader.readBigEndian(UInt64.self)
+      var changed: [AttributeChange] = []
+      for _ in 0..<(try reader.readCount()) {
+        let reference = try reader.readVarint()
+        let position = Int(reference >> 2)
+        guard position < attributes.count else { throw DecodingFailure(reason: "attribute \(position) is not named") }
+        let old = reference & 2 != 0 ? try reader.readRequiredValue() : nil
+        let new = reference & 1 != 0 ? try reader.readRequiredValue() : nil
+        changed.append(AttributeChange(name: attributes[position], old: old, new: new))
+      }
+      var links: [LinkChange] = []
+      for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
+      changes.append(
+        ObjectChange(
+          objectID: objectID, entity: entities[entityPosition], identity: identity, kind: changeKind,
+          attributes: changed, links: links, payloadFingerprint: payloadFingerprint))
+    }
+    return changes
+  }
+
+  /// The changes of a format-3 record: names spelled out in each, absent values written.
+  private static func readVersion3Changes(_ reader: inout BinaryReader, model: Model?) throws(DecodingFailure)
+    -> [ObjectChange]
+  {
+    let entityNames = model?.entityNames ?? []
+    var changes: [ObjectChange] = []
+    for _ in 0..<(try reader.readCount()) {
+      let objectID = try reader.readVarint()
+      var entityIndex = 0
+      let entity = try reader.readString(expecting: entityNames, from: &entityIndex)
+      // Still 0 when the name is not one of the model's: then no attribute names are known.
+      let attributeNames = entityIndex > 0 ? model?.resolvedInOrder[entityIndex - 1].storedAttributeNames ?? [] : []
+      var nextAttributeName = 0
+      var identity: [AttributeValue] = []
+      for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
+      guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
+        throw DecodingFailure(reason: "unknown change kind")
+      }
+      let payloadFingerprint = try reader.readBigEndian(UInt64.self)
+      var attributes: [AttributeChange] = []
+      for _ in 0..<(try reader.readCount()) {
+        let name = try reader.readString(expecting: attributeNames, from: &nextAttributeName)
+        attributes.append(AttributeChange(name: name, old: try reader.readValue(), new: try reader.readValue()))
+      }
+      var links: [LinkChange] = []
+      for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
+      changes.append(
+        ObjectChange(
+          objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes,
+          links: links, payloadFingerprint: payloadFingerprint))
+    }
+    return changes
   }
 }
 

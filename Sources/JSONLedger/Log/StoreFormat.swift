@@ -2,8 +2,12 @@
 /// at the head of every change record. A store or record of another version is refused with
 /// a message naming both versions.
 ///
-/// Format 3: link changes kept as what was added and removed, long link lists in history as
-/// deltas, and payload fingerprints beside each identity in `keys`.
+/// Format 4: the current state once, in `state`, keyed by ids that cluster each entity;
+/// undo images in `history`; records with a name table and no absent values. Format 3 (the
+/// state after each batch in `history`, plus `views`, `objects` and `rels`) is upgraded by
+/// `Ledger.upgrade(at:)`, which replays its records.
 enum StoreFormat {
-  static let version: UInt16 = 3
+  static let version: UInt16 = 4
+  /// The oldest format `Ledger.upgrade(at:)` reads.
+  static let oldestUpgradable: UInt16 = 3
 }

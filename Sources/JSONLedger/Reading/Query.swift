@@ -23,15 +23,15 @@ public struct Query: Sendable {
   public var entity: String
   /// The attribute filtered on, and how.
   public var filter: (attribute: String, condition: Filter)?
-  /// The attribute sorted by (nil: key order), and the direction. Objects without a value
-  /// for it come last; ties keep key order.
+  /// The attribute sorted by (nil: the order objects were first stored), and the direction.
+  /// Objects without a value for it come last; ties keep stored order.
   public var sort: (attribute: String, ascending: Bool)?
   /// The page size (nil: everything).
   public var limit: Int?
   /// Where the page starts: after the object this cursor names.
   public var cursor: QueryCursor?
 
-  /// Every object of `entity`, in key order.
+  /// Every object of `entity`, in the order they were first stored.
   public init(_ entity: String) {
     self.entity = entity
   }

@@ -55,22 +55,35 @@ struct SnapshotReader {
     return values
   }
 
-  /// All objects of `entity` and its sub-entities, in key order.
+  /// All objects of `entity` and its sub-entities, in the order they were first stored.
   func objects(_ entity: String) throws -> [ObjectSnapshot] {
     var result: [ObjectSnapshot] = []
     try forEachObject(entity) { result.append($0) }
     return result
   }
 
-  /// Calls `body` for each object of `entity` and its sub-entities, in key order.
+  /// Calls `body` for each object of `entity` and its sub-entities, in the order they were
+  /// first stored: the current state is one cursor walk over the entity's range.
   func forEachObject(_ entity: String, _ body: (ObjectSnapshot) throws -> Void) throws {
     let resolved = try self.entity(entity)
     let family = Set(resolved.family)
     // Many objects point to the same few (albums to their band): their keys are read once.
     var keys: TargetKeys? = TargetKeys()
-    for id in try store.objectIDs(root: resolved.rootName) {
-      guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
-      try body(try snapshot(id, state, keys: &keys))
+    guard store.asOf == nil else {
+      for id in try store.objectIDs(root: resolved.rootName) {
+        guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
+        try body(try snapshot(id, state, keys: &keys))
+      }
+      return
+    }
+    let model = store.model
+    try store.forEachCurrentState(root: resolved.rootID) { id, bytes in
+      let stored: StoredState?
+      do { stored = try StateCoding.decode(bytes, model: model) } catch {
+        throw LedgerError.storage("object \(id) does not decode (its current state): \(error)")
+      }
+      if let state = stored?.state, family.contains(state.entity) { try body(try snapshot(id, state, keys: &keys)) }
+      return true
     }
   }
 
@@ -135,7 +148,7 @@ struct SnapshotReader {
     return ObjectKey(entity: header.entity, identity: header.identity)
   }
 
-  /// Objects whose indexed attribute equals `value`, in key order, through the `indexes`
+  /// Objects whose indexed attribute equals `value`, in stored order, through the `indexes`
   /// database. The index holds the current state only, so a point-in-time view scans.
   func indexedObjects(_ entity: ResolvedEntity, attribute: String, equals value: AttributeValue) throws
     -> [ObjectSnapshot]
@@ -157,10 +170,7 @@ struct SnapshotReader {
       }
       return true
     }
-    return matches.sorted {
-      StoreKeys.identity(root: root.id, $0.key.identity).key.lexicographicallyPrecedes(
-        StoreKeys.identity(root: root.id, $1.key.identity).key)
-    }
+    return matches.sorted { $0.objectID < $1.objectID }
   }
 
   /// The live objects in one stored link list of an object (a relationship id, or a hidden

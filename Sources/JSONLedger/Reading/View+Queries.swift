@@ -1,6 +1,6 @@
 extension View {
   /// The objects of `entity` whose attribute `attribute` equals `value` (coerced to the
-  /// attribute's type: `"1974"` matches an integer 1974), in key order.
+  /// attribute's type: `"1974"` matches an integer 1974), in the order they were first stored.
   public func objects(_ entity: String, where attribute: String, equals value: JSONValue) throws -> [ObjectSnapshot] {
     let resolved = try reader.entity(entity)
     guard let definition = resolved.attributeIndex[attribute] else {
@@ -27,7 +27,8 @@ extension View {
     return matches
   }
 
-  /// One page of the objects of `entity` in key order: skip `offset`, take at most `limit`.
+  /// One page of the objects of `entity` in the order they were first stored: skip `offset`,
+  /// take at most `limit`.
   public func objects(_ entity: String, offset: Int, limit: Int) throws -> [ObjectSnapshot] {
     var page: [ObjectSnapshot] = []
     var index = 0

@@ -42,8 +42,8 @@ extension View {
     try reader.forEachObject(query.entity) { object in
       if filter?(object) ?? true { matches.append(object) }
     }
-    guard let sort = query.sort else { return matches }  // key order already
-    // Stable: ties keep key order.
+    guard let sort = query.sort else { return matches }  // stored order already
+    // Stable: ties keep stored order.
     let ranked = matches.enumerated().sorted { left, right in
       switch (left.element.attributes[sort.attribute], right.element.attributes[sort.attribute]) {
       case (let l?, let r?):
@@ -59,7 +59,8 @@ extension View {
 
   /// Whether `object` comes after the cursor's place in the query's order.
   private static func follows(_ object: ObjectSnapshot, _ cursor: QueryCursor, _ query: Query) -> Bool {
-    let keyFollows = cursor.key.identity.lexicographicallyPrecedes(object.key.identity) { $0.isOrdered(before: $1) }
+    // Stored order: ids ascend in the order objects were first stored.
+    let keyFollows = cursor.objectID < object.objectID
     guard let sort = query.sort else { return keyFollows }
     switch (cursor.sortValue, object.attributes[sort.attribute]) {
     case (let mark?, let value?):

@@ -43,10 +43,10 @@ public struct View: ~Copyable {
     try reader.object(entity, key: key.identityJSON)
   }
 
-  /// All objects of `entity` and its sub-entities, in key order.
+  /// All objects of `entity` and its sub-entities, in the order they were first stored.
   public func objects(_ entity: String) throws -> [ObjectSnapshot] { try reader.objects(entity) }
 
-  /// Calls `body` for each object of `entity` and its sub-entities, in key order.
+  /// Calls `body` for each object of `entity` and its sub-entities, in the order they were first stored.
   public func forEachObject(_ entity: String, _ body: (ObjectSnapshot) throws -> Void) throws {
     try reader.forEachObject(entity, body)
   }

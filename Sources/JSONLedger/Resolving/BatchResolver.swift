@@ -67,7 +67,7 @@ struct BatchResolver {
     if let id {
       objectID = id
     } else {
-      objectID = identities.allocateID()
+      objectID = identities.allocateID(root: entity.rootID)
       _ = graph.objects.addNewSlot(objectID)
     }
     var state = ObjectState(entity: entity.name, identity: identity)

@@ -10,10 +10,11 @@ struct IdentityIndex {
   /// The identity being looked up, encoded (`OrderedEncoding`); reused, and left holding the
   /// last identity looked up for `register` to file.
   private(set) var encodedKey: [UInt8] = []
-  private var nextID: UInt64
+  /// The next unused sequence number (`ObjectIDs`).
+  private var nextSequence: UInt64
 
   init(source: any StateSource) throws {
-    nextID = try source.nextObjectID()
+    nextSequence = try source.nextObjectSequence()
   }
 
   mutating func reserveCapacity(_ count: Int) { table.reserveCapacity(count) }
@@ -30,10 +31,10 @@ struct IdentityIndex {
     return registration
   }
 
-  /// The next unused object id, taken.
-  mutating func allocateID() -> UInt64 {
-    defer { nextID += 1 }
-    return nextID
+  /// The next unused object id under `root`, taken.
+  mutating func allocateID(root: UInt32) -> UInt64 {
+    defer { nextSequence += 1 }
+    return ObjectIDs.make(root: root, sequence: nextSequence)
   }
 
   /// Files a new object under the identity last looked up (a create always follows the

@@ -3,5 +3,6 @@ enum MetaKey {
   static let format = Array("format".utf8)
   static let model = Array("model".utf8)
   static let head = Array("head".utf8)
-  static let nextObjectID = Array("nextObjectID".utf8)
+  /// The next unused sequence number of object ids (`ObjectIDs`).
+  static let nextObjectSequence = Array("nextObjectSequence".utf8)
 }

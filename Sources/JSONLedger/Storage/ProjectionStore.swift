@@ -1,7 +1,7 @@
 import LMDB
 
 /// Reads the projections inside one transaction: identities, object states (current, or as
-/// of a batch through the history index) and entity listings.
+/// of a batch through the undo images in `history`) and entity listings.
 struct ProjectionStore: StateSource {
   let transaction: Transaction
   let layout: StoreLayout
@@ -49,105 +49,163 @@ struct ProjectionStore: StateSource {
     return true
   }
 
-  /// The object's state after the last batch at or before `asOf`: its newest history entry
-  /// there, with any link list kept as deltas folded onto the whole list further back.
+  /// The object's state now, or as of `asOf`.
   func state(of objectID: UInt64) throws -> ObjectState? {
-    let newestKey = StoreKeys.history(objectID, asOf ?? .max)
-    // Mostly the newest entry holds every list whole, and is all there is to read.
-    guard
-      let newest = try transaction.lastEntry(
-        in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: newestKey)
-    else {
-      return nil
-    }
-    let batch = UInt64(bigEndianBytes: newest.key.dropFirst(8))
-    guard
-      let decoded = try decodingHistory(
-        of: objectID, at: batch,
-        { () throws(DecodingFailure) in try ObjectStateCoding.decodeState(newest.value, model: model) })
-    else {
-      return nil
-    }
-    if decoded.deltas.isEmpty { return decoded.state }
-    return try folding(decoded.deltas, onto: decoded.state, of: objectID, before: batch)
+    try storedState(of: objectID)?.state
   }
 
-  /// `state` with the lists its newest entry (at `newestBatch`) keeps as deltas resolved:
-  /// each followed back through older entries to a whole list, and the deltas folded onto it.
-  private func folding(
-    _ deltas: [UInt32: LinkChange], onto state: ObjectState, of objectID: UInt64, before newestBatch: UInt64
-  ) throws -> ObjectState {
-    var state = state
-    // Lists still to resolve, and their deltas newest first.
-    var pending = deltas.mapValues { [$0] }
-    guard newestBatch > 0 else { throw brokenHistory(objectID, relationship: pending.keys.first ?? 0) }
-    try transaction.forEachBackward(
-      in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, newestBatch - 1)
-    ) { entry in
-      let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
-      let older = try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in
-        try ObjectStateCoding.decodeEntry(entry.value, attributes: false)
+  /// The object's state now, or as of `asOf`, with the batch its life began.
+  ///
+  /// As of batch N, the first undo image after N holds the state (one seek); without one the
+  /// object has not changed since, and its current state is the answer. Either way an object
+  /// whose life began after N did not exist then.
+  func storedState(of objectID: UInt64) throws -> StoredState? {
+    if let asOf, asOf < .max {
+      var image: (batch: UInt64, value: [UInt8])?
+      try transaction.forEach(
+        in: layout.history, prefix: StoreKeys.object(objectID), from: StoreKeys.history(objectID, asOf + 1)
+      ) { entry in
+        image = (UInt64(bigEndianBytes: entry.key.dropFirst(8)), entry.value)
+        return false
       }
+      if let image {
+        guard
+          let stored = try decoding(
+            objectID, at: image.batch,
+            { () throws(DecodingFailure) in try StateCoding.decode(image.value, model: model) })
+        else { return nil }
+        guard stored.since <= asOf else { return nil }
+        guard stored.deltas.isEmpty else { return try resolvingDeltas(stored, of: objectID, after: image.batch) }
+        return stored
+      }
+    }
+    guard let current = try currentState(of: objectID) else { return nil }
+    if let asOf, current.since > asOf { return nil }
+    return current
+  }
+
+  /// The current state of a live object.
+  func currentState(of objectID: UInt64) throws -> StoredState? {
+    guard let bytes = try transaction.value(forKey: StoreKeys.object(objectID), in: layout.state) else { return nil }
+    return try decoding(objectID, at: nil) { () throws(DecodingFailure) in try StateCoding.decode(bytes, model: model) }
+  }
+
+  /// The current state's bytes of a live object.
+  func currentStateBytes(of objectID: UInt64) throws -> [UInt8]? {
+    try transaction.value(forKey: StoreKeys.object(objectID), in: layout.state)
+  }
+
+  /// `image` (the undo image of `objectID` at `batch`) with the lists it keeps as changes
+  /// made whole: each followed forward through newer images to a whole list (or to the
+  /// current state), and the changes applied to it newest first.
+  private func resolvingDeltas(_ image: StoredState, of objectID: UInt64, after batch: UInt64) throws -> StoredState {
+    var stored = image
+    // Lists still to resolve, and their changes oldest first.
+    var pending = image.deltas.mapValues { [$0.change] }
+    func resolve(_ id: UInt32, onto whole: [UInt64]) {
+      var list = whole
+      for change in pending[id, default: []].reversed() { change.apply(to: &list) }
+      stored.state.links[id] = list
+      pending[id] = nil
+    }
+    try transaction.forEach(
+      in: layout.history, prefix: StoreKeys.object(objectID), from: StoreKeys.history(objectID, batch + 1)
+    ) { entry in
+      let newer = UInt64(bigEndianBytes: entry.key.dropFirst(8))
+      guard
+        let next = try decoding(
+          objectID, at: newer,
+          { () throws(DecodingFailure) in try StateCoding.decode(entry.value, model: model, attributes: false) })
+      else { throw brokenHistory(objectID, at: newer) }
       for id in Array(pending.keys) {
-        switch older?.links[id] {
-        case .whole(let targets)?:
-          var list = targets
-          for change in pending[id, default: []].reversed() { change.apply(to: &list) }
-          state.links[id] = list
-          pending[id] = nil
-        case .delta(_, let change)?:
-          pending[id]?.append(change)
-        case nil:
-          throw LedgerError.storage(
-            "the history of object \(objectID) is broken: batch \(batch) has no list for relationship \(id) that a later entry changes"
-          )
+        if let whole = next.state.links[id] {
+          resolve(id, onto: whole)
+        } else if let delta = next.deltas[id] {
+          pending[id]?.append(delta.change)
+        } else {
+          throw brokenHistory(objectID, at: newer)
         }
       }
       return !pending.isEmpty
     }
-    if let id = pending.keys.first { throw brokenHistory(objectID, relationship: id) }
-    return state
+    if !pending.isEmpty {
+      guard let current = try currentState(of: objectID) else { throw brokenHistory(objectID, at: nil) }
+      for id in Array(pending.keys) {
+        guard let whole = current.state.links[id] else { throw brokenHistory(objectID, at: nil) }
+        resolve(id, onto: whole)
+      }
+    }
+    stored.deltas = [:]
+    return stored
   }
 
-  private func brokenHistory(_ objectID: UInt64, relationship id: UInt32) -> LedgerError {
+  private func brokenHistory(_ objectID: UInt64, at batch: UInt64?) -> LedgerError {
     LedgerError.storage(
-      "the history of object \(objectID) is broken: relationship \(id) has changes but no whole list before them")
+      "the history of object \(objectID) is broken: a link list kept as changes has no whole list after it"
+        + (batch.map { " (at batch \($0))" } ?? " (in its current state)"))
   }
 
-  /// How the newest history entry of an object keeps each link list (empty when the object
-  /// has no entry or is absent).
-  func storedLinks(of objectID: UInt64) throws -> [UInt32: StoredLinkList] {
+  /// The chain length each list has in the newest undo image of an object (0 for a whole
+  /// list; none when the object has no image, or the image lacks the list).
+  func newestImageChains(of objectID: UInt64) throws -> [UInt32: Int] {
     guard
       let entry = try transaction.lastEntry(
         in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max))
     else { return [:] }
     let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
-    return try decodingHistory(of: objectID, at: batch) { () throws(DecodingFailure) in
-      try ObjectStateCoding.decodeEntry(entry.value, attributes: false)
-    }?.links ?? [:]
+    guard
+      let image = try decoding(
+        objectID, at: batch,
+        { () throws(DecodingFailure) in try StateCoding.decode(entry.value, model: model, attributes: false) })
+    else { return [:] }
+    var chains = image.state.links.reduce(into: [UInt32: Int]()) { $0[$1.key] = 0 }
+    for (id, delta) in image.deltas { chains[id] = delta.chain }
+    return chains
   }
 
-  /// Runs `decode` on the history entry of `objectID` at `batch`; a failure names both.
-  private func decodingHistory<Decoded>(
-    of objectID: UInt64, at batch: UInt64, _ decode: () throws(DecodingFailure) -> Decoded
+  /// Runs `decode`; a failure names the object and where its bytes came from.
+  private func decoding<Decoded>(
+    _ objectID: UInt64, at batch: UInt64?, _ decode: () throws(DecodingFailure) -> Decoded
   ) throws -> Decoded {
     do { return try decode() } catch {
-      throw LedgerError.storage("the history of object \(objectID) at batch \(batch) does not decode: \(error)")
+      let place = batch.map { "its undo image at batch \($0)" } ?? "its current state"
+      throw LedgerError.storage("object \(objectID) does not decode (\(place)): \(error)")
     }
   }
 
+  /// Ids of the live objects whose entity is `root` or inherits from it (as of `asOf`,
+  /// those that may have lived then: current ones and any with undo images).
   func objectIDs(root: String) throws -> [UInt64] {
     guard let entity = model.resolved(root) else { return [] }
+    let prefix = StoreKeys.rootPrefix(entity.id)
     var ids: [UInt64] = []
-    try transaction.forEachInPlace(in: layout.keys, prefix: [UInt8](bigEndian: entity.id)) { _, value in
-      ids.append(UInt64(bigEndianBytes: value))
+    try transaction.forEachInPlace(in: layout.state, prefix: prefix) { key, _ in
+      ids.append(UInt64(bigEndianBytes: key))
       return true
     }
-    return ids
+    guard asOf != nil else { return ids }
+    var past: [UInt64] = []
+    try transaction.forEachInPlace(in: layout.history, prefix: prefix) { key, _ in
+      let id = UInt64(bigEndianBytes: key)
+      if past.last != id { past.append(id) }
+      return true
+    }
+    return Array(Set(ids).union(past)).sorted()
   }
 
-  func nextObjectID() throws -> UInt64 {
-    try transaction.value(forKey: MetaKey.nextObjectID, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
+  /// Calls `body` with the id and current state bytes of each live object under `root`, in
+  /// id order: one cursor walk. `body` returns false to stop.
+  func forEachCurrentState(root: UInt32, _ body: (UInt64, [UInt8]) throws -> Bool) throws {
+    try transaction.forEachInPlace(in: layout.state, prefix: StoreKeys.rootPrefix(root)) { key, value in
+      var bytes: [UInt8] = []
+      bytes.reserveCapacity(value.count)
+      for index in value.indices { bytes.append(value[index]) }
+      return try body(UInt64(bigEndianBytes: key), bytes)
+    }
+  }
+
+  func nextObjectSequence() throws -> UInt64 {
+    try transaction.value(forKey: MetaKey.nextObjectSequence, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
   }
 
   /// The last applied batch id (0 for an empty log).
@@ -155,24 +213,54 @@ struct ProjectionStore: StateSource {
     try transaction.value(forKey: MetaKey.head, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 0
   }
 
-  /// The batch ids (at or before `asOf`) that touched an object, oldest first.
+  /// The batch ids (at or before `asOf`) that touched an object, oldest first: the batch
+  /// that first created it (which leaves no undo image), then one per undo image.
   func batches(touching objectID: UInt64) throws -> [UInt64] {
     var batches: [UInt64] = []
+    var first: UInt64?
     try transaction.forEach(in: layout.history, prefix: StoreKeys.object(objectID)) { entry in
       let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
-      guard batch <= asOf ?? UInt64.max else { return false }
+      if batches.isEmpty {
+        first = try decoding(objectID, at: batch) { () throws(DecodingFailure) in
+          try StateCoding.decodeHeader(entry.value, model: model)
+        }?.since
+      }
       batches.append(batch)
       return true
     }
-    return batches
+    if batches.isEmpty, let bytes = try currentStateBytes(of: objectID) {
+      first = try decoding(objectID, at: nil) { () throws(DecodingFailure) in
+        try StateCoding.since(of: bytes, model: model)
+      }
+    }
+    if let first { batches.insert(first, at: 0) }
+    return batches.filter { $0 <= asOf ?? .max }
   }
 
-  /// Entity and identity of any object ever stored (deleted ones included).
+  /// Entity and identity of any object ever stored (deleted ones included: from the newest
+  /// undo image).
   func header(of objectID: UInt64) throws -> (entity: String, identity: [AttributeValue])? {
-    guard let bytes = try transaction.value(forKey: StoreKeys.object(objectID), in: layout.objects) else { return nil }
-    do { return try ObjectStateCoding.decodeHeader(bytes, entityNames: model.entityNames) } catch {
-      throw LedgerError.storage("object \(objectID) does not decode: \(error)")
+    if let bytes = try currentStateBytes(of: objectID) {
+      return try decoding(objectID, at: nil) { () throws(DecodingFailure) in
+        try StateCoding.decodeHeader(bytes, model: model)
+      }.map {
+        ($0.entity, $0.identity)
+      }
     }
+    var found: (entity: String, identity: [AttributeValue])?
+    try transaction.forEachBackward(
+      in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max)
+    ) { entry in
+      let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
+      if let header = try decoding(
+        objectID, at: batch, { () throws(DecodingFailure) in try StateCoding.decodeHeader(entry.value, model: model) })
+      {
+        found = (header.entity, header.identity)
+        return false
+      }
+      return true
+    }
+    return found
   }
 }
 

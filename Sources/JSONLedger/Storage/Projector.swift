@@ -3,6 +3,10 @@ import LMDB
 /// Folds one change record into the projections. A pure function of the record and the
 /// projections before it, so replaying the log into empty projections rebuilds them byte
 /// for byte.
+///
+/// Per changed object it writes the state after the record to `state` (or deletes it), an
+/// undo image of the state before to `history` (none for an object created for the first
+/// time), and keeps `keys` and `indexes` in step.
 struct Projector {
   let transaction: Transaction
   let layout: StoreLayout
@@ -10,128 +14,131 @@ struct Projector {
 
   /// Folds `record` in. `knownStates` may give the state of each changed object after the
   /// record, in the order of `record.changes` (the resolver's, on a live apply); it must equal
-  /// what folding computes, and lets the projector skip reading the object back. Replay
-  /// passes none.
+  /// what folding computes, and lets the projector skip decoding the object. Replay passes
+  /// none.
   func apply(_ record: ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
     precondition(
       knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
-    // Each known state is moved out of the array as its change is folded: taken, not copied
-    // (a copy retains every field of the state, and releases it again after the write).
+    // Each known state is moved out of the array as its change is folded: taken, not copied.
     let hasKnownStates = knownStates != nil
     var known = knownStates ?? []
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model)
-    var nextObjectID = try store.nextObjectID()
-    // Created objects take ascending ids, so most of their entries land next to the previous
-    // put: write cursors spare those puts the descent from the root.
-    let written = [layout.objects, layout.keys, layout.views, layout.history, layout.rels]
-    var buffers = KeyBuffers()
-    try transaction.withWriteCursors(on: written) { cursors in
-      for (index, change) in record.changes.enumerated() {
-        nextObjectID = max(nextObjectID, change.objectID + 1)
+    let firstFreshSequence = try store.nextObjectSequence()
+    var nextSequence = firstFreshSequence
+    // In id order, the states of created objects are appended to their entity's range, and
+    // every other put lands near the previous one. A record changes each object once, so
+    // the order changes are folded in does not change the result.
+    let order = record.changes.indices.sorted { record.changes[$0].objectID < record.changes[$1].objectID }
+    var buffers = Buffers()
+    var newKeys = NewKeys()
+    try transaction.withWriteCursors(on: [layout.state, layout.history, layout.keys]) { cursors in
+      for index in order {
+        let change = record.changes[index]
+        let sequence = ObjectIDs.sequence(of: change.objectID)
+        nextSequence = max(nextSequence, sequence + 1)
         try fold(
-          change, known: hasKnownStates ? .some(known[index].take()) : nil, batchID: record.batchID, store: store,
-          cursors: cursors, buffers: &buffers)
+          change, known: hasKnownStates ? .some(known[index].take()) : nil,
+          isFirstCreation: change.kind == .created && sequence >= firstFreshSequence, batchID: record.batchID,
+          store: store, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
       }
+      // The identities of new objects, in key order: appended when they sort last.
+      for (key, value) in newKeys.sorted() { try cursors.append(value, forKey: key, in: layout.keys) }
     }
     try transaction.put([UInt8](bigEndian: record.batchID), forKey: MetaKey.head, in: layout.meta)
-    try transaction.put([UInt8](bigEndian: nextObjectID), forKey: MetaKey.nextObjectID, in: layout.meta)
+    try transaction.put([UInt8](bigEndian: nextSequence), forKey: MetaKey.nextObjectSequence, in: layout.meta)
     if let key = record.metadata.idempotencyKey {
       let (stored, full) = StoreKeys.idempotency(key)
       try transaction.put([UInt8](bigEndian: record.batchID) + (full ?? []), forKey: stored, in: layout.idempotency)
     }
   }
 
-  /// Folds one change: works out the object's state after it and writes its entries. `known`
-  /// is that state when the caller has it (`.some(nil)`: the change deletes the object); nil
-  /// on replay, where it is read back and folded.
+  /// Folds one change. `known` is the state after it when the caller has it (`.some(nil)`:
+  /// the change deletes the object); nil on replay, where the state before is decoded and
+  /// the change applied to it.
   private func fold(
-    _ change: ObjectChange, known: ObjectState??, batchID: UInt64, store: ProjectionStore,
-    cursors: borrowing WriteCursors, buffers: inout KeyBuffers
+    _ change: ObjectChange, known: ObjectState??, isFirstCreation: Bool, batchID: UInt64, store: ProjectionStore,
+    cursors: borrowing WriteCursors, buffers: inout Buffers, newKeys: inout NewKeys
   ) throws {
     let id = change.objectID
+    buffers.setObjectID(id)
+    buffers.setHistory(id, batchID: batchID)
+    // An object created for the first time has no state yet; any other has one, unless it
+    // was deleted and is now brought back.
+    let beforeBytes = isFirstCreation ? nil : try store.currentStateBytes(of: id)
     let after: ObjectState?
-    let needsHeader: Bool
     if let known {
       after = known
-      if change.kind == .created || known == nil {
-        needsHeader = change.kind == .created
-      } else {
-        needsHeader = try store.header(of: id)?.entity != known?.entity
-      }
+    } else if change.kind == .deleted {
+      after = nil
     } else {
-      let before = try store.state(of: id)
-      if change.kind == .deleted {
-        after = nil
-      } else {
-        var state = before ?? ObjectState(entity: change.entity, identity: change.identity)
-        state.apply(change)
-        after = state
-      }
-      needsHeader = before == nil || before?.entity != after?.entity
+      var state =
+        try beforeBytes.flatMap { bytes in
+          try decoding(id) { () throws(DecodingFailure) in try StateCoding.decode(bytes, model: model)?.state }
+        }
+        ?? ObjectState(entity: change.entity, identity: change.identity)
+      state.apply(change)
+      after = state
     }
-    try write(
-      change, after: after, needsHeader: needsHeader, batchID: batchID, store: store, cursors: cursors,
-      buffers: &buffers)
-  }
-
-  /// Writes one object's entries: header and identity (when new, or its entity changed),
-  /// attributes, the links the change rewrote, and its history entry.
-  private func write(
-    _ change: ObjectChange, after: ObjectState?, needsHeader: Bool, batchID: UInt64, store: ProjectionStore,
-    cursors: borrowing WriteCursors,
-    buffers: inout KeyBuffers
-  ) throws {
-    let id = change.objectID
-    // A created object usually has a new id, above every id in the store, and new ids are
-    // handed out in the order changes come: its entries then sort last in `objects`,
-    // `views`, `history` and `rels`, and are appended. The entries of a deleted object whose
-    // id comes back do not sort last, and fall back to a plain put.
-    let isCreated = change.kind == .created
-    buffers.setObjectID(id)
-    buffers.entry.removeAll()
+    // The undo image: nothing before a first creation, an empty one before any other, the
+    // state before otherwise.
+    if let beforeBytes {
+      let image = try undoImage(change, before: beforeBytes, after: after, store: store, buffers: &buffers)
+      try cursors.put(image ?? beforeBytes, forKey: buffers.history, in: layout.history)
+    } else if !isFirstCreation {
+      try cursors.put([], forKey: buffers.history, in: layout.history)
+    }
     if let after {
-      buffers.header.removeAll()
-      ObjectStateCoding.writeHeader(entity: after.entity, identity: after.identity, into: &buffers.header)
-      if needsHeader {
-        try put(
-          buffers.header.bytes, forKey: buffers.objectID, in: layout.objects, appending: isCreated, cursors: cursors)
-      }
-      buffers.attributes.removeAll()
-      if isCreated {
-        ObjectStateCoding.writeAttributes(ofCreated: change, into: &buffers.attributes)
+      let since =
+        try beforeBytes.map { bytes in
+          try decoding(id) { () throws(DecodingFailure) in try StateCoding.since(of: bytes, model: model) }
+        } ?? batchID
+      buffers.state.removeAll()
+      StateCoding.write(after, since: since, model: model, into: &buffers.state)
+      if isFirstCreation {
+        try cursors.append(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
       } else {
-        ObjectStateCoding.writeAttributes(after.attributes, into: &buffers.attributes)
+        try cursors.put(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
       }
-      try put(
-        buffers.attributes.bytes, forKey: buffers.objectID, in: layout.views, appending: isCreated, cursors: cursors)
-      let deltas = change.kind == .updated ? try linkDeltas(change, after: after, store: store) : [:]
-      ObjectStateCoding.writeEntry(
-        header: buffers.header.bytes, links: after.links, encodedAttributes: buffers.attributes.bytes, deltas: deltas,
-        into: &buffers.entry)
-    } else {
-      try cursors.delete(buffers.objectID, in: layout.views)
+    } else if beforeBytes != nil {
+      try cursors.delete(buffers.objectID, in: layout.state)
     }
-    // Every change sets the fingerprint in the object's `keys` value to its own (0 unless one
-    // payload alone made it), so a fingerprint never outlives the state it stands for.
-    try register(
-      change, entity: after?.entity ?? change.entity, isNew: after != nil && needsHeader, cursors: cursors,
-      buffers: &buffers)
-    for link in change.links { try rewriteLinks(id, link, appending: isCreated, cursors: cursors, buffers: &buffers) }
+    try register(change, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
     try updateIndexes(change)
-    buffers.setHistory(id, batchID: batchID)
-    // An empty entry: absent after this batch.
-    try put(buffers.entry.bytes, forKey: buffers.history, in: layout.history, appending: isCreated, cursors: cursors)
   }
 
-  /// A put through `cursors`, tried as an append first when the key is expected to sort last.
-  private func put(
-    _ value: [UInt8], forKey key: [UInt8], in database: Database, appending: Bool, cursors: borrowing WriteCursors
-  ) throws {
-    if appending {
-      try cursors.append(value, forKey: key, in: database)
-    } else {
-      try cursors.put(value, forKey: key, in: database)
+  /// The undo image of an updated object whose long unordered lists are kept as changes, or
+  /// nil when the state before serves as it is (no list qualifies). Decided from the stored
+  /// entries alone, so that replay decides the same.
+  private func undoImage(
+    _ change: ObjectChange, before beforeBytes: [UInt8], after: ObjectState?, store: ProjectionStore,
+    buffers: inout Buffers
+  ) throws -> [UInt8]? {
+    let minimum = StoredLinkList.minimumDeltaLength
+    guard change.kind == .updated, let after,
+      after.links.contains(where: { $0.value.count >= minimum && !model.isOrdered($0.key) })
+    else { return nil }
+    let id = change.objectID
+    guard
+      let before = try decoding(id, { () throws(DecodingFailure) in try StateCoding.decode(beforeBytes, model: model) })
+    else { return nil }
+    var previousChains: [UInt32: Int]?
+    var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]
+    for (relationship, list) in before.state.links where list.count >= minimum && !model.isOrdered(relationship) {
+      guard let afterList = after.links[relationship], afterList.count >= minimum else { continue }
+      if previousChains == nil { previousChains = try store.newestImageChains(of: id) }
+      let forward = change.links.first { $0.relationshipID == relationship }
+      // The change that turns the list after the batch back into the list before.
+      let undo = LinkChange(
+        relationshipID: relationship, added: forward?.removed ?? [], removed: forward?.added ?? [])
+      let chain =
+        (previousChains?[relationship] ?? 0) + StoredLinkList.entryWeight(forLength: list.count) + undo.added.count
+        + undo.removed.count
+      if chain <= list.count { deltas[relationship] = (chain, undo) }
     }
+    guard !deltas.isEmpty else { return nil }
+    buffers.image.removeAll()
+    StateCoding.write(before.state, since: before.since, model: model, deltas: deltas, into: &buffers.image)
+    return buffers.image.bytes
   }
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
@@ -152,88 +159,88 @@ struct Projector {
     }
   }
 
-  /// `keys` entry of an object: its identity under its root entity, holding its id and the
-  /// change's payload fingerprint. An insert-only object is listed once, when it is new, under
-  /// its root with a 0xFE marker and its id, so listings find it too.
+  /// The `keys` entry of an object with an identity: its id and the change's payload
+  /// fingerprint (every change sets it to its own, 0 unless one payload alone made the
+  /// object, so a fingerprint never outlives the state it stands for). The entries of objects
+  /// created for the first time are gathered in `newKeys`, to be put in key order.
   private func register(
-    _ change: ObjectChange, entity name: String, isNew: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers
+    _ change: ObjectChange, isFirstCreation: Bool, cursors: borrowing WriteCursors, buffers: inout Buffers,
+    newKeys: inout NewKeys
   ) throws {
-    guard let entity = model.resolved(name) else { return }
-    if change.identity.isEmpty {
-      guard isNew else { return }
-      try cursors.put(
-        buffers.objectID, forKey: [UInt8](bigEndian: entity.rootID) + [0xFE] + buffers.objectID, in: layout.keys)
-      return
-    }
+    guard !change.identity.isEmpty, let entity = model.resolved(change.entity) else { return }
     OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
     let key = StoreKeys.identityKey(forEncoded: buffers.identity)
     // An object already registered keeps its entry when the fingerprint stays (mostly 0 to 0:
     // a band gaining albums), which spares a put at a random place in `keys`. The bytes are
     // the same either way, so replay, which always puts, gives the same projection.
-    if !isNew {
+    if change.kind != .created {
       let stored = try transaction.withValue(forKey: key, in: layout.keys) { value in
         value.count >= StoreKeys.registrationLength ? UInt64(bigEndianBytes: value.extracting(8...)) : nil
       }
       if let stored, stored == change.payloadFingerprint { return }
     }
-    buffers.identityValue.removeAll(keepingCapacity: true)
-    buffers.identityValue += buffers.objectID
-    buffers.identityValue.appendBigEndian(change.payloadFingerprint)
+    var value = buffers.objectID
+    value.appendBigEndian(change.payloadFingerprint)
     // A hashed long key keeps the whole encoding for the collision check.
-    if key.count != buffers.identity.count { buffers.identityValue += buffers.identity }
-    try cursors.put(buffers.identityValue, forKey: key, in: layout.keys)
-  }
-
-  /// The long unordered link lists of an updated object that its history entry keeps as
-  /// deltas: those whose previous entry holds them and whose chain stays within the list's
-  /// length (`StoredLinkList`). Decided from the stored entries alone, so that replay
-  /// decides the same.
-  private func linkDeltas(_ change: ObjectChange, after: ObjectState, store: ProjectionStore) throws -> [UInt32: (
-    chain: Int, change: LinkChange
-  )] {
-    let minimum = StoredLinkList.minimumDeltaLength
-    guard after.links.contains(where: { $0.value.count >= minimum && !model.isOrdered($0.key) }) else { return [:] }
-    let previous = try store.storedLinks(of: change.objectID)
-    var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]
-    for (id, list) in after.links where list.count >= minimum && !model.isOrdered(id) {
-      guard let stored = previous[id] else { continue }
-      let link =
-        change.links.first { $0.relationshipID == id } ?? LinkChange(relationshipID: id, added: [], removed: [])
-      let chain =
-        stored.chain + StoredLinkList.entryWeight(forLength: list.count) + link.added.count + link.removed.count
-      if chain <= list.count { deltas[id] = (chain, link) }
+    if key.count != buffers.identity.count { value += buffers.identity }
+    if isFirstCreation {
+      newKeys.add(key, value)
+    } else {
+      try cursors.put(value, forKey: key, in: layout.keys)
     }
-    return deltas
   }
 
-  /// Updates the `rels` entries of one relationship of one object. An ordered list is keyed
-  /// by position, any other by target id.
-  private func rewriteLinks(
-    _ id: UInt64, _ link: LinkChange, appending: Bool, cursors: borrowing WriteCursors, buffers: inout KeyBuffers
-  ) throws {
-    // Keys: object id (8) + relationship id (4) + position (4) or target id (8).
-    buffers.setLinkOwner(id, relationshipID: link.relationshipID)
-    if let order = link.order {
-      for position in order.old.indices {
-        buffers.orderedLink.setBigEndian(UInt32(position), at: 12)
-        try cursors.delete(buffers.orderedLink, in: layout.rels)
+  private func decoding<Decoded>(_ objectID: UInt64, _ decode: () throws(DecodingFailure) -> Decoded) throws
+    -> Decoded
+  {
+    do { return try decode() } catch {
+      throw LedgerError.storage("the state of object \(objectID) does not decode: \(error)")
+    }
+  }
+}
+
+extension Projector {
+  /// Key and value buffers reused for every object of a record. LMDB copies what is put, so
+  /// one buffer of each shape serves every put.
+  struct Buffers {
+    /// An object id: a `state` key, or the start of a `keys` value.
+    var objectID = [UInt8](repeating: 0, count: 8)
+    /// Object id, batch id: a `history` key.
+    var history = [UInt8](repeating: 0, count: 16)
+    var state = BinaryWriter(capacity: 1024)
+    var image = BinaryWriter(capacity: 1024)
+    /// An identity in `OrderedEncoding` (the start of a `keys` key).
+    var identity: [UInt8] = []
+
+    mutating func setObjectID(_ id: UInt64) { objectID.setBigEndian(id, at: 0) }
+
+    mutating func setHistory(_ id: UInt64, batchID: UInt64) {
+      history.setBigEndian(id, at: 0)
+      history.setBigEndian(batchID, at: 8)
+    }
+  }
+
+  /// The `keys` entries of a record's new objects, kept in one buffer until they are put in
+  /// key order: on a fresh store (or for identities past every stored one) each is then an
+  /// append, and `keys` pages are left full instead of half full.
+  struct NewKeys {
+    private var bytes: [UInt8] = []
+    private var entries: [(keyStart: Int, keyEnd: Int, valueEnd: Int)] = []
+
+    mutating func add(_ key: [UInt8], _ value: [UInt8]) {
+      let start = bytes.count
+      bytes += key
+      let keyEnd = bytes.count
+      bytes += value
+      entries.append((start, keyEnd, bytes.count))
+    }
+
+    /// The entries in key order.
+    func sorted() -> [(key: [UInt8], value: [UInt8])] {
+      let ordered = entries.sorted { left, right in
+        bytes[left.keyStart..<left.keyEnd].lexicographicallyPrecedes(bytes[right.keyStart..<right.keyEnd])
       }
-      for (position, target) in order.new.enumerated() {
-        buffers.orderedLink.setBigEndian(UInt32(position), at: 12)
-        buffers.target.setBigEndian(target, at: 0)
-        try put(buffers.target, forKey: buffers.orderedLink, in: layout.rels, appending: appending, cursors: cursors)
-      }
-      return
-    }
-    for target in link.removed {
-      buffers.unorderedLink.setBigEndian(target, at: 12)
-      try cursors.delete(buffers.unorderedLink, in: layout.rels)
-    }
-    for target in link.added {
-      buffers.unorderedLink.setBigEndian(target, at: 12)
-      buffers.target.setBigEndian(target, at: 0)
-      try put(buffers.target, forKey: buffers.unorderedLink, in: layout.rels, appending: appending, cursors: cursors)
+      return ordered.map { (Array(bytes[$0.keyStart..<$0.keyEnd]), Array(bytes[$0.keyEnd..<$0.valueEnd])) }
     }
   }
-
 }

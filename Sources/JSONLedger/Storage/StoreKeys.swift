@@ -5,6 +5,12 @@ enum StoreKeys {
   static func batch(_ id: UInt64) -> [UInt8] { [UInt8](bigEndian: id) }
   static func object(_ id: UInt64) -> [UInt8] { [UInt8](bigEndian: id) }
 
+  /// The first bytes of every id under a root entity (`ObjectIDs`): the prefix of its range
+  /// in `state` and `history`.
+  static func rootPrefix(_ root: UInt32) -> [UInt8] {
+    Array([UInt8](bigEndian: ObjectIDs.firstID(root: root)).prefix(3))
+  }
+
   static func history(_ objectID: UInt64, _ batchID: UInt64) -> [UInt8] {
     var key = [UInt8](repeating: 0, count: 16)
     key.setBigEndian(objectID, at: 0)

@@ -6,14 +6,20 @@ import LMDB
 /// | database      | key                                        | value                                   |
 /// |---------------|--------------------------------------------|-----------------------------------------|
 /// | `log`         | batch id (8)                               | encoded `ChangeRecord` (never changed)  |
-/// | `meta`        | name                                       | format version, model, head, next id    |
+/// | `meta`        | name                                       | format version, model, head, next sequence |
 /// | `keys`        | root entity id (4) + identity encoding     | object id (8) + payload fingerprint (8) + full identity encoding (long keys) |
-/// | `objects`     | object id (8)                              | entity name + identity                  |
-/// | `views`       | object id (8)                              | attributes (live objects only)          |
-/// | `rels`        | object id (8) + relationship id (4) + position (4) or target id (8) | target id (8) |
-/// | `history`     | object id (8) + batch id (8)               | whole state after the batch, or empty (deleted) |
+/// | `state`       | object id (8: root entity, sequence)       | current state of a live object (`StateCoding`) |
+/// | `history`     | object id (8) + batch id (8)               | undo image: the state before the batch, empty when absent before |
 /// | `idempotency` | idempotency key (hashed past 400 bytes)    | batch id (8), the whole key if hashed   |
 /// | `indexes`     | root entity id (4) + attribute name + 0 + value (≤ 400, ordered) + object id (8) | empty |
+///
+/// Each serves a read: `keys` finds an object by key; `state` answers reads by id, entity
+/// scans (ids of one root entity are one range) and relationship traversal both ways (a
+/// state holds its link lists and the hidden reverse lists); `history` answers as-of reads
+/// and the batches that touched an object, with one seek; `indexes` answers queries on
+/// indexed attributes. The current state lives once: a batch writes an undo image only for
+/// the objects it changes or deletes, and none for the objects it creates for the first time
+/// (their state's `since` says when they began).
 ///
 /// Everything but `log` and `meta` is a projection: `verify` rebuilds it from the log and
 /// compares byte for byte.
@@ -21,15 +27,16 @@ struct StoreLayout: Sendable {
   let log: Database
   let meta: Database
   let keys: Database
-  let objects: Database
-  let views: Database
-  let rels: Database
+  let state: Database
   let history: Database
   let idempotency: Database
   let indexes: Database
 
   /// The names of the store's databases.
-  static let names: Set<String> = [
+  static let names: Set<String> = ["log", "meta", "keys", "state", "history", "idempotency", "indexes"]
+
+  /// The names of the databases of format 3, which `upgrade` replaces.
+  static let version3Names: Set<String> = [
     "log", "meta", "keys", "objects", "views", "rels", "history", "idempotency", "indexes",
   ]
 
@@ -39,6 +46,8 @@ struct StoreLayout: Sendable {
     case nothing
     /// This store's databases.
     case store
+    /// A store of format 3 (`jsonledger upgrade` turns it into the current format).
+    case version3
     /// Databases of another program.
     case foreign([String])
   }
@@ -46,9 +55,10 @@ struct StoreLayout: Sendable {
   static func contents(of environment: Environment) throws -> Contents {
     let names = try environment.read { txn in try txn.databaseNames() }
     if names.isEmpty { return .nothing }
-    let foreign = names.filter { !Self.names.contains($0) }
-    guard foreign.isEmpty, names.contains("meta") else { return .foreign(foreign.isEmpty ? names : foreign) }
-    return .store
+    guard names.contains("meta") else { return .foreign(names) }
+    if names.allSatisfy({ Self.names.contains($0) }) { return .store }
+    if names.allSatisfy({ Self.version3Names.contains($0) }) { return .version3 }
+    return .foreign(names.filter { !Self.names.contains($0) && !Self.version3Names.contains($0) })
   }
 
   /// Creates every database in the transaction of a new store's first commit.
@@ -56,9 +66,7 @@ struct StoreLayout: Sendable {
     log = try txn.openDatabase(named: "log", create: true)
     meta = try txn.openDatabase(named: "meta", create: true)
     keys = try txn.openDatabase(named: "keys", create: true)
-    objects = try txn.openDatabase(named: "objects", create: true)
-    views = try txn.openDatabase(named: "views", create: true)
-    rels = try txn.openDatabase(named: "rels", create: true)
+    state = try txn.openDatabase(named: "state", create: true)
     history = try txn.openDatabase(named: "history", create: true)
     idempotency = try txn.openDatabase(named: "idempotency", create: true)
     indexes = try txn.openDatabase(named: "indexes", create: true)
@@ -69,13 +77,11 @@ struct StoreLayout: Sendable {
     log = try environment.database(named: "log")
     meta = try environment.database(named: "meta")
     keys = try environment.database(named: "keys")
-    objects = try environment.database(named: "objects")
-    views = try environment.database(named: "views")
-    rels = try environment.database(named: "rels")
+    state = try environment.database(named: "state")
     history = try environment.database(named: "history")
     idempotency = try environment.database(named: "idempotency")
     indexes = try environment.database(named: "indexes")
   }
 
-  var projections: [Database] { [keys, objects, views, rels, history, idempotency, indexes] }
+  var projections: [Database] { [keys, state, history, idempotency, indexes] }
 }

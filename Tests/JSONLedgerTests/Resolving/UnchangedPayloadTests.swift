@@ -344,5 +344,5 @@ final class StateReadRecorder: StateSource {
 
   func objectIDs(root: String) throws -> [UInt64] { try store.objectIDs(root: root) }
 
-  func nextObjectID() throws -> UInt64 { try store.nextObjectID() }
+  func nextObjectSequence() throws -> UInt64 { try store.nextObjectSequence() }
 }

@@ -38,7 +38,8 @@ struct IndexTests {
     let then = try ledger.read(asOf: 1) { view in
       try view.objects("Album", where: "label", equals: "Virgin").map(\.key.identity)
     }
-    #expect(then == [[.string("a")], [.string("b")]])
+    // Stored order: "b" was stored before "a".
+    #expect(then == [[.string("b")], [.string("a")]])
     #expect(try ledger.verify().batches == 2)
   }
 

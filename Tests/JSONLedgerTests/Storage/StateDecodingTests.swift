@@ -4,15 +4,10 @@ import Testing
 
 @Suite("Decoding stored states")
 struct StateDecodingTests {
-  private func encoded(_ state: ObjectState) -> [UInt8] {
-    var header = BinaryWriter()
-    var attributes = BinaryWriter()
-    var entry = BinaryWriter()
-    ObjectStateCoding.writeHeader(entity: state.entity, identity: state.identity, into: &header)
-    ObjectStateCoding.writeAttributes(state.attributes, into: &attributes)
-    ObjectStateCoding.writeEntry(
-      header: header.bytes, links: state.links, encodedAttributes: attributes.bytes, into: &entry)
-    return entry.bytes
+  private func encoded(_ state: ObjectState, model: Model) -> [UInt8] {
+    var writer = BinaryWriter()
+    StateCoding.write(state, since: 12, model: model, into: &writer)
+    return writer.bytes
   }
 
   @Test func aStateDecodesTheSameWhetherItsNamesAreTheModelsOrNot() throws {
@@ -28,12 +23,13 @@ struct StateDecodingTests {
     ]
     for attributes in [known, unknown, known.merging(unknown) { $1 }, [:]] {
       state.attributes = AttributeList(attributes)
-      let decoded = try #require(try ObjectStateCoding.decodeState(encoded(state), model: model))
+      let decoded = try #require(try StateCoding.decode(encoded(state, model: model), model: model))
       #expect(decoded.state == state)
+      #expect(decoded.since == 12)
       #expect(decoded.deltas.isEmpty)
     }
     var other = ObjectState(entity: "NotInTheModel", identity: [.string("k")])
     other.attributes = AttributeList(known)
-    #expect(try ObjectStateCoding.decodeState(encoded(other), model: model)?.state == other)
+    #expect(try StateCoding.decode(encoded(other, model: model), model: model)?.state == other)
   }
 }

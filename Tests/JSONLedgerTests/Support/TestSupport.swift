@@ -50,7 +50,7 @@ func expectLinksAreTwoSided(_ ledger: Ledger, sourceLocation: SourceLocation = #
   try ledger.environment.read { txn in
     let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
     var ids: [UInt64] = []
-    try txn.forEach(in: ledger.layout.objects, prefix: []) { entry in
+    try txn.forEach(in: ledger.layout.state, prefix: []) { entry in
       ids.append(UInt64(bigEndianBytes: entry.key))
       return true
     }

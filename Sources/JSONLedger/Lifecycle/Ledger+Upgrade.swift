@@ -1,0 +1,166 @@
+import Foundation
+import LMDB
+
+/// What `Ledger.upgrade(at:)` did.
+public struct UpgradeReport: Sendable, Equatable {
+  /// The format the store had.
+  public var fromFormat: Int
+  /// The format it has now.
+  public var toFormat: Int
+  /// Records replayed.
+  public var batches: Int
+  /// Where the store of the old format was kept (nil when there was nothing to upgrade).
+  public var previousStorePath: String?
+}
+
+extension Ledger {
+  /// Turns a store of an older format into the current one by replaying its log: every
+  /// record, with its batch id, time, kind, metadata and changes, is written again in the
+  /// current format into a new store beside it, which then takes the store's place. The old
+  /// store is kept as `<path>.format<N>` until you remove it.
+  ///
+  /// Object ids are internal and renumbered (ids now carry their entity); keys, batch ids
+  /// and everything a record says in the user's terms stay. A store already in the current
+  /// format is left alone. Nothing may have the store open meanwhile.
+  public static func upgrade(at path: String, options: Options = Options()) throws -> UpgradeReport {
+    guard case .store = try StoreDirectory.inspect(path) else { throw LedgerError.storeNotFound(path: path) }
+    let (version, model, records) = try upgradeSource(path)
+    guard version != Int(formatVersion) else {
+      return UpgradeReport(fromFormat: version, toFormat: version, batches: 0, previousStorePath: nil)
+    }
+    let upgrading = path + ".upgrading"
+    let kept = path + ".format\(version)"
+    guard !FileManager.default.fileExists(atPath: kept) else {
+      throw LedgerError.storage("\(kept) exists: move it away to keep the store of format \(version) there")
+    }
+    // A directory left by an upgrade cut short is rebuilt from the start.
+    try? FileManager.default.removeItem(atPath: upgrading)
+    var replayed = 0
+    do {
+      var newOptions = options
+      newOptions.durability = .noSync
+      let target = try Ledger.create(at: upgrading, model: model, options: newOptions)
+      var ids = ObjectIDRenumbering(model: model)
+      var pending: [ChangeRecord] = []
+      func flush() throws {
+        guard !pending.isEmpty else { return }
+        try target.environment.reserve(freeBytes: estimatedBytes(objects: pending.reduce(0) { $0 + $1.changes.count }))
+        try target.environment.write { txn in
+          for record in pending { try target.append(record, txn) }
+        }
+        pending.removeAll(keepingCapacity: true)
+      }
+      try records { record in
+        pending.append(try ids.renumbered(record))
+        replayed += 1
+        if pending.count >= 500 || pending.reduce(0, { $0 + $1.changes.count }) >= 200_000 { try flush() }
+      }
+      try flush()
+      try target.environment.sync()
+    }
+    guard rename(path, kept) == 0 else {
+      throw LedgerError.storage("cannot move \(path) to \(kept): \(String(cString: strerror(errno)))")
+    }
+    guard rename(upgrading, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      _ = rename(kept, path)
+      throw LedgerError.storage("cannot move \(upgrading) to \(path): \(reason)")
+    }
+    return UpgradeReport(
+      fromFormat: version, toFormat: Int(formatVersion), batches: replayed, previousStorePath: kept)
+  }
+
+  /// The format, the model and a reader of every record of the store at `path`, which must
+  /// be of the current format or one `upgrade` reads.
+  private static func upgradeSource(_ path: String) throws -> (
+    Int, Model, (_ each: (ChangeRecord) throws -> Void) throws -> Void
+  ) {
+    let environment: Environment
+    do { environment = try Environment.shared(path: path) } catch {
+      throw LedgerError.notAStore(path: path, reason: "data.mdb does not open: \(error)")
+    }
+    let meta: Database
+    let log: Database
+    do {
+      meta = try environment.database(named: "meta")
+      log = try environment.database(named: "log")
+    } catch {
+      throw LedgerError.notAStore(path: path, reason: "it has no JSONLedger log")
+    }
+    let (format, modelBytes) = try environment.read { txn in
+      (try txn.value(forKey: MetaKey.format, in: meta), try txn.value(forKey: MetaKey.model, in: meta))
+    }
+    guard let format, format.count == 4, let modelBytes else {
+      throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
+    }
+    let version = Int(UInt32(bigEndianBytes: format))
+    guard version == Int(formatVersion) || version >= Int(StoreFormat.oldestUpgradable) && version < Int(formatVersion)
+    else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: Int(formatVersion)) }
+    let model: Model
+    do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
+      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
+    }
+    return (
+      version, model,
+      { each in
+        try environment.read { txn in
+          var expected: UInt64 = 1
+          try txn.forEach(in: log, prefix: []) { entry in
+            let batchID = UInt64(bigEndianBytes: entry.key)
+            guard entry.key.count == 8, batchID == expected else {
+              throw LedgerError.corruptRecord(batchID: expected, reason: "the log skips to batch \(batchID)")
+            }
+            try each(try decodeRecord(entry.value, batchID: batchID, model: model))
+            expected += 1
+            return true
+          }
+        }
+      }
+    )
+  }
+}
+
+/// Old object ids → ids of the current format (`ObjectIDs`), handed out in the order of the
+/// old ids, which is the order objects were first stored: ids of one entity keep their
+/// order, so sorted link lists stay sorted.
+struct ObjectIDRenumbering {
+  let model: Model
+  private var ids: [UInt64: UInt64] = [:]
+  private var nextSequence: UInt64 = 1
+
+  init(model: Model) { self.model = model }
+
+  mutating func renumbered(_ record: ChangeRecord) throws -> ChangeRecord {
+    var record = record
+    for change in record.changes.sorted(by: { $0.objectID < $1.objectID }) where ids[change.objectID] == nil {
+      guard let entity = model.resolved(change.entity) else {
+        throw LedgerError.corruptRecord(
+          batchID: record.batchID, reason: "it changes an object of \(change.entity), which the model lacks")
+      }
+      ids[change.objectID] = ObjectIDs.make(root: entity.rootID, sequence: nextSequence)
+      nextSequence += 1
+    }
+    func map(_ id: UInt64) throws -> UInt64 {
+      guard let mapped = ids[id] else {
+        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "it links object \(id), which no record made")
+      }
+      return mapped
+    }
+    for index in record.changes.indices {
+      record.changes[index].objectID = try map(record.changes[index].objectID)
+      for linkIndex in record.changes[index].links.indices {
+        var link = record.changes[index].links[linkIndex]
+        link.added = try link.added.map(map)
+        link.removed = try link.removed.map(map)
+        if let order = link.order {
+          link.order = LinkChange.Order(old: try order.old.map(map), new: try order.new.map(map))
+        } else {
+          link.added.sort()
+          link.removed.sort()
+        }
+        record.changes[index].links[linkIndex] = link
+      }
+    }
+    return record
+  }
+}

@@ -1,0 +1,189 @@
+/// The encoding of an object's state, in `state` (the current state of live objects) and in
+/// `history` (undo images: an object's state before a batch):
+/// ```
+/// entity  identity  since  link lists  attributes
+/// ```
+/// - entity: 1 + its index in the model, or 0 and its name;
+/// - since: the batch that began the object's current life (it was created or brought back);
+/// - link lists: their count, then for each its relationship id and either 0 and the whole
+///   list (each id as the zigzag difference from the one before), or, in an undo image only,
+///   1, a chain length and the change that turns the list after the batch back into this
+///   one (`StoredLinkList`);
+/// - attributes: their count, then for each 1 + its position among the entity's stored
+///   attribute names (or 0 and its name), and its value.
+///
+/// An empty undo image means the object did not exist before the batch. The model names
+/// entities and attributes by position, so a model change rebuilds the projections.
+enum StateCoding {
+  /// Appends `state` as lived since batch `since`; lists named in `deltas` are written as
+  /// those changes with those chain lengths, every other list whole.
+  static func write(
+    _ state: ObjectState, since: UInt64, model: Model, deltas: [UInt32: (chain: Int, change: LinkChange)] = [:],
+    into writer: inout BinaryWriter
+  ) {
+    let entity = model.resolved(state.entity)
+    if let entity {
+      writer.write(varint: UInt64(entity.id))
+    } else {
+      writer.write(0)
+      writer.write(state.entity)
+    }
+    writer.write(varint: UInt64(state.identity.count))
+    for value in state.identity { writer.write(value) }
+    writer.write(varint: since)
+    // Link lists iterate by ascending id already; empty lists are not written.
+    writer.write(varint: UInt64(state.links.count { !$0.value.isEmpty }))
+    for (id, targets) in state.links where !targets.isEmpty {
+      writer.write(varint: UInt64(id))
+      if !deltas.isEmpty, let (chain, change) = deltas[id] {
+        writer.write(UInt8(1))
+        writer.write(varint: UInt64(chain))
+        writer.write(ascendingIDs: change.removed)
+        writer.write(ascendingIDs: change.added)
+      } else {
+        writer.write(UInt8(0))
+        writer.write(varint: UInt64(targets.count))
+        var previous: UInt64 = 0
+        for target in targets {
+          writer.write(signed: Int64(bitPattern: target &- previous))
+          previous = target
+        }
+      }
+    }
+    // Both sorted by name: one walk finds each attribute's position.
+    let names = entity?.storedAttributeNames ?? []
+    var position = 0
+    writer.write(varint: UInt64(state.attributes.count))
+    for (name, value) in state.attributes {
+      while position < names.count, names[position].name < name { position += 1 }
+      if position < names.count, names[position].name == name {
+        writer.write(varint: UInt64(position + 1))
+        position += 1
+      } else {
+        writer.write(0)
+        writer.write(name)
+      }
+      writer.write(value)
+    }
+  }
+
+  /// A decoded state or undo image; nil for an empty undo image (absent before the batch).
+  /// Without `attributes`, stops after the link lists (`attributes` is then empty).
+  static func decode(_ bytes: [UInt8], model: Model, attributes: Bool = true) throws(DecodingFailure) -> StoredState? {
+    guard !bytes.isEmpty else { return nil }
+    var reader = BinaryReader(bytes)
+    let (entity, resolved) = try readEntity(&reader, model: model)
+    var state = ObjectState(entity: entity, identity: try readIdentity(&reader))
+    let since = try reader.readVarint()
+    var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]
+    let listCount = try reader.readCount()
+    state.links.reserveCapacity(listCount)
+    for _ in 0..<listCount {
+      let id = UInt32(truncatingIfNeeded: try reader.readVarint())
+      switch try reader.readByte() {
+      case 0:
+        let count = try reader.readCount()
+        var targets: [UInt64] = []
+        targets.reserveCapacity(count)
+        var previous: UInt64 = 0
+        for _ in 0..<count {
+          previous = previous &+ UInt64(bitPattern: try reader.readSigned())
+          targets.append(previous)
+        }
+        state.links[id] = targets
+      case 1:
+        let chain = Int(try reader.readVarint())
+        let removed = try reader.readAscendingIDs()
+        deltas[id] = (chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed))
+      case let tag:
+        throw DecodingFailure(reason: "unknown link list tag \(tag)")
+      }
+    }
+    if attributes {
+      let names = resolved?.storedAttributeNames ?? []
+      let count = try reader.readCount()
+      state.attributes = AttributeList(minimumCapacity: min(count, 256))
+      for _ in 0..<count {
+        let reference = try reader.readCount()
+        let name: String
+        if reference == 0 {
+          name = try reader.readString()
+        } else {
+          guard reference <= names.count else {
+            throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
+          }
+          name = names[reference - 1].name
+        }
+        state.attributes[name] = try reader.readRequiredValue()
+      }
+      guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
+    }
+    return StoredState(state: state, since: since, deltas: deltas)
+  }
+
+  /// Entity, identity and since of a state or undo image; nil for an empty undo image.
+  static func decodeHeader(_ bytes: [UInt8], model: Model) throws(DecodingFailure) -> (
+    entity: String, identity: [AttributeValue], since: UInt64
+  )? {
+    guard !bytes.isEmpty else { return nil }
+    var reader = BinaryReader(bytes)
+    let (entity, _) = try readEntity(&reader, model: model)
+    let identity = try readIdentity(&reader)
+    return (entity, identity, try reader.readVarint())
+  }
+
+  /// The since of a state, read from its first bytes.
+  static func since(of bytes: [UInt8], model: Model) throws(DecodingFailure) -> UInt64 {
+    guard let header = try decodeHeader(bytes, model: model) else {
+      throw DecodingFailure(reason: "a state is empty")
+    }
+    return header.since
+  }
+
+  private static func readEntity(_ reader: inout BinaryReader, model: Model) throws(DecodingFailure) -> (
+    String, ResolvedEntity?
+  ) {
+    let reference = try reader.readCount()
+    guard reference > 0 else { return (try reader.readString(), nil) }
+    guard reference <= model.resolvedInOrder.count else {
+      throw DecodingFailure(reason: "entity \(reference) is not in the model")
+    }
+    let entity = model.resolvedInOrder[reference - 1]
+    return (entity.name, entity)
+  }
+
+  private static func readIdentity(_ reader: inout BinaryReader) throws(DecodingFailure) -> [AttributeValue] {
+    let count = try reader.readCount()
+    var identity: [AttributeValue] = []
+    identity.reserveCapacity(min(count, 16))
+    for _ in 0..<count { identity.append(try reader.readRequiredValue()) }
+    return identity
+  }
+}
+
+/// A decoded state or undo image.
+struct StoredState {
+  var state: ObjectState
+  /// The batch that began the object's life then.
+  var since: UInt64
+  /// In an undo image, the lists kept as changes (`StoredLinkList`), which `state` lacks
+  /// until they are applied to the list after the batch.
+  var deltas: [UInt32: (chain: Int, change: LinkChange)]
+}
+
+/// How an undo image keeps a long unordered link list.
+///
+/// A long list that changes a little in each of many batches (a producer gaining albums
+/// import after import) would make whole-list images grow with the square of its length. An
+/// undo image keeps such a list as the change that turns the list after its batch back into
+/// the list before, as long as the chain of such changes up to the next whole list (a newer
+/// image's, or the current state's) stays within the list's length; then it is written whole
+/// again. `chain` adds, for each image of the run, the ids it changed plus the square root of
+/// the list's length, so an as-of read follows at most about √n images for a list of n.
+enum StoredLinkList {
+  /// Shortest list kept as changes; shorter lists are cheaper whole.
+  static let minimumDeltaLength = 64
+
+  /// What one image adds to a chain besides the ids it changed, for a list of `length`.
+  static func entryWeight(forLength length: Int) -> Int { Int(Double(length).squareRoot()) }
+}
