@@ -7,62 +7,85 @@ import JSONLedger
 struct GRDBContender {
   let pool: DatabasePool
 
+  let path: String
+
+  static let schema = """
+    CREATE TABLE band (name TEXT PRIMARY KEY NOT NULL, formed INTEGER, description TEXT) WITHOUT ROWID;
+    CREATE TABLE musician (name TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+    CREATE TABLE band_member (band TEXT NOT NULL REFERENCES band(name), musician TEXT NOT NULL REFERENCES musician(name),
+      PRIMARY KEY (band, musician)) WITHOUT ROWID;
+    CREATE TABLE producer (name TEXT PRIMARY KEY NOT NULL, country TEXT) WITHOUT ROWID;
+    CREATE TABLE album (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
+      producer TEXT REFERENCES producer(name), released TEXT, label TEXT, sales INTEGER) WITHOUT ROWID;
+    CREATE INDEX album_band ON album(band);
+    """
+
   init() throws {
     var configuration = Configuration()
     configuration.foreignKeysEnabled = true
-    pool = try DatabasePool(path: try scratchDirectory("grdb") + "/db.sqlite", configuration: configuration)
-    try pool.write { db in
-      try db.execute(
-        sql: """
-          CREATE TABLE band (name TEXT PRIMARY KEY NOT NULL, formed INTEGER, description TEXT) WITHOUT ROWID;
-          CREATE TABLE musician (name TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-          CREATE TABLE band_member (band TEXT NOT NULL REFERENCES band(name), musician TEXT NOT NULL REFERENCES musician(name),
-            PRIMARY KEY (band, musician)) WITHOUT ROWID;
-          CREATE TABLE producer (name TEXT PRIMARY KEY NOT NULL, country TEXT) WITHOUT ROWID;
-          CREATE TABLE album (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
-            producer TEXT REFERENCES producer(name), released TEXT, label TEXT, sales INTEGER) WITHOUT ROWID;
-          CREATE INDEX album_band ON album(band);
-          """)
-    }
+    path = try scratchDirectory("grdb") + "/db.sqlite"
+    pool = try DatabasePool(path: path, configuration: configuration)
+    try pool.write { db in try db.execute(sql: Self.schema) }
   }
 
   func importDocument(_ bytes: [UInt8]) throws {
     let document = try JSONParser.parse(bytes)
-    try pool.write { db in
-      let band = try db.makeStatement(
-        sql: """
-          INSERT INTO band (name, formed, description) VALUES (?, ?, ?)
-          ON CONFLICT(name) DO UPDATE SET formed = excluded.formed, description = excluded.description
-          """)
-      let musician = try db.makeStatement(sql: "INSERT INTO musician (name) VALUES (?) ON CONFLICT DO NOTHING")
-      let member = try db.makeStatement(
-        sql: "INSERT INTO band_member (band, musician) VALUES (?, ?) ON CONFLICT DO NOTHING")
-      let producer = try db.makeStatement(
-        sql: """
-          INSERT INTO producer (name, country) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET country = excluded.country
-          """)
-      let album = try db.makeStatement(
-        sql: """
-          INSERT INTO album (name, band, producer, released, label, sales) VALUES (?, ?, ?, ?, ?, ?)
-          ON CONFLICT(name) DO UPDATE SET band = excluded.band, producer = excluded.producer,
-            released = excluded.released, label = excluded.label, sales = excluded.sales
-          """)
-      for object in document["bands"]?.arrayValue ?? [] {
-        let name = object["name"]?.stringValue
-        try band.execute(arguments: [name, Self.int(object["formed"]), object["description"]?.stringValue])
-        for musicianName in object["members"]?.arrayValue ?? [] {
-          try musician.execute(arguments: [musicianName.stringValue])
-          try member.execute(arguments: [name, musicianName.stringValue])
-        }
+    try pool.write { db in try Self.upsert(document, in: db, skippingUnchanged: false) }
+  }
+
+  /// Bytes of the database files after a checkpoint that empties the WAL.
+  func storeBytes() throws -> Int {
+    try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+    return fileBytes([path, path + "-wal", path + "-shm"])
+  }
+
+  /// The upserts of one document. `skippingUnchanged`: an upsert whose values are already
+  /// stored writes nothing (what an audit trail needs, so that it records real changes).
+  static func upsert(_ document: JSONValue, in db: Database, skippingUnchanged: Bool) throws {
+    func unless(_ columns: [String]) -> String {
+      guard skippingUnchanged else { return "" }
+      return " WHERE " + columns.map { "\($0) IS NOT excluded.\($0)" }.joined(separator: " OR ")
+    }
+    let band = try db.makeStatement(
+      sql: """
+        INSERT INTO band (name, formed, description) VALUES (?, ?, ?)
+        ON CONFLICT(name) DO UPDATE SET formed = excluded.formed, description = excluded.description
+        """ + unless(["formed", "description"]))
+    let musician = try db.makeStatement(sql: "INSERT INTO musician (name) VALUES (?) ON CONFLICT DO NOTHING")
+    let member = try db.makeStatement(
+      sql: "INSERT INTO band_member (band, musician) VALUES (?, ?) ON CONFLICT DO NOTHING")
+    let producer = try db.makeStatement(
+      sql: """
+        INSERT INTO producer (name, country) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET country = excluded.country
+        """ + unless(["country"]))
+    let album = try db.makeStatement(
+      sql: """
+        INSERT INTO album (name, band, producer, released, label, sales) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT(name) DO UPDATE SET band = excluded.band, producer = excluded.producer,
+          released = excluded.released, label = excluded.label, sales = excluded.sales
+        """ + unless(["band", "producer", "released", "label", "sales"]))
+    // A document of albums alone names its bands by key only: they get stub rows first, as
+    // JSONLedger makes stubs.
+    let stubBand = try db.makeStatement(sql: "INSERT INTO band (name) VALUES (?) ON CONFLICT DO NOTHING")
+    let stubsBands = document["bands"] == nil
+    for object in document["bands"]?.arrayValue ?? [] {
+      let name = object["name"]?.stringValue
+      try band.execute(arguments: [name, Self.int(object["formed"]), object["description"]?.stringValue])
+      for musicianName in object["members"]?.arrayValue ?? [] {
+        try musician.execute(arguments: [musicianName.stringValue])
+        try member.execute(arguments: [name, musicianName.stringValue])
       }
-      for object in document["albums"]?.arrayValue ?? [] {
-        let producerObject = object["producer"]
-        try producer.execute(arguments: [producerObject?["name"]?.stringValue, producerObject?["country"]?.stringValue])
-        try album.execute(arguments: [
-          object["name"]?.stringValue, object["band"]?.stringValue, producerObject?["name"]?.stringValue,
-          object["released"]?.stringValue, object["label"]?.stringValue, Self.int(object["sales"]),
-        ])
+    }
+    for object in document["albums"]?.arrayValue ?? [] {
+      let producerObject = object["producer"]
+      if let producerName = producerObject?["name"]?.stringValue {
+        try producer.execute(arguments: [producerName, producerObject?["country"]?.stringValue])
       }
+      if stubsBands, let bandName = object["band"]?.stringValue { try stubBand.execute(arguments: [bandName]) }
+      try album.execute(arguments: [
+        object["name"]?.stringValue, object["band"]?.stringValue, producerObject?["name"]?.stringValue,
+        object["released"]?.stringValue, object["label"]?.stringValue, Self.int(object["sales"]),
+      ])
     }
   }
 

@@ -65,3 +65,31 @@ struct JSONLedgerContender {
     return ledger
   }
 }
+
+extension JSONLedgerContender {
+  /// Bytes the store's files take on disk (allocated blocks).
+  func storeBytes() throws -> Int { fileBytes([path + "/store/data.mdb", path + "/store/lock.mdb"]) }
+}
+
+/// The single-batch import of the memory measurement: the file read, parsed, staged and
+/// applied as the command line tool does (`jsonledger import STORE FILE`), or the same file
+/// upserted through GRDB.
+func singleBatchImport(contender: String, path: String) throws {
+  guard let data = FileManager.default.contents(atPath: path) else { throw CocoaError(.fileReadNoSuchFile) }
+  switch contender {
+  case "grdb":
+    try GRDBContender().importDocument(Array(data))
+  default:
+    let ledger = try JSONLedgerContender(dataset: Dataset(objects: 1))
+    let document = try JSONParser.parse(data)
+    if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_RSS_STEPS"] != nil {
+      FileHandle.standardError.write(Data("after parse \(peakResidentMegabytes()) MB\n".utf8))
+    }
+    var batch = ledger.ledger.makeBatch()
+    try batch.stageDocument(document)
+    if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_RSS_STEPS"] != nil {
+      FileHandle.standardError.write(Data("after stage \(peakResidentMegabytes()) MB\n".utf8))
+    }
+    _ = try ledger.ledger.applySynchronously(batch)
+  }
+}

@@ -7,6 +7,11 @@ struct ResultRow {
   var jsonledger: Double?
   var grdb: Double?
   var floor: Double?
+  /// GRDB with an audit trail (`AuditTrailContender`).
+  var audit: Double? = nil
+
+  /// Whether a smaller number is better (time per operation, bytes, memory).
+  var isLowerBetter: Bool { unit == "µs/op" || unit == "MB" || unit == "× input" }
 }
 
 /// Wall-clock seconds of `body`.

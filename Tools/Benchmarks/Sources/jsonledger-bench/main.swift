@@ -12,6 +12,14 @@ while let argument = arguments.next() {
   case "--objects": objects = Int(arguments.next() ?? "") ?? objects
   case "--batches": historyBatches = Int(arguments.next() ?? "") ?? historyBatches
   case "--json": emitJSON = true
+  case "--single-batch-import-rss":
+    // A child of the main run: imports FILE (albums) as one batch, as the CLI does, through
+    // `jsonledger` or `grdb`, and prints its peak RSS in bytes.
+    guard let contender = arguments.next(), let path = arguments.next() else { exit(2) }
+    try singleBatchImport(contender: contender, path: path)
+    print(Int(peakResidentMegabytes() * 1024 * 1024))
+    removeScratchDirectories()
+    exit(0)
   case "--write-model":
     guard let path = arguments.next() else { exit(2) }
     try Data(Dataset.model.utf8).write(to: URL(fileURLWithPath: path))
@@ -40,6 +48,7 @@ func log(_ text: String) { FileHandle.standardError.write(Data("… \(text)\n".u
 
 let ledger = try JSONLedgerContender(dataset: dataset)
 let grdb = try GRDBContender()
+let audit = try AuditTrailContender()
 let floor = try FloorContender()
 let megabytes = Double(document.count) / 1_000_000
 
@@ -113,15 +122,18 @@ log("fresh import of \(objects) objects, \(rounds) round(s)")
 var freshLedger: [Double] = []
 var freshGRDB: [Double] = []
 var freshFloor: [Double] = []
+var freshAudit: [Double] = []
 for round in 0..<rounds {
   // Earlier rounds import into stores of their own; the last fills those the later workloads use.
   let isLast = round == rounds - 1
   let roundLedger = isLast ? ledger : try JSONLedgerContender(dataset: dataset)
   let roundGRDB = isLast ? grdb : try GRDBContender()
   let roundFloor = isLast ? floor : try FloorContender()
+  let roundAudit = isLast ? audit : try AuditTrailContender()
   freshLedger.append(try seconds { _ = try roundLedger.importDocument(document) })
   freshGRDB.append(try seconds { try roundGRDB.importDocument(document) })
   freshFloor.append(try seconds { try roundFloor.importDocument(document) })
+  freshAudit.append(try seconds { try roundAudit.importDocument(document) })
 }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 let importLedger = median(freshLedger)
@@ -130,8 +142,18 @@ let importFloor = median(freshFloor)
 rows.append(
   ResultRow(
     name: rounds > 1 ? "fresh import (median of \(rounds))" : "fresh import", unit: "objects/s",
-    jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB, floor: Double(objects) / importFloor
-  ))
+    jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB,
+    floor: Double(objects) / importFloor,
+    audit: Double(objects) / median(freshAudit)))
+
+log("store bytes after the fresh import")
+let megabyte = 1_048_576.0
+rows.append(
+  ResultRow(
+    name: "store on disk after the fresh import (log included)", unit: "MB",
+    jsonledger: Double(try ledger.storeBytes()) / megabyte,
+    grdb: Double(try grdb.storeBytes()) / megabyte, floor: Double(document.count) / megabyte,
+    audit: Double(try audit.storeBytes()) / megabyte))
 
 // Each round changes the same 10% of the albums (their label) back and forth: the changed
 // document, then the original, then the changed one again, so that every round is a re-import
@@ -139,17 +161,20 @@ rows.append(
 log("re-import with 10% changed, \(rounds) round(s)")
 var reimportsLedger: [Double] = []
 var reimportsGRDB: [Double] = []
+var reimportsAudit: [Double] = []
 for round in 0..<rounds {
   let next = round % 2 == 0 ? changed : document
   reimportsLedger.append(try seconds { _ = try ledger.importDocument(next) })
   reimportsGRDB.append(try seconds { try grdb.importDocument(next) })
+  reimportsAudit.append(try seconds { try audit.importDocument(next) })
 }
 let reimportLedger = median(reimportsLedger)
 let reimportGRDB = median(reimportsGRDB)
 rows.append(
   ResultRow(
     name: rounds > 1 ? "re-import, 10% changed (median of \(rounds))" : "re-import, 10% changed", unit: "objects/s",
-    jsonledger: Double(objects) / reimportLedger, grdb: Double(objects) / reimportGRDB, floor: nil))
+    jsonledger: Double(objects) / reimportLedger, grdb: Double(objects) / reimportGRDB, floor: nil,
+    audit: Double(objects) / median(reimportsAudit)))
 
 log("single-object reads")
 var generator = SystemRandomNumberGenerator()
@@ -186,6 +211,8 @@ log("import and revert of a 10k-object batch, three rounds")
 // either): each round imports 10k new albums and reverts them; the medians are reported.
 var importTimes: [Double] = []
 var revertTimes: [Double] = []
+var auditImportTimes: [Double] = []
+var auditRollbackTimes: [Double] = []
 for round in 0..<3 {
   let tenThousand = (0..<10_000).map { index -> JSONValue in
     [
@@ -208,17 +235,21 @@ for round in 0..<3 {
       }
       semaphore.wait()
     })
+  let tenThousandAlbums = JSONWriter().bytes(from: ["albums": .array(tenThousand)])
+  var auditBatch: Int64 = 0
+  auditImportTimes.append(try seconds { auditBatch = try audit.importDocument(tenThousandAlbums) })
+  auditRollbackTimes.append(try seconds { try audit.rollback(auditBatch) })
 }
 let importTen = median(importTimes)
 let revertTen = median(revertTimes)
 rows.append(
   ResultRow(
     name: "import of a 10k-object batch (same store, median of 3)", unit: "objects/s", jsonledger: 10_000 / importTen,
-    grdb: nil, floor: nil))
+    grdb: nil, floor: nil, audit: 10_000 / median(auditImportTimes)))
 rows.append(
   ResultRow(
-    name: "revert of that 10k-object batch (median of 3)", unit: "objects/s", jsonledger: 10_000 / revertTen, grdb: nil,
-    floor: nil))
+    name: "revert of that 10k-object batch (median of 3; audit: rollback from the audit table)", unit: "objects/s",
+    jsonledger: 10_000 / revertTen, grdb: nil, floor: nil, audit: 10_000 / median(auditRollbackTimes)))
 
 log("verify")
 let verifySeconds = try seconds { _ = try ledger.ledger.verify() }
@@ -261,6 +292,29 @@ rows.append(
     name: "read by key, as of a random batch (a view each)", unit: "µs/op", jsonledger: asOfSeconds / 5000 * 1e6,
     grdb: nil, floor: nil))
 
+log("peak RSS of a single-batch import, each in a process of its own")
+let albumsFile = try scratchDirectory("rss") + "/albums.json"
+try Dataset.writeAlbums(objects, to: albumsFile, withProducers: true)
+let albumsBytes = Double(fileBytes([albumsFile]))
+func childPeak(_ contender: String) throws -> Double {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+  process.arguments = ["--single-batch-import-rss", contender, albumsFile]
+  let output = Pipe()
+  process.standardOutput = output
+  try process.run()
+  let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  process.waitUntilExit()
+  guard process.terminationStatus == 0, let bytes = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+    throw LedgerError.invalidArgument("the \(contender) import child failed (\(process.terminationStatus))")
+  }
+  return bytes
+}
+rows.append(
+  ResultRow(
+    name: "peak RSS of a single-batch import of \(objects) albums per input byte", unit: "× input",
+    jsonledger: try childPeak("jsonledger") / albumsBytes, grdb: try childPeak("grdb") / albumsBytes, floor: nil))
+
 let peak = peakResidentMegabytes()
 let machine =
   "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
@@ -271,7 +325,7 @@ if emitJSON {
   let workloads: [JSONValue] = rows.map { row in
     [
       "name": .string(row.name), "unit": .string(row.unit), "jsonledger": number(row.jsonledger),
-      "grdb": number(row.grdb), "floor": number(row.floor),
+      "grdb": number(row.grdb), "floor": number(row.floor), "grdbWithAuditTrail": number(row.audit),
     ]
   }
   print(
@@ -286,19 +340,23 @@ if emitJSON {
   }
   func ratio(_ row: ResultRow, _ other: Double?) -> String {
     guard let ours = row.jsonledger, let other, other > 0 else { return "—" }
-    let value = row.unit == "µs/op" ? other / ours : ours / other  // > 1 means JSONLedger is better
+    // > 1 means JSONLedger is better: less time, bytes or memory; more throughput.
+    let value = row.isLowerBetter ? other / ours : ours / other
     return String(format: "%.2f×", value)
   }
   print(
     "machine: \(machine); \(objects) objects, \(String(format: "%.1f", megabytes)) MB of JSON; peak RSS \(String(format: "%.0f", peak)) MB"
   )
-  print("| workload | unit | JSONLedger | GRDB | floor | JSONLedger vs GRDB | JSONLedger vs floor |")
-  print("|---|---|---:|---:|---:|---:|---:|")
+  print(
+    "| workload | unit | JSONLedger | GRDB | GRDB + audit trail | floor | vs GRDB | vs GRDB + audit | vs floor |")
+  print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
   for row in rows {
     print(
-      "| \(row.name) | \(row.unit) | \(format(row.jsonledger)) | \(format(row.grdb)) | \(format(row.floor)) | \(ratio(row, row.grdb)) | \(ratio(row, row.floor)) |"
+      "| \(row.name) | \(row.unit) | \(format(row.jsonledger)) | \(format(row.grdb)) | \(format(row.audit)) | \(format(row.floor)) | \(ratio(row, row.grdb)) | \(ratio(row, row.audit)) | \(ratio(row, row.floor)) |"
     )
   }
-  print("Ratios are better-is-higher: throughput ÷ theirs, or their µs/op ÷ ours.")
+  print(
+    "Ratios are better-is-higher: throughput ÷ theirs, or their µs/op, MB or RSS ÷ ours. The floor of the store row is the JSON's own size."
+  )
 }
 removeScratchDirectories()
