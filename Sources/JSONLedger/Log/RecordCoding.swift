@@ -10,9 +10,10 @@ import Foundation
 /// position. A change is its object id (as the zigzag difference from the previous change's),
 /// entity, identity, kind, payload fingerprint (UInt64 BE, 0 for none), attribute changes and
 /// link changes. An attribute change is its name's position shifted left by two, with bit 1
-/// set when an old value follows and bit 0 when a new one does. A link change is the
-/// relationship id, then either 0 and the removed and added ids (ascending, as gaps), or 1 and
-/// an ordered list's whole old and new lists.
+/// set when an old value follows and bit 0 when a new one does (a value equal to one of the
+/// identity's is written as a reference to it). A link change is the relationship id, then
+/// either 0 and the removed and added ids, or 1 and an ordered list's whole old and new lists
+/// (`write(compactIDs:)`).
 ///
 /// Records of format 3 (names spelled out in each change, absent values written) still
 /// decode, for `Ledger.upgrade(at:)`. A record whose checksum fails, or whose format version
@@ -58,11 +59,11 @@ enum RecordCoding {
         let attribute = changes[index].attributes[attributeIndex]
         let position = UInt64(attributes.position(of: attribute.name))
         writer.write(varint: position << 2 | (attribute.old == nil ? 0 : 2) | (attribute.new == nil ? 0 : 1))
-        if let old = attribute.old { writer.write(old) }
-        if let new = attribute.new { writer.write(new) }
+        if let old = attribute.old { writer.write(old, identity: changes[index].identity) }
+        if let new = attribute.new { writer.write(new, identity: changes[index].identity) }
       }
       writer.write(varint: UInt64(changes[index].links.count))
-      for linkIndex in changes[index].links.indices { writer.write(changes[index].links[linkIndex]) }
+      for linkIndex in changes[index].links.indices { writeLink(changes[index].links[linkIndex], into: &writer) }
     }
     writer.write(bigEndian: Checksum.crc32(writer.bytes))
     return writer.bytes
@@ -200,18 +201,47 @@ enum RecordCoding {
         let reference = try reader.readVarint()
         let position = Int(reference >> 2)
         guard position < attributes.count else { throw DecodingFailure(reason: "attribute \(position) is not named") }
-        let old = reference & 2 != 0 ? try reader.readRequiredValue() : nil
-        let new = reference & 1 != 0 ? try reader.readRequiredValue() : nil
+        let old = reference & 2 != 0 ? try reader.readValue(identity: identity) : nil
+        let new = reference & 1 != 0 ? try reader.readValue(identity: identity) : nil
         changed.append(AttributeChange(name: attributes[position], old: old, new: new))
       }
       var links: [LinkChange] = []
-      for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
+      for _ in 0..<(try reader.readCount()) { links.append(try readLink(&reader)) }
       changes.append(
         ObjectChange(
           objectID: objectID, entity: entities[entityPosition], identity: identity, kind: changeKind,
           attributes: changed, links: links, payloadFingerprint: payloadFingerprint))
     }
     return changes
+  }
+
+  /// A link change: the relationship id, then 0 and the removed and added ids, or 1 and an
+  /// ordered list's whole old and new lists (`write(compactIDs:)`).
+  private static func writeLink(_ link: LinkChange, into writer: inout BinaryWriter) {
+    writer.write(varint: UInt64(link.relationshipID))
+    if let order = link.order {
+      writer.write(UInt8(1))
+      writer.write(compactIDs: order.old)
+      writer.write(compactIDs: order.new)
+    } else {
+      writer.write(UInt8(0))
+      writer.write(compactIDs: link.removed)
+      writer.write(compactIDs: link.added)
+    }
+  }
+
+  private static func readLink(_ reader: inout BinaryReader) throws(DecodingFailure) -> LinkChange {
+    let relationshipID = UInt32(truncatingIfNeeded: try reader.readVarint())
+    switch try reader.readByte() {
+    case 0:
+      let removed = try reader.readCompactIDs()
+      return LinkChange(relationshipID: relationshipID, added: try reader.readCompactIDs(), removed: removed)
+    case 1:
+      let old = try reader.readCompactIDs()
+      return LinkChange(relationshipID: relationshipID, from: old, to: try reader.readCompactIDs(), isOrdered: true)
+    case let tag:
+      throw DecodingFailure(reason: "unknown link change tag \(tag)")
+    }
   }
 
   /// The changes of a format-3 record: names spelled out in each, absent values written.
@@ -239,7 +269,7 @@ enum RecordCoding {
         attributes.append(AttributeChange(name: name, old: try reader.readValue(), new: try reader.readValue()))
       }
       var links: [LinkChange] = []
-      for _ in 0..<(try reader.readCount()) { links.append(try reader.readLinkChange()) }
+      for _ in 0..<(try reader.readCount()) { links.append(try reader.readVersion3LinkChange()) }
       changes.append(
         ObjectChange(
           objectID: objectID, entity: entity, identity: identity, kind: changeKind, attributes: attributes,
@@ -249,23 +279,10 @@ enum RecordCoding {
   }
 }
 
-extension BinaryWriter {
-  mutating func write(_ link: LinkChange) {
-    write(varint: UInt64(link.relationshipID))
-    if let order = link.order {
-      write(UInt8(1))
-      write(ids: order.old)
-      write(ids: order.new)
-    } else {
-      write(UInt8(0))
-      write(ascendingIDs: link.removed)
-      write(ascendingIDs: link.added)
-    }
-  }
-}
-
 extension BinaryReader {
-  mutating func readLinkChange() throws(DecodingFailure) -> LinkChange {
+  /// A link change of a format-3 record: ids as ascending gaps, or an ordered list's whole
+  /// lists as plain varints.
+  mutating func readVersion3LinkChange() throws(DecodingFailure) -> LinkChange {
     let relationshipID = UInt32(truncatingIfNeeded: try readVarint())
     switch try readByte() {
     case 0:

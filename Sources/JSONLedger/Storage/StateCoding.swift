@@ -6,11 +6,11 @@
 /// - entity: 1 + its index in the model, or 0 and its name;
 /// - since: the batch that began the object's current life (it was created or brought back);
 /// - link lists: their count, then for each its relationship id and either 0 and the whole
-///   list (each id as the zigzag difference from the one before), or, in an undo image only,
+///   list (`write(compactIDs:)`), or, in an undo image only,
 ///   1, a chain length and the change that turns the list after the batch back into this
 ///   one (`StoredLinkList`);
 /// - attributes: their count, then for each 1 + its position among the entity's stored
-///   attribute names (or 0 and its name), and its value.
+///   attribute names (or 0 and its name), and its value (an identity value as a reference).
 ///
 /// An empty undo image means the object did not exist before the batch. The model names
 /// entities and attributes by position, so a model change rebuilds the projections.
@@ -38,16 +38,11 @@ enum StateCoding {
       if !deltas.isEmpty, let (chain, change) = deltas[id] {
         writer.write(UInt8(1))
         writer.write(varint: UInt64(chain))
-        writer.write(ascendingIDs: change.removed)
-        writer.write(ascendingIDs: change.added)
+        writer.write(compactIDs: change.removed)
+        writer.write(compactIDs: change.added)
       } else {
         writer.write(UInt8(0))
-        writer.write(varint: UInt64(targets.count))
-        var previous: UInt64 = 0
-        for target in targets {
-          writer.write(signed: Int64(bitPattern: target &- previous))
-          previous = target
-        }
+        writer.write(compactIDs: targets)
       }
     }
     // Both sorted by name: one walk finds each attribute's position.
@@ -63,7 +58,7 @@ enum StateCoding {
         writer.write(0)
         writer.write(name)
       }
-      writer.write(value)
+      writer.write(value, identity: state.identity)
     }
   }
 
@@ -82,19 +77,11 @@ enum StateCoding {
       let id = UInt32(truncatingIfNeeded: try reader.readVarint())
       switch try reader.readByte() {
       case 0:
-        let count = try reader.readCount()
-        var targets: [UInt64] = []
-        targets.reserveCapacity(count)
-        var previous: UInt64 = 0
-        for _ in 0..<count {
-          previous = previous &+ UInt64(bitPattern: try reader.readSigned())
-          targets.append(previous)
-        }
-        state.links[id] = targets
+        state.links[id] = try reader.readCompactIDs()
       case 1:
         let chain = Int(try reader.readVarint())
-        let removed = try reader.readAscendingIDs()
-        deltas[id] = (chain, LinkChange(relationshipID: id, added: try reader.readAscendingIDs(), removed: removed))
+        let removed = try reader.readCompactIDs()
+        deltas[id] = (chain, LinkChange(relationshipID: id, added: try reader.readCompactIDs(), removed: removed))
       case let tag:
         throw DecodingFailure(reason: "unknown link list tag \(tag)")
       }
@@ -114,7 +101,7 @@ enum StateCoding {
           }
           name = names[reference - 1].name
         }
-        state.attributes[name] = try reader.readRequiredValue()
+        state.attributes[name] = try reader.readValue(identity: state.identity)
       }
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
     }

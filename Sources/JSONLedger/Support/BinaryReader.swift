@@ -115,8 +115,44 @@ struct BinaryReader {
       return .url(url)
     case 11: return .binary(Data(try readRaw(try readCount())))
     case 12: return .json(try readJSON(depth: 0))
+    case 13:
+      let seconds = try readSigned()
+      let (microseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+      guard !overflow else { throw DecodingFailure(reason: "a date out of range at byte \(position)") }
+      return .date(DateCoding.date(microseconds: microseconds))
     default: throw DecodingFailure(reason: "unknown value tag \(tag) at byte \(position - 1)")
     }
+  }
+
+  /// A value written by `write(_:identity:)`: a value, or a reference to one of `identity`.
+  mutating func readValue(identity: [AttributeValue]) throws(DecodingFailure) -> AttributeValue {
+    guard position < bytes.count, bytes[position] == 14 else { return try readRequiredValue() }
+    position += 1
+    let index = try readCount()
+    guard index < identity.count else {
+      throw DecodingFailure(reason: "identity value \(index) does not exist at byte \(position)")
+    }
+    return identity[index]
+  }
+
+  /// Ids written by `write(compactIDs:)`.
+  mutating func readCompactIDs() throws(DecodingFailure) -> [UInt64] {
+    let count = try readCount()
+    var ids: [UInt64] = []
+    guard count > 0 else { return ids }
+    ids.reserveCapacity(min(count, 1 << 16))
+    let root = try readVarint()
+    let sequence = try readVarint()
+    guard root <= UInt64(UInt32.max), sequence <= ObjectIDs.sequenceMask else {
+      throw DecodingFailure(reason: "an object id out of range at byte \(position)")
+    }
+    var previous = ObjectIDs.make(root: UInt32(root), sequence: sequence)
+    ids.append(previous)
+    for _ in 1..<count {
+      previous = previous &+ UInt64(bitPattern: try readSigned())
+      ids.append(previous)
+    }
+    return ids
   }
 
   mutating func readRequiredValue() throws(DecodingFailure) -> AttributeValue {
@@ -147,22 +183,6 @@ struct BinaryReader {
     }
   }
 
-  /// Attributes written by `write(attributes:)`. `knownNames`, sorted as attributes are
-  /// written, are the names to expect: a stored name equal to one is returned as that string
-  /// rather than decoded anew. Any other name is decoded as usual.
-  mutating func readAttributes(knownNames: [(name: String, utf8: [UInt8])] = []) throws(DecodingFailure)
-    -> AttributeList
-  {
-    let count = try readCount()
-    var attributes = AttributeList(minimumCapacity: min(count, 256))
-    var nextKnown = 0
-    for _ in 0..<count {
-      let name = try readString(expecting: knownNames, from: &nextKnown)
-      attributes[name] = try readRequiredValue()
-    }
-    return attributes
-  }
-
   /// A length-prefixed string: one of `known` at or after `nextKnown` (which then moves past
   /// it; with names sorted as written, the ones skipped are absent), or a new string.
   mutating func readString(expecting known: [(name: String, utf8: [UInt8])], from nextKnown: inout Int)
@@ -182,7 +202,7 @@ struct BinaryReader {
     return try readString()
   }
 
-  /// An id list written by `write(ascendingIDs:)`.
+  /// An id list of ascending gaps (format-3 records).
   mutating func readAscendingIDs() throws(DecodingFailure) -> [UInt64] {
     let count = try readCount()
     var ids: [UInt64] = []

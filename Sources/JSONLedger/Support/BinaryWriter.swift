@@ -65,8 +65,15 @@ struct BinaryWriter {
     case .bool(let flag):
       write(flag ? 7 : 6)
     case .date(let date):
-      write(8)
-      write(signed: DateCoding.microseconds(date))
+      let microseconds = DateCoding.microseconds(date)
+      if microseconds % 1_000_000 == 0 {
+        // Whole seconds, the common case, in fewer bytes.
+        write(13)
+        write(signed: microseconds / 1_000_000)
+      } else {
+        write(8)
+        write(signed: microseconds)
+      }
     case .uuid(let uuid):
       write(9)
       bytes += uuid.bytes
@@ -79,6 +86,17 @@ struct BinaryWriter {
     case .json(let json):
       write(12)
       write(json: json)
+    }
+  }
+
+  /// `value`, or, when it equals one of `identity`, a reference to it (tag 14 and its
+  /// position): an object's identity attributes are not written twice.
+  mutating func write(_ value: AttributeValue, identity: [AttributeValue]) {
+    if !identity.isEmpty, let position = identity.firstIndex(of: value) {
+      write(14)
+      write(varint: UInt64(position))
+    } else {
+      write(value)
     }
   }
 
@@ -110,27 +128,19 @@ struct BinaryWriter {
     }
   }
 
-  /// Attributes in name order (the list's own order).
-  mutating func write(attributes: AttributeList) {
-    write(varint: UInt64(attributes.count))
-    for (name, value) in attributes {
-      write(name)
-      write(value)
-    }
-  }
-
-  mutating func write(ids: [UInt64]) {
+  /// Object ids in any order: their count, the first as its root entity and sequence number
+  /// (`ObjectIDs`), each other as the zigzag difference from the one before. Ids of one
+  /// entity, stored near each other, take a byte or two each.
+  mutating func write(compactIDs ids: [UInt64]) {
     write(varint: UInt64(ids.count))
-    for id in ids { write(varint: id) }
-  }
-
-  /// An ascending id list as the gaps between neighbours (short varints for dense ids).
-  mutating func write(ascendingIDs ids: [UInt64]) {
-    write(varint: UInt64(ids.count))
-    var previous: UInt64 = 0
-    for id in ids {
-      write(varint: id &- previous)
+    guard let first = ids.first else { return }
+    write(varint: UInt64(ObjectIDs.root(of: first)))
+    write(varint: ObjectIDs.sequence(of: first))
+    var previous = first
+    for id in ids.dropFirst() {
+      write(signed: Int64(bitPattern: id &- previous))
       previous = id
     }
   }
+
 }
