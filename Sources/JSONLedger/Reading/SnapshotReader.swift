@@ -25,6 +25,16 @@ struct SnapshotReader {
     guard let identity = try identity(of: resolved, key: key),
       let id = try store.objectID(root: resolved.rootName, identity: identity)
     else { return nil }
+    if store.asOf == nil {
+      // The current state, straight into a snapshot.
+      guard let bytes = try store.currentStateBytes(of: id) else { return nil }
+      var builder = SnapshotBuilder(family: resolved.family)
+      do { guard try StateCoding.visit(bytes, model: store.model, &builder) else { return nil } } catch {
+        throw LedgerError.storage("object \(id) does not decode (its current state): \(error)")
+      }
+      var keys = TargetKeys(store: store, caches: false)
+      return builder.isSkipped ? nil : try builder.snapshot(id, keys: &keys)
+    }
     guard let state = try store.state(of: id), resolved.family.contains(state.entity) else { return nil }
     return try snapshot(id, state)
   }
@@ -68,7 +78,7 @@ struct SnapshotReader {
     let resolved = try self.entity(entity)
     let family = Set(resolved.family)
     // Many objects point to the same few (albums to their band): their keys are read once.
-    var keys: TargetKeys? = TargetKeys()
+    var keys = TargetKeys(store: store, caches: true)
     guard store.asOf == nil else {
       for id in try store.objectIDs(root: resolved.rootName) {
         guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
@@ -77,12 +87,12 @@ struct SnapshotReader {
       return
     }
     let model = store.model
+    var builder = SnapshotBuilder(family: resolved.family)
     try store.forEachCurrentState(root: resolved.rootID) { id, bytes in
-      let stored: StoredState?
-      do { stored = try StateCoding.decode(bytes, model: model) } catch {
+      do { guard try StateCoding.visit(bytes, model: model, &builder) else { return true } } catch {
         throw LedgerError.storage("object \(id) does not decode (its current state): \(error)")
       }
-      if let state = stored?.state, family.contains(state.entity) { try body(try snapshot(id, state, keys: &keys)) }
+      if !builder.isSkipped { try body(try builder.snapshot(id, keys: &keys)) }
       return true
     }
   }
@@ -110,13 +120,12 @@ struct SnapshotReader {
   }
 
   func snapshot(_ id: UInt64, _ state: ObjectState) throws -> ObjectSnapshot {
-    var noCache: TargetKeys?
-    return try snapshot(id, state, keys: &noCache)
+    var keys = TargetKeys(store: store, caches: false)
+    return try snapshot(id, state, keys: &keys)
   }
 
-  /// A snapshot whose relationship targets' keys are looked up in, and added to, `keys`
-  /// when it is not nil.
-  func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout TargetKeys?) throws -> ObjectSnapshot {
+  /// A snapshot whose relationship targets' keys come from `keys`.
+  func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout TargetKeys) throws -> ObjectSnapshot {
     let key = ObjectKey(entity: state.entity, identity: state.identity)
     guard let entity = store.model.resolved(state.entity) else {
       return ObjectSnapshot(key: key, attributes: state.attributes.dictionary, relationships: [:], objectID: id)
@@ -125,15 +134,7 @@ struct SnapshotReader {
       let targets = state.links[entity.relationships[position].id] ?? []
       var targetKeys: [ObjectKey] = []
       targetKeys.reserveCapacity(targets.count)
-      for target in targets {
-        if let known = keys?.known[target] {
-          targetKeys.append(known)
-        } else {
-          let targetKey = try self.key(of: target)
-          keys?.remember(targetKey, of: target)
-          targetKeys.append(targetKey)
-        }
-      }
+      for target in targets { targetKeys.append(try keys.key(of: target)) }
       return targetKeys
     }
     return ObjectSnapshot(
@@ -144,8 +145,8 @@ struct SnapshotReader {
   }
 
   func key(of id: UInt64) throws -> ObjectKey {
-    guard let header = try store.header(of: id) else { return ObjectKey(entity: "?", identity: [.integer(Int64(id))]) }
-    return ObjectKey(entity: header.entity, identity: header.identity)
+    var keys = TargetKeys(store: store, caches: false)
+    return try keys.key(of: id)
   }
 
   /// Objects whose indexed attribute equals `value`, in stored order, through the `indexes`
@@ -184,13 +185,35 @@ struct SnapshotReader {
   }
 }
 
-/// The keys of relationship targets already read during one scan.
+/// The keys of relationship targets, read from the store; during a scan each one once
+/// (many objects point to the same few: albums to their band).
 struct TargetKeys {
-  private(set) var known: [UInt64: ObjectKey] = [:]
+  let store: ProjectionStore
+  let caches: Bool
+  private var slots = SlotTable()
+  private var known: [ObjectKey] = []
 
-  /// Bounded, so that a scan of many objects with distinct targets stays small.
-  mutating func remember(_ key: ObjectKey, of id: UInt64) {
-    if known.count >= 100_000 { known.removeAll(keepingCapacity: true) }
-    known[id] = key
+  init(store: ProjectionStore, caches: Bool) {
+    self.store = store
+    self.caches = caches
+  }
+
+  mutating func key(of id: UInt64) throws -> ObjectKey {
+    if caches, let slot = slots[id] { return known[slot] }
+    let key: ObjectKey
+    if let header = try store.header(of: id) {
+      key = ObjectKey(entity: header.entity, identity: header.identity)
+    } else {
+      key = ObjectKey(entity: "?", identity: [.integer(Int64(bitPattern: id))])
+    }
+    guard caches else { return key }
+    // Bounded, so that a scan of many objects with distinct targets stays small.
+    if known.count >= 100_000 {
+      slots = SlotTable()
+      known.removeAll(keepingCapacity: true)
+    }
+    slots.insert(id, slot: known.count)
+    known.append(key)
+    return key
   }
 }

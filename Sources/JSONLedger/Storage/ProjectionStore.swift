@@ -194,13 +194,14 @@ struct ProjectionStore: StateSource {
   }
 
   /// Calls `body` with the id and current state bytes of each live object under `root`, in
-  /// id order: one cursor walk. `body` returns false to stop.
+  /// id order: one cursor walk. `body` returns false to stop; the bytes are a buffer reused
+  /// for the next object, valid during the call.
   func forEachCurrentState(root: UInt32, _ body: (UInt64, [UInt8]) throws -> Bool) throws {
+    var buffer: [UInt8] = []
     try transaction.forEachInPlace(in: layout.state, prefix: StoreKeys.rootPrefix(root)) { key, value in
-      var bytes: [UInt8] = []
-      bytes.reserveCapacity(value.count)
-      for index in value.indices { bytes.append(value[index]) }
-      return try body(UInt64(bigEndianBytes: key), bytes)
+      buffer.removeAll(keepingCapacity: true)
+      value.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
+      return try body(UInt64(bigEndianBytes: key), buffer)
     }
   }
 

@@ -65,47 +65,57 @@ enum StateCoding {
   /// A decoded state or undo image; nil for an empty undo image (absent before the batch).
   /// Without `attributes`, stops after the link lists (`attributes` is then empty).
   static func decode(_ bytes: [UInt8], model: Model, attributes: Bool = true) throws(DecodingFailure) -> StoredState? {
-    guard !bytes.isEmpty else { return nil }
+    var builder = StoredStateBuilder(readsAttributes: attributes)
+    guard try visit(bytes, model: model, &builder) else { return nil }
+    return builder.stored
+  }
+
+  /// Reads a state or undo image into `visitor`, part by part; false for an empty undo image.
+  /// The one reader of this encoding: `decode` and the snapshots of scans are visitors.
+  static func visit<Visitor: StateVisitor>(_ bytes: [UInt8], model: Model, _ visitor: inout Visitor)
+    throws(DecodingFailure) -> Bool
+  {
+    guard !bytes.isEmpty else { return false }
     var reader = BinaryReader(bytes)
     let (entity, resolved) = try readEntity(&reader, model: model)
-    var state = ObjectState(entity: entity, identity: try readIdentity(&reader))
+    let identity = try readIdentity(&reader)
     let since = try reader.readVarint()
-    var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]
+    guard visitor.visitHeader(entity: entity, resolved: resolved, identity: identity, since: since) else { return true }
     let listCount = try reader.readCount()
-    state.links.reserveCapacity(listCount)
+    visitor.visitLinks(count: listCount)
     for _ in 0..<listCount {
       let id = UInt32(truncatingIfNeeded: try reader.readVarint())
       switch try reader.readByte() {
       case 0:
-        state.links[id] = try reader.readCompactIDs()
+        visitor.visitList(id, try reader.readCompactIDs())
       case 1:
         let chain = Int(try reader.readVarint())
         let removed = try reader.readCompactIDs()
-        deltas[id] = (chain, LinkChange(relationshipID: id, added: try reader.readCompactIDs(), removed: removed))
+        visitor.visitDelta(
+          id, chain: chain, LinkChange(relationshipID: id, added: try reader.readCompactIDs(), removed: removed))
       case let tag:
         throw DecodingFailure(reason: "unknown link list tag \(tag)")
       }
     }
-    if attributes {
-      let names = resolved?.storedAttributeNames ?? []
-      let count = try reader.readCount()
-      state.attributes = AttributeList(minimumCapacity: min(count, 256))
-      for _ in 0..<count {
-        let reference = try reader.readCount()
-        let name: String
-        if reference == 0 {
-          name = try reader.readString()
-        } else {
-          guard reference <= names.count else {
-            throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
-          }
-          name = names[reference - 1].name
+    guard visitor.readsAttributes else { return true }
+    let names = resolved?.storedAttributeNames ?? []
+    let count = try reader.readCount()
+    visitor.visitAttributes(count: count)
+    for _ in 0..<count {
+      let reference = try reader.readCount()
+      if reference == 0 {
+        let name = try reader.readString()
+        visitor.visitAttribute(name, position: nil, try reader.readValue(identity: identity))
+      } else {
+        guard reference <= names.count else {
+          throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
         }
-        state.attributes[name] = try reader.readValue(identity: state.identity)
+        visitor.visitAttribute(
+          names[reference - 1].name, position: reference - 1, try reader.readValue(identity: identity))
       }
-      guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
     }
-    return StoredState(state: state, since: since, deltas: deltas)
+    guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
+    return true
   }
 
   /// Entity, identity and since of a state or undo image; nil for an empty undo image.
@@ -145,6 +155,52 @@ enum StateCoding {
     identity.reserveCapacity(min(count, 16))
     for _ in 0..<count { identity.append(try reader.readRequiredValue()) }
     return identity
+  }
+}
+
+/// What reads a state part by part (`StateCoding.visit`), in the order stored.
+protocol StateVisitor {
+  /// Whether to read the attributes (the link lists come before them).
+  var readsAttributes: Bool { get }
+  /// The entity (`resolved` when the model has it), identity and since; false skips the rest.
+  mutating func visitHeader(entity: String, resolved: ResolvedEntity?, identity: [AttributeValue], since: UInt64)
+    -> Bool
+  mutating func visitLinks(count: Int)
+  /// A whole link list.
+  mutating func visitList(_ relationshipID: UInt32, _ targets: [UInt64])
+  /// A link list kept as a change (undo images only).
+  mutating func visitDelta(_ relationshipID: UInt32, chain: Int, _ change: LinkChange)
+  mutating func visitAttributes(count: Int)
+  /// An attribute, with its position among the entity's stored attribute names when it has one.
+  mutating func visitAttribute(_ name: String, position: Int?, _ value: AttributeValue)
+}
+
+/// Builds a `StoredState`.
+private struct StoredStateBuilder: StateVisitor {
+  let readsAttributes: Bool
+  var stored = StoredState(state: ObjectState(entity: "", identity: []), since: 0, deltas: [:])
+
+  init(readsAttributes: Bool) { self.readsAttributes = readsAttributes }
+
+  mutating func visitHeader(entity: String, resolved: ResolvedEntity?, identity: [AttributeValue], since: UInt64)
+    -> Bool
+  {
+    stored.state = ObjectState(entity: entity, identity: identity)
+    stored.since = since
+    return true
+  }
+  mutating func visitLinks(count: Int) { stored.state.links.reserveCapacity(count) }
+  mutating func visitList(_ relationshipID: UInt32, _ targets: [UInt64]) {
+    stored.state.links[relationshipID] = targets
+  }
+  mutating func visitDelta(_ relationshipID: UInt32, chain: Int, _ change: LinkChange) {
+    stored.deltas[relationshipID] = (chain, change)
+  }
+  mutating func visitAttributes(count: Int) {
+    stored.state.attributes = AttributeList(minimumCapacity: min(count, 256))
+  }
+  mutating func visitAttribute(_ name: String, position: Int?, _ value: AttributeValue) {
+    stored.state.attributes[name] = value
   }
 }
 

@@ -25,6 +25,11 @@ struct BinaryReader {
   }
 
   mutating func readVarint() throws(DecodingFailure) -> UInt64 {
+    // Most varints are one byte.
+    if position < bytes.count, bytes[position] < 0x80 {
+      position += 1
+      return UInt64(bytes[position - 1])
+    }
     var value: UInt64 = 0
     var shift: UInt64 = 0
     while true {
