@@ -1,3 +1,5 @@
+import Foundation
+
 extension Ledger {
   /// Imports a JSON file of any size by streaming it: elements are read one at a time and
   /// applied in batches of at most `chunkSize` objects, so memory stays bounded.
@@ -58,6 +60,100 @@ extension Ledger {
       try self.importFile(
         at: path, entity: entity, chunkSize: chunkSize, options: options, strict: strict, message: message,
         author: author, idempotencyKey: idempotencyKey, progress: progress.map { report in { report($0) } })
+    }
+  }
+}
+
+extension Ledger {
+  /// Imports a JSON file as one batch, all or nothing, reading it as a stream: its elements
+  /// are parsed, mapped and resolved part by part inside the batch's one write transaction,
+  /// so memory holds what the batch changes, never the whole document or all of it mapped.
+  ///
+  /// The file is a top-level array of objects of `entity`, or (with `entity` nil) an object
+  /// whose keys name collections. Pruning and parent scopes need the whole payload at once:
+  /// with them the file is read whole first. A mapping problem stops the import at the part
+  /// that has it, naming its JSON path; nothing is written.
+  public func importFile(
+    at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
+    message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
+    expectedHead: UInt64? = nil
+  ) throws -> BatchSummary {
+    let metadata = ChangeRecord.Metadata(
+      message: message, author: author, source: source ?? path, idempotencyKey: idempotencyKey)
+    // One object of `entity` (not an array) is read whole as well: it is a single element.
+    guard !options.prunes, options.parent == nil, entity == nil || Self.startsWithArray(path) else {
+      guard let data = FileManager.default.contents(atPath: path) else {
+        throw LedgerError.invalidArgument("cannot read \(path)")
+      }
+      let document: JSONValue
+      do { document = try JSONParser.parse(data) } catch { throw LedgerError.syntax(error, source: path) }
+      var batch = makeBatch()
+      batch.isStrict = strict
+      if let entity {
+        try batch.stage(document, as: entity, options: options)
+      } else {
+        try batch.stageDocument(document, options: options)
+      }
+      return try applySynchronously(
+        batch, message: message, author: author, source: metadata.source, idempotencyKey: idempotencyKey,
+        expectedHead: expectedHead)
+    }
+    let fixed = try entity.map { name throws(LedgerError) in try makeBatch().resolvedEntity(name) }
+    let chunks = JSONFileChunks(
+      path: path, entity: fixed, chunkSize: 1000, options: options,
+      makeBatch: {
+        var batch = self.makeBatch()
+        batch.isStrict = strict
+        return batch
+      })
+    let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    do {
+      return try streamedImport(
+        chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, strict: strict)
+    } catch LedgerError.syntax(let error, source: nil) {
+      throw LedgerError.syntax(error, source: path)
+    }
+  }
+
+  /// Whether the file's first character after any white space is `[`.
+  private static func startsWithArray(_ path: String) -> Bool {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return true }
+    defer { try? handle.close() }
+    while let chunk = try? handle.read(upToCount: 4096), !chunk.isEmpty {
+      if let first = chunk.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+        return first == UInt8(ascii: "[")
+      }
+    }
+    return true
+  }
+
+  private func streamedImport(
+    _ chunks: JSONFileChunks, metadata: ChangeRecord.Metadata, expectedHead: UInt64?, fileSize: Int, strict: Bool
+  ) throws -> BatchSummary {
+    try writer.sync {
+      try commit(
+        metadata: metadata, expectedHead: expectedHead, estimatedObjects: fileSize / 64, strict: strict, kind: .import
+      ) { resolver in
+        var ignoredKeys: Set<String> = []
+        try chunks.forEachChunk { part, _ in
+          try resolver.resolveSteps(of: part)
+          ignoredKeys.formUnion(part.ignoredKeys)
+        }
+        return try resolver.finish(ignoredKeys: ignoredKeys.sorted())
+      }
+    }
+  }
+
+  /// `importFile(at:entity:options:…)` as one batch, off the caller's executor.
+  public func importFile(
+    at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
+    message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
+    expectedHead: UInt64? = nil
+  ) async throws -> BatchSummary {
+    try await offTheCaller {
+      try self.importFile(
+        at: path, entity: entity, options: options, strict: strict, message: message, author: author, source: source,
+        idempotencyKey: idempotencyKey, expectedHead: expectedHead)
     }
   }
 }

@@ -127,12 +127,30 @@ public final class Ledger: Sendable {
   private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws
     -> BatchSummary
   {
-    let start = ContinuousClock.now
     guard batch.mapper.model == model else {
       throw LedgerError.invalidArgument("the batch was made by a ledger with another model")
     }
+    let onlyDeletions =
+      !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
+    return try commit(
+      metadata: metadata, expectedHead: expectedHead, estimatedObjects: batch.stagedObjectCount, strict: batch.isStrict,
+      kind: onlyDeletions ? .delete : .import
+    ) { resolver in
+      try resolver.resolve(batch)
+    }
+  }
+
+  /// Resolves one batch with `resolve` against the store and commits its record, in one
+  /// write transaction (the idempotency key and the expected head checked first); on the
+  /// writer's thread.
+  func commit(
+    metadata: ChangeRecord.Metadata, expectedHead: UInt64?, estimatedObjects: Int, strict: Bool,
+    kind: ChangeRecord.Kind,
+    resolve: (inout BatchResolver) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics)
+  ) throws -> BatchSummary {
+    let start = ContinuousClock.now
     // Room for the batch up front: a write that fills the map is redone after growing it.
-    try environment.reserve(freeBytes: Self.estimatedBytes(objects: batch.stagedObjectCount))
+    try environment.reserve(freeBytes: Self.estimatedBytes(objects: estimatedObjects))
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       if let key = metadata.idempotencyKey, let existing = try store.batch(forIdempotencyKey: key) {
@@ -141,14 +159,17 @@ public final class Ledger: Sendable {
       }
       let head = try store.head()
       if let expectedHead, expectedHead != head { throw LedgerError.headMoved(expected: expectedHead, actual: head) }
-      var resolver = try BatchResolver(model: model, source: store, strict: batch.isStrict)
-      let (changes, statistics) = try resolver.resolve(batch)
-      let onlyDeletions =
-        !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
+      // The resolver's working set and identity table are let go before the record is
+      // written: only the changes and the states after them go on.
+      let (changes, statistics, knownStates) = try {
+        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?]) in
+        var resolver = try BatchResolver(model: model, source: store, strict: strict)
+        let (changes, statistics) = try resolve(&resolver)
+        return (changes, statistics, resolver.takeAfterStates())
+      }()
       let record = ChangeRecord(
-        batchID: head + 1, time: Date(), kind: onlyDeletions ? .delete : .import, metadata: metadata,
-        statistics: statistics, changes: changes)
-      try append(record, txn, knownStates: resolver.takeAfterStates())
+        batchID: head + 1, time: Date(), kind: kind, metadata: metadata, statistics: statistics, changes: changes)
+      try append(record, txn, knownStates: knownStates)
       return BatchSummary(record: record)
     }
     if summary.wasAlreadyApplied {

@@ -30,7 +30,12 @@ public struct JSONStream {
 
   /// Calls `body` with each element: `collection` is nil for a top-level array, else the key
   /// of the member the element belongs to (a member that is not an array is one element).
-  public mutating func forEachElement(_ body: (_ collection: String?, _ element: JSONValue) throws -> Void) throws {
+  /// `collectionStarts` is called with each member's key before its elements (an empty array
+  /// has none).
+  public mutating func forEachElement(
+    collectionStarts: (String) throws -> Void = { _ in },
+    _ body: (_ collection: String?, _ element: JSONValue) throws -> Void
+  ) throws {
     try skipWhitespace()
     guard let first = try peek() else { throw failure("the document is empty") }
     switch first {
@@ -50,6 +55,7 @@ public struct JSONStream {
         guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after the key \"\(key)\"") }
         position += 1
         try skipWhitespace()
+        try collectionStarts(key)
         if try peek() == UInt8(ascii: "[") {
           try forEachInArray(collection: key, body)
         } else {

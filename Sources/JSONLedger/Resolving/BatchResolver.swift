@@ -32,6 +32,14 @@ struct BatchResolver {
     // than the work itself on large batches.
     graph.objects.reserveCapacity(batch.stagedObjectCount * 2)
     identities.reserveCapacity(batch.stagedObjectCount)
+    try resolveSteps(of: batch)
+    return try finish(ignoredKeys: batch.ignoredKeys.sorted())
+  }
+
+  /// Merges the steps of `batch` into what this resolver holds: one part of a record that
+  /// `finish` completes. A payload read in parts resolves part by part, so that only one part
+  /// of it is held at a time.
+  mutating func resolveSteps(of batch: ChangeBatch) throws {
     mapper = batch.mapper
     for step in batch.steps {
       switch step {
@@ -44,12 +52,19 @@ struct BatchResolver {
         }
       }
     }
+  }
+
+  /// The changes of every step resolved, in first-touch order, and the counts, once the
+  /// non-optional attributes of the objects created are checked.
+  mutating func finish(ignoredKeys: [String]) throws -> (
+    changes: [ObjectChange], statistics: ChangeRecord.Statistics
+  ) {
     try checkRequiredAttributes()
     do { try problems.check() } catch { throw LedgerError.mapping(error) }
     #if JSONLEDGER_INTERNAL_CHECKS
       try graph._checkInvariants()
     #endif
-    return graph.objects.finish(ignoredKeys: batch.ignoredKeys.sorted())
+    return graph.objects.finish(ignoredKeys: ignoredKeys)
   }
 
   /// The state after the batch of each change's object, in change order (after a resolve).

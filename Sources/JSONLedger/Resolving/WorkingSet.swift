@@ -25,7 +25,8 @@ struct WorkingSet {
   private var marks: [PayloadMark] = []
   /// Objects skipped as unchanged; one touched later takes its payload's mark.
   var unchanged = UnchangedPayloads()
-  /// After `finish`: the state after the batch of each change's object, in change order.
+  /// After `finish`: the state after the batch of each change's object, in change order
+  /// (nil for a created one, see `Projector.apply`).
   private var afterStates: [ObjectState?] = []
 
   init(model: Model, source: any StateSource) {
@@ -152,7 +153,9 @@ struct WorkingSet {
         continue
       }
       if new != nil, marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
-      afterStates.append(new)
+      // A created object's state is its change applied to nothing: the projector works it
+      // out, and it is not held twice meanwhile.
+      afterStates.append(change.kind == .created ? nil : new)
       switch change.kind {
       case .created: statistics.created += 1
       case .updated: statistics.updated += 1

@@ -36,18 +36,22 @@ struct JSONFileChunks {
       try body(batch, count)
     }
 
-    try stream.forEachElement { collection, element in
+    // Each collection key is checked where it starts, so an empty one is checked too.
+    func collectionEntity(_ collection: String) throws -> ResolvedEntity {
+      guard entity == nil else {
+        throw LedgerError.invalidArgument(
+          "with an entity, the file must be a top-level array, not an object of collections")
+      }
+      guard let resolved = CollectionNames.entity(forKey: collection, in: model) else {
+        throw LedgerError.unknownCollection(collection, known: CollectionNames.knownKeys(in: model))
+      }
+      return resolved
+    }
+    func element(_ collection: String?, _ element: JSONValue) throws {
       let target: ResolvedEntity
       let key = collection ?? ""
       if let collection {
-        guard entity == nil else {
-          throw LedgerError.invalidArgument(
-            "with an entity, the file must be a top-level array, not an object of collections")
-        }
-        guard let resolved = CollectionNames.entity(forKey: collection, in: model) else {
-          throw LedgerError.unknownCollection(collection, known: CollectionNames.knownKeys(in: model))
-        }
-        target = resolved
+        target = try collectionEntity(collection)
       } else {
         guard let entity else { throw LedgerError.invalidArgument("a top-level array needs an entity (--entity)") }
         target = entity
@@ -57,6 +61,7 @@ struct JSONFileChunks {
       pending.append((target, key, index, element))
       if pending.count >= chunkSize { try flush() }
     }
+    try stream.forEachElement(collectionStarts: { _ = try collectionEntity($0) }, element)
     try flush()
   }
 }

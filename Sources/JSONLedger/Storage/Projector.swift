@@ -14,8 +14,9 @@ struct Projector {
 
   /// Folds `record` in. `knownStates` may give the state of each changed object after the
   /// record, in the order of `record.changes` (the resolver's, on a live apply); it must equal
-  /// what folding computes, and lets the projector skip decoding the object. Replay passes
-  /// none.
+  /// what folding computes, and lets the projector skip decoding the object. A created
+  /// object's may be nil: its state is its change applied to nothing, and the resolver need
+  /// not hold it twice. Replay passes none.
   func apply(_ record: ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
     precondition(
       knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
@@ -42,7 +43,7 @@ struct Projector {
           store: store, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
       }
       // The identities of new objects, in key order: appended when they sort last.
-      for (key, value) in newKeys.sorted() { try cursors.append(value, forKey: key, in: layout.keys) }
+      try newKeys.forEachInKeyOrder { key, value in try cursors.append(value, forKey: key, in: layout.keys) }
     }
     try transaction.put([UInt8](bigEndian: record.batchID), forKey: MetaKey.head, in: layout.meta)
     try transaction.put([UInt8](bigEndian: nextSequence), forKey: MetaKey.nextObjectSequence, in: layout.meta)
@@ -66,7 +67,7 @@ struct Projector {
     // was deleted and is now brought back.
     let beforeBytes = isFirstCreation ? nil : try store.currentStateBytes(of: id)
     let after: ObjectState?
-    if let known {
+    if let known, known != nil || change.kind != .created {
       after = known
     } else if change.kind == .deleted {
       after = nil
@@ -235,12 +236,14 @@ extension Projector {
       entries.append((start, keyEnd, bytes.count))
     }
 
-    /// The entries in key order.
-    func sorted() -> [(key: [UInt8], value: [UInt8])] {
+    /// Calls `body` with each entry in key order (each key and value copied just for it).
+    func forEachInKeyOrder(_ body: ([UInt8], [UInt8]) throws -> Void) rethrows {
       let ordered = entries.sorted { left, right in
         bytes[left.keyStart..<left.keyEnd].lexicographicallyPrecedes(bytes[right.keyStart..<right.keyEnd])
       }
-      return ordered.map { (Array(bytes[$0.keyStart..<$0.keyEnd]), Array(bytes[$0.keyEnd..<$0.valueEnd])) }
+      for entry in ordered {
+        try body(Array(bytes[entry.keyStart..<entry.keyEnd]), Array(bytes[entry.keyEnd..<entry.valueEnd]))
+      }
     }
   }
 }

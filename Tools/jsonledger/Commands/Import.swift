@@ -88,18 +88,21 @@ struct Import: AsyncParsableCommand {
       try importInChunks(ledger, chunkSize: chunkSize)
       return
     }
-    let bytes: Data
-    if file == "-" {
-      bytes = FileHandle.standardInput.readDataToEndOfFile()
-    } else {
-      guard let data = FileManager.default.contents(atPath: file) else {
+    if file != "-" {
+      // Streamed: parsed, mapped and resolved part by part, one batch.
+      guard FileManager.default.isReadableFile(atPath: file) else {
         throw CommandFailure(message: "cannot read \(file)")
       }
-      bytes = data
+      let summary = try await ledger.importFile(
+        at: file, entity: entity, options: try stagingOptions(), strict: strict, message: message, author: author,
+        source: file, idempotencyKey: idempotencyKey)
+      report(summary)
+      return
     }
+    let bytes = FileHandle.standardInput.readDataToEndOfFile()
     let document: JSONValue
     do { document = try JSONParser.parse(bytes) } catch {
-      throw LedgerError.syntax(error, source: file == "-" ? "stdin" : file)
+      throw LedgerError.syntax(error, source: "stdin")
     }
     var batch = ledger.makeBatch()
     batch.isStrict = strict
@@ -110,7 +113,11 @@ struct Import: AsyncParsableCommand {
       try batch.stageDocument(document, options: options)
     }
     let summary = try await ledger.apply(
-      batch, message: message, author: author, source: file == "-" ? "stdin" : file, idempotencyKey: idempotencyKey)
+      batch, message: message, author: author, source: "stdin", idempotencyKey: idempotencyKey)
+    report(summary)
+  }
+
+  private func report(_ summary: BatchSummary) {
     if json {
       Output.json(Describe.summaryJSON(summary))
     } else if summary.wasAlreadyApplied {

@@ -71,25 +71,16 @@ extension JSONLedgerContender {
   func storeBytes() throws -> Int { fileBytes([path + "/store/data.mdb", path + "/store/lock.mdb"]) }
 }
 
-/// The single-batch import of the memory measurement: the file read, parsed, staged and
-/// applied as the command line tool does (`jsonledger import STORE FILE`), or the same file
-/// upserted through GRDB.
+/// The single-batch import of the memory measurement: the file imported as one batch as the
+/// command line tool does (`jsonledger import STORE FILE`: streamed, `Ledger.importFile`), or
+/// read, parsed and upserted through GRDB.
 func singleBatchImport(contender: String, path: String) throws {
-  guard let data = FileManager.default.contents(atPath: path) else { throw CocoaError(.fileReadNoSuchFile) }
   switch contender {
   case "grdb":
+    guard let data = FileManager.default.contents(atPath: path) else { throw CocoaError(.fileReadNoSuchFile) }
     try GRDBContender().importDocument(Array(data))
   default:
     let ledger = try JSONLedgerContender(dataset: Dataset(objects: 1))
-    let document = try JSONParser.parse(data)
-    if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_RSS_STEPS"] != nil {
-      FileHandle.standardError.write(Data("after parse \(peakResidentMegabytes()) MB\n".utf8))
-    }
-    var batch = ledger.ledger.makeBatch()
-    try batch.stageDocument(document)
-    if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_RSS_STEPS"] != nil {
-      FileHandle.standardError.write(Data("after stage \(peakResidentMegabytes()) MB\n".utf8))
-    }
-    _ = try ledger.ledger.applySynchronously(batch)
+    _ = try ledger.ledger.importFile(at: path)
   }
 }

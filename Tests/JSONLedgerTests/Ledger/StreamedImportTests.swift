@@ -1,0 +1,85 @@
+import Foundation
+import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
+
+/// `Ledger.importFile(at:…)` as one batch: read as a stream, resolved part by part.
+@Suite("Importing a file as one streamed batch")
+struct StreamedImportTests {
+  /// A document of 2,500 albums and 300 bands (more than two parts of 1,000 elements), where
+  /// albums name bands defined in other parts, before and after them, some nested, and
+  /// musicians are named by key only.
+  static func document() -> String {
+    var albums: [String] = []
+    for index in 0..<2_500 {
+      let band = index % 7 == 0 ? #"{"name": "nested \#(index % 50)", "formed": 1990}"# : #""band \#(index % 300)""#
+      albums.append(#"{"name": "album \#(index)", "label": "L\#(index % 13)", "band": \#(band)}"#)
+    }
+    let bands = (0..<300).map { #"{"name": "band \#($0)", "formed": \#(1950 + $0 % 60), "members": ["p\#($0 % 40)"]}"# }
+    return #"{"albums": [\#(albums.joined(separator: ","))], "bands": [\#(bands.joined(separator: ","))]}"#
+  }
+
+  @Test func aStreamedImportStoresWhatStagingTheWholeDocumentStores() throws {
+    let directory = try TemporaryDirectory()
+    let file = try directory.write("document.json", Self.document())
+    let streamed = try Ledger.open(at: directory.path + "/streamed", model: HistoryPropertyTests.model)
+    let summary = try streamed.importFile(at: file, message: "nightly")
+    let whole = try Ledger.open(at: directory.path + "/whole", model: HistoryPropertyTests.model)
+    var batch = whole.makeBatch()
+    try batch.stageDocument(try JSONParser.parse(Array(Self.document().utf8)))
+    let expected = try whole.applySynchronously(batch)
+    #expect(summary.batchID == 1)
+    #expect(summary.created == expected.created)
+    #expect(summary.updated == expected.updated)
+    #expect(summary.unchanged == expected.unchanged)
+    for entity in ["Band", "Album", "Musician"] {
+      func exported(_ ledger: Ledger) throws -> [String] {
+        guard case .array(let objects) = try ledger.read({ view in try view.exportJSON(entity) }) else { return [] }
+        return objects.map { JSONWriter().string(from: $0) }.sorted()
+      }
+      #expect(try exported(streamed) == exported(whole), "\(entity)")
+    }
+    #expect(try streamed.record(1).metadata.source == file)
+    #expect(try streamed.verify().batches == 1)
+    // Importing the same file again changes nothing.
+    #expect(try streamed.importFile(at: file).unchanged == 2_850)
+  }
+
+  @Test func aProblemInALaterPartNamesItsPlaceAndWritesNothing() throws {
+    let directory = try TemporaryDirectory()
+    var albums = (0..<1_600).map { #"{"name": "album \#($0)"}"# }
+    albums[1_234] = #"{"name": ["not", "a", "key"]}"#
+    let file = try directory.write("bad.json", #"{"albums": [\#(albums.joined(separator: ","))]}"#)
+    let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
+    #expect {
+      try ledger.importFile(at: file)
+    } throws: { error in
+      "\(error)".contains("albums[1234]")
+    }
+    #expect(try ledger.statistics().batches == 0)
+  }
+
+  @Test func brokenJSONNamesTheFileLineAndColumn() throws {
+    let directory = try TemporaryDirectory()
+    let file = try directory.write("broken.json", "{\"albums\": [\n  {\"name\": }\n]}")
+    let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
+    #expect {
+      try ledger.importFile(at: file)
+    } throws: { error in
+      "\(error)".contains(file) && "\(error)".contains("line 2")
+    }
+    #expect(try ledger.statistics().batches == 0)
+  }
+
+  @Test func oneObjectOfAnEntityAndPrunedImportsAreReadWhole() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
+    let one = try directory.write("one.json", #"{"name": "Gang", "formed": 1977}"#)
+    #expect(try ledger.importFile(at: one, entity: "Band").created == 1)
+    let two = try directory.write("two.json", #"[{"name": "Wire"}]"#)
+    let pruned = try ledger.importFile(at: two, entity: "Band", options: StagingOptions(prune: true))
+    #expect(pruned.created == 1)
+    #expect(pruned.deleted == 1)
+  }
+}
