@@ -31,7 +31,7 @@ extension Ledger {
     var summaries: [BatchSummary] = []
     var applied = 0
     do {
-      try chunks.forEachChunk { batch, count in
+      try chunks.forEachChunk { batch, count, _ in
         let part = summaries.count + 1
         let summary = try applySynchronously(
           batch, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)", author: author,
@@ -73,10 +73,13 @@ extension Ledger {
   /// whose keys name collections. Pruning and parent scopes need the whole payload at once:
   /// with them the file is read whole first. A mapping problem stops the import at the part
   /// that has it, naming its JSON path; nothing is written.
+  ///
+  /// - Parameter progress: called as the file is read (every 1,000 top-level objects) with
+  ///   what has been read so far; not called when the file is read whole.
   public func importFile(
     at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
     message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
-    expectedHead: UInt64? = nil
+    expectedHead: UInt64? = nil, progress: ((ImportProgress) -> Void)? = nil
   ) throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source ?? path, idempotencyKey: idempotencyKey)
@@ -109,7 +112,7 @@ extension Ledger {
     let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     do {
       return try streamedImport(
-        chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, strict: strict)
+        chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, strict: strict, progress: progress)
     } catch LedgerError.syntax(let error, source: nil) {
       throw LedgerError.syntax(error, source: path)
     }
@@ -128,16 +131,20 @@ extension Ledger {
   }
 
   private func streamedImport(
-    _ chunks: JSONFileChunks, metadata: ChangeRecord.Metadata, expectedHead: UInt64?, fileSize: Int, strict: Bool
+    _ chunks: JSONFileChunks, metadata: ChangeRecord.Metadata, expectedHead: UInt64?, fileSize: Int, strict: Bool,
+    progress: ((ImportProgress) -> Void)?
   ) throws -> BatchSummary {
     try writer.sync {
       try commit(
         metadata: metadata, expectedHead: expectedHead, estimatedObjects: fileSize / 64, strict: strict, kind: .import
       ) { resolver in
         var ignoredKeys: Set<String> = []
-        try chunks.forEachChunk { part, _ in
+        var objects = 0
+        try chunks.forEachChunk { part, count, bytesRead in
           try resolver.resolveSteps(of: part)
           ignoredKeys.formUnion(part.ignoredKeys)
+          objects += count
+          progress?(ImportProgress(objects: objects, bytesRead: bytesRead, totalBytes: fileSize))
         }
         return try resolver.finish(ignoredKeys: ignoredKeys.sorted())
       }
@@ -148,12 +155,32 @@ extension Ledger {
   public func importFile(
     at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
     message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
-    expectedHead: UInt64? = nil
+    expectedHead: UInt64? = nil, progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> BatchSummary {
     try await offTheCaller {
       try self.importFile(
         at: path, entity: entity, options: options, strict: strict, message: message, author: author, source: source,
-        idempotencyKey: idempotencyKey, expectedHead: expectedHead)
+        idempotencyKey: idempotencyKey, expectedHead: expectedHead, progress: progress.map { report in { report($0) } })
     }
   }
+}
+
+/// How far a streamed import of a file has read.
+public struct ImportProgress: Sendable, Equatable {
+  /// Top-level objects read, mapped and resolved.
+  public var objects: Int
+  /// Bytes of the file read.
+  public var bytesRead: Int
+  /// The file's size in bytes (0 when it has none, as a pipe).
+  public var totalBytes: Int
+
+  /// Progress with these counts.
+  public init(objects: Int, bytesRead: Int, totalBytes: Int) {
+    self.objects = objects
+    self.bytesRead = bytesRead
+    self.totalBytes = totalBytes
+  }
+
+  /// The part of the file read, 0 to 1 (nil when the size is unknown).
+  public var fractionRead: Double? { totalBytes > 0 ? min(1, Double(bytesRead) / Double(totalBytes)) : nil }
 }

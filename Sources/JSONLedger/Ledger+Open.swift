@@ -57,7 +57,7 @@ extension Ledger {
 
   /// Creates the store directory and any missing parent (owner-only), or says which one
   /// cannot be made and why.
-  private static func makeDirectory(_ path: String) throws {
+  static func makeDirectory(_ path: String) throws {
     var missing: [String] = []
     var current = path
     while access(current, F_OK) != 0 {

@@ -250,6 +250,13 @@ public final class Environment: @unchecked Sendable {
     return Int(dead)
   }
 
+  /// Writes a consistent copy of the environment to `directory` (which must exist and hold no
+  /// `data.mdb`), as of one read transaction: writers go on meanwhile. `compacting` leaves out
+  /// free pages and renumbers the rest (`MDB_CP_COMPACT`).
+  public func copy(to directory: String, compacting: Bool) throws(LMDBError) {
+    try check(mdb_env_copy2(handle, directory, compacting ? UInt32(MDB_CP_COMPACT) : 0), "copy to \(directory)")
+  }
+
   /// Flushes the data to disk (useful with `noSync` durability).
   public func sync() throws(LMDBError) {
     try check(mdb_env_sync(handle, 1), "sync")

@@ -52,6 +52,12 @@ struct CLITests {
     #expect(result.output.contains("\"created\": 3"))
   }
 
+  @Test func aPipedImportShowsNoProgress() throws {
+    let result = try importing(CLIFixtures.first)
+    #expect(result.status == 0)
+    #expect(result.error.isEmpty, "\(result.error)")
+  }
+
   @Test func importFromStandardInputWithAnEntity() throws {
     let result = try CommandRunner.run(
       ["import", store, "-", "--entity", "Band"], input: #"[{"name": "Roxy Music", "formed": "1971"}]"#)

@@ -31,16 +31,17 @@ public struct JSONStream {
   /// Calls `body` with each element: `collection` is nil for a top-level array, else the key
   /// of the member the element belongs to (a member that is not an array is one element).
   /// `collectionStarts` is called with each member's key before its elements (an empty array
-  /// has none).
+  /// has none); `bytesRead`, before each element is handed on, with the bytes of the input parsed
+  /// so far.
   public mutating func forEachElement(
-    collectionStarts: (String) throws -> Void = { _ in },
+    collectionStarts: (String) throws -> Void = { _ in }, bytesRead: (Int) -> Void = { _ in },
     _ body: (_ collection: String?, _ element: JSONValue) throws -> Void
   ) throws {
     try skipWhitespace()
     guard let first = try peek() else { throw failure("the document is empty") }
     switch first {
     case UInt8(ascii: "["):
-      try forEachInArray(collection: nil, body)
+      try forEachInArray(collection: nil, bytesRead: bytesRead, body)
     case UInt8(ascii: "{"):
       position += 1
       while true {
@@ -57,9 +58,11 @@ public struct JSONStream {
         try skipWhitespace()
         try collectionStarts(key)
         if try peek() == UInt8(ascii: "[") {
-          try forEachInArray(collection: key, body)
+          try forEachInArray(collection: key, bytesRead: bytesRead, body)
         } else {
-          try body(key, try nextValue())
+          let value = try nextValue()
+          bytesRead(dropped + position)
+          try body(key, value)
         }
         try skipWhitespace()
         switch try peek() {
@@ -69,13 +72,17 @@ public struct JSONStream {
         }
       }
     default:
-      try body(nil, try nextValue())
+      let value = try nextValue()
+      bytesRead(dropped + position)
+      try body(nil, value)
     }
     try skipWhitespace()
     if try peek() != nil { throw failure("unexpected data after the end of the document") }
   }
 
-  private mutating func forEachInArray(collection: String?, _ body: (String?, JSONValue) throws -> Void) throws {
+  private mutating func forEachInArray(
+    collection: String?, bytesRead: (Int) -> Void, _ body: (String?, JSONValue) throws -> Void
+  ) throws {
     position += 1
     while true {
       try skipWhitespace()
@@ -84,7 +91,9 @@ public struct JSONStream {
         position += 1
         return
       }
-      try body(collection, try nextValue())
+      let value = try nextValue()
+      bytesRead(dropped + position)
+      try body(collection, value)
       try skipWhitespace()
       switch try peek() {
       case UInt8(ascii: ",")?: position += 1

@@ -10,13 +10,14 @@ struct JSONFileChunks {
   let options: StagingOptions
   let makeBatch: () -> ChangeBatch
 
-  /// Stages the file chunk by chunk, handing each staged batch and the number of top-level
-  /// objects in it to `body` before reading further.
-  func forEachChunk(_ body: (ChangeBatch, Int) throws -> Void) throws {
+  /// Stages the file chunk by chunk, handing each staged batch, the number of top-level
+  /// objects in it and the bytes of the file read so far to `body` before reading further.
+  func forEachChunk(_ body: (ChangeBatch, Int, Int) throws -> Void) throws {
     var stream = try JSONStream(path: path)
     let model = makeBatch().mapper.model
     var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONValue)] = []
     var counters: [String: Int] = [:]
+    var bytesRead = 0
 
     func flush() throws {
       guard !pending.isEmpty else { return }
@@ -33,7 +34,7 @@ struct JSONFileChunks {
       }
       let count = pending.count
       pending.removeAll(keepingCapacity: true)
-      try body(batch, count)
+      try body(batch, count, bytesRead)
     }
 
     // Each collection key is checked where it starts, so an empty one is checked too.
@@ -61,7 +62,8 @@ struct JSONFileChunks {
       pending.append((target, key, index, element))
       if pending.count >= chunkSize { try flush() }
     }
-    try stream.forEachElement(collectionStarts: { _ = try collectionEntity($0) }, element)
+    try stream.forEachElement(
+      collectionStarts: { _ = try collectionEntity($0) }, bytesRead: { bytesRead = $0 }, element)
     try flush()
   }
 }

@@ -83,3 +83,19 @@ struct StreamedImportTests {
     #expect(pruned.deleted == 1)
   }
 }
+
+extension StreamedImportTests {
+  @Test func progressCountsObjectsAndBytesUpToTheWholeFile() throws {
+    let directory = try TemporaryDirectory()
+    let text = Self.document()
+    let file = try directory.write("document.json", text)
+    let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
+    var reports: [ImportProgress] = []
+    _ = try ledger.importFile(at: file) { reports.append($0) }
+    // Parts of 1,000 top-level objects, whatever their collection.
+    #expect(reports.map(\.objects) == [1_000, 2_000, 2_800])
+    #expect(reports.map(\.bytesRead) == reports.map(\.bytesRead).sorted())
+    #expect(reports.allSatisfy { $0.totalBytes == text.utf8.count })
+    #expect(reports.last.map { $0.totalBytes - $0.bytesRead } == 2)  // all but the closing "]}"
+  }
+}

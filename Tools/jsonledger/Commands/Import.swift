@@ -93,9 +93,17 @@ struct Import: AsyncParsableCommand {
       guard FileManager.default.isReadableFile(atPath: file) else {
         throw CommandFailure(message: "cannot read \(file)")
       }
-      let summary = try await ledger.importFile(
-        at: file, entity: entity, options: try stagingOptions(), strict: strict, message: message, author: author,
-        source: file, idempotencyKey: idempotencyKey)
+      let line = ProgressLine(shown: !json)
+      let summary: BatchSummary
+      do {
+        summary = try await ledger.importFile(
+          at: file, entity: entity, options: try stagingOptions(), strict: strict, message: message, author: author,
+          source: file, idempotencyKey: idempotencyKey, progress: { line.show($0) })
+      } catch {
+        line.finish()
+        throw error
+      }
+      line.finish()
       report(summary)
       return
     }
