@@ -7,12 +7,7 @@ struct BackupTests {
   @Test func aBackupTakenWhileAWriterRunsOpensAndVerifies() throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"
-    _ = try CommandRunner.run(["stress", store, "--batches", "1", "--objects", "40"])
-    let writer = Process()
-    writer.executableURL = CommandRunner.executable
-    writer.arguments = ["stress", store, "--batches", "200", "--objects", "40", "--durability", "noSync"]
-    writer.standardOutput = FileHandle.nullDevice
-    try writer.run()
+    let writer = try CommandRunner.startWriter(store: store, batches: 200)
     usleep(200_000)
     let copy = directory.path + "/copy"
     let backup = try CommandRunner.run(["backup", store, copy, "--json"])

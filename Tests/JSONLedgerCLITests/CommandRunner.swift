@@ -39,4 +39,16 @@ struct CommandRunner {
       status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
       error: String(decoding: errData, as: UTF8.self))
   }
+
+  /// Makes a store at `store` with one batch, then starts a `jsonledger stress` process
+  /// applying `batches` more (without flushing), and returns it running.
+  static func startWriter(store: String, batches: Int) throws -> Process {
+    _ = try run(["stress", store, "--batches", "1", "--objects", "40"])
+    let writer = Process()
+    writer.executableURL = executable
+    writer.arguments = ["stress", store, "--batches", "\(batches)", "--objects", "40", "--durability", "noSync"]
+    writer.standardOutput = FileHandle.nullDevice
+    try writer.run()
+    return writer
+  }
 }

@@ -76,12 +76,7 @@ struct CrashTests {
   @Test func readerProcessesDuringWritesSeeWholeBatches() throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"
-    _ = try CommandRunner.run(["stress", store, "--batches", "1", "--objects", "40"])
-    let writer = Process()
-    writer.executableURL = CommandRunner.executable
-    writer.arguments = ["stress", store, "--batches", "150", "--objects", "40", "--durability", "noSync"]
-    writer.standardOutput = FileHandle.nullDevice
-    try writer.run()
+    let writer = try CommandRunner.startWriter(store: store, batches: 150)
     let reader = try CommandRunner.run(["read-check", store, "--reads", "300"])
     writer.waitUntilExit()
     #expect(reader.status == 0, "\(reader.error)")
