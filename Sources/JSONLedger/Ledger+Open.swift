@@ -140,10 +140,18 @@ extension Ledger {
       throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
     }
     if let expected, expected != model {
+      // Say what differs, so that the user can tell an edit from a wrong file.
+      let differences = model.differences(to: expected)
       throw LedgerError.model(
         ModelError(
           source: path,
-          problems: [.init(place: "", reason: "the given model differs from the model the store was created with")]))
+          problems: [
+            .init(
+              place: "",
+              reason:
+                "the given model differs from the model the store was created with (\(differences.count) difference\(differences.count == 1 ? "" : "s"); migrating a store is not built yet)"
+            )
+          ] + differences.prefix(50).map { .init(place: $0.place, reason: $0.change) }))
     }
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
     return Ledger(

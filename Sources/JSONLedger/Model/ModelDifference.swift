@@ -1,0 +1,95 @@
+/// One way a model differs from another, in the user's terms: where (`Band`, `Band.formed`,
+/// `model`) and what changed there.
+public struct ModelDifference: Sendable, Equatable, CustomStringConvertible {
+  /// The entity, `Entity.property`, or `model` for the model's own settings.
+  public var place: String
+  /// What changed: `added`, `removed`, or each setting that differs as `name: old → new`.
+  public var change: String
+
+  public var description: String { "\(place): \(change)" }
+}
+
+extension Model {
+  /// How `other` differs from this model, entity by entity and property by property, in this
+  /// model's order (then what `other` adds). Empty when the models are equal.
+  public func differences(to other: Model) -> [ModelDifference] {
+    var result: [ModelDifference] = []
+    let settings = Self.changedSettings(
+      ["keyCase": "\(keyCase)", "dateFormat": "\(dateFormat)"],
+      ["keyCase": "\(other.keyCase)", "dateFormat": "\(other.dateFormat)"])
+    if !settings.isEmpty { result.append(ModelDifference(place: "model", change: settings)) }
+    for entity in entities {
+      guard let new = other.entity(named: entity.name) else {
+        result.append(ModelDifference(place: entity.name, change: "removed"))
+        continue
+      }
+      let changed = Self.changedSettings(Self.settings(of: entity), Self.settings(of: new))
+      if !changed.isEmpty { result.append(ModelDifference(place: entity.name, change: changed)) }
+      result += Self.differences(
+        entity.name, entity.attributes, new.attributes, name: \.name, settings: { Self.settings(of: $0) })
+      result += Self.differences(
+        entity.name, entity.relationships, new.relationships, name: \.name, settings: { Self.settings(of: $0) })
+    }
+    for entity in other.entities where self.entity(named: entity.name) == nil {
+      result.append(ModelDifference(place: entity.name, change: "added"))
+    }
+    let kept = entities.map(\.name).filter { other.entity(named: $0) != nil }
+    let keptThere = other.entities.map(\.name).filter { entity(named: $0) != nil }
+    if kept != keptThere {
+      result.append(
+        ModelDifference(
+          place: "model",
+          change: "entity order: \(kept.joined(separator: ", ")) → \(keptThere.joined(separator: ", "))"))
+    }
+    if result.isEmpty, self != other {
+      result.append(ModelDifference(place: "model", change: "the order of the properties of an entity"))
+    }
+    return result
+  }
+
+  /// The properties of one entity that were removed, changed or added.
+  private static func differences<Property>(
+    _ entity: String, _ old: [Property], _ new: [Property], name: KeyPath<Property, String>,
+    settings: (Property) -> [String: String]
+  ) -> [ModelDifference] {
+    var result: [ModelDifference] = []
+    for property in old {
+      let place = "\(entity).\(property[keyPath: name])"
+      guard let match = new.first(where: { $0[keyPath: name] == property[keyPath: name] }) else {
+        result.append(ModelDifference(place: place, change: "removed"))
+        continue
+      }
+      let changed = changedSettings(settings(property), settings(match))
+      if !changed.isEmpty { result.append(ModelDifference(place: place, change: changed)) }
+    }
+    for property in new where !old.contains(where: { $0[keyPath: name] == property[keyPath: name] }) {
+      result.append(ModelDifference(place: "\(entity).\(property[keyPath: name])", change: "added"))
+    }
+    return result
+  }
+
+  /// The settings of a model element by name, as text: every stored property but the name
+  /// and the nested lists, so that a new setting is compared without being listed here.
+  private static func settings(of value: Any) -> [String: String] {
+    var settings: [String: String] = [:]
+    for child in Mirror(reflecting: value).children {
+      guard let label = child.label, label != "name", label != "attributes", label != "relationships" else { continue }
+      settings[label] = Self.text(child.value)
+    }
+    return settings
+  }
+
+  private static func text(_ value: Any) -> String {
+    let mirror = Mirror(reflecting: value)
+    if mirror.displayStyle == .optional { return mirror.children.first.map { text($0.value) } ?? "none" }
+    return String(describing: value)
+  }
+
+  /// `name: old → new` for each setting that differs, in name order; empty when none does.
+  private static func changedSettings(_ old: [String: String], _ new: [String: String]) -> String {
+    Set(old.keys).union(new.keys).sorted().compactMap { key in
+      let (before, after) = (old[key] ?? "none", new[key] ?? "none")
+      return before == after ? nil : "\(key): \(before) → \(after)"
+    }.joined(separator: ", ")
+  }
+}
