@@ -18,12 +18,14 @@ struct BinaryReader {
 
   var isAtEnd: Bool { position >= bytes.count }
 
+  @inline(__always)
   mutating func readByte() throws(DecodingFailure) -> UInt8 {
     guard position < bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
     defer { position += 1 }
     return bytes[position]
   }
 
+  @inline(__always)
   mutating func readVarint() throws(DecodingFailure) -> UInt64 {
     // Most varints are one byte.
     if position < bytes.count, bytes[position] < 0x80 {
@@ -41,6 +43,7 @@ struct BinaryReader {
     }
   }
 
+  @inline(__always)
   mutating func readCount() throws(DecodingFailure) -> Int {
     let value = try readVarint()
     guard value <= UInt64(bytes.count - min(position, bytes.count)) || value < 1 << 20 else {
@@ -49,6 +52,7 @@ struct BinaryReader {
     return Int(value)
   }
 
+  @inline(__always)
   mutating func readSigned() throws(DecodingFailure) -> Int64 {
     let raw = try readVarint()
     return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
