@@ -76,6 +76,9 @@ public struct ChangeRecord: Sendable, Equatable {
   public var statistics: Statistics
   /// Each object the batch changed, in the order it was first touched.
   public var changes: [ObjectChange]
+  /// The version of the store's model the batch was written under (1: the model the store was
+  /// created with).
+  public var modelVersion: UInt32 = 1
 }
 
 /// What one batch did to one object.

@@ -5,7 +5,7 @@ import Foundation
 /// ```
 /// "JLR"  format version (UInt16 BE)  header  names  changes  CRC-32 of everything before it (UInt32 BE)
 /// ```
-/// The header holds batch id, time, kind, metadata and statistics. `names` lists the entity
+/// The header holds batch id, time, kind, metadata, statistics and the model version. `names` lists the entity
 /// names, then the attribute names, the changes use, each once; a change refers to them by
 /// position. A change is its object id (as the zigzag difference from the previous change's),
 /// entity, identity, kind, payload fingerprint (UInt64 BE, 0 for none), attribute changes and
@@ -27,6 +27,7 @@ enum RecordCoding {
     writer.write(UInt8(ChangeRecord.formatVersion >> 8))
     writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
     writeHeader(record, into: &writer)
+    writer.write(varint: UInt64(record.modelVersion))
     // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
     // a release per array, several per change).
     let changes = record.changes
@@ -129,9 +130,16 @@ enum RecordCoding {
     var reader = BinaryReader(bytes, position: 5)
     do {
       var record = try readHeader(&reader)
-      record.changes =
-        version == ChangeRecord.formatVersion
-        ? try readChanges(&reader, model: model) : try readVersion3Changes(&reader, model: model)
+      if version == ChangeRecord.formatVersion {
+        let modelVersion = try reader.readVarint()
+        guard modelVersion > 0, modelVersion <= UInt64(UInt32.max) else {
+          throw DecodingFailure(reason: "model version \(modelVersion) is out of range")
+        }
+        record.modelVersion = UInt32(modelVersion)
+        record.changes = try readChanges(&reader, model: model)
+      } else {
+        record.changes = try readVersion3Changes(&reader, model: model)
+      }
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
       return record
     } catch {

@@ -21,9 +21,24 @@ struct RecordCodingTests {
     var statistics = ChangeRecord.Statistics()
     statistics.updated = 1
     statistics.created = 1
+    // Ids of two roots, an identity value repeated as an attribute, an ordered list.
+    let album = ObjectChange(
+      objectID: ObjectIDs.make(root: 2, sequence: 5), entity: "Album", identity: [.string("Tin Drum")], kind: .created,
+      attributes: [
+        AttributeChange(name: "name", old: nil, new: .string("Tin Drum")),
+        AttributeChange(name: "released", old: nil, new: .date(Date(timeIntervalSince1970: 375_000_000))),
+        AttributeChange(name: "updated", old: nil, new: .date(Date(timeIntervalSince1970: 375_000_000.25))),
+      ],
+      links: [
+        LinkChange(
+          relationshipID: 3, from: [],
+          to: [ObjectIDs.make(root: 1, sequence: 9), ObjectIDs.make(root: 1, sequence: 2)],
+          isOrdered: true)
+      ])
     return ChangeRecord(
       batchID: 12, time: Date(timeIntervalSince1970: 1_700_000_000), kind: .import,
-      metadata: ChangeRecord.Metadata(message: "m", author: "a"), statistics: statistics, changes: [user, stranger])
+      metadata: ChangeRecord.Metadata(message: "m", author: "a"), statistics: statistics,
+      changes: [user, stranger, album], modelVersion: 3)
   }
 
   @Test func aRecordDecodesToItselfWithOrWithoutTheModel() throws {
