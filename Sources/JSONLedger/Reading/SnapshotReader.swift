@@ -154,24 +154,40 @@ struct SnapshotReader {
   func indexedObjects(_ entity: ResolvedEntity, attribute: String, equals value: AttributeValue) throws
     -> [ObjectSnapshot]
   {
-    guard let root = model.resolved(entity.rootName) else { return [] }
-    if store.asOf != nil {
+    guard store.asOf == nil else {
       var matches: [ObjectSnapshot] = []
-      try forEachObject(entity.name) { if $0.attributes[attribute] == value { matches.append($0) } }
+      try forEachObject(entity.name) {
+        if $0.attributes[attribute]?.isIdentical(to: value) == true { matches.append($0) }
+      }
       return matches
     }
-    let family = Set(entity.family)
-    var matches: [ObjectSnapshot] = []
-    try store.transaction.forEach(
-      in: store.layout.indexes, prefix: StoreKeys.index(root: root.id, attribute: attribute, value)
-    ) { entry in
+    let wanted = StoreKeys.indexValue(value)
+    return try indexedObjects(
+      entity, attribute: attribute, from: wanted, isPastEnd: { !$0.starts(with: wanted) },
+      matches: { $0?.isIdentical(to: value) == true })
+  }
+
+  /// The current objects whose indexed attribute's entry lies from `start` (an encoded
+  /// value, or a prefix of one) until `isPastEnd` says an entry's encoded value is beyond the
+  /// range, and whose value `matches`; in stored order. The entries give candidates, each
+  /// checked on the object's value (a value longer than an entry holds is cut there).
+  func indexedObjects(
+    _ entity: ResolvedEntity, attribute: String, from start: [UInt8], isPastEnd: (ArraySlice<UInt8>) -> Bool,
+    matches: (AttributeValue?) -> Bool
+  ) throws -> [ObjectSnapshot] {
+    let prefix = StoreKeys.indexPrefix(root: entity.rootID, attribute: attribute)
+    var found: [ObjectSnapshot] = []
+    try store.transaction.forEach(in: store.layout.indexes, prefix: prefix, from: prefix + start) { entry in
+      guard entry.key.count >= prefix.count + 8 else { return true }
+      if isPastEnd(entry.key[prefix.count..<(entry.key.count - 8)]) { return false }
       let id = UInt64(bigEndianBytes: entry.key.suffix(8))
-      if let state = try store.state(of: id), family.contains(state.entity), state.attributes[attribute] == value {
-        matches.append(try snapshot(id, state))
+      if let state = try store.state(of: id), entity.family.contains(state.entity), matches(state.attributes[attribute])
+      {
+        found.append(try snapshot(id, state))
       }
       return true
     }
-    return matches.sorted { $0.objectID < $1.objectID }
+    return found.sorted { $0.objectID < $1.objectID }
   }
 
   /// The live objects in one stored link list of an object (a relationship id, or a hidden

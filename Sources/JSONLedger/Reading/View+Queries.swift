@@ -22,7 +22,11 @@ extension View {
     }
     var matches: [ObjectSnapshot] = []
     try reader.forEachObject(entity) { object in
-      if object.attributes[attribute] == wanted { matches.append(object) }
+      switch (object.attributes[attribute], wanted) {
+      case (nil, nil): matches.append(object)
+      case (let value?, let wanted?) where value.isIdentical(to: wanted): matches.append(object)
+      default: break
+      }
     }
     return matches
   }

@@ -55,8 +55,18 @@ enum StoreKeys {
   /// The prefix of `indexes` entries for one attribute value (the value's ordered encoding,
   /// cut at `identityLimit` bytes: a cut value can match others, so callers compare values).
   static func index(root: UInt32, attribute: String, _ value: AttributeValue) -> [UInt8] {
+    indexPrefix(root: root, attribute: attribute) + indexValue(value)
+  }
+
+  /// The start of every `indexes` entry of one attribute.
+  static func indexPrefix(root: UInt32, attribute: String) -> [UInt8] {
+    [UInt8](bigEndian: root) + Array(attribute.utf8) + [0]
+  }
+
+  /// A value as an `indexes` entry holds it: its ordered encoding, cut at `identityLimit` bytes.
+  static func indexValue(_ value: AttributeValue) -> [UInt8] {
     var encoded: [UInt8] = []
     OrderedEncoding.append(value, to: &encoded)
-    return [UInt8](bigEndian: root) + Array(attribute.utf8) + [0] + encoded.prefix(identityLimit)
+    return Array(encoded.prefix(identityLimit))
   }
 }
