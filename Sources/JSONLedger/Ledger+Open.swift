@@ -163,11 +163,19 @@ extension Ledger {
     environmentOptions.filePermissions = options.filePermissions
     environmentOptions.mapSize = options.initialMapSize
     environmentOptions.durability = options.durability
-    do { return try Environment.shared(path: path, options: environmentOptions) } catch {
+    let environment: Environment
+    do { environment = try Environment.shared(path: path, options: environmentOptions) } catch {
       if error.isInvalidEnvironment {
         throw LedgerError.notAStore(path: path, reason: "data.mdb is not an LMDB file of this version")
       }
       throw LedgerError.storage(error.description)
     }
+    // Before anything reads a tree: LMDB would crash on a damaged page rather than say so.
+    if options.checksPagesOnOpen {
+      do { _ = try environment.checkPages() } catch let failure as PageCheckFailure {
+        throw LedgerError.damagedFile(path: path, reason: failure.description)
+      }
+    }
+    return environment
   }
 }

@@ -52,6 +52,11 @@ public final class Ledger: Sendable {
     /// revert and rewind with its counts and duration (info), a refused revert (notice). Off
     /// unless you pass a logger of yours.
     public var logger = Logger(label: "JSONLedger", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Whether opening an existing store first walks every page of its data file
+    /// (`Ledger.checkPages()`): a damaged file is then an error instead of a crash in LMDB,
+    /// for the cost of reading the file once. Off by default; the command line tool turns it
+    /// on for stores up to 256 MB, and `verify` always walks.
+    public var checksPagesOnOpen = false
     /// The defaults.
     public init() {}
   }

@@ -27,6 +27,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case corruptRecord(batchID: UInt64, reason: String)
   /// The projections disagree with a replay of the log.
   case verificationFailed(String)
+  /// The store's data file does not hold together (`Ledger.checkPages()`): a damaged page.
+  case damagedFile(path: String, reason: String)
   /// The head moved past the batch id the caller expected (optimistic concurrency).
   case headMoved(expected: UInt64, actual: UInt64)
   /// The storage engine failed.
@@ -64,6 +66,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         : "batch \(id) does not exist (the log holds batches 1 to \(head))"
     case .corruptRecord(let id, let reason): "the record of batch \(id) is corrupt: \(reason)"
     case .verificationFailed(let reason): "verification failed: \(reason)"
+    case .damagedFile(let path, let reason):
+      "the data file of the store at \(path) is damaged (\(reason)); restore it from a backup (`jsonledger backup`)"
     case .headMoved(let expected, let actual):
       "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
     case .storage(let reason): "storage error: \(reason)"

@@ -18,6 +18,8 @@ extension Ledger {
   /// Throws `LedgerError.corruptRecord` naming the first bad batch, or
   /// `LedgerError.verificationFailed` naming the first differing entry.
   public func verify() throws -> VerificationReport {
+    // The pages first: LMDB would crash on a damaged one rather than say so.
+    try checkPages()
     let scratchPath = FileManager.default.temporaryDirectory.appendingPathComponent(
       "jsonledger-verify-\(UUID().uuidString)"
     ).path
@@ -71,6 +73,17 @@ extension Ledger {
       }
       let objects = try txn.statistics(of: layout.state).entries
       return VerificationReport(batches: Int(head), objects: objects, entriesCompared: compared)
+    }
+  }
+
+  /// Walks every page of the store's data file as it is now, checking what LMDB trusts when it
+  /// reads one (page kinds and bounds, node offsets and sizes, overflow runs, child pages,
+  /// named databases, the free list); returns the pages checked. A damaged file throws
+  /// `LedgerError.damagedFile` naming the page, where LMDB would crash.
+  @discardableResult
+  public func checkPages() throws -> Int {
+    do { return try environment.checkPages() } catch let failure as PageCheckFailure {
+      throw LedgerError.damagedFile(path: path, reason: failure.description)
     }
   }
 

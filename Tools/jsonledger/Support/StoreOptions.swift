@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Foundation
 import JSONLedger
 
 /// The options every command that opens a store shares.
@@ -16,6 +17,9 @@ struct StoreOptions: ParsableArguments {
     var options = Ledger.Options()
     options.durability = durability
     options.transformers.passesUnknownThrough = passThroughTransformers
+    // A damaged data file is an error, not a crash in LMDB, for the cost of reading it once.
+    let size = (try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.size] as? Int) ?? 0
+    options.checksPagesOnOpen = size <= 256 << 20
     return try Ledger.open(at: store, options: options)
   }
 }
