@@ -9,7 +9,16 @@ extension Ledger {
   /// `idempotencyKey`, chunk *k* carries `key#k`, so running the same import again after an
   /// interruption skips the chunks already applied and finishes the rest.
   ///
-  /// - Parameter progress: called after each chunk with the number of objects applied so far.
+  /// - Parameters:
+  ///   - path: the JSON file.
+  ///   - entity: the entity of a top-level array's objects; nil for an object of collections.
+  ///   - chunkSize: the most top-level objects in one batch.
+  ///   - options: how the objects are staged (operations; no pruning or parent scope).
+  ///   - strict: whether a reference to a key that exists nowhere is an error.
+  ///   - message: why, kept in each record (with the part number).
+  ///   - author: who, kept in each record.
+  ///   - idempotencyKey: a key for the import; part *k* carries `key#k`.
+  ///   - progress: called after each chunk with the number of objects applied so far.
   public func importFile(
     at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
     strict: Bool = false, message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
@@ -74,8 +83,19 @@ extension Ledger {
   /// with them the file is read whole first. A mapping problem stops the import at the part
   /// that has it, naming its JSON path; nothing is written.
   ///
-  /// - Parameter progress: called as the file is read (every 1,000 top-level objects) with
-  ///   what has been read so far; not called when the file is read whole.
+  /// - Parameters:
+  ///   - path: the JSON file.
+  ///   - entity: the entity of a top-level array's objects (or of one object); nil for an
+  ///     object of collections.
+  ///   - options: how the objects are staged.
+  ///   - strict: whether a reference to a key that exists nowhere is an error.
+  ///   - message: why, kept in the record.
+  ///   - author: who, kept in the record.
+  ///   - source: where the data came from (the path when nil).
+  ///   - idempotencyKey: a file already applied with this key makes this call a no-op.
+  ///   - expectedHead: fail with `LedgerError.headMoved` unless the log head is this batch id.
+  ///   - progress: called as the file is read (every 1,000 top-level objects) with what has
+  ///     been read so far; not called when the file is read whole.
   public func importFile(
     at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
     message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,

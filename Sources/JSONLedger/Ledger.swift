@@ -107,6 +107,10 @@ public final class Ledger: Sendable {
   /// write transaction on the ledger's writer thread. All of it is durable, or none.
   ///
   /// - Parameters:
+  ///   - batch: the staged batch.
+  ///   - message: why, kept in the record.
+  ///   - author: who, kept in the record.
+  ///   - source: where the data came from (a file name, a URL).
   ///   - idempotencyKey: a batch already applied with this key makes this call a no-op that
   ///     answers the first batch's summary (`wasAlreadyApplied`).
   ///   - expectedHead: fail with `LedgerError.headMoved` unless the log head is this batch id.
