@@ -2,7 +2,7 @@ import Foundation
 
 extension View {
   /// Decodes the objects of `entity` (and its sub-entities) into your `Decodable` type, in
-  /// key order. Properties match the model's attribute and relationship names (not JSON keys);
+  /// the order they were first stored. Properties match the model's attribute and relationship names (not JSON keys);
   /// relationships decode as keys (`band: String`) or, with `.nested(depth:)`, as nested
   /// values (`band: BandValue`).
   ///
@@ -44,17 +44,10 @@ extension View {
   }
 
   static func decode<T: Decodable>(_ type: T.Type, from json: JSONValue, entity: String) throws -> T {
-    let decoder = JSONDecoder()
-    decoder.dateDecodingStrategy = .custom { decoder in
-      let container = try decoder.singleValueContainer()
-      let text = try container.decode(String.self)
-      guard let date = DateCoding.date(from: .string(text)) else {
-        throw DecodingError.dataCorruptedError(in: container, debugDescription: "\"\(text)\" is not a date")
-      }
-      return date
-    }
+    // Straight from the exported value, with no JSON text in between.
+    let decoder = JSONValueDecoder { DateCoding.date(from: .string($0)) }
     do {
-      return try decoder.decode(T.self, from: Data(JSONWriter(options: []).bytes(from: json)))
+      return try decoder.decode(T.self, from: json)
     } catch let error as DecodingError {
       throw LedgerError.invalidArgument("cannot decode \(entity) as \(T.self): \(CodableDescription.describe(error))")
     }
