@@ -6,9 +6,9 @@ import Testing
 /// The README's Swift examples, as written (only file paths differ), so they keep compiling.
 @Suite("README examples")
 struct ReadmeExamplesTests {
-  /// The README's first Swift block, as written, runs in the order printed: the lines between
-  /// the markers below are compared with it (file paths aside), then run.
-  @Test func theSwiftAPIExampleRunsInTheOrderPrinted() async throws {
+  /// The README's Swift blocks, as written, run as one program in the order printed: the
+  /// lines between the markers below are compared with them (file paths aside), then run.
+  @Test func theSwiftExamplesRunAsOneProgramInTheOrderPrinted() async throws {
     let directory = try TemporaryDirectory()
     let responseData = try Data(contentsOf: Fixtures.url("bands-initial.json"))
     let albumsData = Data(#"[{"name": "Tin Drum", "label": "Virgin Records"}]"#.utf8)
@@ -17,6 +17,7 @@ struct ReadmeExamplesTests {
     let albumsPath = try directory.write("albums.json", #"[{"name": "Assemblage", "band": "Japan"}]"#)
 
     // README begin
+
     let model = try Model(contentsOf: modelPath)  // or .xcdatamodeld, or the builder below
     let ledger = try Ledger.open(at: storePath, model: model)  // creates or opens
 
@@ -55,6 +56,61 @@ struct ReadmeExamplesTests {
     // A file larger than memory, streamed in batches of 20,000 objects.
     let parts = try await ledger.importFile(
       at: albumsPath, entity: "Album", chunkSize: 20_000, idempotencyKey: "albums-2026-11-22")
+
+    struct Album: Codable {
+      var name: String
+      var released: Date?
+      var label: String?
+      var band: String?
+    }
+
+    // 1. Import a backend response.
+    var response = ledger.makeBatch()
+    try response.stageDocument(try JSONParser.parse(responseData))
+    _ = try await ledger.apply(response, message: "GET /albums")
+
+    // 2. Read a typed object.
+    let tinDrum = try await ledger.read { view in try view.decode(Album.self, from: "Album", key: "Tin Drum") }
+
+    // 3. Export a changed object for a PUT: the backend's keys, date format and custom keys.
+    let putBody = try await ledger.read { view in
+      try view.object("Album", key: "Tin Drum").map { try JSONWriter().bytes(from: view.exportJSON($0)) }
+    }
+
+    // 4. Export a new struct for a POST: stage it, then export it like any object.
+    var post = ledger.makeBatch()
+    try post.stage(Album(name: "Assemblage", released: nil, label: "Hansa", band: "Japan"), as: "Album")
+    _ = try await ledger.apply(post, message: "created locally")
+    let postBody = try await ledger.read { view in
+      try view.object("Album", key: "Assemblage").map { try view.exportJSON($0) }
+    }
+
+    let query = Query("Album", where: "released", .between("1980-01-01", nil)).sorted(by: "released").limited(to: 2)
+    let page = try await ledger.read { view in try view.objects(query) }  // page.objects, page.next
+    let more = try await ledger.read { view in try view.objects(query.after(page.next)) }
+    let count = try await ledger.read(asOf: 1) { view in try view.count(query) }
+
+    for try await album in ledger.observe("Album", key: "Tin Drum") {  // ObjectSnapshot?, now and after changes
+      print(album?.string("label") ?? "deleted")
+      break  // or keep watching
+    }
+    for try await firstPage in ledger.observe(query) {  // [ObjectSnapshot]
+      print(firstPage.map(\.key))
+      break
+    }
+
+    let modelInCode = try Model(keyCase: .snakeCase) {
+      Entity("Band", identity: ["name"], collectionKey: "bands") {
+        Attribute("name", .string)
+        Attribute("bandDescription", .string)
+        Attribute("founded", .date, jsonKey: "info.founded", exported: false)
+        Relationship("albums", to: "Album", many: true, inverse: "band")
+      }
+      Entity("Album", identity: ["name"]) {
+        Attribute("name", .string)
+        Relationship("band", to: "Band", inverse: "albums")
+      }
+    }
     // README end
 
     #expect(summary.batchID == 1)
@@ -67,6 +123,15 @@ struct ReadmeExamplesTests {
     #expect(report.batches == 4)
     #expect(parts.map(\.batchID) == [5])
     _ = await watcher.value
+    #expect(tinDrum?.band == "Japan")
+    #expect(putBody.map { String(decoding: $0, as: UTF8.self) }?.contains("\"released_as\":null") == true)
+    #expect(postBody?["band"] == "Japan")
+    #expect(postBody?["label"] == "Hansa")
+    #expect(page.objects.count == 2)
+    #expect(page.next != nil)
+    #expect(!more.objects.isEmpty)
+    #expect(count >= page.objects.count + more.objects.count)
+    #expect(modelInCode.entities.map(\.name) == ["Band", "Album"])
 
     // The block above is the README's, line for line.
     let source = try String(contentsOfFile: #filePath, encoding: .utf8)
@@ -86,59 +151,25 @@ struct ReadmeExamplesTests {
     return Array(lines[(begin + 1)..<end])
   }
 
-  /// The README's first Swift block, without its `import` line, with the test's file paths.
+  /// The README's Swift blocks in order, without their `import` lines, with the test's file
+  /// paths.
   static func readmeBlock(in readme: String) -> [String] {
-    let lines = readme.components(separatedBy: "\n")
-    guard let start = lines.firstIndex(of: "```swift"), let stop = lines[(start + 1)...].firstIndex(of: "```") else {
-      return []
+    var lines = readme.components(separatedBy: "\n")[...]
+    var result: [String] = []
+    while let start = lines.firstIndex(of: "```swift"), let stop = lines[(start + 1)...].firstIndex(of: "```") {
+      result += lines[(start + 1)..<stop].filter { $0 != "import JSONLedger" }.map {
+        $0.replacingOccurrences(of: #""bands-model.json""#, with: "modelPath")
+          .replacingOccurrences(of: #""/var/cache/bands""#, with: "storePath")
+          .replacingOccurrences(of: #""albums.json""#, with: "albumsPath")
+      }
+      lines = lines[(stop + 1)...]
     }
-    return lines[(start + 1)..<stop].filter { $0 != "import JSONLedger" }.map {
-      $0.replacingOccurrences(of: #""bands-model.json""#, with: "modelPath")
-        .replacingOccurrences(of: #""/var/cache/bands""#, with: "storePath")
-        .replacingOccurrences(of: #""albums.json""#, with: "albumsPath")
-    }
+    return result
   }
 
   static func normalized(_ lines: [String]) -> [String] {
     lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }.filter {
       !$0.isEmpty
     }
-  }
-
-  struct Album: Codable {
-    var name: String
-    var released: Date?
-    var label: String?
-    var band: String?
-  }
-
-  @Test func theCodableExamples() async throws {
-    let directory = try TemporaryDirectory()
-    let ledger = try Ledger.open(at: directory.storePath, model: try Fixtures.bandsModel())
-    let responseBody = try Data(contentsOf: Fixtures.url("bands-initial.json"))
-
-    // 1. Import a backend response.
-    var batch = ledger.makeBatch()
-    try batch.stageDocument(try JSONParser.parse(responseBody))
-    _ = try await ledger.apply(batch, message: "GET /albums")
-
-    // 2. Read a typed object.
-    let tinDrum = try await ledger.read { view in try view.decode(Album.self, from: "Album", key: "Tin Drum") }
-
-    // 3. Export a changed object for a PUT: the backend's keys, date format and custom keys.
-    let putBody = try await ledger.read { view in
-      try JSONWriter().bytes(from: view.exportJSON(try view.object("Album", key: "Tin Drum")!))
-    }
-
-    // 4. Export a new struct for a POST: stage it, then export it like any object.
-    var post = ledger.makeBatch()
-    try post.stage(Album(name: "Assemblage", released: nil, label: "Hansa", band: "Japan"), as: "Album")
-    _ = try await ledger.apply(post, message: "created locally")
-    let postBody = try await ledger.read { view in try view.exportJSON(try view.object("Album", key: "Assemblage")!) }
-
-    #expect(tinDrum?.band == "Japan")
-    #expect(String(decoding: putBody, as: UTF8.self).contains("\"released_as\":null"))
-    #expect(postBody["band"] == "Japan")
-    #expect(postBody["label"] == "Hansa")
   }
 }
