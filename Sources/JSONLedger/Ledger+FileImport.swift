@@ -18,11 +18,11 @@ extension Ledger {
   ///   - message: why, kept in each record (with the part number).
   ///   - author: who, kept in each record.
   ///   - idempotencyKey: a key for the import; part *k* carries `key#k`.
-  ///   - progress: called after each chunk with the number of objects applied so far.
+  ///   - progress: called after each chunk with what has been read and applied so far.
   public func importFile(
     at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
     strict: Bool = false, message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
-    progress: ((Int) -> Void)? = nil
+    progress: ((ImportProgress) -> Void)? = nil
   ) throws -> [BatchSummary] {
     guard chunkSize > 0 else { throw LedgerError.invalidArgument("the chunk size must be at least 1") }
     guard !options.prunes, options.parent == nil else {
@@ -39,8 +39,9 @@ extension Ledger {
       })
     var summaries: [BatchSummary] = []
     var applied = 0
+    let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     do {
-      try chunks.forEachChunk { batch, count, _ in
+      try chunks.forEachChunk { batch, count, bytesRead in
         let part = summaries.count + 1
         let summary = try applySynchronously(
           batch, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)", author: author,
@@ -49,7 +50,7 @@ extension Ledger {
         applied += count
         // Pages of the map read while resolving this chunk would otherwise stay resident.
         try environment.releaseMappedPages()
-        progress?(applied)
+        progress?(ImportProgress(objects: applied, bytesRead: bytesRead, totalBytes: fileSize))
       }
     } catch {
       let reason = error as? LedgerError ?? .storage(String(describing: error))
@@ -63,7 +64,7 @@ extension Ledger {
   public func importFile(
     at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
     strict: Bool = false, message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
-    progress: (@Sendable (Int) -> Void)? = nil
+    progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> [BatchSummary] {
     try await offTheCaller {
       try self.importFile(

@@ -137,15 +137,18 @@ struct Import: AsyncParsableCommand {
   }
 
   func importInChunks(_ ledger: Ledger, chunkSize: Int) throws {
-    let showsProgress = isatty(STDERR_FILENO) != 0 && !json
-    let summaries = try ledger.importFile(
-      at: file == "-" ? "/dev/stdin" : file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(),
-      strict: strict,
-      message: message, author: author, idempotencyKey: idempotencyKey,
-      progress: { count in
-        if showsProgress { FileHandle.standardError.write(Data("\rimported \(count) objects".utf8)) }
-      })
-    if showsProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+    let line = ProgressLine(shown: !json, writesAtEnd: false)
+    let summaries: [BatchSummary]
+    do {
+      summaries = try ledger.importFile(
+        at: file == "-" ? "/dev/stdin" : file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(),
+        strict: strict, message: message, author: author, idempotencyKey: idempotencyKey,
+        progress: { line.show($0) })
+    } catch {
+      line.finish()
+      throw error
+    }
+    line.finish()
     let skipped = summaries.filter(\.wasAlreadyApplied).count
     let total = summaries.filter { !$0.wasAlreadyApplied }.reduce(
       into: (created: 0, updated: 0, deleted: 0, unchanged: 0)

@@ -5,9 +5,14 @@ import JSONLedger
 /// left. Shown only when standard error is a terminal (never when piped or with `--json`).
 struct ProgressLine {
   let isShown: Bool
+  /// Whether the batch is written once the file is read (one batch), rather than part by part.
+  let writesAtEnd: Bool
   private let start = ContinuousClock.now
 
-  init(shown: Bool) { isShown = shown && isatty(STDERR_FILENO) != 0 }
+  init(shown: Bool, writesAtEnd: Bool = true) {
+    isShown = shown && isatty(STDERR_FILENO) != 0
+    self.writesAtEnd = writesAtEnd
+  }
 
   /// Redraws the line for `progress`.
   func show(_ progress: ImportProgress) {
@@ -31,7 +36,9 @@ struct ProgressLine {
       }
     }
     // The last part read leaves at most the closing brackets and white space.
-    if progress.totalBytes > 0, progress.totalBytes - progress.bytesRead < 16 { line += "; writing the batch" }
+    if writesAtEnd, progress.totalBytes > 0, progress.totalBytes - progress.bytesRead < 16 {
+      line += "; writing the batch"
+    }
     write("\r\u{1B}[K" + line)
   }
 
