@@ -1,5 +1,5 @@
-/// The whole state of one object at one point: what views, relationship indexes and history
-/// entries are made of.
+/// The whole state of one object at one point: what the current state and the undo images
+/// of the store hold (`StateCoding`).
 struct ObjectState: Sendable, Equatable {
   /// The concrete entity.
   var entity: String
