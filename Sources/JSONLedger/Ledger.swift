@@ -254,8 +254,11 @@ public final class Ledger: Sendable {
 
   func readRecord(_ batchID: UInt64, _ txn: Transaction) throws -> ChangeRecord {
     guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
-      throw LedgerError.batchNotFound(
-        batchID, head: try ProjectionStore(transaction: txn, layout: layout, model: model).head())
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      if batchID >= 1, batchID < (try store.horizon()) {
+        throw LedgerError.batchArchived(batchID, horizon: try store.horizon())
+      }
+      throw LedgerError.batchNotFound(batchID, head: try store.head())
     }
     return try Self.decodeRecord(bytes, batchID: batchID, model: model)
   }

@@ -23,6 +23,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case objectNotFound(entity: String, key: String)
   /// A batch id outside the log.
   case batchNotFound(UInt64, head: UInt64)
+  /// A batch before the log's horizon: `compact` moved it to an archive.
+  case batchArchived(UInt64, horizon: UInt64)
   /// A stored record failed its checksum or does not decode.
   case corruptRecord(batchID: UInt64, reason: String)
   /// The projections disagree with a replay of the log.
@@ -60,6 +62,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .unknownCollection(let key, let known):
       "unknown collection \"\(key)\" (known: \(known.joined(separator: ", ")))"
     case .objectNotFound(let entity, let key): "no \(entity) with key \(key)"
+    case .batchArchived(let id, let horizon):
+      "batch \(id) was archived by compact: the log starts at batch \(horizon) (a checkpoint of the state then); restore the archive into a new store (`jsonledger restore-log`) to read it"
     case .batchNotFound(let id, let head):
       head == 0
         ? "batch \(id) does not exist: the log is empty"

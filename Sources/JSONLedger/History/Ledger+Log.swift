@@ -29,10 +29,12 @@ extension Ledger {
   /// The batches, newest first (at most `limit` of them).
   public func log(limit: Int? = nil) throws -> [LogEntry] {
     try environment.read { txn in
-      let head = try ProjectionStore(transaction: txn, layout: layout, model: model).head()
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      let head = try store.head()
+      let horizon = try store.horizon()
       var entries: [LogEntry] = []
       var id = head
-      while id >= 1, entries.count < (limit ?? Int.max) {
+      while id >= horizon, id >= 1, entries.count < (limit ?? Int.max) {
         entries.append(LogEntry(record: try readRecord(id, txn)))
         id -= 1
       }

@@ -41,6 +41,10 @@ extension Ledger {
   private func revertRecord(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
     // Records never change once written, so the one read here is the one the write sees.
     let record = try self.record(batchID)
+    guard record.kind != .checkpoint else {
+      throw LedgerError.invalidArgument(
+        "batch \(batchID) is the checkpoint compact left (the state then, not a change): it cannot be reverted")
+    }
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count))
     let result = try environment.write { txn -> RevertResult in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)

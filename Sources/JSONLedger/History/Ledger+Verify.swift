@@ -33,8 +33,10 @@ extension Ledger {
     let scratchLayout = try StoreLayout(environment: scratch)
 
     return try environment.read { txn in
-      let head = try ProjectionStore(transaction: txn, layout: layout, model: model).head()
-      var expected: UInt64 = 1
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      let head = try store.head()
+      // After a compact, the log starts at its checkpoint.
+      var expected = try store.horizon()
       var pending: [ChangeRecord] = []
       func flush() throws {
         guard !pending.isEmpty else { return }

@@ -41,21 +41,12 @@ extension Ledger {
       newOptions.durability = .noSync
       let target = try Ledger.create(at: upgrading, model: model, options: newOptions)
       var ids = ObjectIDRenumbering(model: model)
-      var pending: [ChangeRecord] = []
-      func flush() throws {
-        guard !pending.isEmpty else { return }
-        try target.environment.reserve(freeBytes: estimatedBytes(objects: pending.reduce(0) { $0 + $1.changes.count }))
-        try target.environment.write { txn in
-          for record in pending { try target.append(record, txn) }
-        }
-        pending.removeAll(keepingCapacity: true)
-      }
+      var replay = RecordReplay(into: target)
       try records { record in
-        pending.append(try ids.renumbered(record))
+        try replay.append(try ids.renumbered(record))
         replayed += 1
-        if pending.count >= 500 || pending.reduce(0, { $0 + $1.changes.count }) >= 200_000 { try flush() }
       }
-      try flush()
+      try replay.flush()
       try target.environment.sync()
     }
     guard rename(path, kept) == 0 else {

@@ -13,12 +13,15 @@ public struct ChangeRecord: Sendable, Equatable {
     case delete = 2
     case revert = 3
     case rewind = 4
+    /// The whole state at a horizon, in place of the batches `compact` archived.
+    case checkpoint = 6
     public var description: String {
       switch self {
       case .import: "import"
       case .delete: "delete"
       case .revert: "revert"
       case .rewind: "rewind"
+      case .checkpoint: "checkpoint"
       }
     }
   }

@@ -22,6 +22,7 @@ public struct View: ~Copyable {
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model, asOf: asOf)
     let head = try store.head()
     if let asOf, asOf > head || asOf == 0 { throw LedgerError.batchNotFound(asOf, head: head) }
+    if let asOf, asOf < (try store.horizon()) { throw LedgerError.batchArchived(asOf, horizon: try store.horizon()) }
     reader = SnapshotReader(store: store, transformers: transformers)
     batchID = asOf ?? head
   }

@@ -209,6 +209,11 @@ struct ProjectionStore: StateSource {
     try transaction.value(forKey: MetaKey.nextObjectSequence, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
   }
 
+  /// The first batch the log holds: 1, or the checkpoint `compact` left.
+  func horizon() throws -> UInt64 {
+    try transaction.value(forKey: MetaKey.horizon, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
+  }
+
   /// The last applied batch id (0 for an empty log).
   func head() throws -> UInt64 {
     try transaction.value(forKey: MetaKey.head, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 0

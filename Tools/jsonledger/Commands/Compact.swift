@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import JSONLedger
+
+struct Compact: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Move the batches before a horizon to an archive file and start the log at a checkpoint.",
+    discussion: """
+      The batches up to the horizon are written to the archive (which restore-log replays into a \
+      new store) and replaced by one checkpoint record holding the whole state after the horizon's \
+      batch. Batch ids go on; as-of reads before the horizon are refused. Nothing is dropped \
+      without an archive unless --discard is given.
+      """)
+
+  @OptionGroup var storeOptions: StoreOptions
+  @OptionGroup var writeOptions: WriteOptions
+
+  @Option(help: "Keep this many of the newest batches.")
+  var keepBatches: Int?
+
+  @Option(help: "Keep the batches applied at or after this time (ISO 8601, e.g. 2026-01-01T00:00:00Z).")
+  var before: String?
+
+  @Option(help: "A new file for the batches moved out of the log.")
+  var archive: String?
+
+  @Flag(help: "Drop the batches without an archive.")
+  var discard = false
+
+  @Flag(help: "Print machine-readable JSON.")
+  var json = false
+
+  func run() async throws {
+    let date = try before.map { text -> Date in
+      guard let date = ISO8601DateFormatter().date(from: text) else {
+        throw ValidationError("--before takes an ISO 8601 time such as 2026-01-01T00:00:00Z, not \"\(text)\"")
+      }
+      return date
+    }
+    let ledger = try storeOptions.open(durability: writeOptions.durability)
+    let report = try ledger.compact(keepingBatches: keepBatches, before: date, archive: archive, discarding: discard)
+    if json {
+      Output.json([
+        "horizon": .number(JSONNumber(Int(report.horizon))),
+        "archivedBatches": .number(JSONNumber(report.archivedBatches)),
+        "archive": report.archivePath.map { .string($0) } ?? .null, "objects": .number(JSONNumber(report.objects)),
+      ])
+    } else if report.archivedBatches == 0 {
+      Output.line("nothing to compact: the log starts at batch \(report.horizon)")
+    } else {
+      Output.line(
+        "moved \(report.archivedBatches) batches \(report.archivePath.map { "to \($0)" } ?? "out (discarded)"); the log starts at batch \(report.horizon), a checkpoint of \(report.objects) objects"
+      )
+    }
+  }
+}
