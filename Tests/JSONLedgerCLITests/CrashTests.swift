@@ -83,4 +83,38 @@ struct CrashTests {
     #expect(reader.output.contains("consistent reads"))
     #expect(try CommandRunner.run(["verify", store]).status == 0)
   }
+
+  /// A compact killed at a random moment leaves the store as before (the log from batch 1) or
+  /// as after (from the checkpoint), verifying either way, with every batch's state kept.
+  @Test func killedCompactLeavesTheStoreAsBeforeOrAsAfter() throws {
+    let directory = try TemporaryDirectory()
+    let original = directory.path + "/original"
+    _ = try CommandRunner.run(["stress", original, "--batches", "40", "--objects", "400", "--durability", "noSync"])
+    let lastState = try CommandRunner.run(["export", original]).output
+    var generator = SystemRandomNumberGenerator()
+    var outcomes: [String: Int] = [:]
+    for trial in 0..<max(4, Self.trials / 2) {
+      let store = directory.path + "/store-\(trial)"
+      try FileManager.default.copyItem(atPath: original, toPath: store)
+      let process = Process()
+      process.executableURL = CommandRunner.executable
+      process.arguments = ["compact", store, "--keep-batches", "5", "--archive", directory.path + "/archive-\(trial)"]
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      usleep(useconds_t(Int.random(in: 0...250, using: &generator) * 1000))
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      let verify = try CommandRunner.run(["verify", store])
+      #expect(verify.status == 0, "trial \(trial): \(verify.error)")
+      let log = try CommandRunner.run(["log", store])
+      let compacted = log.output.contains("checkpoint")
+      outcomes[compacted ? "after" : "before", default: 0] += 1
+      #expect(log.output.contains("batch 40 "), "trial \(trial)")
+      #expect(compacted ? !log.output.contains("batch 1 ") : log.output.contains("batch 1 "), "trial \(trial)")
+      #expect(try CommandRunner.run(["export", store]).output == lastState, "trial \(trial)")
+      try FileManager.default.removeItem(atPath: store)
+    }
+    print("killed compacts:", outcomes)
+  }
 }
