@@ -44,4 +44,13 @@ struct DamagedPageTests {
     }
     #expect(outcomes.keys.contains("verify 1"), "\(outcomes)")
   }
+
+  /// Regression: a free list long enough to be kept on overflow pages was taken for damage.
+  @Test func anIntactStoreWithALongFreeListPassesThePageWalk() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    _ = try CommandRunner.run(["stress", store, "--batches", "40", "--objects", "400", "--durability", "noSync"])
+    let verify = try CommandRunner.run(["verify", store])
+    #expect(verify.status == 0, "\(verify.error)")
+  }
 }
