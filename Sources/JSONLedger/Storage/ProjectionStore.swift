@@ -246,12 +246,17 @@ struct ProjectionStore: StateSource {
   /// Entity and identity of any object ever stored (deleted ones included: from the newest
   /// undo image).
   func header(of objectID: UInt64) throws -> (entity: String, identity: [AttributeValue])? {
-    if let bytes = try currentStateBytes(of: objectID) {
+    // The header starts the state: its first bytes are copied, not the link lists and
+    // attributes after them (a band's state holds all its albums), unless the identity is long.
+    let prefix = try transaction.withValue(forKey: StoreKeys.object(objectID), in: layout.state) { value in
+      value.withUnsafeBufferPointer { Array($0.prefix(128)) }
+    }
+    if let prefix {
+      if let header = try? StateCoding.decodeHeader(prefix, model: model) { return (header.entity, header.identity) }
+      let bytes = try currentStateBytes(of: objectID) ?? []
       return try decoding(objectID, at: nil) { () throws(DecodingFailure) in
         try StateCoding.decodeHeader(bytes, model: model)
-      }.map {
-        ($0.entity, $0.identity)
-      }
+      }.map { ($0.entity, $0.identity) }
     }
     var found: (entity: String, identity: [AttributeValue])?
     try transaction.forEachBackward(
