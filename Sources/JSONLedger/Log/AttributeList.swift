@@ -38,16 +38,6 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
     Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.name, $0.value) })
   }
 
-  /// The attributes as a dictionary, built from `positions` (each of `names` to its place
-  /// there) when this list holds every one of `names`: the dictionary's layout is reused and
-  /// no name is hashed. Otherwise built name by name.
-  func dictionary(positions: [String: Int], names: [(name: String, utf8: [UInt8])]) -> [String: AttributeValue] {
-    guard entries.count == names.count, entries.indices.allSatisfy({ entries[$0].name == names[$0].name }) else {
-      return dictionary
-    }
-    return positions.mapValues { entries[$0].value }
-  }
-
   /// Where `name` is, or where it would go (binary search).
   private func position(of name: String) -> (index: Int, found: Bool) {
     var low = 0

@@ -62,6 +62,14 @@ struct SnapshotBuilder: StateVisitor {
     }
   }
 
+  /// Takes an object's state as if it were read from its stored bytes.
+  mutating func visit(_ state: ObjectState, resolved: ResolvedEntity?) {
+    guard visitHeader(entity: state.entity, resolved: resolved, identity: state.identity, since: 0) else { return }
+    for (id, targets) in state.links { visitList(id, targets) }
+    let positions = resolved?.storedAttributePositions ?? [:]
+    for (name, value) in state.attributes { visitAttribute(name, position: positions[name], value) }
+  }
+
   /// The snapshot of the object last visited, as object `id`; relationship targets named
   /// through `keys`.
   func snapshot(_ id: UInt64, keys: inout TargetKeys) throws -> ObjectSnapshot {

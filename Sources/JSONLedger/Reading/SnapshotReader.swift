@@ -124,24 +124,12 @@ struct SnapshotReader {
     return try snapshot(id, state, keys: &keys)
   }
 
-  /// A snapshot whose relationship targets' keys come from `keys`.
+  /// A snapshot whose relationship targets' keys come from `keys`: the state goes through
+  /// the same builder as stored bytes do.
   func snapshot(_ id: UInt64, _ state: ObjectState, keys: inout TargetKeys) throws -> ObjectSnapshot {
-    let key = ObjectKey(entity: state.entity, identity: state.identity)
-    guard let entity = store.model.resolved(state.entity) else {
-      return ObjectSnapshot(key: key, attributes: state.attributes.dictionary, relationships: [:], objectID: id)
-    }
-    let relationships = try entity.relationshipPositions.mapValues { position in
-      let targets = state.links[entity.relationships[position].id] ?? []
-      var targetKeys: [ObjectKey] = []
-      targetKeys.reserveCapacity(targets.count)
-      for target in targets { targetKeys.append(try keys.key(of: target)) }
-      return targetKeys
-    }
-    return ObjectSnapshot(
-      key: key,
-      attributes: state.attributes.dictionary(
-        positions: entity.storedAttributePositions, names: entity.storedAttributeNames),
-      relationships: relationships, objectID: id)
+    var builder = SnapshotBuilder(family: nil)
+    builder.visit(state, resolved: store.model.resolved(state.entity))
+    return try builder.snapshot(id, keys: &keys)
   }
 
   func key(of id: UInt64) throws -> ObjectKey {
