@@ -3,21 +3,24 @@ import LMDB
 
 extension Ledger {
   /// Opens the store at `path`, creating it (with `model`) when the directory is missing or
-  /// empty. When `model` is given for an existing store it must equal the stored model.
+  /// empty. When `model` is given for an existing store it must equal the stored model, or,
+  /// with `migration: .automatic`, the store is migrated to it first (`migrate(at:to:options:)`).
   ///
   /// A directory holding other files, or a file that is not a store, is refused without
   /// writing anything.
-  public static func open(at path: String, model: Model? = nil, options: Options = Options()) throws -> Ledger {
+  public static func open(
+    at path: String, model: Model? = nil, options: Options = Options(), migration: Migration = .none
+  ) throws -> Ledger {
     let state = try StoreDirectory.inspect(path)
     switch state {
     case .missing, .empty:
       guard let model else { throw LedgerError.storeNotFound(path: path) }
       do { return try create(at: path, model: model, options: options, state: state) } catch LedgerError.storeExists {
         // Another process created it meanwhile: open that store (its model must be this one).
-        return try openExisting(at: path, model: model, options: options)
+        return try openExisting(at: path, model: model, options: options, migration: migration)
       }
     case .store:
-      return try openExisting(at: path, model: model, options: options)
+      return try openExisting(at: path, model: model, options: options, migration: migration)
     }
   }
 
@@ -93,15 +96,16 @@ extension Ledger {
       let layout = try StoreLayout(creatingIn: txn)
       if try txn.value(forKey: MetaKey.format, in: layout.meta) != nil { throw LedgerError.storeExists(path: path) }
       try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
-      // Declaration order matters: entity and relationship ids are positions in the model.
-      try txn.put(JSONWriter(options: []).bytes(from: model.jsonValue), forKey: MetaKey.model, in: layout.meta)
+      try ModelVersions(first: model).write(into: txn, in: layout.meta)
       return layout
     }
     return Ledger(
-      path: path, model: model, environment: environment, layout: layout, options: options)
+      path: path, versions: ModelVersions(first: model), environment: environment, layout: layout, options: options)
   }
 
-  private static func openExisting(at path: String, model expected: Model?, options: Options) throws -> Ledger {
+  private static func openExisting(
+    at path: String, model expected: Model?, options: Options, migration: Migration = .none
+  ) throws -> Ledger {
     let environment = try openEnvironment(path, options)
     switch try StoreLayout.contents(of: environment) {
     case .nothing:
@@ -135,11 +139,20 @@ extension Ledger {
     guard version == formatVersion else {
       throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion)
     }
-    let model: Model
-    do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
-      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
+    let versions: ModelVersions
+    do { versions = try environment.read { txn in try ModelVersions.load(from: txn, in: layout.meta) } } catch let
+      failure as StoredModelFailure
+    {
+      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(failure.reason)")
     }
+    let model = versions.model
     if let expected, expected != model {
+      if migration == .automatic {
+        let stored = Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)
+        defer { stored.close() }
+        try stored.migrate(to: expected)
+        return try openExisting(at: path, model: expected, options: options)
+      }
       // Say what differs, so that the user can tell an edit from a wrong file.
       let differences = model.differences(to: expected)
       throw LedgerError.model(
@@ -149,13 +162,12 @@ extension Ledger {
             .init(
               place: "",
               reason:
-                "the given model differs from the model the store was created with (\(differences.count) difference\(differences.count == 1 ? "" : "s"); migrating a store is not built yet)"
+                "the given model differs from the store's model (\(differences.count) difference\(differences.count == 1 ? "" : "s")); migrate the store with `jsonledger migrate` or `Ledger.open(at:model:migration: .automatic)`"
             )
           ] + differences.prefix(50).map { .init(place: $0.place, reason: $0.change) }))
     }
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
-    return Ledger(
-      path: path, model: model, environment: environment, layout: layout, options: options)
+    return Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)
   }
 
   private static func openEnvironment(_ path: String, _ options: Options) throws -> Environment {

@@ -19,8 +19,10 @@ import Synchronization
 public final class Ledger: Sendable {
   /// The store directory.
   public let path: String
-  /// The model the store was created with.
-  public let model: Model
+  /// The store's model: the one it was created with, or the one it was last migrated to.
+  public var model: Model { versions.model }
+  /// Every version of the model the store had; records are read in the current one's terms.
+  let versions: ModelVersions
   /// The LMDB environment, shared with every other `Ledger` of this path in the process;
   /// nil once `close()` was called.
   private let openEnvironment: Mutex<Environment?>
@@ -61,9 +63,9 @@ public final class Ledger: Sendable {
     public init() {}
   }
 
-  init(path: String, model: Model, environment: Environment, layout: StoreLayout, options: Options) {
+  init(path: String, versions: ModelVersions, environment: Environment, layout: StoreLayout, options: Options) {
     self.path = path
-    self.model = model
+    self.versions = versions
     self.openEnvironment = Mutex(environment)
     self.layout = layout
     self.transformers = options.transformers
@@ -194,7 +196,11 @@ public final class Ledger: Sendable {
   static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
 
   /// Appends a record under the next batch id and folds it into the projections.
+  /// The record is written under the current model version: its changes are in its terms.
   func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil) throws {
+    try checkModelVersion(txn)
+    var record = record
+    record.modelVersion = versions.current
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)
@@ -219,17 +225,28 @@ public final class Ledger: Sendable {
 
   // MARK: - Reading
 
+  /// Throws `LedgerError.modelChanged` when the store was migrated since this `Ledger` opened
+  /// it: its model no longer reads the store's states, nor writes records the store can read.
+  func checkModelVersion(_ txn: Transaction) throws {
+    let stored = try txn.value(forKey: MetaKey.modelVersion, in: layout.meta).map { UInt32(bigEndianBytes: $0) } ?? 1
+    guard stored == versions.current else {
+      throw LedgerError.modelChanged(path: path, storeVersion: stored, openedVersion: versions.current)
+    }
+  }
+
   /// Runs `body` with a view of the current state.
   public func read<R>(_ body: (borrowing View) throws -> R) throws -> R {
     try environment.read { txn in
-      try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: nil))
+      try checkModelVersion(txn)
+      return try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: nil))
     }
   }
 
   /// Runs `body` with a view of the state right after batch `batchID`.
   public func read<R>(asOf batchID: UInt64, _ body: (borrowing View) throws -> R) throws -> R {
     try environment.read { txn in
-      try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: batchID))
+      try checkModelVersion(txn)
+      return try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: batchID))
     }
   }
 
@@ -260,16 +277,22 @@ public final class Ledger: Sendable {
       }
       throw LedgerError.batchNotFound(batchID, head: try store.head())
     }
-    return try Self.decodeRecord(bytes, batchID: batchID, model: model)
+    return try Self.decodeRecord(bytes, batchID: batchID, versions: versions)
   }
 
-  static func decodeRecord(_ bytes: consuming [UInt8], batchID: UInt64, model: Model) throws -> ChangeRecord {
+  /// The record stored as `bytes` for batch `batchID`, in the current model's terms.
+  static func decodeRecord(_ bytes: consuming [UInt8], batchID: UInt64, versions: ModelVersions) throws
+    -> ChangeRecord
+  {
     do {
-      let record = try RecordCoding.decode(bytes, model: model)
+      let record = try RecordCoding.decode(bytes, model: versions.model)
       guard record.batchID == batchID else {
         throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(record.batchID)")
       }
-      return record
+      return try versions.translate(record)
+    } catch let failure as TranslationFailure {
+      throw LedgerError.corruptRecord(
+        batchID: batchID, reason: "it does not read under the current model (\(failure.place): \(failure.reason))")
     } catch let failure as RecordCoding.Failure {
       switch failure {
       case .checksum(let stored, let computed):

@@ -37,6 +37,12 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case storage(String)
   /// A caller mistake, described.
   case invalidArgument(String)
+  /// The store was migrated to model version `storeVersion` after this `Ledger` opened it
+  /// at `openedVersion`: open the store again.
+  case modelChanged(path: String, storeVersion: UInt32, openedVersion: UInt32)
+  /// A migration cannot be derived from the two models: each reason names its place; nothing
+  /// was written.
+  case migrationRefused(path: String, reasons: [ModelDifference])
   /// The `Ledger` was closed (`Ledger.close()`); open the store again to use it.
   case closed(path: String)
   /// A chunked import stopped at part `failedPart` of `file`: the parts before it are
@@ -76,6 +82,12 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
       "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
     case .storage(let reason): "storage error: \(reason)"
     case .invalidArgument(let reason): reason
+    case .modelChanged(let path, let storeVersion, let openedVersion):
+      "the store at \(path) was migrated to model version \(storeVersion) after this ledger opened it at version \(openedVersion); open the store again"
+    case .migrationRefused(let path, let reasons):
+      "the store at \(path) cannot be migrated to the given model; nothing was written:\n"
+        + reasons.prefix(50).map { "  \($0)" }.joined(separator: "\n")
+        + (reasons.count > 50 ? "\n  … and \(reasons.count - 50) more" : "")
     case .closed(let path): "the ledger of \(path) was closed; open the store again to use it"
     case .importStopped(let file, let part, let applied, let reason):
       "importing \(file) stopped at part \(part): \(reason)\n"

@@ -12,7 +12,8 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     version: "jsonledger 0.6.0 (store format \(Ledger.formatVersion))",
     subcommands: [
       Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
-      Rewind.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self, Demo.self,
+      Rewind.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self, Migrate.self,
+      Demo.self,
       Stress.self, ReadCheck.self,
     ]
   )

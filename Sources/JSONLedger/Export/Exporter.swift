@@ -200,19 +200,7 @@ struct Exporter {
   }
 
   static func json(_ value: AttributeValue, dateFormat: DateFormat) -> JSONValue {
-    switch value {
-    case .string(let text): .string(text)
-    case .integer(let number): .number(JSONNumber(number))
-    case .double(let number): .number(JSONNumber(number))
-    case .float(let number): .number(JSONNumber(Double(number.description) ?? Double(number)))
-    case .decimal(let number): .number(JSONNumber(number))
-    case .bool(let flag): .bool(flag)
-    case .date(let date): DateCoding.jsonValue(from: date, format: dateFormat)
-    case .uuid(let uuid): .string(uuid.uuidString)
-    case .url(let url): .string(url.absoluteString)
-    case .binary(let data): .string(data.base64EncodedString())
-    case .json(let json): json
-    }
+    ValueCoercion.json(value, dateFormat: dateFormat)
   }
 
   /// A related object's key as JSON: its identity value, or an object of them for a

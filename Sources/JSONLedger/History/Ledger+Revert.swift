@@ -45,6 +45,10 @@ extension Ledger {
       throw LedgerError.invalidArgument(
         "batch \(batchID) is the checkpoint compact left (the state then, not a change): it cannot be reverted")
     }
+    guard record.kind != .migration else {
+      throw LedgerError.invalidArgument(
+        "batch \(batchID) is a migration of the model: it cannot be reverted; migrate to the earlier model instead")
+    }
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count))
     let result = try environment.write { txn -> RevertResult in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)

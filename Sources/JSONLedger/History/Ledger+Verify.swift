@@ -52,7 +52,7 @@ extension Ledger {
         guard entry.key.count == 8, batchID == expected else {
           throw LedgerError.verificationFailed("the log skips from batch \(expected - 1) to \(batchID)")
         }
-        pending.append(try Self.decodeRecord(entry.value, batchID: batchID, model: model))
+        pending.append(try Self.decodeRecord(entry.value, batchID: batchID, versions: versions))
         expected += 1
         if pending.count >= 500 { try flush() }
         return true

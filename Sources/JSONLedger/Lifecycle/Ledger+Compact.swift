@@ -71,7 +71,7 @@ extension Ledger {
             guard let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) else {
               throw LedgerError.corruptRecord(batchID: id, reason: "it is missing from the log")
             }
-            _ = try Self.decodeRecord(bytes, batchID: id, model: model)  // checked before it is archived
+            _ = try Self.decodeRecord(bytes, batchID: id, versions: versions)  // checked before it is archived
             try append(id, bytes)
           }
         }
@@ -89,7 +89,7 @@ extension Ledger {
       try projector.apply(checkpoint)
       var id = horizon + 1
       while let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) {
-        try projector.apply(try Self.decodeRecord(bytes, batchID: id, model: model))
+        try projector.apply(try Self.decodeRecord(bytes, batchID: id, versions: versions))
         id += 1
       }
     }
@@ -120,7 +120,7 @@ extension Ledger {
     return ChangeRecord(
       batchID: horizon, time: last.time, kind: .checkpoint,
       metadata: ChangeRecord.Metadata(message: "checkpoint: the state after batch \(horizon)"),
-      statistics: statistics, changes: changes, modelVersion: last.modelVersion)
+      statistics: statistics, changes: changes, modelVersion: versions.current)
   }
 
   /// Replays an archive `compact` wrote into a new store at `path`, with the archive's
@@ -144,7 +144,7 @@ extension Ledger {
       guard batchID == expected else {
         throw LedgerError.invalidArgument("the archive \(archive) skips from batch \(expected - 1) to \(batchID)")
       }
-      try replay.append(try decodeRecord(bytes, batchID: batchID, model: model))
+      try replay.append(try decodeRecord(bytes, batchID: batchID, versions: ledger.versions))
       expected += 1
     }
     try replay.flush()

@@ -101,7 +101,7 @@ extension Ledger {
             guard entry.key.count == 8, batchID == expected else {
               throw LedgerError.corruptRecord(batchID: expected, reason: "the log skips to batch \(batchID)")
             }
-            try each(try decodeRecord(entry.value, batchID: batchID, model: model))
+            try each(try decodeRecord(entry.value, batchID: batchID, versions: ModelVersions(first: model)))
             expected += 1
             return true
           }

@@ -13,6 +13,8 @@ public struct ChangeRecord: Sendable, Equatable {
     case delete = 2
     case revert = 3
     case rewind = 4
+    /// The store's model changed (`Ledger.migrate`); the record's `modelVersion` is the new one.
+    case migration = 5
     /// The whole state at a horizon, in place of the batches `compact` archived.
     case checkpoint = 6
     public var description: String {
@@ -21,6 +23,7 @@ public struct ChangeRecord: Sendable, Equatable {
       case .delete: "delete"
       case .revert: "revert"
       case .rewind: "rewind"
+      case .migration: "migration"
       case .checkpoint: "checkpoint"
       }
     }

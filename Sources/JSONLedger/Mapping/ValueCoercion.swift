@@ -98,6 +98,31 @@ enum ValueCoercion {
     }
   }
 
+  /// A stored value as JSON: numbers as numbers, dates in `dateFormat` (UTC), binary as
+  /// base64, UUIDs and URLs as strings. Export writes values so; a migration coerces a value
+  /// to an attribute's new type from it.
+  static func json(_ value: AttributeValue, dateFormat: DateFormat) -> JSONValue {
+    switch value {
+    case .string(let text): .string(text)
+    case .integer(let number): .number(JSONNumber(number))
+    case .double(let number): .number(JSONNumber(number))
+    case .float(let number): .number(JSONNumber(Double(number.description) ?? Double(number)))
+    case .decimal(let number): .number(JSONNumber(number))
+    case .bool(let flag): .bool(flag)
+    case .date(let date): DateCoding.jsonValue(from: date, format: dateFormat)
+    case .uuid(let uuid): .string(uuid.uuidString)
+    case .url(let url): .string(url.absoluteString)
+    case .binary(let data): .string(data.base64EncodedString())
+    case .json(let json): json
+    }
+  }
+
+  /// `value` as a value of `type`: itself when it is one already, else coerced from its JSON
+  /// form by the import rules (`"20"` to 20, 20 to `"20"`).
+  static func coerce(_ value: AttributeValue, to type: AttributeType) -> Result<AttributeValue, CoercionFailure> {
+    coerce(json(value, dateFormat: .iso8601), to: type)
+  }
+
   /// The significant digits of a number literal's mantissa (leading and trailing zeros not
   /// counted).
   static func significantDigits(_ literal: String) -> Int {

@@ -20,11 +20,14 @@ public struct Attribute: Sendable, Hashable {
   public var isOptional: Bool
   /// Whether the projector keeps an index for lookups by value.
   public var isIndexed: Bool
+  /// The name this attribute had in the previous version of the model (Core Data's
+  /// `renamingIdentifier`): migrating a store carries its values over.
+  public var renamedFrom: String?
 
   /// An attribute named `name` of type `type`.
   public init(
     _ name: String, _ type: AttributeType, jsonKey: String? = nil, transformer: String? = nil,
-    exported: Bool = true, optional: Bool = true, indexed: Bool = false
+    exported: Bool = true, optional: Bool = true, indexed: Bool = false, renamedFrom: String? = nil
   ) {
     self.name = name
     self.type = type
@@ -33,5 +36,6 @@ public struct Attribute: Sendable, Hashable {
     self.isExported = exported
     self.isOptional = optional
     self.isIndexed = indexed
+    self.renamedFrom = renamedFrom
   }
 }

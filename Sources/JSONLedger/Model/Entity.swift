@@ -33,6 +33,9 @@ public struct Entity: Sendable, Hashable {
   /// A registered entity mapper that names the sub-entity for each JSON object (Groot's
   /// `entityMapperName`).
   public var entityMapper: String?
+  /// The name this entity had in the previous version of the model (Core Data's
+  /// `renamingIdentifier`): migrating a store carries its objects over.
+  public var renamedFrom: String?
 
   /// An entity with these members.
   public init(
@@ -49,6 +52,7 @@ public struct Entity: Sendable, Hashable {
     self.mapsOnlyCustomKeys = mapsOnlyCustomKeys
     self.dictionaryTransformer = nil
     self.entityMapper = nil
+    self.renamedFrom = nil
     self.attributes = attributes
     self.relationships = relationships
   }

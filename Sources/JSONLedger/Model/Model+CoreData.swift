@@ -164,6 +164,13 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
     }
   }
 
+  /// Core Data's `renamingIdentifier`, unless it is the element's own name (Xcode often
+  /// writes that, meaning no rename).
+  private static func renamingIdentifier(_ attributes: [String: String], name: String) -> String? {
+    guard let identifier = attributes["renamingIdentifier"], !identifier.isEmpty, identifier != name else { return nil }
+    return identifier
+  }
+
   /// The first present value among keys (the `sync.` spelling first).
   private static func value(_ info: [String: String], _ keys: String...) -> String? {
     keys.lazy.compactMap { info[$0] }.first
@@ -183,6 +190,7 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
       entity.mapsOnlyCustomKeys = pendingEntity.properties.contains { $0.userInfo["JSONKeyPath"] != nil }
       entity.dictionaryTransformer = info["JSONDictionaryTransformerName"]
       entity.entityMapper = info["entityMapperName"]
+      entity.renamedFrom = Self.renamingIdentifier(pendingEntity.attributes, name: name)
       var flaggedIdentity: [String] = []
       for property in pendingEntity.properties {
         let propertyName = property.attributes["name"] ?? ""
@@ -201,7 +209,8 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
             Relationship(
               propertyName, to: property.attributes["destinationEntity"] ?? "", many: many, ordered: ordered,
               inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported,
-              deletionRule: Self.deletionRule(property.attributes["deletionRule"])))
+              deletionRule: Self.deletionRule(property.attributes["deletionRule"]),
+              renamedFrom: Self.renamingIdentifier(property.attributes, name: propertyName)))
           continue
         }
         guard let type = Self.type(property.attributes["attributeType"]) else {
@@ -220,7 +229,8 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
           Attribute(
             propertyName, type, jsonKey: jsonKey, transformer: transformer, exported: exported,
             optional: property.attributes["optional"] == "YES" || property.attributes["defaultValueString"] != nil,
-            indexed: property.attributes["indexed"] == "YES" || pendingEntity.fetchIndexed.contains(propertyName)))
+            indexed: property.attributes["indexed"] == "YES" || pendingEntity.fetchIndexed.contains(propertyName),
+            renamedFrom: Self.renamingIdentifier(property.attributes, name: propertyName)))
         let jc = info["JC.isIdentifier"]?.lowercased()
         let primary = Self.value(info, "sync.isPrimaryKey", "hyper.isPrimaryKey")
         if jc == "true" || jc == "yes" || primary == "YES" || primary == "true" { flaggedIdentity.append(propertyName) }

@@ -21,10 +21,17 @@ extension Model {
 
   /// Reads a model from the JSON of a model file.
   public init(json: JSONValue) throws(ModelError) {
+    try self.init(json: json, numbering: nil)
+  }
+
+  /// Reads a model from the JSON of a model file, numbered as given (nil: by position).
+  init(json: JSONValue, numbering: ModelNumbering?) throws(ModelError) {
     var reader = ModelFileReader()
     let (keyCase, dateFormat, entities) = reader.read(json)
     if !reader.problems.isEmpty { throw ModelError(problems: reader.problems) }
-    try self.init(keyCase: keyCase, dateFormat: dateFormat, entities: entities)
+    try self.init(
+      keyCase: keyCase, dateFormat: dateFormat, entities: entities,
+      numbering: numbering ?? ModelNumbering(positionsOf: entities))
   }
 
   /// The model as the JSON of a model file; reading it back gives an equal model.
@@ -44,11 +51,12 @@ extension Model {
       if entity.mapsOnlyCustomKeys { object["mapsOnlyCustomKeys"] = true }
       if let name = entity.dictionaryTransformer { object["dictionaryTransformer"] = .string(name) }
       if let name = entity.entityMapper { object["entityMapper"] = .string(name) }
+      if let name = entity.renamedFrom { object["renamedFrom"] = .string(name) }
       var attributes = JSONObject()
       for attribute in entity.attributes {
         let plain =
           attribute.jsonKey == nil && attribute.transformer == nil && attribute.isExported
-          && attribute.isOptional && !attribute.isIndexed
+          && attribute.isOptional && !attribute.isIndexed && attribute.renamedFrom == nil
         if plain {
           attributes[attribute.name] = .string(attribute.type.rawValue)
           continue
@@ -59,6 +67,7 @@ extension Model {
         if !attribute.isExported { spec["export"] = false }
         if !attribute.isOptional { spec["optional"] = false }
         if attribute.isIndexed { spec["indexed"] = true }
+        if let name = attribute.renamedFrom { spec["renamedFrom"] = .string(name) }
         attributes[attribute.name] = .object(spec)
       }
       object["attributes"] = .object(attributes)
@@ -72,6 +81,7 @@ extension Model {
         if !relationship.isExported { spec["export"] = false }
         if relationship.deletesOrphans { spec["deleteOrphans"] = true }
         if relationship.deletionRule != .nullify { spec["deletionRule"] = .string(relationship.deletionRule.rawValue) }
+        if let name = relationship.renamedFrom { spec["renamedFrom"] = .string(name) }
         relationships[relationship.name] = .object(spec)
       }
       if !relationships.isEmpty { object["relationships"] = .object(relationships) }
@@ -157,7 +167,7 @@ struct ModelFileReader {
     let place = "entities.\(name)"
     let allowed: Set<String> = [
       "identity", "collectionKey", "parent", "subentityKey", "attributes", "relationships", "abstract",
-      "mapsOnlyCustomKeys", "dictionaryTransformer", "entityMapper",
+      "mapsOnlyCustomKeys", "dictionaryTransformer", "entityMapper", "renamedFrom",
     ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
     var entity = Entity(name)
@@ -176,6 +186,7 @@ struct ModelFileReader {
     entity.mapsOnlyCustomKeys = bool(spec["mapsOnlyCustomKeys"], "\(place).mapsOnlyCustomKeys", default: false)
     entity.dictionaryTransformer = string(spec["dictionaryTransformer"], "\(place).dictionaryTransformer")
     entity.entityMapper = string(spec["entityMapper"], "\(place).entityMapper")
+    entity.renamedFrom = string(spec["renamedFrom"], "\(place).renamedFrom")
     if let attributes = spec["attributes"] {
       if case .object(let members) = attributes {
         for member in members {
@@ -225,7 +236,9 @@ struct ModelFileReader {
     if case .string = value {
       return attributeType(value, "\(place)").map { Attribute(name, $0) }
     }
-    let allowed: Set<String> = ["type", "jsonKey", "transformer", "export", "optional", "indexed"]
+    let allowed: Set<String> = [
+      "type", "jsonKey", "transformer", "export", "optional", "indexed", "renamedFrom",
+    ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
     guard let type = attributeType(spec["type"], "\(place).type") else { return nil }
     return Attribute(
@@ -233,12 +246,13 @@ struct ModelFileReader {
       transformer: string(spec["transformer"], "\(place).transformer"),
       exported: bool(spec["export"], "\(place).export", default: true),
       optional: bool(spec["optional"], "\(place).optional", default: true),
-      indexed: bool(spec["indexed"], "\(place).indexed", default: false))
+      indexed: bool(spec["indexed"], "\(place).indexed", default: false),
+      renamedFrom: string(spec["renamedFrom"], "\(place).renamedFrom"))
   }
 
   private mutating func readRelationship(_ name: String, _ value: JSONValue, place: String) -> Relationship? {
     let allowed: Set<String> = [
-      "to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans", "deletionRule",
+      "to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans", "deletionRule", "renamedFrom",
     ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
     guard let destination = string(spec["to"], "\(place).to") else {
@@ -252,7 +266,8 @@ struct ModelFileReader {
       jsonKey: string(spec["jsonKey"], "\(place).jsonKey"),
       exported: bool(spec["export"], "\(place).export", default: true),
       deleteOrphans: bool(spec["deleteOrphans"], "\(place).deleteOrphans", default: false),
-      deletionRule: deletionRule(spec["deletionRule"], "\(place).deletionRule"))
+      deletionRule: deletionRule(spec["deletionRule"], "\(place).deletionRule"),
+      renamedFrom: string(spec["renamedFrom"], "\(place).renamedFrom"))
   }
 
   private mutating func deletionRule(_ value: JSONValue?, _ place: String) -> Relationship.DeletionRule {

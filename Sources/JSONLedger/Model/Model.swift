@@ -59,6 +59,10 @@ public struct Model: Sendable {
   /// the same order: decoding a record matches stored names against these.
   let entityNames: [(name: String, utf8: [UInt8])]
   let resolvedInOrder: [ResolvedEntity]
+  /// The resolved entities by number (`numbering`), less one: stored states name their entity so.
+  private let resolvedByNumber: [ResolvedEntity?]
+  /// The numbers stored data knows the entities and relationships by.
+  let numbering: ModelNumbering
 
   /// Whether a relationship keeps its links in order (a hidden reverse link never does).
   func isOrdered(_ relationshipID: UInt32) -> Bool { relationshipsByID[relationshipID]?.isOrdered ?? false }
@@ -75,12 +79,22 @@ public struct Model: Sendable {
 
   /// A model of these entities, validated.
   public init(keyCase: KeyCase = .camelCase, dateFormat: DateFormat = .iso8601, entities: [Entity]) throws(ModelError) {
+    try self.init(
+      keyCase: keyCase, dateFormat: dateFormat, entities: entities, numbering: ModelNumbering(positionsOf: entities))
+  }
+
+  /// A model of these entities numbered as a store numbers them.
+  init(keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering) throws(ModelError) {
     self.keyCase = keyCase
     self.dateFormat = dateFormat
     self.entities = entities
-    let (resolved, relationships) = try ModelResolver(entities: entities).resolve()
+    self.numbering = numbering
+    let (resolved, relationships) = try ModelResolver(entities: entities, numbering: numbering).resolve()
     (resolvedEntities, relationshipsByID) = (NameTable(resolved), relationships)
     resolvedInOrder = entities.compactMap { resolved[$0.name] }
+    var byNumber = [ResolvedEntity?](repeating: nil, count: Int(resolvedInOrder.map(\.id).max() ?? 0))
+    for entity in resolvedInOrder { byNumber[Int(entity.id) - 1] = entity }
+    resolvedByNumber = byNumber
     // Built from the resolved list, so that an index into one is an index into the other.
     entityNames = resolvedInOrder.map { ($0.name, Array($0.name.utf8)) }
   }
@@ -97,6 +111,20 @@ public struct Model: Sendable {
   public func entity(named name: String) -> Entity? { resolvedEntities[name]?.declaration }
 
   func resolved(_ name: String) -> ResolvedEntity? { resolvedEntities[name] }
+
+  /// The entity numbered `number`, if the model has it.
+  func resolved(number: Int) -> ResolvedEntity? {
+    number >= 1 && number <= resolvedByNumber.count ? resolvedByNumber[number - 1] : nil
+  }
+
+  /// This model with the entities and settings of `other`, numbered as the store would
+  /// number them after this model: what continues an element of this one keeps its number.
+  func followed(by other: Model) throws(ModelError) -> Model {
+    let lineage = ModelLineage(from: self, to: other.entities)
+    return try Model(
+      keyCase: other.keyCase, dateFormat: other.dateFormat, entities: other.entities,
+      numbering: numbering.continued(to: other.entities, lineage: lineage))
+  }
 }
 
 extension Model: Equatable {
@@ -111,7 +139,7 @@ extension Model: Equatable {
 final class ResolvedEntity: Sendable {
   let declaration: Entity
   var name: String { declaration.name }
-  /// Index of the entity in the model (from 1): used in stored keys.
+  /// The entity's number (`ModelNumbering`): used in stored keys and object ids.
   let id: UInt32
   /// The top of its inheritance chain; identity is unique per root.
   let rootName: String
@@ -179,7 +207,7 @@ final class ResolvedEntity: Sendable {
 final class ResolvedRelationship: Sendable {
   let declaration: Relationship
   var name: String { declaration.name }
-  /// Index of the relationship in the model (from 1); a link is stored under it.
+  /// The relationship's number (`ModelNumbering`); a link is stored under it.
   let id: UInt32
   /// The entity that declares it.
   let owner: String

@@ -18,23 +18,27 @@ extension Model {
       ["keyCase": "\(keyCase)", "dateFormat": "\(dateFormat)"],
       ["keyCase": "\(other.keyCase)", "dateFormat": "\(other.dateFormat)"])
     if !settings.isEmpty { result.append(ModelDifference(place: "model", change: settings)) }
+    let lineage = ModelLineage(from: self, to: other.entities)
     for entity in entities {
-      guard let new = other.entity(named: entity.name) else {
+      guard let newName = lineage.newEntityName(of: entity.name), let new = other.entity(named: newName) else {
         result.append(ModelDifference(place: entity.name, change: "removed"))
         continue
       }
+      if newName != entity.name { result.append(ModelDifference(place: entity.name, change: "renamed to \(newName)")) }
       let changed = Self.changedSettings(Self.settings(of: entity), Self.settings(of: new))
-      if !changed.isEmpty { result.append(ModelDifference(place: entity.name, change: changed)) }
+      if !changed.isEmpty { result.append(ModelDifference(place: newName, change: changed)) }
       result += Self.differences(
-        entity.name, entity.attributes, new.attributes, name: \.name, settings: { Self.settings(of: $0) })
+        newName, entity.attributes, new.attributes, name: \.name, renamedFrom: \.renamedFrom,
+        settings: { Self.settings(of: $0) })
       result += Self.differences(
-        entity.name, entity.relationships, new.relationships, name: \.name, settings: { Self.settings(of: $0) })
+        newName, entity.relationships, new.relationships, name: \.name, renamedFrom: \.renamedFrom,
+        settings: { Self.settings(of: $0) })
     }
-    for entity in other.entities where self.entity(named: entity.name) == nil {
+    for entity in other.entities where lineage.oldEntityName(of: entity.name) == nil {
       result.append(ModelDifference(place: entity.name, change: "added"))
     }
-    let kept = entities.map(\.name).filter { other.entity(named: $0) != nil }
-    let keptThere = other.entities.map(\.name).filter { entity(named: $0) != nil }
+    let kept = entities.compactMap { lineage.newEntityName(of: $0.name) }
+    let keptThere = other.entities.map(\.name).filter { lineage.oldEntityName(of: $0) != nil }
     if kept != keptThere {
       result.append(
         ModelDifference(
@@ -47,22 +51,35 @@ extension Model {
     return result
   }
 
-  /// The properties of one entity that were removed, changed or added.
+  /// The properties an entity declares that were removed, renamed, changed or added
+  /// (`entity` is its name in the new model).
   private static func differences<Property>(
     _ entity: String, _ old: [Property], _ new: [Property], name: KeyPath<Property, String>,
-    settings: (Property) -> [String: String]
+    renamedFrom: KeyPath<Property, String?>, settings: (Property) -> [String: String]
   ) -> [ModelDifference] {
+    let oldNames = old.map { $0[keyPath: name] }
+    let newNames = new.map { $0[keyPath: name] }
+    // Each new property's predecessor, by `ModelLineage`'s rule.
+    let predecessors = new.map { property in
+      ModelLineage.previousName(
+        property[keyPath: name], renamedFrom: property[keyPath: renamedFrom], in: oldNames, kept: newNames)
+    }
     var result: [ModelDifference] = []
     for property in old {
-      let place = "\(entity).\(property[keyPath: name])"
-      guard let match = new.first(where: { $0[keyPath: name] == property[keyPath: name] }) else {
-        result.append(ModelDifference(place: place, change: "removed"))
+      let oldName = property[keyPath: name]
+      guard let index = predecessors.firstIndex(of: oldName) else {
+        result.append(ModelDifference(place: "\(entity).\(oldName)", change: "removed"))
         continue
+      }
+      let match = new[index]
+      let place = "\(entity).\(match[keyPath: name])"
+      if match[keyPath: name] != oldName {
+        result.append(ModelDifference(place: place, change: "renamed from \(oldName)"))
       }
       let changed = changedSettings(settings(property), settings(match))
       if !changed.isEmpty { result.append(ModelDifference(place: place, change: changed)) }
     }
-    for property in new where !old.contains(where: { $0[keyPath: name] == property[keyPath: name] }) {
+    for (property, predecessor) in zip(new, predecessors) where predecessor == nil {
       result.append(ModelDifference(place: "\(entity).\(property[keyPath: name])", change: "added"))
     }
     return result
@@ -73,7 +90,9 @@ extension Model {
   private static func settings(of value: Any) -> [String: String] {
     var settings: [String: String] = [:]
     for child in Mirror(reflecting: value).children {
-      guard let label = child.label, label != "name", label != "attributes", label != "relationships" else { continue }
+      guard let label = child.label, label != "name", label != "attributes", label != "relationships",
+        label != "renamedFrom"
+      else { continue }
       settings[label] = Self.text(child.value)
     }
     return settings

@@ -1,9 +1,13 @@
 /// Checks a list of entities and resolves inheritance, identity and numeric ids.
 struct ModelResolver {
   let entities: [Entity]
+  let numbering: ModelNumbering
   private var problems: [ModelError.Problem] = []
 
-  init(entities: [Entity]) { self.entities = entities }
+  init(entities: [Entity], numbering: ModelNumbering) {
+    self.entities = entities
+    self.numbering = numbering
+  }
 
   private mutating func problem(_ place: String, _ reason: String) {
     problems.append(ModelError.Problem(place: place, reason: reason))
@@ -36,18 +40,10 @@ struct ModelResolver {
       }
       chains[entity.name] = chain
     }
-    // Relationship ids in declaration order.
-    var relationshipIDs: [String: UInt32] = [:]
-    var nextID: UInt32 = 1
-    for entity in entities {
-      for relationship in entity.relationships {
-        relationshipIDs["\(entity.name).\(relationship.name)"] = nextID
-        nextID += 1
-      }
-    }
+    let relationshipIDs = numbering.relationships
     var resolved: [String: ResolvedEntity] = [:]
     var relationshipsByID = RelationshipTable()
-    for (index, entity) in entities.enumerated() {
+    for entity in entities {
       let chain = chains[entity.name] ?? [entity]
       let place = "entities.\(entity.name)"
       var attributes: [Attribute] = []
@@ -134,8 +130,8 @@ struct ModelResolver {
         \.name)
       let rootName = chain.first?.name ?? entity.name
       resolved[entity.name] = ResolvedEntity(
-        declaration: entity, id: UInt32(index + 1), rootName: rootName,
-        rootID: UInt32((entities.firstIndex { $0.name == rootName } ?? index) + 1),
+        declaration: entity, id: numbering.entities[entity.name] ?? 0, rootName: rootName,
+        rootID: numbering.entities[rootName] ?? 0,
         family: family, attributes: attributes, attributeIndex: attributeIndex,
         relationships: relationships, relationshipIndex: relationshipIndex, identity: identity,
         subentityKey: chain.reversed().lazy.compactMap(\.subentityKey).first)

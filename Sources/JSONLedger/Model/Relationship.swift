@@ -22,6 +22,9 @@ public struct Relationship: Sendable, Hashable {
   public var deletesOrphans: Bool
   /// What deleting an object does to the objects this relationship links it to.
   public var deletionRule: DeletionRule
+  /// The name this relationship had in the previous version of the model (Core Data's
+  /// `renamingIdentifier`): migrating a store carries its links over.
+  public var renamedFrom: String?
 
   /// What deleting an object does to the objects a relationship links it to (Core Data's
   /// deletion rules).
@@ -38,7 +41,7 @@ public struct Relationship: Sendable, Hashable {
   public init(
     _ name: String, to destination: String, many: Bool = false, ordered: Bool = false,
     inverse: String? = nil, jsonKey: String? = nil, exported: Bool = true, deleteOrphans: Bool = false,
-    deletionRule: DeletionRule = .nullify
+    deletionRule: DeletionRule = .nullify, renamedFrom: String? = nil
   ) {
     self.name = name
     self.destination = destination
@@ -49,5 +52,6 @@ public struct Relationship: Sendable, Hashable {
     self.isExported = exported
     self.deletesOrphans = deleteOrphans
     self.deletionRule = deletionRule
+    self.renamedFrom = renamedFrom
   }
 }

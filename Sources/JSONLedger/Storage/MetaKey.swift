@@ -1,7 +1,13 @@
 /// Keys of the `meta` database.
 enum MetaKey {
   static let format = Array("format".utf8)
+  /// The current version of the model, as model file JSON.
   static let model = Array("model".utf8)
+  /// The current model's version (absent: 1) and numbering (absent: by position).
+  static let modelVersion = Array("modelVersion".utf8)
+  static let numbering = Array("numbering".utf8)
+  /// An earlier version of the model, with its numbering (`ModelVersions`).
+  static func model(version: UInt32) -> [UInt8] { Array("model.\(version)".utf8) }
   static let head = Array("head".utf8)
   /// The first batch the log holds (absent: 1); set by `compact`, whose checkpoint it is.
   static let horizon = Array("horizon".utf8)

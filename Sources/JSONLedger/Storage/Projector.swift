@@ -145,19 +145,31 @@ struct Projector {
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
   /// change's old → new values.
   private func updateIndexes(_ change: ObjectChange) throws {
-    guard let entity = model.resolved(change.entity), entity.hasIndexedAttributes,
-      let root = model.resolved(entity.rootName)
-    else { return }
+    guard let entity = model.resolved(change.entity), entity.hasIndexedAttributes else { return }
     for attribute in change.attributes where entity.attributeIndex[attribute.name]?.isIndexed == true {
-      let id = StoreKeys.object(change.objectID)
       if let old = attribute.old {
-        try transaction.delete(StoreKeys.index(root: root.id, attribute: attribute.name, old) + id, in: layout.indexes)
+        try transaction.delete(indexKey(change.objectID, entity, attribute.name, old), in: layout.indexes)
       }
       if let new = attribute.new {
-        try transaction.put(
-          [], forKey: StoreKeys.index(root: root.id, attribute: attribute.name, new) + id, in: layout.indexes)
+        try transaction.put([], forKey: indexKey(change.objectID, entity, attribute.name, new), in: layout.indexes)
       }
     }
+  }
+
+  /// Puts the `indexes` entries of a live object's indexed attributes (a migration that
+  /// changes index flags rebuilds `indexes` so).
+  func index(_ objectID: UInt64, _ state: ObjectState) throws {
+    guard let entity = model.resolved(state.entity), entity.hasIndexedAttributes else { return }
+    for (name, value) in state.attributes where entity.attributeIndex[name]?.isIndexed == true {
+      try transaction.put([], forKey: indexKey(objectID, entity, name, value), in: layout.indexes)
+    }
+  }
+
+  /// An `indexes` entry: under the object's root entity, the attribute and value, then the id.
+  private func indexKey(_ objectID: UInt64, _ entity: ResolvedEntity, _ attribute: String, _ value: AttributeValue)
+    -> [UInt8]
+  {
+    StoreKeys.index(root: entity.rootID, attribute: attribute, value) + StoreKeys.object(objectID)
   }
 
   /// The `keys` entry of an object with an identity: its id and the change's payload

@@ -3,7 +3,7 @@
 /// ```
 /// entity  identity  since  link lists  attributes
 /// ```
-/// - entity: 1 + its index in the model, or 0 and its name;
+/// - entity: its number (`ModelNumbering`), or 0 and its name;
 /// - since: the batch that began the object's current life (it was created or brought back);
 /// - link lists: their count, then for each its relationship id and either 0 and the whole
 ///   list (`write(compactIDs:)`), or, in an undo image only,
@@ -12,8 +12,8 @@
 /// - attributes: their count, then for each 1 + its position among the entity's stored
 ///   attribute names (or 0 and its name), and its value (an identity value as a reference).
 ///
-/// An empty undo image means the object did not exist before the batch. The model names
-/// entities and attributes by position, so a model change rebuilds the projections.
+/// An empty undo image means the object did not exist before the batch. Attributes are named
+/// by position, so a migration that changes an entity's attributes rewrites its states.
 enum StateCoding {
   /// Appends `state` as lived since batch `since`; lists named in `deltas` are written as
   /// those changes with those chain lengths, every other list whole.
@@ -142,10 +142,9 @@ enum StateCoding {
   ) {
     let reference = try reader.readCount()
     guard reference > 0 else { return (try reader.readString(), nil) }
-    guard reference <= model.resolvedInOrder.count else {
+    guard let entity = model.resolved(number: reference) else {
       throw DecodingFailure(reason: "entity \(reference) is not in the model")
     }
-    let entity = model.resolvedInOrder[reference - 1]
     return (entity.name, entity)
   }
 

@@ -1,0 +1,125 @@
+/// What migrating a store to a new model does, worked out from the two models before
+/// anything is written: what differs, whether the stored states stay as they are (`inPlace`)
+/// or the log is replayed under the new model (`replay`), and what cannot be derived.
+public struct MigrationPlan: Sendable {
+  /// How the projections follow the new model.
+  public enum Method: String, Sendable {
+    /// The models are equal: nothing to do.
+    case nothing
+    /// The stored states read the same under the new model (entities, relationships, index
+    /// flags, relaxed optionality and mapping settings added or changed): only the model, a
+    /// `migration` record and any changed index are written.
+    case inPlace = "in place"
+    /// Renames, removals, type changes and attributes added to existing entities: the log is
+    /// replayed under the new model into fresh projections, in the same commit.
+    case replay
+  }
+
+  /// What differs, entity by entity, property by property.
+  public let differences: [ModelDifference]
+  /// How the migration is carried out.
+  public let method: Method
+  /// What cannot be derived; a plan with any is refused.
+  public let refusals: [ModelDifference]
+  /// The new model, numbered to follow the store's.
+  let next: Model
+  let translation: RecordTranslation
+  /// Attributes that must now have a value on every live object, by entity (of `next`).
+  let newlyRequired: [(entity: String, attribute: String)]
+  /// To-many relationships that became to-one: no live object may hold more than one link.
+  let newlyToOne: [(entity: String, relationship: ResolvedRelationship)]
+  /// Whether any attribute's index flag changed: `indexes` is rebuilt.
+  let changesIndexes: Bool
+
+  init(from old: Model, to new: Model) throws(ModelError) {
+    next = try old.followed(by: new)
+    differences = old.differences(to: new)
+    translation = RecordTranslation(from: old, to: next)
+    var refusals: [ModelDifference] = []
+    var newlyRequired: [(String, String)] = []
+    var newlyToOne: [(String, ResolvedRelationship)] = []
+    var changesIndexes = false
+    var storedNamesKept = true
+    for entity in next.resolvedInOrder {
+      let lineage = ModelLineage(from: old, to: next.entities)
+      guard let oldName = lineage.oldEntityName(of: entity.name), let previous = old.resolved(oldName) else {
+        continue
+      }
+      let parent = entity.declaration.parent
+      if parent.flatMap({ lineage.oldEntityName(of: $0) ?? "\($0) (new)" }) != previous.declaration.parent {
+        refusals.append(
+          ModelDifference(
+            place: entity.name,
+            change:
+              "its parent changes from \(previous.declaration.parent ?? "none") to \(parent ?? "none"): objects keep their root entity, so this cannot be derived"
+          ))
+      }
+      let carried = Dictionary(
+        entity.attributes.compactMap { attribute in
+          ModelLineage.oldAttributeName(
+            of: attribute, among: previous.attributes.map(\.name), newAttributes: entity.attributes.map(\.name)
+          ).map { ($0, attribute) }
+        }, uniquingKeysWith: { first, _ in first })
+      if previous.identity.map({ carried[$0]?.name }) != entity.identity.map({ Optional($0) }) {
+        refusals.append(
+          ModelDifference(
+            place: entity.name,
+            change:
+              "its identity changes from (\(previous.identity.joined(separator: ", "))) to (\(entity.identity.joined(separator: ", "))): a new identity is not derived"
+          ))
+      } else if previous.identity.contains(where: { carried[$0]?.type != previous.attributeIndex[$0]?.type }) {
+        refusals.append(
+          ModelDifference(place: entity.name, change: "an identity attribute changes type: keys are not re-derived"))
+      }
+      for attribute in entity.attributes {
+        let before = carried.first { $0.value.name == attribute.name }.flatMap { previous.attributeIndex[$0.key] }
+        if !attribute.isOptional, before?.isOptional ?? true { newlyRequired.append((entity.name, attribute.name)) }
+        if attribute.isIndexed != (before?.isIndexed ?? false) { changesIndexes = true }
+      }
+      if previous.storedAttributeNames.map(\.name).map({ carried[$0]?.name })
+        != entity.storedAttributeNames.map(\.name).map({ Optional($0) })
+      {
+        storedNamesKept = false
+      }
+      for relationship in entity.relationships where relationship.owner == entity.name {
+        guard let before = old.relationshipsByID[relationship.id] else { continue }
+        let destination = lineage.oldEntityName(of: relationship.declaration.destination)
+        if destination != before.declaration.destination {
+          refusals.append(
+            ModelDifference(
+              place: "\(entity.name).\(relationship.name)",
+              change:
+                "its destination changes from \(before.declaration.destination) to \(relationship.declaration.destination): links cannot be carried over"
+            ))
+        }
+        if relationship.isOrdered, !before.isOrdered {
+          refusals.append(
+            ModelDifference(
+              place: "\(entity.name).\(relationship.name)",
+              change: "it becomes ordered: the order of its links was never kept, so it cannot be derived"))
+        }
+        if !relationship.isToMany, before.isToMany { newlyToOne.append((entity.name, relationship)) }
+      }
+    }
+    for (first, second) in translation.mergedLinkIDs {
+      let names = [first, second].map { id in
+        old.relationshipsByID[id & ~ResolvedRelationship.hiddenReverseBit].map { "\($0.owner).\($0.name)" } ?? "#\(id)"
+      }
+      refusals.append(
+        ModelDifference(
+          place: names[0],
+          change: "it and \(names[1]) both hold links and become each other's inverse: their links cannot be merged"))
+    }
+    self.refusals = refusals
+    self.newlyRequired = newlyRequired
+    self.newlyToOne = newlyToOne
+    self.changesIndexes = changesIndexes
+    if old == new, old.numbering == next.numbering {
+      method = .nothing
+    } else if translation.isIdentity, storedNamesKept {
+      method = .inPlace
+    } else {
+      method = .replay
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/// A record written under one version of a model told in the terms of the next version:
+/// entities, attributes and relationships renamed, what the next version removed left out,
+/// values coerced to changed types. A removed sub-entity's objects become objects of its
+/// nearest kept ancestor, so that no link is left pointing at nothing.
+///
+/// Only what can be told from the two models alone is translated; `MigrationPlan` refuses the
+/// rest (a changed parent or identity, a relationship that became ordered, two existing
+/// relationships made each other's inverse) before anything is written.
+struct RecordTranslation: Sendable {
+  let from: Model
+  let to: Model
+  /// The next version's entity for each entity of `from` whose objects carry on.
+  private let entityNames: [String: String]
+  /// Per entity of `from`: each attribute that carries on, its next name and, when its type
+  /// changed, the next type.
+  private let attributes: [String: [String: (name: String, type: AttributeType?)]]
+  /// Each link id of `from` (hidden reverse ids included) that carries on, and its next id.
+  private let linkIDs: [UInt32: UInt32]
+  /// Next ids of relationships that were ordered and are not any more.
+  private let unordered: Set<UInt32>
+  /// Whether every record comes out as it went in.
+  let isIdentity: Bool
+
+  init(from: Model, to: Model) {
+    self.from = from
+    self.to = to
+    let lineage = ModelLineage(from: from, to: to.entities)
+    var entityNames: [String: String] = [:]
+    for entity in from.entities {
+      // A removed entity's objects carry on as its nearest kept ancestor's.
+      var current: String? = entity.name
+      while let name = current {
+        if let next = lineage.newEntityName(of: name) {
+          entityNames[entity.name] = next
+          break
+        }
+        current = from.entity(named: name)?.parent
+      }
+    }
+    var attributes: [String: [String: (name: String, type: AttributeType?)]] = [:]
+    for (old, new) in entityNames {
+      guard let oldEntity = from.resolved(old), let newEntity = to.resolved(new) else { continue }
+      let oldNames = oldEntity.attributes.map(\.name)
+      let newNames = newEntity.attributes.map(\.name)
+      var map: [String: (name: String, type: AttributeType?)] = [:]
+      for attribute in newEntity.attributes {
+        guard
+          let previous = ModelLineage.oldAttributeName(of: attribute, among: oldNames, newAttributes: newNames),
+          let oldAttribute = oldEntity.attributeIndex[previous]
+        else { continue }
+        map[previous] = (attribute.name, oldAttribute.type == attribute.type ? nil : attribute.type)
+      }
+      attributes[old] = map
+    }
+    var linkIDs: [UInt32: UInt32] = [:]
+    var unordered: Set<UInt32> = []
+    for entity in from.resolvedInOrder {
+      for relationship in entity.relationships where relationship.owner == entity.name {
+        for id in [relationship.id, relationship.reverseID] {
+          if let next = Self.nextLinkID(id, from: from, to: to) { linkIDs[id] = next }
+        }
+        if relationship.isOrdered, let next = to.relationshipsByID[relationship.id], !next.isOrdered {
+          unordered.insert(next.id)
+        }
+      }
+    }
+    self.entityNames = entityNames
+    self.attributes = attributes
+    self.linkIDs = linkIDs
+    self.unordered = unordered
+    isIdentity =
+      from.entities.allSatisfy { entityNames[$0.name] == $0.name }
+      && attributes.allSatisfy { entity, map in
+        map.count == from.resolved(entity)?.attributes.count
+          && map.allSatisfy { $0.key == $0.value.name && $0.value.type == nil }
+      }
+      && linkIDs.allSatisfy { $0.key == $0.value } && unordered.isEmpty
+  }
+
+  /// The id a link stored under `id` in `from` is stored under in `to`, or nil when the
+  /// relationship is gone: a kept relationship keeps its number; the other side of a kept
+  /// relationship goes to its counterpart in `to`.
+  static func nextLinkID(_ id: UInt32, from: Model, to: Model) -> UInt32? {
+    if id & ResolvedRelationship.hiddenReverseBit == 0, to.relationshipsByID[id] != nil { return id }
+    let forward = from.counterpart(of: id)
+    if forward & ResolvedRelationship.hiddenReverseBit == 0, to.relationshipsByID[forward] != nil {
+      return to.counterpart(of: forward)
+    }
+    return nil
+  }
+
+  /// Link ids of `from` that two carry on into one id of `to` (two relationships that both
+  /// held links made each other's inverse): such a store cannot be translated.
+  var mergedLinkIDs: [(UInt32, UInt32)] {
+    var seen: [UInt32: UInt32] = [:]
+    var merged: [(UInt32, UInt32)] = []
+    for (old, new) in linkIDs.sorted(by: { $0.key < $1.key }) {
+      if let first = seen[new] { merged.append((first, old)) } else { seen[new] = old }
+    }
+    return merged
+  }
+
+  /// The entity of `to` that objects of `entity` (of `from`) belong to, if they carry on.
+  func nextEntityName(of entity: String) -> String? { entityNames[entity] }
+
+  /// `record` in the terms of `to`, marked as written under `version`.
+  func translate(_ record: ChangeRecord, version: UInt32) throws(TranslationFailure) -> ChangeRecord {
+    var translated = record
+    translated.modelVersion = version
+    guard !isIdentity else { return translated }
+    translated.changes = []
+    translated.changes.reserveCapacity(record.changes.count)
+    for change in record.changes {
+      guard let entity = entityNames[change.entity] else { continue }
+      var next = change
+      next.entity = entity
+      let map = attributes[change.entity] ?? [:]
+      next.attributes = []
+      for attribute in change.attributes {
+        guard let (name, type) = map[attribute.name] else { continue }
+        var carried = AttributeChange(name: name, old: attribute.old, new: attribute.new)
+        if let type {
+          carried.old = try Self.coerce(attribute.old, to: type, change, attribute.name)
+          carried.new = try Self.coerce(attribute.new, to: type, change, attribute.name)
+          if carried.old == carried.new, change.kind == .updated { continue }
+        }
+        next.attributes.append(carried)
+      }
+      next.attributes.sort { $0.name < $1.name }
+      next.links = change.links.compactMap { link in
+        guard let id = linkIDs[link.relationshipID] else { return nil }
+        var carried = link
+        carried.relationshipID = id
+        if unordered.contains(id), carried.order != nil {
+          carried = LinkChange(relationshipID: id, added: link.added.sorted(), removed: link.removed.sorted())
+        }
+        return carried
+      }
+      next.links.sort { $0.relationshipID < $1.relationshipID }
+      // An update whose every change was left out is no change (one that changed nothing but
+      // the object's entity stays).
+      let emptied = !(change.attributes.isEmpty && change.links.isEmpty)
+      if next.kind == .updated, emptied, next.attributes.isEmpty, next.links.isEmpty { continue }
+      translated.changes.append(next)
+    }
+    return translated
+  }
+
+  private static func coerce(_ value: AttributeValue?, to type: AttributeType, _ change: ObjectChange, _ name: String)
+    throws(TranslationFailure) -> AttributeValue?
+  {
+    guard let value else { return nil }
+    switch ValueCoercion.coerce(value, to: type) {
+    case .success(let coerced): return coerced
+    case .failure(let failure):
+      throw TranslationFailure(
+        place: "\(change.entity).\(name)", reason: "\(value) cannot become \(type.rawValue): \(failure.reason)")
+    }
+  }
+}
+
+/// Why a record cannot be told in a later model's terms: where, and why.
+struct TranslationFailure: Error, Sendable {
+  let place: String
+  let reason: String
+}

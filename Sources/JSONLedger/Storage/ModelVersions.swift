@@ -1,0 +1,114 @@
+import LMDB
+
+/// Every version of a store's model, as `meta` keeps them: `model` (the current version's
+/// JSON), `modelVersion` (absent: 1), `numbering` (absent: by position), and for each earlier
+/// version N, `model.N` holding `{"model": …, "numbering": …}`.
+///
+/// A record names the version it was written under; reading one written under an earlier
+/// version tells it in the current version's terms, one version at a time.
+struct ModelVersions: Sendable {
+  /// The version new batches are written under.
+  var current: UInt32 { UInt32(models.count) }
+  /// The current version's model.
+  var model: Model { models[models.count - 1] }
+  /// Version N's model at N - 1; never empty.
+  private let models: [Model]
+  /// Version N to N + 1 at N - 1.
+  private let translations: [RecordTranslation]
+
+  /// A store's first version.
+  init(first model: Model) { self.init(models: [model]) }
+
+  private init(models: [Model]) {
+    self.models = models
+    translations = zip(models, models.dropFirst()).map { RecordTranslation(from: $0, to: $1) }
+  }
+
+  /// The model of version `version`, if the store had one.
+  func model(version: UInt32) -> Model? {
+    version >= 1 && version <= current ? models[Int(version) - 1] : nil
+  }
+
+  /// These versions and then `next` (numbered after the current one).
+  func appending(_ next: Model) -> ModelVersions { ModelVersions(models: models + [next]) }
+
+  /// The translation from the current version to `next`.
+  func translation(to next: Model) -> RecordTranslation { RecordTranslation(from: model, to: next) }
+
+  /// `record` in the current version's terms.
+  func translate(_ record: ChangeRecord) throws(TranslationFailure) -> ChangeRecord {
+    guard record.modelVersion != current else { return record }
+    guard record.modelVersion >= 1, record.modelVersion < current else {
+      throw TranslationFailure(
+        place: "batch \(record.batchID)",
+        reason: "it was written under model version \(record.modelVersion), which this store does not have")
+    }
+    var translated = record
+    for index in Int(record.modelVersion - 1)..<translations.count {
+      translated = try translations[index].translate(translated, version: UInt32(index + 2))
+    }
+    return translated
+  }
+
+  /// The versions `meta` holds; a store made before versions were kept has one.
+  static func load(from txn: Transaction, in meta: Database) throws -> ModelVersions {
+    guard let modelBytes = try txn.value(forKey: MetaKey.model, in: meta) else {
+      throw StoredModelFailure(reason: "there is no model")
+    }
+    var current: UInt32 = 1
+    if let bytes = try txn.value(forKey: MetaKey.modelVersion, in: meta) {
+      guard bytes.count == 4, UInt32(bigEndianBytes: bytes) >= 1 else {
+        throw StoredModelFailure(reason: "its model version is not a number")
+      }
+      current = UInt32(bigEndianBytes: bytes)
+    }
+    var models: [Model] = []
+    for version in 1..<current {
+      guard let bytes = try txn.value(forKey: MetaKey.model(version: version), in: meta),
+        case .object(let entry) = try parse(bytes, "model version \(version)"), let json = entry["model"]
+      else { throw StoredModelFailure(reason: "model version \(version) is missing") }
+      models.append(try load(json, numbering: entry["numbering"], "model version \(version)"))
+    }
+    let numbering = try txn.value(forKey: MetaKey.numbering, in: meta).map { try parse($0, "its numbering") }
+    models.append(try load(try parse(modelBytes, "its model"), numbering: numbering, "its model"))
+    return ModelVersions(models: models)
+  }
+
+  /// Writes the current version as the store's model, and the one before it (if any) under
+  /// its number.
+  func write(into txn: Transaction, in meta: Database) throws {
+    let writer = JSONWriter(options: [])
+    if current > 1 {
+      let previous = models[models.count - 2]
+      let entry: JSONValue = .object(["model": previous.jsonValue, "numbering": previous.numbering.jsonValue])
+      try txn.put(writer.bytes(from: entry), forKey: MetaKey.model(version: current - 1), in: meta)
+    }
+    try txn.put(writer.bytes(from: model.jsonValue), forKey: MetaKey.model, in: meta)
+    try txn.put(writer.bytes(from: model.numbering.jsonValue), forKey: MetaKey.numbering, in: meta)
+    try txn.put([UInt8](bigEndian: current), forKey: MetaKey.modelVersion, in: meta)
+  }
+
+  private static func parse(_ bytes: [UInt8], _ what: String) throws -> JSONValue {
+    do { return try JSONParser.parse(bytes) } catch {
+      throw StoredModelFailure(reason: "\(what) is not JSON: \(error)")
+    }
+  }
+
+  private static func load(_ json: JSONValue, numbering: JSONValue?, _ what: String) throws -> Model {
+    var stored: ModelNumbering?
+    if let numbering {
+      guard let read = ModelNumbering(json: numbering) else {
+        throw StoredModelFailure(reason: "the numbering of \(what) does not load")
+      }
+      stored = read
+    }
+    do { return try Model(json: json, numbering: stored) } catch {
+      throw StoredModelFailure(reason: "\(what) does not load: \(error)")
+    }
+  }
+}
+
+/// Why the models a store keeps do not load.
+struct StoredModelFailure: Error {
+  let reason: String
+}
