@@ -26,6 +26,11 @@ extension Ledger {
 
   /// Creates a new store at `path`; fails if one exists.
   public static func create(at path: String, model: Model, options: Options = Options()) throws -> Ledger {
+    try create(at: path, versions: ModelVersions(first: model), options: options)
+  }
+
+  /// Creates a new store whose model has had these versions (a restored archive's).
+  static func create(at path: String, versions: ModelVersions, options: Options) throws -> Ledger {
     let state = try StoreDirectory.inspect(path)
     if case .store = state {
       if case .foreign(let names) = try StoreLayout.contents(of: try openEnvironment(path, options)) {
@@ -33,16 +38,22 @@ extension Ledger {
       }
       throw LedgerError.storeExists(path: path)
     }
-    return try create(at: path, model: model, options: options, state: state)
+    return try create(at: path, versions: versions, options: options, state: state)
   }
 
   private static func create(at path: String, model: Model, options: Options, state: StoreDirectory.State) throws
     -> Ledger
   {
-    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
+    try create(at: path, versions: ModelVersions(first: model), options: options, state: state)
+  }
+
+  private static func create(
+    at path: String, versions: ModelVersions, options: Options, state: StoreDirectory.State
+  ) throws -> Ledger {
+    do { try options.transformers.validate(versions.model) } catch { throw LedgerError.model(error) }
     if case .missing = state { try makeDirectory(path) }
     let environment = try openEnvironment(path, options)
-    return try firstCommit(at: path, model: model, environment: environment, options: options)
+    return try firstCommit(at: path, versions: versions, environment: environment, options: options)
   }
 
   /// The format version and the model: the first commit of a new store.
@@ -91,16 +102,21 @@ extension Ledger {
   private static func firstCommit(at path: String, model: Model, environment: Environment, options: Options) throws
     -> Ledger
   {
-    do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
+    try firstCommit(at: path, versions: ModelVersions(first: model), environment: environment, options: options)
+  }
+
+  private static func firstCommit(
+    at path: String, versions: ModelVersions, environment: Environment, options: Options
+  ) throws -> Ledger {
+    do { try options.transformers.validate(versions.model) } catch { throw LedgerError.model(error) }
     let layout = try environment.write { txn in
       let layout = try StoreLayout(creatingIn: txn)
       if try txn.value(forKey: MetaKey.format, in: layout.meta) != nil { throw LedgerError.storeExists(path: path) }
       try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
-      try ModelVersions(first: model).write(into: txn, in: layout.meta)
+      try versions.write(into: txn, in: layout.meta)
       return layout
     }
-    return Ledger(
-      path: path, versions: ModelVersions(first: model), environment: environment, layout: layout, options: options)
+    return Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)
   }
 
   private static func openExisting(

@@ -196,13 +196,17 @@ public final class Ledger: Sendable {
   static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
 
   /// Appends a record under the next batch id and folds it into the projections.
-  /// The record is written under the current model version: its changes are in its terms.
-  func append(_ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil) throws {
+  /// The record is written under the current model version (its changes are in its terms),
+  /// or as `encoded` when given: a record restored as it was archived.
+  func append(
+    _ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil, encoded: [UInt8]? = nil
+  ) throws {
     try checkModelVersion(txn)
     var record = record
     record.modelVersion = versions.current
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
-    try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
+    try txn.put(
+      encoded ?? RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)
   }
 

@@ -64,7 +64,8 @@ extension Ledger {
       return CompactReport(horizon: start, archivedBatches: 0, archivePath: archive, objects: 0)
     }
     if let archive {
-      let modelBytes = JSONWriter(options: []).bytes(from: model.jsonValue)
+      // Every version of the model: the archived records name the one each was written under.
+      let modelBytes = JSONWriter(options: []).bytes(from: versions.jsonValue)
       try LogArchive.write(to: archive, model: modelBytes) { append in
         try environment.read { txn in
           for id in start...horizon {
@@ -83,15 +84,7 @@ extension Ledger {
       try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(horizon), in: layout.log)
       try txn.put([UInt8](bigEndian: horizon), forKey: MetaKey.horizon, in: layout.meta)
       // The projections again, from the checkpoint and the batches kept.
-      for database in layout.projections { try txn.removeAll(in: database) }
-      for key in [MetaKey.head, MetaKey.nextObjectSequence] { try txn.delete(key, in: layout.meta) }
-      let projector = Projector(transaction: txn, layout: layout, model: model)
-      try projector.apply(checkpoint)
-      var id = horizon + 1
-      while let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) {
-        try projector.apply(try Self.decodeRecord(bytes, batchID: id, versions: versions))
-        id += 1
-      }
+      _ = try rebuildProjections(txn, model: model) { $0 }
     }
     logger.info(
       "compacted the log", metadata: ["store": "\(path)", "horizon": "\(horizon)", "archive": "\(archive ?? "none")"])
@@ -127,11 +120,11 @@ extension Ledger {
   /// model: every batch it holds comes back with its id, time, kind, metadata and changes.
   public static func restoreLog(from archive: String, to path: String, options: Options = Options()) throws -> Ledger {
     let (modelBytes, records) = try LogArchive.read(archive)
-    let model: Model
-    do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
+    let versions: ModelVersions
+    do { versions = try ModelVersions(json: try JSONParser.parse(modelBytes)) } catch {
       throw LedgerError.invalidArgument("the model in the archive \(archive) does not load: \(error)")
     }
-    let ledger = try Ledger.create(at: path, model: model, options: options)
+    let ledger = try Ledger.create(at: path, versions: versions, options: options)
     var expected = records.first?.0 ?? 1
     var replay = RecordReplay(into: ledger)
     if let first = records.first?.0, first > 1 {
@@ -144,10 +137,29 @@ extension Ledger {
       guard batchID == expected else {
         throw LedgerError.invalidArgument("the archive \(archive) skips from batch \(expected - 1) to \(batchID)")
       }
-      try replay.append(try decodeRecord(bytes, batchID: batchID, versions: ledger.versions))
+      // The record goes back as it was archived, under the model version it was written under.
+      try replay.append(try decodeRecord(bytes, batchID: batchID, versions: versions), encoded: bytes)
       expected += 1
     }
     try replay.flush()
     return ledger
+  }
+
+  /// Empties the projections and folds into them every record of the log from its horizon
+  /// on, each as `translate` tells it, under `model`; returns the records folded. Compact and
+  /// a migration that replays both rebuild so, inside their write transaction.
+  func rebuildProjections(
+    _ txn: Transaction, model: Model, translate: (ChangeRecord) throws -> ChangeRecord
+  ) throws -> Int {
+    let horizon = try ProjectionStore(transaction: txn, layout: layout, model: model).horizon()
+    for database in layout.projections { try txn.removeAll(in: database) }
+    for key in [MetaKey.head, MetaKey.nextObjectSequence] { _ = try txn.delete(key, in: layout.meta) }
+    let projector = Projector(transaction: txn, layout: layout, model: model)
+    var batchID = horizon
+    while let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) {
+      try projector.apply(try translate(try Self.decodeRecord(bytes, batchID: batchID, versions: versions)))
+      batchID += 1
+    }
+    return Int(batchID - horizon)
   }
 }

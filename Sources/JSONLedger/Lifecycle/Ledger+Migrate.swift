@@ -75,9 +75,11 @@ extension Ledger {
       let head = try store.head()
       var replayed = 0
       switch plan.method {
-      case .replay: replayed = try replayLog(under: plan, through: head, txn)
-      case .inPlace where plan.changesIndexes: try rebuildIndexes(plan.next, txn)
-      default: break
+      case .replay: replayed = try replayLog(under: plan, txn)
+      case .inPlace:
+        try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn)
+        if plan.changesIndexes { try rebuildIndexes(plan.next, txn) }
+      case .nothing: break
       }
       try checkValues(plan, txn)
       try next.write(into: txn, in: layout.meta)
@@ -102,28 +104,38 @@ extension Ledger {
     return report
   }
 
-  /// Empties the projections and folds every record of the log into them, each told in the
-  /// new model's terms; returns the records replayed.
-  private func replayLog(under plan: MigrationPlan, through head: UInt64, _ txn: Transaction) throws -> Int {
-    let horizon = try ProjectionStore(transaction: txn, layout: layout, model: model).horizon()
-    for database in layout.projections { try txn.removeAll(in: database) }
-    for key in [MetaKey.head, MetaKey.nextObjectSequence] { _ = try txn.delete(key, in: layout.meta) }
-    let projector = Projector(transaction: txn, layout: layout, model: plan.next)
-    var batchID = horizon
-    while batchID <= head {
-      guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
-        throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
-      }
-      let record = try Self.decodeRecord(bytes, batchID: batchID, versions: versions)
-      do {
-        try projector.apply(try plan.translation.translate(record, version: versions.current + 1))
-      } catch let failure as TranslationFailure {
+  /// Rebuilds the projections from the log, each record told in the new model's terms; a
+  /// value that cannot take its attribute's new type refuses the migration.
+  private func replayLog(under plan: MigrationPlan, _ txn: Transaction) throws -> Int {
+    let version = versions.current + 1
+    return try rebuildProjections(txn, model: plan.next) { record in
+      do { return try plan.translation.translate(record, version: version) } catch let failure as TranslationFailure {
         throw LedgerError.migrationRefused(
-          path: path, reasons: [ModelDifference(place: failure.place, change: "\(failure.reason) (batch \(batchID))")])
+          path: path,
+          reasons: [ModelDifference(place: failure.place, change: "\(failure.reason) (batch \(record.batchID))")])
       }
-      batchID += 1
     }
-    return Int(head >= horizon ? head - horizon + 1 : 0)
+  }
+
+  /// Rewrites the states and undo images of objects whose entity gained attributes, with
+  /// their attributes numbered as `next` numbers them.
+  private func renumberAttributes(of entities: Set<String>, to next: Model, _ txn: Transaction) throws {
+    let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+    for root in Set(entities.compactMap { next.resolved($0)?.rootID }).sorted() {
+      for database in [layout.state, layout.history] {
+        var rewritten: [(key: [UInt8], value: [UInt8])] = []
+        try txn.forEach(in: database, prefix: StoreKeys.rootPrefix(root)) { entry in
+          let id = UInt64(bigEndianBytes: entry.key.prefix(8))
+          let batch = entry.key.count == 16 ? UInt64(bigEndianBytes: entry.key.dropFirst(8)) : nil
+          let bytes = try store.decoding(id, at: batch) { () throws(DecodingFailure) in
+            try StateCoding.renumberingAttributes(entry.value, from: model, to: next)
+          }
+          if bytes != entry.value { rewritten.append((entry.key, bytes)) }
+          return true
+        }
+        for entry in rewritten { try txn.put(entry.value, forKey: entry.key, in: database) }
+      }
+    }
   }
 
   /// Fills `indexes` anew from the live objects, for the attributes `model` marks indexed.
@@ -134,7 +146,10 @@ extension Ledger {
     for root in model.resolvedInOrder where root.rootName == root.name {
       guard root.family.contains(where: { model.resolved($0)?.hasIndexedAttributes ?? false }) else { continue }
       try store.forEachCurrentState(root: root.id) { id, bytes in
-        if let state = try StateCoding.decode(bytes, model: model)?.state { try projector.index(id, state) }
+        let state = try store.decoding(id, at: nil) { () throws(DecodingFailure) in
+          try StateCoding.decode(bytes, model: model)?.state
+        }
+        if let state { try projector.index(id, state) }
         return true
       }
     }
@@ -149,8 +164,11 @@ extension Ledger {
     var reasons: [ModelDifference] = []
     let entities = Set(plan.newlyRequired.map(\.entity) + plan.newlyToOne.map(\.entity))
     for root in model.resolvedInOrder where root.rootName == root.name && !Set(root.family).isDisjoint(with: entities) {
-      try store.forEachCurrentState(root: root.id) { _, bytes in
-        guard let state = try StateCoding.decode(bytes, model: model)?.state else { return true }
+      try store.forEachCurrentState(root: root.id) { id, bytes in
+        let decoded = try store.decoding(id, at: nil) { () throws(DecodingFailure) in
+          try StateCoding.decode(bytes, model: model)?.state
+        }
+        guard let state = decoded else { return true }
         let key = state.identity.map(\.keyText).joined(separator: ", ")
         for (entity, attribute) in plan.newlyRequired where entity == state.entity && state.attributes[attribute] == nil
         {

@@ -6,13 +6,14 @@ public struct MigrationPlan: Sendable {
   public enum Method: String, Sendable {
     /// The models are equal: nothing to do.
     case nothing
-    /// The stored states read the same under the new model (entities, relationships, index
-    /// flags, relaxed optionality and mapping settings added or changed): only the model, a
-    /// `migration` record and any changed index are written.
+    /// Every record reads the same under the new model (entities, attributes, relationships,
+    /// index flags, relaxed optionality and mapping settings added or changed): the model, a
+    /// `migration` record, the states of entities that gained attributes and any changed index
+    /// are written; the log is not replayed.
     case inPlace = "in place"
-    /// Renames, removals, type changes and attributes added to existing entities: the log is
-    /// replayed under the new model into fresh projections, in the same commit.
-    case replay
+    /// Renames, removals and type changes: the log is replayed under the new model into fresh
+    /// projections, in the same commit.
+    case replay = "by replaying the log"
   }
 
   /// What differs, entity by entity, property by property.
@@ -30,6 +31,9 @@ public struct MigrationPlan: Sendable {
   let newlyToOne: [(entity: String, relationship: ResolvedRelationship)]
   /// Whether any attribute's index flag changed: `indexes` is rebuilt.
   let changesIndexes: Bool
+  /// Entities (of `next`) that gained attributes: in place, their stored states and undo
+  /// images are rewritten with the new attribute numbering.
+  let renumberedEntities: Set<String>
 
   init(from old: Model, to new: Model) throws(ModelError) {
     next = try old.followed(by: new)
@@ -39,9 +43,9 @@ public struct MigrationPlan: Sendable {
     var newlyRequired: [(String, String)] = []
     var newlyToOne: [(String, ResolvedRelationship)] = []
     var changesIndexes = false
-    var storedNamesKept = true
+    var renumberedEntities: Set<String> = []
+    let lineage = ModelLineage(from: old, to: next.entities)
     for entity in next.resolvedInOrder {
-      let lineage = ModelLineage(from: old, to: next.entities)
       guard let oldName = lineage.oldEntityName(of: entity.name), let previous = old.resolved(oldName) else {
         continue
       }
@@ -79,7 +83,7 @@ public struct MigrationPlan: Sendable {
       if previous.storedAttributeNames.map(\.name).map({ carried[$0]?.name })
         != entity.storedAttributeNames.map(\.name).map({ Optional($0) })
       {
-        storedNamesKept = false
+        renumberedEntities.insert(entity.name)
       }
       for relationship in entity.relationships where relationship.owner == entity.name {
         guard let before = old.relationshipsByID[relationship.id] else { continue }
@@ -114,9 +118,10 @@ public struct MigrationPlan: Sendable {
     self.newlyRequired = newlyRequired
     self.newlyToOne = newlyToOne
     self.changesIndexes = changesIndexes
+    self.renumberedEntities = renumberedEntities
     if old == new, old.numbering == next.numbering {
       method = .nothing
-    } else if translation.isIdentity, storedNamesKept {
+    } else if translation.isIdentity {
       method = .inPlace
     } else {
       method = .replay

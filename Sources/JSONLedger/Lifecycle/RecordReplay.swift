@@ -3,13 +3,15 @@
 /// transaction.
 struct RecordReplay {
   let ledger: Ledger
-  private var pending: [ChangeRecord] = []
+  private var pending: [(record: ChangeRecord, encoded: [UInt8]?)] = []
   private var pendingChanges = 0
 
   init(into ledger: Ledger) { self.ledger = ledger }
 
-  mutating func append(_ record: ChangeRecord) throws {
-    pending.append(record)
+  /// Appends `record`; `encoded`, when given, is written to the log in its place (a record
+  /// kept as it was, under the model version it names).
+  mutating func append(_ record: ChangeRecord, encoded: [UInt8]? = nil) throws {
+    pending.append((record, encoded))
     pendingChanges += record.changes.count
     if pending.count >= 500 || pendingChanges >= 200_000 { try flush() }
   }
@@ -20,7 +22,7 @@ struct RecordReplay {
     try ledger.environment.reserve(freeBytes: Ledger.estimatedBytes(objects: pendingChanges))
     let records = pending
     try ledger.environment.write { txn in
-      for record in records { try ledger.append(record, txn) }
+      for (record, encoded) in records { try ledger.append(record, txn, encoded: encoded) }
     }
     pending.removeAll(keepingCapacity: true)
     pendingChanges = 0

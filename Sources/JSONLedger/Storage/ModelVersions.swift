@@ -74,18 +74,41 @@ struct ModelVersions: Sendable {
     return ModelVersions(models: models)
   }
 
-  /// Writes the current version as the store's model, and the one before it (if any) under
-  /// its number.
+  /// Writes the current version as the store's model, and the earlier ones under their
+  /// numbers.
   func write(into txn: Transaction, in meta: Database) throws {
     let writer = JSONWriter(options: [])
-    if current > 1 {
-      let previous = models[models.count - 2]
+    for (index, previous) in models.dropLast().enumerated() {
       let entry: JSONValue = .object(["model": previous.jsonValue, "numbering": previous.numbering.jsonValue])
-      try txn.put(writer.bytes(from: entry), forKey: MetaKey.model(version: current - 1), in: meta)
+      try txn.put(writer.bytes(from: entry), forKey: MetaKey.model(version: UInt32(index + 1)), in: meta)
     }
     try txn.put(writer.bytes(from: model.jsonValue), forKey: MetaKey.model, in: meta)
     try txn.put(writer.bytes(from: model.numbering.jsonValue), forKey: MetaKey.numbering, in: meta)
     try txn.put([UInt8](bigEndian: current), forKey: MetaKey.modelVersion, in: meta)
+  }
+
+  /// Every version, for an archive: `{"versions": [{"model": …, "numbering": …}, …]}`.
+  var jsonValue: JSONValue {
+    .object([
+      "versions": .array(models.map { .object(["model": $0.jsonValue, "numbering": $0.numbering.jsonValue]) })
+    ])
+  }
+
+  /// The versions `jsonValue` wrote, or a single model's JSON as its first version.
+  init(json: JSONValue) throws {
+    guard case .object(let root) = json, case .array(let entries)? = root["versions"] else {
+      self.init(first: try Self.load(json, numbering: nil, "the model"))
+      return
+    }
+    var models: [Model] = []
+    for (index, entry) in entries.enumerated() {
+      guard case .object(let members) = entry, let model = members["model"] else {
+        throw StoredModelFailure(reason: "model version \(index + 1) is missing")
+      }
+      models.append(try Self.load(model, numbering: members["numbering"], "model version \(index + 1)"))
+    }
+    guard !models.isEmpty else { throw StoredModelFailure(reason: "there is no model") }
+    self.init(models: models)
   }
 
   private static func parse(_ bytes: [UInt8], _ what: String) throws -> JSONValue {

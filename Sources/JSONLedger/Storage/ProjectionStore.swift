@@ -164,7 +164,7 @@ struct ProjectionStore: StateSource {
   }
 
   /// Runs `decode`; a failure names the object and where its bytes came from.
-  private func decoding<Decoded>(
+  func decoding<Decoded>(
     _ objectID: UInt64, at batch: UInt64?, _ decode: () throws(DecodingFailure) -> Decoded
   ) throws -> Decoded {
     do { return try decode() } catch {

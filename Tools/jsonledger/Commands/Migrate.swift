@@ -73,7 +73,7 @@ struct Migrate: AsyncParsableCommand {
       Output.line("\(storeOptions.store) already has this model: nothing to do")
       return
     }
-    let replayed = plan.method == .replay ? ", \(report.replayedBatches) batches replayed" : ""
+    let replayed = plan.method == .replay ? " (\(report.replayedBatches) batches)" : ""
     Output.line(
       "migrated \(storeOptions.store) from model version \(report.fromVersion) to \(report.toVersion) \(plan.method.rawValue)\(replayed); batch \(batch) records it"
     )
