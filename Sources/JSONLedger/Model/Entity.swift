@@ -41,7 +41,7 @@ public struct Entity: Sendable, Hashable {
   public init(
     _ name: String, identity: [String] = [], collectionKey: String? = nil, parent: String? = nil,
     subentityKey: String? = nil, abstract: Bool = false, mapsOnlyCustomKeys: Bool = false,
-    attributes: [Attribute] = [], relationships: [Relationship] = []
+    attributes: [Attribute] = [], relationships: [Relationship] = [], renamedFrom: String? = nil
   ) {
     self.name = name
     self.identity = identity
@@ -52,7 +52,7 @@ public struct Entity: Sendable, Hashable {
     self.mapsOnlyCustomKeys = mapsOnlyCustomKeys
     self.dictionaryTransformer = nil
     self.entityMapper = nil
-    self.renamedFrom = nil
+    self.renamedFrom = renamedFrom
     self.attributes = attributes
     self.relationships = relationships
   }
@@ -60,12 +60,12 @@ public struct Entity: Sendable, Hashable {
   /// An entity whose members are listed in a builder block.
   public init(
     _ name: String, identity: [String] = [], collectionKey: String? = nil, parent: String? = nil,
-    subentityKey: String? = nil, abstract: Bool = false,
+    subentityKey: String? = nil, abstract: Bool = false, renamedFrom: String? = nil,
     @EntityMembersBuilder members: () -> [any EntityMember]
   ) {
     self.init(
       name, identity: identity, collectionKey: collectionKey, parent: parent,
-      subentityKey: subentityKey, abstract: abstract)
+      subentityKey: subentityKey, abstract: abstract, renamedFrom: renamedFrom)
     for member in members() {
       if let attribute = member as? Attribute { attributes.append(attribute) }
       if let relationship = member as? Relationship { relationships.append(relationship) }

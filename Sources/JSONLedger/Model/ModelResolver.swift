@@ -41,6 +41,16 @@ struct ModelResolver {
       chains[entity.name] = chain
     }
     let relationshipIDs = numbering.relationships
+    // A store's numbering covers its model; a gap would make ids collide.
+    for entity in entities {
+      if numbering.entities[entity.name] == nil {
+        problem("entities.\(entity.name)", "the store's numbering has no number for it")
+      }
+      for relationship in entity.relationships where relationshipIDs["\(entity.name).\(relationship.name)"] == nil {
+        problem(
+          "entities.\(entity.name).relationships.\(relationship.name)", "the store's numbering has no number for it")
+      }
+    }
     var resolved: [String: ResolvedEntity] = [:]
     var relationshipsByID = RelationshipTable()
     for entity in entities {

@@ -36,6 +36,25 @@ struct ModelDifferenceTests {
     #expect(try Self.model(changed: true).differences(to: Self.model(changed: true)).isEmpty)
   }
 
+  @Test func renamesAreNamedAsRenamesNotAsARemovalAndAnAddition() throws {
+    let old = try Model {
+      Entity("Band", identity: ["name"]) {
+        Attribute("name", .string)
+        Attribute("genre", .string)
+      }
+    }
+    let new = try Model {
+      Entity("Group", identity: ["name"], renamedFrom: "Band") {
+        Attribute("name", .string)
+        Attribute("style", .string, indexed: true, renamedFrom: "genre")
+      }
+    }
+    #expect(
+      old.differences(to: new).map(\.description) == [
+        "Band: renamed to Group", "Group.style: renamed from genre", "Group.style: isIndexed: false → true",
+      ])
+  }
+
   @Test func openingAStoreWithAnotherModelSaysWhatDiffers() throws {
     let directory = try TemporaryDirectory()
     _ = try Ledger.open(at: directory.storePath, model: try Self.model(changed: false))
