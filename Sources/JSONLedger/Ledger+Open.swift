@@ -112,7 +112,9 @@ extension Ledger {
     let layout = try environment.write { txn in
       let layout = try StoreLayout(creatingIn: txn)
       if try txn.value(forKey: MetaKey.format, in: layout.meta) != nil { throw LedgerError.storeExists(path: path) }
-      try txn.put([UInt8](bigEndian: UInt32(formatVersion)), forKey: MetaKey.format, in: layout.meta)
+      // A store that starts with several model versions (a restored archive's) is a migrated one.
+      let format = versions.current > 1 ? StoreFormat.migrated : StoreFormat.version
+      try txn.put([UInt8](bigEndian: UInt32(format)), forKey: MetaKey.format, in: layout.meta)
       try versions.write(into: txn, in: layout.meta)
       return layout
     }
@@ -152,8 +154,9 @@ extension Ledger {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
     let version = Int(UInt32(bigEndianBytes: format))
-    guard version == formatVersion else {
-      throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion)
+    guard StoreFormat.isCurrent(version) else {
+      let supported = version > formatVersion ? Int(StoreFormat.migrated) : formatVersion
+      throw LedgerError.unsupportedFormat(path: path, found: version, supported: supported)
     }
     let versions: ModelVersions
     do { versions = try environment.read { txn in try ModelVersions.load(from: txn, in: layout.meta) } } catch let

@@ -218,7 +218,7 @@ public final class Ledger: Sendable {
       metadata: [
         "store": "\(path)", "batch": "\(summary.batchID)", "kind": "\(summary.kind)", "created": "\(summary.created)",
         "updated": "\(summary.updated)", "deleted": "\(summary.deleted)", "unchanged": "\(summary.unchanged)",
-        "milliseconds": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+        "milliseconds": "\(elapsed.wholeMilliseconds)",
       ])
     writer.publish(summary)
   }

@@ -83,6 +83,7 @@ extension Ledger {
       }
       try checkValues(plan, txn)
       try next.write(into: txn, in: layout.meta)
+      try txn.put([UInt8](bigEndian: UInt32(StoreFormat.migrated)), forKey: MetaKey.format, in: layout.meta)
       let record = ChangeRecord(
         batchID: head + 1, time: Date(), kind: .migration,
         metadata: ChangeRecord.Metadata(
@@ -99,7 +100,7 @@ extension Ledger {
       metadata: [
         "store": "\(path)", "from": "\(report.fromVersion)", "to": "\(report.toVersion)",
         "method": "\(plan.method.rawValue)", "replayed": "\(report.replayedBatches)",
-        "milliseconds": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+        "milliseconds": "\(elapsed.wholeMilliseconds)",
       ])
     return report
   }

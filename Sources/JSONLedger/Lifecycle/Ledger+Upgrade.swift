@@ -25,7 +25,7 @@ extension Ledger {
   public static func upgrade(at path: String, options: Options = Options()) throws -> UpgradeReport {
     guard case .store = try StoreDirectory.inspect(path) else { throw LedgerError.storeNotFound(path: path) }
     let (version, model, records) = try upgradeSource(path)
-    guard version != Int(formatVersion) else {
+    guard !StoreFormat.isCurrent(version) else {
       return UpgradeReport(fromFormat: version, toFormat: version, batches: 0, previousStorePath: nil)
     }
     let upgrading = path + ".upgrading"
@@ -85,8 +85,8 @@ extension Ledger {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
     let version = Int(UInt32(bigEndianBytes: format))
-    guard version == Int(formatVersion) || version >= Int(StoreFormat.oldestUpgradable) && version < Int(formatVersion)
-    else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: Int(formatVersion)) }
+    guard StoreFormat.isCurrent(version) || version >= Int(StoreFormat.oldestUpgradable) && version < Int(formatVersion)
+    else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: Int(StoreFormat.migrated)) }
     let model: Model
     do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
       throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
@@ -95,13 +95,15 @@ extension Ledger {
       version, model,
       { each in
         try environment.read { txn in
+          // Format 3 kept one model: every record was written under it.
+          let versions = ModelVersions(first: model)
           var expected: UInt64 = 1
           try txn.forEach(in: log, prefix: []) { entry in
             let batchID = UInt64(bigEndianBytes: entry.key)
             guard entry.key.count == 8, batchID == expected else {
               throw LedgerError.corruptRecord(batchID: expected, reason: "the log skips to batch \(batchID)")
             }
-            try each(try decodeRecord(entry.value, batchID: batchID, versions: ModelVersions(first: model)))
+            try each(try decodeRecord(entry.value, batchID: batchID, versions: versions))
             expected += 1
             return true
           }

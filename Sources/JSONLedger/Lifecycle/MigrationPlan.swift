@@ -112,7 +112,9 @@ public struct MigrationPlan: Sendable {
       refusals.append(
         ModelDifference(
           place: names[0],
-          change: "it and \(names[1]) both hold links and become each other's inverse: their links cannot be merged"))
+          change:
+            "it and \(names[1]) each keep links of their own and become each other's inverse: their links cannot be merged"
+        ))
     }
     self.refusals = refusals
     self.newlyRequired = newlyRequired

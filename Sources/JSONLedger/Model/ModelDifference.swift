@@ -46,7 +46,8 @@ extension Model {
           change: "entity order: \(kept.joined(separator: ", ")) → \(keptThere.joined(separator: ", "))"))
     }
     if result.isEmpty, self != other {
-      result.append(ModelDifference(place: "model", change: "the order of the properties of an entity"))
+      result.append(
+        ModelDifference(place: "model", change: "the order of the properties of an entity, or renamedFrom notes"))
     }
     return result
   }

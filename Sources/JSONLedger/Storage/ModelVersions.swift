@@ -41,7 +41,9 @@ struct ModelVersions: Sendable {
     guard record.modelVersion >= 1, record.modelVersion < current else {
       throw TranslationFailure(
         place: "batch \(record.batchID)",
-        reason: "it was written under model version \(record.modelVersion), which this store does not have")
+        reason: record.modelVersion > current
+          ? "it was written under model version \(record.modelVersion), newer than the \(current) this ledger opened the store at: the store was migrated since; open it again"
+          : "it names model version 0, which no store has")
     }
     var translated = record
     for index in Int(record.modelVersion - 1)..<translations.count {

@@ -399,4 +399,22 @@ struct MigrationTests {
     #expect(plan.refusals.map(\.place).sorted() == ["Album.fans", "Musician.favourite"])
     #expect(plan.refusals.allSatisfy { $0.change.contains("cannot be merged") })
   }
+
+  @Test func aMigratedStoreSaysFormat5SoThatLibrariesBeforeMigrationsRefuseIt() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    let ledger = try Self.bandsStore(path)
+    func format() throws -> UInt32? {
+      try ledger.environment.read { txn in
+        try txn.value(forKey: MetaKey.format, in: ledger.layout.meta).map { UInt32(bigEndianBytes: $0) }
+      }
+    }
+    #expect(try format() == 4)
+    let next = try Self.model(
+      Self.bands.replacingOccurrences(of: #""formed": "string""#, with: #""formed": "string", "country": "string""#))
+    try Ledger.migrate(at: path, to: next)
+    #expect(try format() == 5)
+    #expect(try Ledger.upgrade(at: path).batches == 0)
+    #expect(try Ledger.open(at: path).versions.current == 2)
+  }
 }

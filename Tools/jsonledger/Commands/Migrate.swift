@@ -29,53 +29,51 @@ struct Migrate: AsyncParsableCommand {
     let next = try Model(contentsOf: model)
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     let plan = try ledger.migrationPlan(to: next)
-    if dryRun {
-      print(plan, report: nil)
+    ledger.close()
+    // What differs comes first, before anything is written.
+    if !json {
+      for difference in plan.differences { Output.line("  \(difference)") }
+      for refusal in plan.refusals { Output.line("cannot migrate: \(refusal)") }
+    }
+    if dryRun || !plan.refusals.isEmpty {
+      if json { Output.json(summary(plan, report: nil)) }
       if !plan.refusals.isEmpty {
         throw CommandFailure(message: "\(plan.refusals.count) change(s) cannot be derived; nothing written")
       }
+      if !json {
+        Output.line("would migrate \(plan.method.rawValue) (\(plan.differences.count) differences); nothing written")
+      }
       return
     }
-    ledger.close()
     var options = Ledger.Options()
     options.durability = writeOptions.durability
     options.transformers.passesUnknownThrough = storeOptions.passThroughTransformers
     let report = try await Ledger.migrate(at: storeOptions.store, to: next, options: options)
-    print(plan, report: report)
+    if json {
+      Output.json(summary(plan, report: report))
+    } else if let batch = report.batchID {
+      let replayed = plan.method == .replay ? " (\(report.replayedBatches) batches)" : ""
+      Output.line(
+        "migrated \(storeOptions.store) from model version \(report.fromVersion) to \(report.toVersion) \(plan.method.rawValue)\(replayed); batch \(batch) records it"
+      )
+    } else {
+      Output.line("\(storeOptions.store) already has this model: nothing to do")
+    }
   }
 
-  private func print(_ plan: MigrationPlan, report: MigrationReport?) {
-    if json {
-      var object: JSONObject = [
-        "method": .string(plan.method.rawValue),
-        "differences": .array(plan.differences.map { .string($0.description) }),
-        "refusals": .array(plan.refusals.map { .string($0.description) }),
-      ]
-      if let report {
-        object["fromVersion"] = .number(JSONNumber(Int(report.fromVersion)))
-        object["toVersion"] = .number(JSONNumber(Int(report.toVersion)))
-        object["batch"] = report.batchID.map { .number(JSONNumber(Int($0))) } ?? .null
-        object["replayedBatches"] = .number(JSONNumber(report.replayedBatches))
-      }
-      Output.json(.object(object))
-      return
+  /// The plan and what was done, for `--json`.
+  private func summary(_ plan: MigrationPlan, report: MigrationReport?) -> JSONValue {
+    var object: JSONObject = [
+      "method": .string(plan.method.rawValue),
+      "differences": .array(plan.differences.map { .string($0.description) }),
+      "refusals": .array(plan.refusals.map { .string($0.description) }),
+    ]
+    if let report {
+      object["fromVersion"] = .number(JSONNumber(Int(report.fromVersion)))
+      object["toVersion"] = .number(JSONNumber(Int(report.toVersion)))
+      object["batch"] = report.batchID.map { .number(JSONNumber(Int($0))) } ?? .null
+      object["replayedBatches"] = .number(JSONNumber(report.replayedBatches))
     }
-    for difference in plan.differences { Output.line("  \(difference)") }
-    for refusal in plan.refusals { Output.line("cannot migrate: \(refusal)") }
-    guard let report else {
-      Output.line(
-        plan.refusals.isEmpty
-          ? "would migrate \(plan.method.rawValue) (\(plan.differences.count) differences); nothing written"
-          : "refused")
-      return
-    }
-    guard let batch = report.batchID else {
-      Output.line("\(storeOptions.store) already has this model: nothing to do")
-      return
-    }
-    let replayed = plan.method == .replay ? " (\(report.replayedBatches) batches)" : ""
-    Output.line(
-      "migrated \(storeOptions.store) from model version \(report.fromVersion) to \(report.toVersion) \(plan.method.rawValue)\(replayed); batch \(batch) records it"
-    )
+    return .object(object)
   }
 }

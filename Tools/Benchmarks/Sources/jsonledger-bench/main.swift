@@ -258,6 +258,35 @@ rows.append(
     name: "verify (replay whole log, compare)", unit: "objects/s", jsonledger: Double(objects) / verifySeconds,
     grdb: nil, floor: nil))
 
+log("migrate")
+// Two versions of the model after the dataset's: Album gains an attribute (in place), then
+// Album.label is renamed and Album.sales becomes a string (a replay of the whole log).
+ledger.ledger.close()
+let gained = try Model(
+  json: JSONParser.parse(
+    Dataset.model.replacingOccurrences(of: #""sales": "int64"}"#, with: #""sales": "int64", "catalog": "string"}"#)))
+let renamed = try Model(
+  json: JSONParser.parse(
+    Dataset.model.replacingOccurrences(
+      of: #""label": "string", "sales": "int64"}"#,
+      with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string", "catalog": "string"}"#)))
+var inPlaceReport: MigrationReport?
+let migrateInPlace = try seconds { inPlaceReport = try Ledger.migrate(at: ledger.path + "/store", to: gained) }
+var replayReport: MigrationReport?
+let migrateReplay = try seconds { replayReport = try Ledger.migrate(at: ledger.path + "/store", to: renamed) }
+if inPlaceReport?.plan.method != .inPlace || replayReport?.plan.method != .replay {
+  log("warning: the migrations did not take the expected paths")
+}
+let grdbMigration = try grdb.migrate()
+rows.append(
+  ResultRow(
+    name: "migrate in place (every album gains an attribute; grdb: ADD COLUMN)", unit: "objects/s",
+    jsonledger: Double(objects) / migrateInPlace, grdb: Double(objects) / grdbMigration.added, floor: nil))
+rows.append(
+  ResultRow(
+    name: "migrate by replaying the log (a rename and a type change; grdb: table copy)", unit: "objects/s",
+    jsonledger: Double(objects) / migrateReplay, grdb: Double(objects) / grdbMigration.rebuilt, floor: nil))
+
 log("\(historyBatches) small batches for point-in-time reads")
 let history = try JSONLedgerContender.manyBatches(historyBatches)
 let probes = (0..<5_000).map { _ in
