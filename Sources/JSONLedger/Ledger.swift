@@ -281,19 +281,28 @@ public final class Ledger: Sendable {
       }
       throw LedgerError.batchNotFound(batchID, head: try store.head())
     }
-    return try Self.decodeRecord(bytes, batchID: batchID, versions: versions)
+    return try Self.decodeRecord(bytes, batchID: batchID, versions: versions, identities: identities(txn))
   }
 
-  /// The record stored as `bytes` for batch `batchID`, in the current model's terms.
-  static func decodeRecord(_ bytes: consuming [UInt8], batchID: UInt64, versions: ModelVersions) throws
-    -> ChangeRecord
-  {
+  /// Objects' identities as the projections `txn` sees hold them, encoded under `model` (the
+  /// store's own by default): what telling an older record needs when an identity changed.
+  func identities(_ txn: Transaction, model: Model? = nil) -> RecordTranslation.IdentityLookup {
+    let store = ProjectionStore(transaction: txn, layout: layout, model: model ?? self.model)
+    return { objectID in try store.header(of: objectID)?.identity }
+  }
+
+  /// The record stored as `bytes` for batch `batchID`, in the current model's terms
+  /// (`identities`: see `RecordTranslation.IdentityLookup`).
+  static func decodeRecord(
+    _ bytes: consuming [UInt8], batchID: UInt64, versions: ModelVersions,
+    identities: RecordTranslation.IdentityLookup? = nil
+  ) throws -> ChangeRecord {
     do {
       let record = try RecordCoding.decode(bytes, model: versions.model)
       guard record.batchID == batchID else {
         throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(record.batchID)")
       }
-      return try versions.translate(record)
+      return try versions.translate(record, identities: identities)
     } catch let failure as TranslationFailure {
       throw LedgerError.corruptRecord(
         batchID: batchID, reason: "it does not read under the current model (\(failure.place): \(failure.reason))")

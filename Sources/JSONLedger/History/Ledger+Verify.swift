@@ -37,6 +37,8 @@ extension Ledger {
       let head = try store.head()
       // After a compact, the log starts at its checkpoint.
       let horizon = try store.horizon()
+      // Identities are read from the live store: an object's never changes.
+      let lookup = identities(txn)
       var expected = horizon
       var pending: [ChangeRecord] = []
       func flush() throws {
@@ -52,7 +54,7 @@ extension Ledger {
         guard entry.key.count == 8, batchID == expected else {
           throw LedgerError.verificationFailed("the log skips from batch \(expected - 1) to \(batchID)")
         }
-        pending.append(try Self.decodeRecord(entry.value, batchID: batchID, versions: versions))
+        pending.append(try Self.decodeRecord(entry.value, batchID: batchID, versions: versions, identities: lookup))
         expected += 1
         if pending.count >= 500 { try flush() }
         return true

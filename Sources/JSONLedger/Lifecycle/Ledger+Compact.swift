@@ -72,7 +72,8 @@ extension Ledger {
             guard let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) else {
               throw LedgerError.corruptRecord(batchID: id, reason: "it is missing from the log")
             }
-            _ = try Self.decodeRecord(bytes, batchID: id, versions: versions)  // checked before it is archived
+            // Checked before it is archived.
+            _ = try Self.decodeRecord(bytes, batchID: id, versions: versions, identities: identities(txn))
             try append(id, bytes)
           }
         }
@@ -138,7 +139,13 @@ extension Ledger {
         throw LedgerError.invalidArgument("the archive \(archive) skips from batch \(expected - 1) to \(batchID)")
       }
       // The record goes back as it was archived, under the model version it was written under.
-      try replay.append(try decodeRecord(bytes, batchID: batchID, versions: versions), encoded: bytes)
+      // Telling it in the current terms may need the identities of objects earlier records made:
+      // then each is committed before the next is read.
+      if versions.changesIdentities { try replay.flush() }
+      let record = try ledger.environment.read { txn in
+        try decodeRecord(bytes, batchID: batchID, versions: versions, identities: ledger.identities(txn))
+      }
+      try replay.append(record, encoded: bytes)
       expected += 1
     }
     try replay.flush()
@@ -157,7 +164,11 @@ extension Ledger {
     let projector = Projector(transaction: txn, layout: layout, model: model)
     var batchID = horizon
     while let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) {
-      try projector.apply(try translate(try Self.decodeRecord(bytes, batchID: batchID, versions: versions)))
+      // Identities come from the projections being rebuilt: each object is there before a
+      // change that neither creates nor deletes it.
+      let record = try Self.decodeRecord(
+        bytes, batchID: batchID, versions: versions, identities: identities(txn, model: model))
+      try projector.apply(try translate(record))
       batchID += 1
     }
     return Int(batchID - horizon)

@@ -106,11 +106,32 @@ extension Ledger {
   }
 
   /// Rebuilds the projections from the log, each record told in the new model's terms; a
-  /// value that cannot take its attribute's new type refuses the migration.
+  /// value that cannot take its attribute's new type, or an identity that is missing, changes
+  /// or is shared under a new identity, refuses the migration.
   private func replayLog(under plan: MigrationPlan, _ txn: Transaction) throws -> Int {
     let version = versions.current + 1
+    let lookup = identities(txn, model: plan.next)
+    var owners: [[UInt8]: UInt64] = [:]
+    var key: [UInt8] = []
     return try rebuildProjections(txn, model: plan.next) { record in
-      do { return try plan.translation.translate(record, version: version) } catch let failure as TranslationFailure {
+      do {
+        let translated = try plan.translation.translate(record, version: version, identities: lookup)
+        // Under a new identity, no two objects may share a key.
+        for change in translated.changes where change.kind == .created && !change.identity.isEmpty {
+          guard plan.translation.reidentified[change.entity] != nil, let entity = plan.next.resolved(change.entity)
+          else { continue }
+          OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &key)
+          if let owner = owners[key], owner != change.objectID {
+            throw TranslationFailure(
+              place: change.entity,
+              reason:
+                "two objects would share the key \(change.identity.map(\.keyText).joined(separator: ", ")) (objects \(owner) and \(change.objectID))"
+            )
+          }
+          owners[key] = change.objectID
+        }
+        return translated
+      } catch let failure as TranslationFailure {
         throw LedgerError.migrationRefused(
           path: path,
           reasons: [ModelDifference(place: failure.place, change: "\(failure.reason) (batch \(record.batchID))")])

@@ -64,14 +64,13 @@ public struct MigrationPlan: Sendable {
             of: attribute, among: previous.attributes.map(\.name), newAttributes: entity.attributes.map(\.name)
           ).map { ($0, attribute) }
         }, uniquingKeysWith: { first, _ in first })
-      if previous.identity.map({ carried[$0]?.name }) != entity.identity.map({ Optional($0) }) {
-        refusals.append(
-          ModelDifference(
-            place: entity.name,
-            change:
-              "its identity changes from (\(previous.identity.joined(separator: ", "))) to (\(entity.identity.joined(separator: ", "))): a new identity is not derived"
-          ))
-      } else if previous.identity.contains(where: { carried[$0]?.type != previous.attributeIndex[$0]?.type }) {
+      // A new identity is taken from each object's values (`RecordTranslation`); one whose
+      // attributes change type would need its keys coerced too.
+      let identityTypesChange = carried.contains { oldName, attribute in
+        (previous.identity.contains(oldName) || entity.identity.contains(attribute.name))
+          && previous.attributeIndex[oldName]?.type != attribute.type
+      }
+      if identityTypesChange {
         refusals.append(
           ModelDifference(place: entity.name, change: "an identity attribute changes type: keys are not re-derived"))
       }

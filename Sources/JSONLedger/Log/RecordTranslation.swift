@@ -3,10 +3,19 @@
 /// values coerced to changed types. A removed sub-entity's objects become objects of its
 /// nearest kept ancestor, so that no link is left pointing at nothing.
 ///
-/// Only what can be told from the two models alone is translated; `MigrationPlan` refuses the
-/// rest (a changed parent or identity, a relationship that became ordered, two existing
-/// relationships made each other's inverse) before anything is written.
+/// An entity whose identity changed takes each object's identity from its new identity
+/// attributes: from the change itself when it creates or deletes the object, else from the
+/// object as the projections hold it (`IdentityLookup`), since an identity never changes over an
+/// object's life (a migration refuses a log where it would).
+///
+/// Only what can be told from the two models (and the objects' identities) is translated;
+/// `MigrationPlan` refuses the rest (a changed parent, a relationship that became ordered, two
+/// existing relationships made each other's inverse) before anything is written.
 struct RecordTranslation: Sendable {
+  /// The identity of an object as the projections hold it (deleted objects included), in the
+  /// newest model's terms.
+  typealias IdentityLookup = (UInt64) throws -> [AttributeValue]?
+
   let from: Model
   let to: Model
   /// The next version's entity for each entity of `from` whose objects carry on.
@@ -18,6 +27,8 @@ struct RecordTranslation: Sendable {
   private let linkIDs: [UInt32: UInt32]
   /// Next ids of relationships that were ordered and are not any more.
   private let unordered: Set<UInt32>
+  /// Entities of `to` whose identity differs from their old one: their identity attributes.
+  let reidentified: [String: [String]]
   /// Whether every record comes out as it went in.
   let isIdentity: Bool
 
@@ -52,6 +63,13 @@ struct RecordTranslation: Sendable {
       }
       attributes[old] = map
     }
+    var reidentified: [String: [String]] = [:]
+    for (old, new) in entityNames where old == lineage.oldEntityName(of: new) {
+      guard let oldEntity = from.resolved(old), let newEntity = to.resolved(new) else { continue }
+      if oldEntity.identity.map({ attributes[old]?[$0]?.name }) != newEntity.identity.map({ Optional($0) }) {
+        reidentified[new] = newEntity.identity
+      }
+    }
     var linkIDs: [UInt32: UInt32] = [:]
     var unordered: Set<UInt32> = []
     for entity in from.resolvedInOrder {
@@ -68,8 +86,9 @@ struct RecordTranslation: Sendable {
     self.attributes = attributes
     self.linkIDs = linkIDs
     self.unordered = unordered
+    self.reidentified = reidentified
     isIdentity =
-      from.entities.allSatisfy { entityNames[$0.name] == $0.name }
+      reidentified.isEmpty && from.entities.allSatisfy { entityNames[$0.name] == $0.name }
       && attributes.allSatisfy { entity, map in
         map.count == from.resolved(entity)?.attributes.count
           && map.allSatisfy { $0.key == $0.value.name && $0.value.type == nil }
@@ -103,8 +122,9 @@ struct RecordTranslation: Sendable {
   /// The entity of `to` that objects of `entity` (of `from`) belong to, if they carry on.
   func nextEntityName(of entity: String) -> String? { entityNames[entity] }
 
-  /// `record` in the terms of `to`, marked as written under `version`.
-  func translate(_ record: ChangeRecord, version: UInt32) throws(TranslationFailure) -> ChangeRecord {
+  /// `record` in the terms of `to`, marked as written under `version`. `identities` is needed
+  /// when an entity's identity changed and a change neither creates nor deletes its object.
+  func translate(_ record: ChangeRecord, version: UInt32, identities: IdentityLookup?) throws -> ChangeRecord {
     var translated = record
     translated.modelVersion = version
     guard !isIdentity else { return translated }
@@ -137,6 +157,9 @@ struct RecordTranslation: Sendable {
         return carried
       }
       next.links.sort { $0.relationshipID < $1.relationshipID }
+      if let names = reidentified[entity] {
+        next.identity = try Self.identity(names, of: next, batch: record.batchID, identities: identities)
+      }
       // An update whose every change was left out is no change (one that changed nothing but
       // the object's entity stays).
       let emptied = !(change.attributes.isEmpty && change.links.isEmpty)
@@ -144,6 +167,39 @@ struct RecordTranslation: Sendable {
       translated.changes.append(next)
     }
     return translated
+  }
+
+  /// The identity of a changed object under identity attributes `names`: the values a
+  /// creation gives or a deletion takes, else the object's as the projections hold it.
+  private static func identity(
+    _ names: [String], of change: ObjectChange, batch: UInt64, identities: IdentityLookup?
+  ) throws -> [AttributeValue] {
+    guard !names.isEmpty else { return [] }
+    if change.kind == .updated {
+      if let changed = change.attributes.first(where: { names.contains($0.name) }) {
+        throw TranslationFailure(
+          place: "\(change.entity).\(changed.name)",
+          reason:
+            "it changes from \(changed.old?.description ?? "nil") to \(changed.new?.description ?? "nil") in batch \(batch), but an identity never changes"
+        )
+      }
+      guard let identity = try identities?(change.objectID), identity.count == names.count else {
+        throw TranslationFailure(
+          place: change.entity, reason: "object \(change.objectID) has no identity under the new model")
+      }
+      return identity
+    }
+    return try names.map { name in
+      let attribute = change.attributes.first { $0.name == name }
+      guard let value = change.kind == .created ? attribute?.new : attribute?.old else {
+        throw TranslationFailure(
+          place: "\(change.entity).\(name)",
+          reason:
+            "the \(change.entity) \(change.kind) in batch \(batch) (key \(change.identity.map(\.keyText).joined(separator: ", "))) has no value for it, and it becomes the identity"
+        )
+      }
+      return value
+    }
   }
 
   private static func coerce(_ value: AttributeValue?, to type: AttributeType, _ change: ObjectChange, _ name: String)

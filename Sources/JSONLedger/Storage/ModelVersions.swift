@@ -24,6 +24,10 @@ struct ModelVersions: Sendable {
     translations = zip(models, models.dropFirst()).map { RecordTranslation(from: $0, to: $1) }
   }
 
+  /// Whether some migration changed an entity's identity: telling older records then reads
+  /// objects' identities from the projections.
+  var changesIdentities: Bool { translations.contains { !$0.reidentified.isEmpty } }
+
   /// The model of version `version`, if the store had one.
   func model(version: UInt32) -> Model? {
     version >= 1 && version <= current ? models[Int(version) - 1] : nil
@@ -35,8 +39,9 @@ struct ModelVersions: Sendable {
   /// The translation from the current version to `next`.
   func translation(to next: Model) -> RecordTranslation { RecordTranslation(from: model, to: next) }
 
-  /// `record` in the current version's terms.
-  func translate(_ record: ChangeRecord) throws(TranslationFailure) -> ChangeRecord {
+  /// `record` in the current version's terms; `identities` tells the identity of an object
+  /// whose entity's identity changed since (`RecordTranslation.IdentityLookup`).
+  func translate(_ record: ChangeRecord, identities: RecordTranslation.IdentityLookup? = nil) throws -> ChangeRecord {
     guard record.modelVersion != current else { return record }
     guard record.modelVersion >= 1, record.modelVersion < current else {
       throw TranslationFailure(
@@ -47,7 +52,7 @@ struct ModelVersions: Sendable {
     }
     var translated = record
     for index in Int(record.modelVersion - 1)..<translations.count {
-      translated = try translations[index].translate(translated, version: UInt32(index + 2))
+      translated = try translations[index].translate(translated, version: UInt32(index + 2), identities: identities)
     }
     return translated
   }

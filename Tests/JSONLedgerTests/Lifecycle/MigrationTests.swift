@@ -220,7 +220,10 @@ struct MigrationTests {
     let ledger = try Self.bandsStore(path)
     let head = try ledger.head
     let cases: [(edit: (String) -> String, place: String, reason: String)] = [
-      ({ $0.replacingOccurrences(of: #""identity": "name""#, with: #""identity": "formed""#) }, "Band", "identity"),
+      (
+        { $0.replacingOccurrences(of: #""name": "string", "formed""#, with: #""name": "int32", "formed""#) }, "Band",
+        "an identity attribute changes type"
+      ),
       (
         {
           $0.replacingOccurrences(
@@ -416,5 +419,72 @@ struct MigrationTests {
     #expect(try format() == 5)
     #expect(try Ledger.upgrade(at: path).batches == 0)
     #expect(try Ledger.open(at: path).versions.current == 2)
+  }
+
+  /// `bands` with Band identified by `formed` instead of `name`.
+  static let bandsByYear = bands.replacingOccurrences(of: #""identity": "name""#, with: #""identity": "formed""#)
+
+  @Test func aNewIdentityIsTakenFromEachObjectsValuesAndHistoryFollows() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    let ledger = try Self.bandsStore(path)
+    var batch = ledger.makeBatch()
+    try batch.stage(
+      try JSONParser.parse(#"[{"name": "Can", "formed": "1968"}, {"name": "Japan", "albums": []}]"#), as: "Band")
+    _ = try ledger.applySynchronously(batch)
+    var deletion = ledger.makeBatch()
+    try deletion.delete("Band", key: "Can")
+    _ = try ledger.applySynchronously(deletion)
+    ledger.close()
+    let byYear = try Self.model(Self.bandsByYear)
+    let report = try Ledger.migrate(at: path, to: byYear)
+    #expect(report.plan.method == .replay)
+    #expect(report.plan.differences.map(\.description).contains(#"Band: identity: ["name"] → ["formed"]"#))
+    let migrated = try Ledger.open(at: path, model: byYear)
+    #expect(try migrated.verify().batches == 4)
+    let (japan, can) = try migrated.read { view in
+      (try view.object("Band", key: "1974"), try view.object("Band", key: "1968"))
+    }
+    #expect(japan?["name"] == .string("Japan"))
+    #expect(can == nil)
+    #expect(try migrated.read(asOf: 2) { view in try view.object("Band", key: "1968")?["name"] } == .string("Can"))
+    // Records of every kind tell the new key: the update of Japan, the deletion of Can.
+    let updatedAndCreated = try migrated.record(2).changes.filter { $0.entity == "Band" }.map(\.identity)
+    #expect(Set(updatedAndCreated) == [[.string("1968")], [.string("1974")]])
+    let deleted = try migrated.record(3).changes.map(\.identity)
+    #expect(deleted == [[.string("1968")]])
+    // Reverting the deletion, written under the old identity, brings Can back under the new one.
+    _ = try migrated.revert(3)
+    #expect(try migrated.read { view in try view.object("Band", key: "1968")?["name"] } == .string("Can"))
+    #expect(try migrated.verify().batches == 5)
+    // A payload under the new identity updates the object it names.
+    var update = migrated.makeBatch()
+    try update.stage(try JSONParser.parse(#"[{"formed": "1974", "name": "Japan (UK)"}]"#), as: "Band")
+    #expect(try migrated.applySynchronously(update).updated == 1)
+    #expect(try migrated.verify().batches == 6)
+  }
+
+  @Test func aNewIdentityThatIsMissingSharedOrChangedIsRefusedNamingTheBatch() throws {
+    let cases: [(payload: String, place: String, reason: String)] = [
+      (#"[{"name": "Can"}]"#, "Band.formed", "has no value for it, and it becomes the identity"),
+      (#"[{"name": "Can", "formed": "1974"}]"#, "Band", "two objects would share the key 1974"),
+      (#"[{"name": "Japan", "formed": "1975"}]"#, "Band.formed", "an identity never changes"),
+    ]
+    for (payload, place, reason) in cases {
+      let directory = try TemporaryDirectory()
+      let path = directory.path + "/store"
+      let ledger = try Self.bandsStore(path)
+      var batch = ledger.makeBatch()
+      try batch.stage(try JSONParser.parse(payload), as: "Band")
+      _ = try ledger.applySynchronously(batch)
+      #expect {
+        try ledger.migrate(to: try Self.model(Self.bandsByYear))
+      } throws: { error in
+        guard case LedgerError.migrationRefused(_, let reasons) = error else { return false }
+        return reasons.contains { $0.place == place && $0.change.contains(reason) && $0.change.contains("batch 2") }
+      }
+      #expect(try ledger.verify().batches == 2)
+      #expect(ledger.versions.current == 1)
+    }
   }
 }

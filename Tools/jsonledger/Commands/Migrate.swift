@@ -7,10 +7,12 @@ struct Migrate: AsyncParsableCommand {
     discussion: """
       Prints what differs, entity by entity. Additive changes (entities, attributes of new \
       entities, relationships, index flags, relaxed optionality, mapping settings) are written in \
-      place; renames (renamedFrom, or Core Data's renamingIdentifier), removals and type changes \
-      replay the log under the new model into fresh projections. Either way it is one commit, \
-      recorded as a migration batch. A change that cannot be derived is refused with the reasons, \
-      and nothing is written.
+      place; renames (renamedFrom, or Core Data's renamingIdentifier), removals, type changes and \
+      a new identity replay the log under the new model into fresh projections. Either way it is \
+      one commit, recorded as a migration batch. A change that cannot be derived is refused with \
+      the reasons, and nothing is written. --dry-run checks the models; what depends on the data \
+      (a value its new type does not take, a missing or shared new identity) is found by the \
+      migration itself.
       """)
 
   @OptionGroup var storeOptions: StoreOptions
