@@ -23,6 +23,9 @@ public final class Ledger: Sendable {
   public var model: Model { versions.model }
   /// Every version of the model the store had; records are read in the current one's terms.
   let versions: ModelVersions
+  /// The version of `model` among the store's (1 until the store is first migrated); new
+  /// batches are written under it.
+  public var modelVersion: UInt32 { versions.current }
   /// The LMDB environment, shared with every other `Ledger` of this path in the process;
   /// nil once `close()` was called.
   private let openEnvironment: Mutex<Environment?>

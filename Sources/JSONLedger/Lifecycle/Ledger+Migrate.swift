@@ -109,13 +109,12 @@ extension Ledger {
   /// value that cannot take its attribute's new type, or an identity that is missing, changes
   /// or is shared under a new identity, refuses the migration.
   private func replayLog(under plan: MigrationPlan, _ txn: Transaction) throws -> Int {
-    let version = versions.current + 1
     let lookup = identities(txn, model: plan.next)
     var owners: [[UInt8]: UInt64] = [:]
     var key: [UInt8] = []
     return try rebuildProjections(txn, model: plan.next) { record in
       do {
-        let translated = try plan.translation.translate(record, version: version, identities: lookup)
+        let translated = try plan.translation.translate(record, identities: lookup)
         // Under a new identity, no two objects may share a key.
         for change in translated.changes where change.kind == .created && !change.identity.isEmpty {
           guard plan.translation.reidentified[change.entity] != nil, let entity = plan.next.resolved(change.entity)

@@ -83,7 +83,8 @@ public struct ChangeRecord: Sendable, Equatable {
   /// Each object the batch changed, in the order it was first touched.
   public var changes: [ObjectChange]
   /// The version of the store's model the batch was written under (1: the model the store was
-  /// created with).
+  /// created with). A record read back is told in the current version's terms whatever this
+  /// says (`Ledger.migrate(at:to:)`).
   public var modelVersion: UInt32 = 1
 }
 

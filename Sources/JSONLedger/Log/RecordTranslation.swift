@@ -122,12 +122,12 @@ struct RecordTranslation: Sendable {
   /// The entity of `to` that objects of `entity` (of `from`) belong to, if they carry on.
   func nextEntityName(of entity: String) -> String? { entityNames[entity] }
 
-  /// `record` in the terms of `to`, marked as written under `version`. `identities` is needed
-  /// when an entity's identity changed and a change neither creates nor deletes its object.
-  func translate(_ record: ChangeRecord, version: UInt32, identities: IdentityLookup?) throws -> ChangeRecord {
+  /// `record` in the terms of `to`; its `modelVersion` still says which version it was written
+  /// under. `identities` is needed when an entity's identity changed and a change neither
+  /// creates nor deletes its object.
+  func translate(_ record: ChangeRecord, identities: IdentityLookup?) throws -> ChangeRecord {
+    guard !isIdentity else { return record }
     var translated = record
-    translated.modelVersion = version
-    guard !isIdentity else { return translated }
     translated.changes = []
     translated.changes.reserveCapacity(record.changes.count)
     for change in record.changes {

@@ -39,8 +39,9 @@ struct ModelVersions: Sendable {
   /// The translation from the current version to `next`.
   func translation(to next: Model) -> RecordTranslation { RecordTranslation(from: model, to: next) }
 
-  /// `record` in the current version's terms; `identities` tells the identity of an object
-  /// whose entity's identity changed since (`RecordTranslation.IdentityLookup`).
+  /// `record` in the current version's terms (its `modelVersion` still names the version it
+  /// was written under); `identities` tells the identity of an object whose entity's identity
+  /// changed since (`RecordTranslation.IdentityLookup`).
   func translate(_ record: ChangeRecord, identities: RecordTranslation.IdentityLookup? = nil) throws -> ChangeRecord {
     guard record.modelVersion != current else { return record }
     guard record.modelVersion >= 1, record.modelVersion < current else {
@@ -52,7 +53,7 @@ struct ModelVersions: Sendable {
     }
     var translated = record
     for index in Int(record.modelVersion - 1)..<translations.count {
-      translated = try translations[index].translate(translated, version: UInt32(index + 2), identities: identities)
+      translated = try translations[index].translate(translated, identities: identities)
     }
     return translated
   }

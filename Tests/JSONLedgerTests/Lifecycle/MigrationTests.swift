@@ -99,7 +99,7 @@ struct MigrationTests {
     }
     for batch in 1...head {
       let record = try newest.record(batch)
-      #expect(record.modelVersion == 3)
+      #expect(record.modelVersion == 1)
       #expect(record.changes.allSatisfy { $0.entity != "Album" })
       #expect(record.changes.allSatisfy { $0.attributes.allSatisfy { $0.name != "label" && $0.name != "publisher" } })
     }

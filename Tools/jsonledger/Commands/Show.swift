@@ -23,6 +23,7 @@ struct Show: AsyncParsableCommand {
       ]
       object["message"] = record.metadata.message.map { .string($0) } ?? .null
       object["author"] = record.metadata.author.map { .string($0) } ?? .null
+      object["modelVersion"] = .number(JSONNumber(Int(record.modelVersion)))
       object["changes"] = .array(try record.changes.map { try Describe.changeJSON($0, ledger: ledger) })
       Output.json(.object(object))
       return
@@ -33,6 +34,10 @@ struct Show: AsyncParsableCommand {
     if let author = record.metadata.author { Output.line("author: \(author)") }
     if let source = record.metadata.source { Output.line("source: \(source)") }
     if let reverted = record.metadata.revertedBatchID { Output.line("reverts batch \(reverted)") }
+    if record.modelVersion != ledger.modelVersion {
+      Output.line(
+        "written under model version \(record.modelVersion); shown in version \(ledger.modelVersion)'s terms")
+    }
     for change in record.changes {
       for line in try Describe.change(change, ledger: ledger) { Output.line("  " + line) }
     }
