@@ -284,7 +284,13 @@ public final class Ledger: Sendable {
       }
       throw LedgerError.batchNotFound(batchID, head: try store.head())
     }
-    return try Self.decodeRecord(bytes, batchID: batchID, versions: versions, identities: identities(txn))
+    do {
+      return try Self.decodeRecord(bytes, batchID: batchID, versions: versions, identities: identities(txn))
+    } catch {
+      // A record that does not read may be one written after another ledger migrated the store.
+      try checkModelVersion(txn)
+      throw error
+    }
   }
 
   /// Objects' identities as the projections `txn` sees hold them, encoded under `model` (the

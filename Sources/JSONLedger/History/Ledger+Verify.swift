@@ -33,6 +33,7 @@ extension Ledger {
     let scratchLayout = try StoreLayout(environment: scratch)
 
     return try environment.read { txn in
+      try checkModelVersion(txn)
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
       // After a compact, the log starts at its checkpoint.

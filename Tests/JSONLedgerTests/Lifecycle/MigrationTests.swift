@@ -291,6 +291,14 @@ struct MigrationTests {
     try batch.stage(
       try JSONParser.parse(#"[{"name": "Can"}]"#), as: "Band")
     #expect(throws: LedgerError.self) { try stale.applySynchronously(batch) }
+    for access in [{ _ = try stale.log() }, { _ = try stale.verify() }] as [() throws -> Void] {
+      #expect {
+        try access()
+      } throws: { error in
+        if case LedgerError.modelChanged = error { return true }
+        return false
+      }
+    }
     #expect(try migrated.read { view in try view.objects("Band").count } == 1)
     #expect {
       try migrated.revert(try migrated.head)
