@@ -150,7 +150,7 @@ extension Ledger {
       guard let expected else { throw cutShort(path) }
       return try firstCommit(at: path, model: expected, environment: environment, options: options)
     }
-    guard let format, format.count == 4, let modelBytes else {
+    guard let format, format.count == 4, modelBytes != nil else {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
     let version = Int(UInt32(bigEndianBytes: format))
@@ -169,7 +169,7 @@ extension Ledger {
       if migration == .automatic {
         let stored = Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)
         defer { stored.close() }
-        try stored.migrate(to: expected)
+        _ = try stored.migrate(to: expected)
         return try openExisting(at: path, model: expected, options: options)
       }
       // Say what differs, so that the user can tell an edit from a wrong file.
