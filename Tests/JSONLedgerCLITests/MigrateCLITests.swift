@@ -150,6 +150,13 @@ struct MigrateCLITests {
     #expect(japan.contains("albums → \"Tin Drum\"; \"Quiet Life\""), "\(japan)")
     let show = try CommandRunner.run(["show", store, "2"]).output
     #expect(show.contains("style: \"new wave\" → \"art rock\""), "\(show)")
+    #expect(show.contains("written under model version 1; shown in version 2's terms"), "\(show)")
+    // The log keeps which model version each batch was written under.
+    let log = try CommandRunner.run(["log", store, "--json"]).output
+    let versions = (try JSONSerialization.jsonObject(with: Data(log.utf8)) as? [[String: Any]] ?? []).map {
+      ($0["batch"] as? Int ?? 0, $0["modelVersion"] as? Int ?? 0)
+    }
+    #expect(versions.map(\.0) == [3, 2, 1] && versions.map(\.1) == [2, 1, 1], "\(versions)")
     let query = try CommandRunner.run(["export", store, "--entity", "Album", "--where", "year=1981"]).output
     #expect(query.contains("\"group\": \"Japan\""), "\(query)")
     // A revert of a batch written under the old model is told in the new model's terms.

@@ -14,11 +14,14 @@ public struct LogEntry: Sendable, Equatable {
   public var statistics: ChangeRecord.Statistics
   /// For a per-object log: what this batch did to that object.
   public var change: ObjectChange?
+  /// The version of the store's model the batch was written under.
+  public var modelVersion: UInt32
 
   init(record: ChangeRecord, change: ObjectChange? = nil) {
     batchID = record.batchID
     time = record.time
     kind = record.kind
+    modelVersion = record.modelVersion
     metadata = record.metadata
     statistics = record.statistics
     self.change = change

@@ -43,6 +43,7 @@ struct Log: AsyncParsableCommand {
               "updated": .number(JSONNumber(entry.statistics.updated)),
               "deleted": .number(JSONNumber(entry.statistics.deleted)),
               "unchanged": .number(JSONNumber(entry.statistics.unchanged)),
+              "modelVersion": .number(JSONNumber(Int(entry.modelVersion))),
             ]
             object["message"] = entry.metadata.message.map { .string($0) } ?? .null
             object["author"] = entry.metadata.author.map { .string($0) } ?? .null
