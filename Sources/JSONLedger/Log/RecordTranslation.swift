@@ -119,9 +119,6 @@ struct RecordTranslation: Sendable {
     return merged
   }
 
-  /// The entity of `to` that objects of `entity` (of `from`) belong to, if they carry on.
-  func nextEntityName(of entity: String) -> String? { entityNames[entity] }
-
   /// `record` in the terms of `to`; its `modelVersion` still says which version it was written
   /// under. `identities` is needed when an entity's identity changed and a change neither
   /// creates nor deletes its object.

@@ -28,16 +28,8 @@ struct ModelVersions: Sendable {
   /// objects' identities from the projections.
   var changesIdentities: Bool { translations.contains { !$0.reidentified.isEmpty } }
 
-  /// The model of version `version`, if the store had one.
-  func model(version: UInt32) -> Model? {
-    version >= 1 && version <= current ? models[Int(version) - 1] : nil
-  }
-
   /// These versions and then `next` (numbered after the current one).
   func appending(_ next: Model) -> ModelVersions { ModelVersions(models: models + [next]) }
-
-  /// The translation from the current version to `next`.
-  func translation(to next: Model) -> RecordTranslation { RecordTranslation(from: model, to: next) }
 
   /// `record` in the current version's terms (its `modelVersion` still names the version it
   /// was written under); `identities` tells the identity of an object whose entity's identity
