@@ -19,6 +19,20 @@ struct CommandRunner {
     return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("jsonledger")
   }()
 
+  /// Starts the executable with `arguments`, output discarded, and kills it with SIGKILL
+  /// after `milliseconds`: a crash at that moment.
+  static func runKilled(_ arguments: [String], afterMilliseconds milliseconds: Int) throws {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    usleep(useconds_t(milliseconds * 1000))
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+
   static func run(_ arguments: [String], input: String? = nil) throws -> Result {
     let process = Process()
     process.executableURL = executable

@@ -96,15 +96,9 @@ struct CrashTests {
     for trial in 0..<max(4, Self.trials / 2) {
       let store = directory.path + "/store-\(trial)"
       try FileManager.default.copyItem(atPath: original, toPath: store)
-      let process = Process()
-      process.executableURL = CommandRunner.executable
-      process.arguments = ["compact", store, "--keep-batches", "5", "--archive", directory.path + "/archive-\(trial)"]
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      usleep(useconds_t(Int.random(in: 0...250, using: &generator) * 1000))
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      try CommandRunner.runKilled(
+        ["compact", store, "--keep-batches", "5", "--archive", directory.path + "/archive-\(trial)"],
+        afterMilliseconds: Int.random(in: 0...250, using: &generator))
       let verify = try CommandRunner.run(["verify", store])
       #expect(verify.status == 0, "trial \(trial): \(verify.error)")
       let log = try CommandRunner.run(["log", store])

@@ -231,15 +231,8 @@ struct MigrateCLITests {
     for trial in 0..<max(4, CrashTests.trials / 2) {
       let store = directory.path + "/store-\(trial)"
       try FileManager.default.copyItem(atPath: original, toPath: store)
-      let process = Process()
-      process.executableURL = CommandRunner.executable
-      process.arguments = ["migrate", store, "--model", renamed]
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      usleep(useconds_t(Int.random(in: 100...700, using: &generator) * 1000))
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      try CommandRunner.runKilled(
+        ["migrate", store, "--model", renamed], afterMilliseconds: Int.random(in: 100...700, using: &generator))
       let verify = try CommandRunner.run(["verify", store])
       #expect(verify.status == 0, "trial \(trial): \(verify.error)")
       let migrated = try CommandRunner.run(["log", store]).output.contains("migration")

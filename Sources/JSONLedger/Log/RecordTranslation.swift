@@ -16,8 +16,6 @@ struct RecordTranslation: Sendable {
   /// newest model's terms.
   typealias IdentityLookup = (UInt64) throws -> [AttributeValue]?
 
-  let from: Model
-  let to: Model
   /// The next version's entity for each entity of `from` whose objects carry on.
   private let entityNames: [String: String]
   /// Per entity of `from`: each attribute that carries on, its next name and, when its type
@@ -33,8 +31,6 @@ struct RecordTranslation: Sendable {
   let isIdentity: Bool
 
   init(from: Model, to: Model) {
-    self.from = from
-    self.to = to
     let lineage = ModelLineage(from: from, to: to.entities)
     var entityNames: [String: String] = [:]
     for entity in from.entities {
