@@ -14,6 +14,7 @@ extension Ledger {
     let state = try StoreDirectory.inspect(path)
     switch state {
     case .missing, .empty:
+      try refuseInterruptedUpgrade(path, state)
       guard let model else { throw LedgerError.storeNotFound(path: path) }
       do { return try create(at: path, model: model, options: options, state: state) } catch LedgerError.storeExists {
         // Another process created it meanwhile: open that store (its model must be this one).
@@ -32,6 +33,7 @@ extension Ledger {
   /// Creates a new store whose model has had these versions (a restored archive's).
   static func create(at path: String, versions: ModelVersions, options: Options) throws -> Ledger {
     let state = try StoreDirectory.inspect(path)
+    try refuseInterruptedUpgrade(path, state)
     if case .store = state {
       if case .foreign(let names) = try StoreLayout.contents(of: try openEnvironment(path, options)) {
         throw foreignEnvironment(path, names)
@@ -54,6 +56,15 @@ extension Ledger {
     if case .missing = state { try makeDirectory(path) }
     let environment = try openEnvironment(path, options)
     return try firstCommit(at: path, versions: versions, environment: environment, options: options)
+  }
+
+  /// A missing store whose upgrade was cut short is not created anew: the data is beside it.
+  private static func refuseInterruptedUpgrade(_ path: String, _ state: StoreDirectory.State) throws {
+    guard case .missing = state else { return }
+    let normalized = BuildDirectory.normalized(path)
+    if let interrupted = try? interruptedUpgrade(at: normalized) {
+      throw LedgerError.upgradeInterrupted(path: normalized, keptPath: interrupted.keptPath)
+    }
   }
 
   /// The format version and the model: the first commit of a new store.

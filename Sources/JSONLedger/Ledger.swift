@@ -278,11 +278,8 @@ public final class Ledger: Sendable {
 
   func readRecord(_ batchID: UInt64, _ txn: Transaction) throws -> ChangeRecord {
     guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
-      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      if batchID >= 1, batchID < (try store.horizon()) {
-        throw LedgerError.batchArchived(batchID, horizon: try store.horizon())
-      }
-      throw LedgerError.batchNotFound(batchID, head: try store.head())
+      try ProjectionStore(transaction: txn, layout: layout, model: model).extent().checkRecord(batchID)
+      throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
     }
     do {
       return try Self.decodeRecord(bytes, batchID: batchID, versions: versions, identities: identities(txn))

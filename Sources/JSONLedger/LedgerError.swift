@@ -21,8 +21,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case unknownCollection(String, known: [String])
   /// No object of `entity` has `key`.
   case objectNotFound(entity: String, key: String)
-  /// A batch id outside the log.
-  case batchNotFound(UInt64, head: UInt64)
+  /// A batch id outside the log, which holds batches `first` to `head` (0 to 0 when empty).
+  case batchNotFound(UInt64, first: UInt64, head: UInt64)
   /// A batch before the log's horizon: `compact` moved it to an archive.
   case batchArchived(UInt64, horizon: UInt64)
   /// A stored record failed its checksum or does not decode.
@@ -43,6 +43,12 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   /// A migration cannot be derived from the two models: each reason names its place; nothing
   /// was written.
   case migrationRefused(path: String, reasons: [ModelDifference])
+  /// An upgrade of the store was cut short between its two renames: the old store is kept at
+  /// `keptPath`, the new one is whole beside it; running the upgrade again finishes it.
+  case upgradeInterrupted(path: String, keptPath: String)
+  /// Another process changed the store while a lifecycle operation (compact) was reading it;
+  /// nothing was written: run the operation again.
+  case storeChanged(path: String, reason: String)
   /// The `Ledger` was closed (`Ledger.close()`); open the store again to use it.
   case closed(path: String)
   /// A chunked import stopped at part `failedPart` of `file`: the parts before it are
@@ -70,10 +76,10 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .objectNotFound(let entity, let key): "no \(entity) with key \(key)"
     case .batchArchived(let id, let horizon):
       "batch \(id) was archived by compact: the log starts at batch \(horizon) (a checkpoint of the state then); restore the archive into a new store (`jsonledger restore-log`) to read it"
-    case .batchNotFound(let id, let head):
+    case .batchNotFound(let id, let first, let head):
       head == 0
         ? "batch \(id) does not exist: the log is empty"
-        : "batch \(id) does not exist (the log holds batches 1 to \(head))"
+        : "batch \(id) does not exist (the log holds batches \(first) to \(head))"
     case .corruptRecord(let id, let reason): "the record of batch \(id) is corrupt: \(reason)"
     case .verificationFailed(let reason): "verification failed: \(reason)"
     case .damagedFile(let path, let reason):
@@ -88,6 +94,10 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
       "the store at \(path) cannot be migrated to the given model; nothing was written:\n"
         + reasons.prefix(50).map { "  \($0)" }.joined(separator: "\n")
         + (reasons.count > 50 ? "\n  … and \(reasons.count - 50) more" : "")
+    case .upgradeInterrupted(let path, let kept):
+      "the upgrade of the store at \(path) was cut short after the old store was moved to \(kept) and before the new one (in \(path).upgrading) took its place; run `jsonledger upgrade \(path)` (or `Ledger.upgrade(at:)`) again to finish it"
+    case .storeChanged(let path, let reason):
+      "the store at \(path) changed while this operation read it (\(reason)); nothing was written: run it again"
     case .closed(let path): "the ledger of \(path) was closed; open the store again to use it"
     case .importStopped(let file, let part, let applied, let reason):
       "importing \(file) stopped at part \(part): \(reason)\n"

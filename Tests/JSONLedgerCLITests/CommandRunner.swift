@@ -33,10 +33,11 @@ struct CommandRunner {
     process.waitUntilExit()
   }
 
-  static func run(_ arguments: [String], input: String? = nil) throws -> Result {
+  static func run(_ arguments: [String], input: String? = nil, directory: String? = nil) throws -> Result {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let output = Pipe()
     let error = Pipe()
     let stdin = Pipe()
@@ -52,6 +53,25 @@ struct CommandRunner {
     return Result(
       status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
       error: String(decoding: errData, as: UTF8.self))
+  }
+
+  /// Runs the executable with `arguments` (output discarded) and returns its peak resident
+  /// memory in bytes, as the kernel counted it (`wait4`'s `ru_maxrss`).
+  static func peakMemory(_ arguments: [String]) throws -> Int {
+    let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+    guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+    var status: Int32 = 0
+    var usage = rusage()
+    _ = wait4(pid, &status, 0, &usage)
+    return usage.ru_maxrss * 1024
   }
 
   /// Makes a store at `store` with one batch, then starts a `jsonledger stress` process

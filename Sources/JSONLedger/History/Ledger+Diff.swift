@@ -15,8 +15,8 @@ extension Ledger {
   public func diff(from: UInt64, to: UInt64) throws -> LedgerDiff {
     try environment.read { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      let head = try store.head()
-      for id in [from, to] where id > head { throw LedgerError.batchNotFound(id, head: head) }
+      let extent = try store.extent()
+      for id in [from, to] { try extent.checkState(after: id) }
       var touched: [UInt64] = []
       var seen: Set<UInt64> = []
       for batch in (min(from, to) + 1)...max(max(from, to), min(from, to) + 1) where batch <= max(from, to) {

@@ -17,7 +17,8 @@ extension Ledger {
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
-      guard batchID <= head else { throw LedgerError.batchNotFound(batchID, head: head) }
+      // The state rewound to must be one the log still holds (not one `compact` archived).
+      try store.extent().checkState(after: batchID)
       var targets: [UInt64: ObjectState?] = [:]
       if batchID < head {
         for later in (batchID + 1)...head {

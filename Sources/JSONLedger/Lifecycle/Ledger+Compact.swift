@@ -14,6 +14,10 @@ public struct CompactReport: Sendable, Equatable {
 }
 
 extension Ledger {
+  /// The time an ISO 8601 text gives, read as an import reads dates (`2026-01-01`,
+  /// `2026-01-01T00:00:00Z`, fractions, offsets): the whole text, or nil.
+  public static func time(fromISO8601 text: String) -> Date? { DateCoding.isoDate(text) }
+
   /// Bounds the log: the batches up to a horizon are written to the archive file `archive`
   /// (which `restoreLog(from:to:)` replays into a new store) and replaced by one `checkpoint`
   /// record holding the whole state after the horizon's batch; the projections are rebuilt
@@ -43,6 +47,7 @@ extension Ledger {
   private func compactNow(keepingBatches count: Int?, before date: Date?, archive: String?) throws -> CompactReport {
     // The horizon, and the checkpoint: the state after it, read before anything is written.
     let (start, horizon, checkpoint) = try environment.read { txn -> (UInt64, UInt64, ChangeRecord?) in
+      try checkModelVersion(txn)
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
       let start = try store.horizon()
@@ -61,13 +66,34 @@ extension Ledger {
       return (start, horizon, try checkpointRecord(at: horizon, txn))
     }
     guard let checkpoint else {
-      return CompactReport(horizon: start, archivedBatches: 0, archivePath: archive, objects: 0)
+      return CompactReport(horizon: start, archivedBatches: 0, archivePath: nil, objects: 0)
     }
+    var archived = false
+    do {
+      try compact(from: start, to: checkpoint, archive: archive, archived: &archived)
+    } catch {
+      // The archive this call wrote goes with the compaction that did not happen.
+      if archived, let archive { try? FileManager.default.removeItem(atPath: archive) }
+      throw error
+    }
+    logger.info(
+      "compacted the log", metadata: ["store": "\(path)", "horizon": "\(horizon)", "archive": "\(archive ?? "none")"])
+    return CompactReport(
+      horizon: horizon, archivedBatches: Int(horizon - start + 1), archivePath: archive,
+      objects: checkpoint.changes.count)
+  }
+
+  /// Archives the records from `start` to the checkpoint's batch, then replaces them with the
+  /// checkpoint, provided the log still starts at `start` and the model is the one read.
+  private func compact(from start: UInt64, to checkpoint: ChangeRecord, archive: String?, archived: inout Bool) throws {
+    let horizon = checkpoint.batchID
     if let archive {
       // Every version of the model: the archived records name the one each was written under.
       let modelBytes = JSONWriter(options: []).bytes(from: versions.jsonValue)
       try LogArchive.write(to: archive, model: modelBytes) { append in
         try environment.read { txn in
+          // A migration since the horizon was read: its records do not read under this model.
+          try checkModelVersion(txn)
           for id in start...horizon {
             guard let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) else {
               throw LedgerError.corruptRecord(batchID: id, reason: "it is missing from the log")
@@ -78,20 +104,25 @@ extension Ledger {
           }
         }
       }
+      archived = true
     }
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: checkpoint.changes.count * 2))
     try environment.write { txn in
+      // The horizon and the checkpoint were read in another transaction: another process may
+      // have compacted or migrated the store since. LMDB runs one writer at a time, so what
+      // this transaction sees stays true until it commits.
+      try checkModelVersion(txn)
+      let now = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
+      guard now.start == start, now.head >= horizon else {
+        throw LedgerError.storeChanged(
+          path: path, reason: "another compact moved the start of the log to batch \(now.start) meanwhile")
+      }
       for id in start...horizon { try txn.delete(StoreKeys.batch(id), in: layout.log) }
       try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(horizon), in: layout.log)
       try txn.put([UInt8](bigEndian: horizon), forKey: MetaKey.horizon, in: layout.meta)
       // The projections again, from the checkpoint and the batches kept.
       _ = try rebuildProjections(txn, model: model) { $0 }
     }
-    logger.info(
-      "compacted the log", metadata: ["store": "\(path)", "horizon": "\(horizon)", "archive": "\(archive ?? "none")"])
-    return CompactReport(
-      horizon: horizon, archivedBatches: Int(horizon - start + 1), archivePath: archive,
-      objects: checkpoint.changes.count)
   }
 
   /// A `checkpoint` record at batch `horizon`: every object alive after it, created whole
@@ -119,24 +150,57 @@ extension Ledger {
 
   /// Replays an archive `compact` wrote into a new store at `path`, with the archive's
   /// model: every batch it holds comes back with its id, time, kind, metadata and changes.
+  ///
+  /// The archive is read record by record (memory holds one record at a time) and checked
+  /// whole: its model against its checksum, every record against its own, and the end, the
+  /// count and the checksum over the file, so that an archive cut short or missing a record
+  /// is refused. The store is built beside `path` (in `<path>.restoring`) and takes its place
+  /// once complete: a failed or killed restore leaves nothing at `path`.
   public static func restoreLog(from archive: String, to path: String, options: Options = Options()) throws -> Ledger {
-    let (modelBytes, records) = try LogArchive.read(archive)
+    let path = BuildDirectory.normalized(path)
+    switch try StoreDirectory.inspect(path) {
+    case .missing, .empty: break
+    case .store: throw LedgerError.storeExists(path: path)
+    }
+    let reader = try LogArchive.Reader(archive)
     let versions: ModelVersions
-    do { versions = try ModelVersions(json: try JSONParser.parse(modelBytes)) } catch {
-      throw LedgerError.invalidArgument("the model in the archive \(archive) does not load: \(error)")
+    do { versions = try ModelVersions(json: try JSONParser.parse(reader.model)) } catch {
+      throw LedgerError.invalidArgument(
+        "the model in the archive \(archive) does not load: \(SystemError.describe(error))")
     }
-    let ledger = try Ledger.create(at: path, versions: versions, options: options)
-    var expected = records.first?.0 ?? 1
+    let build = BuildDirectory(for: path, suffix: "restoring")
+    try build.make()
+    do {
+      var buildOptions = options
+      buildOptions.durability = .noSync
+      let ledger = try Ledger.create(at: build.storePath, versions: versions, options: buildOptions)
+      defer { ledger.close() }
+      try replay(reader, into: ledger, archive: archive, versions: versions)
+      try ledger.environment.sync()
+      try build.mark(.complete)
+      try build.install(at: path)
+    } catch {
+      try? build.remove()
+      throw error
+    }
+    return try Ledger.open(at: path, options: options)
+  }
+
+  /// Appends every record `reader` gives to `ledger`, checking that batch ids follow on.
+  private static func replay(_ reader: LogArchive.Reader, into ledger: Ledger, archive: String, versions: ModelVersions)
+    throws
+  {
     var replay = RecordReplay(into: ledger)
-    if let first = records.first?.0, first > 1 {
-      // The archive starts at an earlier checkpoint: so does the new store's log.
-      try ledger.environment.write { txn in
-        try txn.put([UInt8](bigEndian: first), forKey: MetaKey.horizon, in: ledger.layout.meta)
-      }
-    }
-    for (batchID, bytes) in records {
-      guard batchID == expected else {
+    var expected: UInt64?
+    while let (batchID, bytes) = try reader.next() {
+      if let expected, batchID != expected {
         throw LedgerError.invalidArgument("the archive \(archive) skips from batch \(expected - 1) to \(batchID)")
+      }
+      if expected == nil, batchID > 1 {
+        // The archive starts at an earlier checkpoint: so does the new store's log.
+        try ledger.environment.write { txn in
+          try txn.put([UInt8](bigEndian: batchID), forKey: MetaKey.horizon, in: ledger.layout.meta)
+        }
       }
       // The record goes back as it was archived, under the model version it was written under.
       // Telling it in the current terms may need the identities of objects earlier records made:
@@ -146,10 +210,10 @@ extension Ledger {
         try decodeRecord(bytes, batchID: batchID, versions: versions, identities: ledger.identities(txn))
       }
       try replay.append(record, encoded: bytes)
-      expected += 1
+      expected = batchID + 1
     }
+    guard expected != nil else { throw LedgerError.invalidArgument("the archive \(archive) holds no records") }
     try replay.flush()
-    return ledger
   }
 
   /// Empties the projections and folds into them every record of the log from its horizon

@@ -38,26 +38,49 @@ extension Ledger {
   /// A change that cannot be derived throws `LedgerError.migrationRefused` listing why, and
   /// nothing is written. `Ledger` values opened before the migration throw
   /// `LedgerError.modelChanged`: open the store again.
+  ///
+  /// A model that removes entities whose objects are still live is refused (the objects
+  /// would be gone from every view, and migrating back does not bring them back) unless
+  /// `allowingRemovals` is true; `objectsRemoved(by:)` counts them beforehand.
   @discardableResult
-  public static func migrate(at path: String, to model: Model, options: Options = Options()) throws
-    -> MigrationReport
-  {
+  public static func migrate(
+    at path: String, to model: Model, options: Options = Options(), allowingRemovals: Bool = false
+  ) throws -> MigrationReport {
     let ledger = try open(at: path, options: options)
     defer { ledger.close() }
-    return try ledger.migrate(to: model)
+    return try ledger.migrate(to: model, allowingRemovals: allowingRemovals)
   }
 
-  /// `migrate(at:to:options:)`, off the caller's executor.
+  /// `migrate(at:to:options:allowingRemovals:)`, off the caller's executor.
   @discardableResult
-  public static func migrate(at path: String, to model: Model, options: Options = Options()) async throws
-    -> MigrationReport
-  {
+  public static func migrate(
+    at path: String, to model: Model, options: Options = Options(), allowingRemovals: Bool = false
+  ) async throws -> MigrationReport {
     let ledger = try open(at: path, options: options)
     defer { ledger.close() }
-    return try await ledger.offTheCaller { try ledger.migrate(to: model) }
+    return try await ledger.offTheCaller { try ledger.migrate(to: model, allowingRemovals: allowingRemovals) }
   }
 
-  func migrate(to model: Model) throws -> MigrationReport {
+  /// The live objects of each entity `plan` removes (`MigrationPlan.removedEntities`) that
+  /// holds any, in the plan's order.
+  public func objectsRemoved(by plan: MigrationPlan) throws -> [(entity: String, objects: Int)] {
+    try environment.read { txn in try objectsRemoved(by: plan, txn) }
+  }
+
+  private func objectsRemoved(by plan: MigrationPlan, _ txn: Transaction) throws -> [(entity: String, objects: Int)] {
+    let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+    return try plan.removedEntities.compactMap { name in
+      guard let entity = model.resolved(name) else { return nil }
+      var count = 0
+      try store.forEachCurrentState(root: entity.rootID) { _, _ in
+        count += 1
+        return true
+      }
+      return count == 0 ? nil : (name, count)
+    }
+  }
+
+  func migrate(to model: Model, allowingRemovals: Bool = false) throws -> MigrationReport {
     do { try transformers.validate(model) } catch { throw LedgerError.model(error) }
     let plan = try migrationPlan(to: model)
     guard plan.refusals.isEmpty else { throw LedgerError.migrationRefused(path: path, reasons: plan.refusals) }
@@ -71,6 +94,20 @@ extension Ledger {
     let start = ContinuousClock.now
     (report.batchID, report.replayedBatches) = try environment.write { txn in
       try checkModelVersion(txn)
+      if !allowingRemovals {
+        let removed = try objectsRemoved(by: plan, txn)
+        guard removed.isEmpty else {
+          throw LedgerError.migrationRefused(
+            path: path,
+            reasons: removed.map {
+              ModelDifference(
+                place: $0.entity,
+                change:
+                  "removed, with \($0.objects) live object\($0.objects == 1 ? "" : "s"), which would be gone from every view; allow removals to migrate"
+              )
+            })
+        }
+      }
       let store = ProjectionStore(transaction: txn, layout: layout, model: plan.next)
       let head = try store.head()
       var replayed = 0

@@ -23,23 +23,34 @@ extension Ledger {
   /// and everything a record says in the user's terms stay. A store already in the current
   /// format is left alone. Nothing may have the store open meanwhile.
   public static func upgrade(at path: String, options: Options = Options()) throws -> UpgradeReport {
+    let path = BuildDirectory.normalized(path)
+    let build = BuildDirectory(for: path, suffix: "upgrading")
+    if case .missing = try StoreDirectory.inspect(path) {
+      // A crash between the two renames: the new store is whole, the old one kept.
+      guard let interrupted = try interruptedUpgrade(at: path) else { throw LedgerError.storeNotFound(path: path) }
+      try build.install(at: path)
+      return UpgradeReport(
+        fromFormat: interrupted.format, toFormat: Int(formatVersion), batches: 0,
+        previousStorePath: interrupted.keptPath)
+    }
     guard case .store = try StoreDirectory.inspect(path) else { throw LedgerError.storeNotFound(path: path) }
     let (version, model, records) = try upgradeSource(path)
     guard !StoreFormat.isCurrent(version) else {
       return UpgradeReport(fromFormat: version, toFormat: version, batches: 0, previousStorePath: nil)
     }
-    let upgrading = path + ".upgrading"
     let kept = path + ".format\(version)"
     guard !FileManager.default.fileExists(atPath: kept) else {
       throw LedgerError.storage("\(kept) exists: move it away to keep the store of format \(version) there")
     }
-    // A directory left by an upgrade cut short is rebuilt from the start.
-    try? FileManager.default.removeItem(atPath: upgrading)
+    // A build an earlier run cut short is started again; a directory of that name that
+    // this library did not make is refused.
+    try build.make()
     var replayed = 0
     do {
       var newOptions = options
       newOptions.durability = .noSync
-      let target = try Ledger.create(at: upgrading, model: model, options: newOptions)
+      let target = try Ledger.create(at: build.storePath, model: model, options: newOptions)
+      defer { target.close() }
       var ids = ObjectIDRenumbering(model: model)
       var replay = RecordReplay(into: target)
       try records { record in
@@ -48,17 +59,36 @@ extension Ledger {
       }
       try replay.flush()
       try target.environment.sync()
+      try build.mark(.complete)
+    } catch {
+      try? build.remove()
+      throw error
     }
     guard rename(path, kept) == 0 else {
-      throw LedgerError.storage("cannot move \(path) to \(kept): \(String(cString: strerror(errno)))")
+      let reason = SystemError.reason(errno)
+      try? build.remove()
+      throw LedgerError.storage("cannot move \(path) to \(kept): \(reason)")
     }
-    guard rename(upgrading, path) == 0 else {
-      let reason = String(cString: strerror(errno))
-      _ = rename(kept, path)
-      throw LedgerError.storage("cannot move \(upgrading) to \(path): \(reason)")
+    BuildDirectory.syncDirectory(BuildDirectory.parent(of: path))
+    do { try build.install(at: path) } catch {
+      // The old store goes back to its place; the new one stays for a re-run to finish.
+      if rename(kept, path) == 0 { try? build.remove() }
+      throw error
     }
     return UpgradeReport(
       fromFormat: version, toFormat: Int(formatVersion), batches: replayed, previousStorePath: kept)
+  }
+
+  /// An upgrade of the store at `path` (which is missing) that was cut short between its two
+  /// renames: its new store is complete and the old one kept as `<path>.formatN`.
+  static func interruptedUpgrade(at path: String) throws -> (format: Int, keptPath: String)? {
+    let build = BuildDirectory(for: path, suffix: "upgrading")
+    guard try build.state() == .complete else { return nil }
+    for format in Int(StoreFormat.oldestUpgradable)..<formatVersion {
+      let kept = path + ".format\(format)"
+      if FileManager.default.fileExists(atPath: kept) { return (format, kept) }
+    }
+    return nil
   }
 
   /// The format, the model and a reader of every record of the store at `path`, which must
@@ -68,7 +98,17 @@ extension Ledger {
   ) {
     let environment: Environment
     do { environment = try Environment.shared(path: path) } catch {
-      throw LedgerError.notAStore(path: path, reason: "data.mdb does not open: \(error)")
+      throw LedgerError.notAStore(path: path, reason: "data.mdb does not open: \(SystemError.describe(error))")
+    }
+    // Before any database is opened (which would create it): another program's file is
+    // refused without a byte written.
+    switch try StoreLayout.contents(of: environment) {
+    case .nothing: throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
+    case .foreign(let names):
+      throw LedgerError.notAStore(
+        path: path,
+        reason: "its LMDB file belongs to another program (databases: \(names.prefix(5).joined(separator: ", ")))")
+    case .store, .version3: break
     }
     let meta: Database
     let log: Database
@@ -89,7 +129,7 @@ extension Ledger {
     else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: Int(StoreFormat.migrated)) }
     let model: Model
     do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
-      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(error)")
+      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(SystemError.describe(error))")
     }
     return (
       version, model,

@@ -22,6 +22,10 @@ public struct MigrationPlan: Sendable {
   public let method: Method
   /// What cannot be derived; a plan with any is refused.
   public let refusals: [ModelDifference]
+  /// Entities of the store's model (roots, with every entity inheriting from them) that the
+  /// new model removes: their objects would be gone from every view. A migration refuses
+  /// to remove any that hold objects unless removals are allowed.
+  public var removedEntities: [String] { translation.droppedRoots }
   /// The new model, numbered to follow the store's.
   let next: Model
   let translation: RecordTranslation
@@ -59,11 +63,9 @@ public struct MigrationPlan: Sendable {
           ))
       }
       let carried = Dictionary(
-        entity.attributes.compactMap { attribute in
-          ModelLineage.oldAttributeName(
-            of: attribute, among: previous.attributes.map(\.name), newAttributes: entity.attributes.map(\.name)
-          ).map { ($0, attribute) }
-        }, uniquingKeysWith: { first, _ in first })
+        zip(ModelLineage.oldAttributeNames(of: entity.attributes, among: previous.attributes), entity.attributes)
+          .compactMap { previous, attribute in previous.map { ($0, attribute) } },
+        uniquingKeysWith: { first, _ in first })
       // A new identity is taken from each object's values (`RecordTranslation`); one whose
       // attributes change type would need its keys coerced too.
       let identityTypesChange = carried.contains { oldName, attribute in

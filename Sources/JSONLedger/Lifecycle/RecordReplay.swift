@@ -1,6 +1,8 @@
 /// Appends records already made (an upgrade's, an archive's) to a ledger's log and projects
 /// them, a few hundred per write transaction: fewer commits than one each, and a bounded
-/// transaction.
+/// transaction. Memory stays bounded too: at most 5,000 pending changes, and the map's pages
+/// are handed back after each commit, so a replay's resident memory does not grow with the
+/// log.
 struct RecordReplay {
   let ledger: Ledger
   private var pending: [(record: ChangeRecord, encoded: [UInt8]?)] = []
@@ -13,7 +15,7 @@ struct RecordReplay {
   mutating func append(_ record: ChangeRecord, encoded: [UInt8]? = nil) throws {
     pending.append((record, encoded))
     pendingChanges += record.changes.count
-    if pending.count >= 500 || pendingChanges >= 200_000 { try flush() }
+    if pending.count >= 500 || pendingChanges >= 5_000 { try flush() }
   }
 
   /// Commits what is pending.
@@ -24,7 +26,8 @@ struct RecordReplay {
     try ledger.environment.write { txn in
       for (record, encoded) in records { try ledger.append(record, txn, encoded: encoded) }
     }
-    pending.removeAll(keepingCapacity: true)
+    pending.removeAll()
     pendingChanges = 0
+    try ledger.environment.releaseMappedPages()
   }
 }

@@ -19,14 +19,20 @@ enum Checksum {
     return tables
   }()
 
-  static func crc32(_ bytes: [UInt8]) -> UInt32 { crc32(bytes.span) }
+  static func crc32(_ bytes: [UInt8]) -> UInt32 { crc32(bytes.span, continuing: 0) }
 
-  static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 { crc32(bytes.span) }
+  static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 { crc32(bytes.span, continuing: 0) }
 
-  private static func crc32(_ bytes: Span<UInt8>) -> UInt32 {
+  /// The CRC-32 of the bytes summed into `previous` followed by `bytes`: a checksum taken
+  /// piece by piece over a stream equals the one over the whole.
+  static func crc32(_ bytes: ArraySlice<UInt8>, continuing previous: UInt32) -> UInt32 {
+    crc32(bytes.span, continuing: previous)
+  }
+
+  private static func crc32(_ bytes: Span<UInt8>, continuing previous: UInt32) -> UInt32 {
     let tables = Self.tables
     func entry(_ table: Int, _ index: UInt32) -> UInt32 { tables[table &* 256 &+ Int(index & 0xFF)] }
-    var crc: UInt32 = 0xFFFF_FFFF
+    var crc: UInt32 = previous ^ 0xFFFF_FFFF
     var position = 0
     while position &+ 8 <= bytes.count {
       let low =

@@ -29,6 +29,9 @@ struct RecordTranslation: Sendable {
   let reidentified: [String: [String]]
   /// Whether every record comes out as it went in.
   let isIdentity: Bool
+  /// Root entities of `from` whose objects do not carry on: the next version removed them
+  /// and every ancestor.
+  let droppedRoots: [String]
 
   init(from: Model, to: Model) {
     let lineage = ModelLineage(from: from, to: to.entities)
@@ -47,14 +50,10 @@ struct RecordTranslation: Sendable {
     var attributes: [String: [String: (name: String, type: AttributeType?)]] = [:]
     for (old, new) in entityNames {
       guard let oldEntity = from.resolved(old), let newEntity = to.resolved(new) else { continue }
-      let oldNames = oldEntity.attributes.map(\.name)
-      let newNames = newEntity.attributes.map(\.name)
+      let predecessors = ModelLineage.oldAttributeNames(of: newEntity.attributes, among: oldEntity.attributes)
       var map: [String: (name: String, type: AttributeType?)] = [:]
-      for attribute in newEntity.attributes {
-        guard
-          let previous = ModelLineage.oldAttributeName(of: attribute, among: oldNames, newAttributes: newNames),
-          let oldAttribute = oldEntity.attributeIndex[previous]
-        else { continue }
+      for (attribute, previous) in zip(newEntity.attributes, predecessors) {
+        guard let previous, let oldAttribute = oldEntity.attributeIndex[previous] else { continue }
         map[previous] = (attribute.name, oldAttribute.type == attribute.type ? nil : attribute.type)
       }
       attributes[old] = map
@@ -79,6 +78,7 @@ struct RecordTranslation: Sendable {
       }
     }
     self.entityNames = entityNames
+    droppedRoots = from.entities.filter { $0.parent == nil && entityNames[$0.name] == nil }.map(\.name)
     self.attributes = attributes
     self.linkIDs = linkIDs
     self.unordered = unordered

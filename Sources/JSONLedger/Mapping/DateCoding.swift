@@ -31,6 +31,13 @@ enum DateCoding {
     }
   }
 
+  /// The date an ISO 8601 text gives, in every form the import accepts (the whole text,
+  /// nothing after it), or nil.
+  static func isoDate(_ text: String) -> Date? {
+    guard let date = parseISO(Array(text.utf8)), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
+    return date
+  }
+
   /// Seconds since 1970, or milliseconds when |v| ≥ 10^11, or microseconds when |v| ≥ 10^14
   /// (Sync's rule); nil outside the years 0001–9999.
   private static func unixDate(_ number: Double) -> Date? {

@@ -34,6 +34,66 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// Equal when stored alike: text compares by its UTF-8 bytes, not by Unicode canonical
+  /// equivalence as `String ==` does, so that `"e\u{301}"` and `"\u{E9}"` are two values (a
+  /// backend that changes one to the other has changed the value). JSON values compare as
+  /// written. The one equality of values in the library: the resolver, the projector and
+  /// queries all use it.
+  public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.string(let left), .string(let right)): left.utf8.elementsEqual(right.utf8)
+    case (.integer(let left), .integer(let right)): left == right
+    case (.double(let left), .double(let right)): left == right
+    case (.float(let left), .float(let right)): left == right
+    case (.decimal(let left), .decimal(let right)): left == right
+    case (.bool(let left), .bool(let right)): left == right
+    case (.date(let left), .date(let right)): left == right
+    case (.uuid(let left), .uuid(let right)): left == right
+    case (.url(let left), .url(let right)): left.absoluteString.utf8.elementsEqual(right.absoluteString.utf8)
+    case (.binary(let left), .binary(let right)): left == right
+    case (.json(let left), .json(let right)): JSONWriter().bytes(from: left) == JSONWriter().bytes(from: right)
+    default: false
+    }
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .string(let value):
+      hasher.combine(0)
+      for byte in value.utf8 { hasher.combine(byte) }
+    case .integer(let value):
+      hasher.combine(1)
+      hasher.combine(value)
+    case .double(let value):
+      hasher.combine(2)
+      hasher.combine(value)
+    case .float(let value):
+      hasher.combine(3)
+      hasher.combine(value)
+    case .decimal(let value):
+      hasher.combine(4)
+      hasher.combine(value)
+    case .bool(let value):
+      hasher.combine(5)
+      hasher.combine(value)
+    case .date(let value):
+      hasher.combine(6)
+      hasher.combine(value)
+    case .uuid(let value):
+      hasher.combine(7)
+      hasher.combine(value)
+    case .url(let value):
+      hasher.combine(8)
+      for byte in value.absoluteString.utf8 { hasher.combine(byte) }
+    case .binary(let value):
+      hasher.combine(9)
+      hasher.combine(value)
+    case .json(let value):
+      hasher.combine(10)
+      hasher.combine(JSONWriter().bytes(from: value))
+    }
+  }
+
   /// The value as the plain text a user types for a key on the command line (`Japan`, `42`).
   public var keyText: String {
     if case .string(let value) = self { return value }

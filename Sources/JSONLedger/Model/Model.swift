@@ -120,10 +120,15 @@ public struct Model: Sendable {
   /// This model with the entities and settings of `other`, numbered as the store would
   /// number them after this model: what continues an element of this one keeps its number.
   func followed(by other: Model) throws(ModelError) -> Model {
+    // Which element continues which must be plain before numbers are given.
+    let ambiguous = ModelLineage.problems(from: self, to: other)
+    guard ambiguous.isEmpty else { throw ModelError(problems: ambiguous) }
     let lineage = ModelLineage(from: self, to: other.entities)
-    return try Model(
+    let next = try Model(
       keyCase: other.keyCase, dateFormat: other.dateFormat, entities: other.entities,
       numbering: numbering.continued(to: other.entities, lineage: lineage))
+    next.numbering.checkUniqueness()
+    return next
   }
 }
 

@@ -58,17 +58,19 @@ extension Model {
     _ entity: String, _ old: [Property], _ new: [Property], name: KeyPath<Property, String>,
     renamedFrom: KeyPath<Property, String?>, settings: (Property) -> [String: String]
   ) -> [ModelDifference] {
-    let oldNames = old.map { $0[keyPath: name] }
-    let newNames = new.map { $0[keyPath: name] }
     // Each new property's predecessor, by `ModelLineage`'s rule.
-    let predecessors = new.map { property in
-      ModelLineage.previousName(
-        property[keyPath: name], renamedFrom: property[keyPath: renamedFrom], in: oldNames, kept: newNames)
+    func elements(_ properties: [Property]) -> [ModelLineage.Element] {
+      properties.map { ModelLineage.Element(name: $0[keyPath: name], renamedFrom: $0[keyPath: renamedFrom]) }
+    }
+    let predecessors = ModelLineage.predecessors(of: elements(new), among: elements(old))
+    var predecessorIndex: [String: Int] = [:]
+    for (index, predecessor) in predecessors.enumerated() {
+      if let predecessor { predecessorIndex[predecessor] = index }
     }
     var result: [ModelDifference] = []
     for property in old {
       let oldName = property[keyPath: name]
-      guard let index = predecessors.firstIndex(of: oldName) else {
+      guard let index = predecessorIndex[oldName] else {
         result.append(ModelDifference(place: "\(entity).\(oldName)", change: "removed"))
         continue
       }

@@ -72,6 +72,18 @@ struct ModelNumbering: Sendable, Equatable {
 
   static func key(_ entity: String, _ relationship: String) -> String { "\(entity).\(relationship)" }
 
+  /// Checks (with `JSONLEDGER_INTERNAL_CHECKS`) that no two entities and no two
+  /// relationships share a number, and that every number is below the next unused one.
+  func checkUniqueness() {
+    #if JSONLEDGER_INTERNAL_CHECKS
+      precondition(Set(entities.values).count == entities.count, "two entities share a number: \(entities)")
+      precondition(
+        Set(relationships.values).count == relationships.count, "two relationships share a number: \(relationships)")
+      precondition(
+        entities.values.allSatisfy { $0 < nextEntity } && relationships.values.allSatisfy { $0 < nextRelationship })
+    #endif
+  }
+
   /// The number of the relationship `name` declared by `entity`.
   func relationship(_ name: String, declaredBy entity: String) -> UInt32? {
     relationships[Self.key(entity, name)]

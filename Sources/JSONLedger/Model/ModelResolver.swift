@@ -14,6 +14,7 @@ struct ModelResolver {
   }
 
   consuming func resolve() throws(ModelError) -> ([String: ResolvedEntity], RelationshipTable) {
+    if entities.isEmpty { problem("entities", "a model needs at least one entity") }
     var byName: [String: Entity] = [:]
     for entity in entities {
       if entity.name.isEmpty { problem("entities", "an entity has an empty name") }
@@ -50,6 +51,12 @@ struct ModelResolver {
         problem(
           "entities.\(entity.name).relationships.\(relationship.name)", "the store's numbering has no number for it")
       }
+    }
+    // Each entity's family (itself and every entity that inherits from it, in model
+    // order), from the chains: linear in the entities, not quadratic.
+    var families: [String: [String]] = [:]
+    for entity in entities {
+      for ancestor in chains[entity.name] ?? [entity] { families[ancestor.name, default: []].append(entity.name) }
     }
     var resolved: [String: ResolvedEntity] = [:]
     var relationshipsByID = RelationshipTable()
@@ -136,8 +143,7 @@ struct ModelResolver {
           identity = ["remoteID"]
         }
       }
-      let family = entities.filter { other in (chains[other.name] ?? []).contains { $0.name == entity.name } }.map(
-        \.name)
+      let family = families[entity.name] ?? [entity.name]
       let rootName = chain.first?.name ?? entity.name
       resolved[entity.name] = ResolvedEntity(
         declaration: entity, id: numbering.entities[entity.name] ?? 0, rootName: rootName,

@@ -20,11 +20,11 @@ public struct View: ~Copyable {
     throws
   {
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model, asOf: asOf)
-    let head = try store.head()
-    if let asOf, asOf > head || asOf == 0 { throw LedgerError.batchNotFound(asOf, head: head) }
-    if let asOf, asOf < (try store.horizon()) { throw LedgerError.batchArchived(asOf, horizon: try store.horizon()) }
+    let extent = try store.extent()
+    // A view as of batch N needs the log to hold N.
+    if let asOf { try extent.checkRecord(asOf) }
     reader = SnapshotReader(store: store, transformers: transformers)
-    batchID = asOf ?? head
+    batchID = asOf ?? extent.head
   }
 
   /// The model the store was created with.

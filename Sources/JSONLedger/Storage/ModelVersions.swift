@@ -132,6 +132,7 @@ struct ModelVersions: Sendable {
 }
 
 /// Why the models a store keeps do not load.
-struct StoredModelFailure: Error {
+struct StoredModelFailure: Error, CustomStringConvertible {
   let reason: String
+  var description: String { reason }
 }

@@ -214,6 +214,9 @@ struct ProjectionStore: StateSource {
     try transaction.value(forKey: MetaKey.horizon, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
   }
 
+  /// The batches the log holds, and so which states and records can be read.
+  func extent() throws -> LogExtent { LogExtent(start: try horizon(), head: try head()) }
+
   /// The last applied batch id (0 for an empty log).
   func head() throws -> UInt64 {
     try transaction.value(forKey: MetaKey.head, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 0

@@ -10,19 +10,34 @@ struct Backup: AsyncParsableCommand {
   @Argument(help: "The directory of the copy: new, or empty.")
   var destination: String
 
+  @Flag(help: "Keep a copy that fails verification (it is reported, and the exit status is 0).")
+  var allowDamaged = false
+
   @Flag(help: "Print machine-readable JSON.")
   var json = false
 
   func run() async throws {
-    let report = try await storeOptions.open().backup(to: destination)
+    let report: BackupReport
+    do {
+      report = try await storeOptions.open().backup(to: destination, allowingDamaged: allowDamaged)
+    } catch LedgerError.verificationFailed(let reason) {
+      throw CommandFailure(
+        message:
+          "\(reason)\nrun `jsonledger verify \(storeOptions.store)` to see the damage; --allow-damaged keeps such a copy"
+      )
+    }
     if json {
       Output.json([
-        "path": .string(report.path), "head": .number(JSONNumber(Int(report.head))),
-        "bytes": .number(JSONNumber(report.bytes)),
+        "path": .string(report.path), "firstBatch": .number(JSONNumber(Int(report.firstBatch))),
+        "head": .number(JSONNumber(Int(report.head))), "bytes": .number(JSONNumber(report.bytes)),
+        "damage": report.damage.map { .string($0) } ?? .null,
       ])
     } else {
-      Output.line(
-        "backed up \(storeOptions.store) to \(report.path): batches 1 to \(report.head), \(report.bytes) bytes")
+      let batches = report.head == 0 ? "no batches" : "batches \(report.firstBatch) to \(report.head)"
+      Output.line("backed up \(storeOptions.store) to \(report.path): \(batches), \(report.bytes) bytes")
+    }
+    if let damage = report.damage {
+      Output.note("warning: the copy is damaged, as the store is: \(damage)")
     }
   }
 }

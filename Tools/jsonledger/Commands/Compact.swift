@@ -18,7 +18,10 @@ struct Compact: AsyncParsableCommand {
   @Option(help: "Keep this many of the newest batches.")
   var keepBatches: Int?
 
-  @Option(help: "Keep the batches applied at or after this time (ISO 8601, e.g. 2026-01-01T00:00:00Z).")
+  @Option(
+    help:
+      "Keep the batches applied at or after this time (ISO 8601 as imports read it: 2026-01-01, 2026-01-01T00:00:00Z, fractions, offsets)."
+  )
   var before: String?
 
   @Option(help: "A new file for the batches moved out of the log.")
@@ -32,8 +35,10 @@ struct Compact: AsyncParsableCommand {
 
   func run() async throws {
     let date = try before.map { text -> Date in
-      guard let date = ISO8601DateFormatter().date(from: text) else {
-        throw ValidationError("--before takes an ISO 8601 time such as 2026-01-01T00:00:00Z, not \"\(text)\"")
+      // The whole argument, strictly: `2026-01-01T00:00:00Zjunk` is no time.
+      guard let date = Ledger.time(fromISO8601: text) else {
+        throw ValidationError(
+          "--before takes an ISO 8601 time such as 2026-01-01 or 2026-01-01T00:00:00Z, not \"\(text)\"")
       }
       return date
     }

@@ -24,6 +24,9 @@ struct Migrate: AsyncParsableCommand {
   @Flag(help: "Say what would change, and how, without writing anything.")
   var dryRun = false
 
+  @Flag(help: "Migrate even when the new model removes entities that hold objects (they are gone from every view).")
+  var allowRemovals = false
+
   @Flag(help: "Print machine-readable JSON.")
   var json = false
 
@@ -31,16 +34,28 @@ struct Migrate: AsyncParsableCommand {
     let next = try Model(contentsOf: model)
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     let plan = try ledger.migrationPlan(to: next)
+    let removed = try ledger.objectsRemoved(by: plan)
     ledger.close()
     // What differs comes first, before anything is written.
     if !json {
       for difference in plan.differences { Output.line("  \(difference)") }
       for refusal in plan.refusals { Output.line("cannot migrate: \(refusal)") }
+      for (entity, objects) in removed {
+        Output.line(
+          "\(dryRun ? "would remove" : "removes") \(entity) with its \(objects) object\(objects == 1 ? "" : "s")")
+      }
     }
-    if dryRun || !plan.refusals.isEmpty {
-      if json { Output.json(summary(plan, report: nil)) }
+    if dryRun || !plan.refusals.isEmpty || (!removed.isEmpty && !allowRemovals) {
+      if json { Output.json(summary(plan, report: nil, removed: removed)) }
       if !plan.refusals.isEmpty {
         throw CommandFailure(message: "\(plan.refusals.count) change(s) cannot be derived; nothing written")
+      }
+      if !removed.isEmpty, !dryRun {
+        let objects = removed.map(\.objects).reduce(0, +)
+        throw CommandFailure(
+          message:
+            "the new model removes \(removed.map(\.entity).joined(separator: ", ")) with \(objects) object\(objects == 1 ? "" : "s"), which would be gone from every view; nothing written (--allow-removals migrates all the same)"
+        )
       }
       if !json {
         Output.line("would migrate \(plan.method.rawValue) (\(plan.differences.count) differences); nothing written")
@@ -50,9 +65,10 @@ struct Migrate: AsyncParsableCommand {
     var options = Ledger.Options()
     options.durability = writeOptions.durability
     options.transformers.passesUnknownThrough = storeOptions.passThroughTransformers
-    let report = try await Ledger.migrate(at: storeOptions.store, to: next, options: options)
+    let report = try await Ledger.migrate(
+      at: storeOptions.store, to: next, options: options, allowingRemovals: allowRemovals)
     if json {
-      Output.json(summary(plan, report: report))
+      Output.json(summary(plan, report: report, removed: removed))
     } else if let batch = report.batchID {
       let replayed = plan.method == .replay ? " (\(report.replayedBatches) batches)" : ""
       Output.line(
@@ -64,11 +80,16 @@ struct Migrate: AsyncParsableCommand {
   }
 
   /// The plan and what was done, for `--json`.
-  private func summary(_ plan: MigrationPlan, report: MigrationReport?) -> JSONValue {
+  private func summary(_ plan: MigrationPlan, report: MigrationReport?, removed: [(entity: String, objects: Int)])
+    -> JSONValue
+  {
+    var removedObjects = JSONObject()
+    for (entity, objects) in removed { removedObjects[entity] = .number(JSONNumber(objects)) }
     var object: JSONObject = [
       "method": .string(plan.method.rawValue),
       "differences": .array(plan.differences.map { .string($0.description) }),
       "refusals": .array(plan.refusals.map { .string($0.description) }),
+      "removedObjects": .object(removedObjects),
     ]
     if let report {
       object["fromVersion"] = .number(JSONNumber(Int(report.fromVersion)))

@@ -1,0 +1,114 @@
+import Foundation
+
+/// Where `upgrade` and `restoreLog` build a new store before it takes its place: the
+/// directory `<target>.<suffix>` (`S.upgrading`, `S.restoring`), holding a marker file that
+/// says this library made it and how far it got, and the store being built, `store/`. The
+/// store is moved to its place by one rename, so a crash leaves the target as it was or
+/// whole; a directory of that name that the library did not make is never removed.
+struct BuildDirectory {
+  /// The directory.
+  let path: String
+  static let markerName = "jsonledger-build"
+
+  /// How far a build got: the marker file's text.
+  enum State: String {
+    /// The store is being built: a later run starts it again.
+    case building
+    /// The store is whole and synced: only the renames are left.
+    case complete
+  }
+
+  /// The store inside.
+  var storePath: String { path + "/store" }
+  private var markerPath: String { path + "/" + Self.markerName }
+
+  /// The build directory for `target` (a normalised path) with `suffix`.
+  init(for target: String, suffix: String) { path = target + "." + suffix }
+
+  /// What an earlier run left here: nil when nothing is there; a directory this library did
+  /// not make is an error naming it.
+  func state() throws -> State? {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return nil }
+    guard (status.st_mode & S_IFMT) == S_IFDIR,
+      let text = try? String(contentsOfFile: markerPath, encoding: .utf8),
+      let state = State(rawValue: text.trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+      throw LedgerError.storage(
+        "\(path) exists and was not made by JSONLedger: it is left alone; move it away to go on")
+    }
+    return state
+  }
+
+  /// Makes the directory anew, removing what an earlier run of this library left there.
+  func make() throws {
+    if try state() != nil { try remove() }
+    guard mkdir(path, 0o700) == 0 else {
+      throw LedgerError.storage("cannot create \(path): \(SystemError.reason(errno))")
+    }
+    try mark(.building)
+  }
+
+  /// Records how far the build got, durably.
+  func mark(_ state: State) throws {
+    let temporary = markerPath + ".new"
+    guard FileManager.default.createFile(atPath: temporary, contents: Data((state.rawValue + "\n").utf8)) else {
+      throw LedgerError.storage("cannot write \(temporary): \(SystemError.reason(errno))")
+    }
+    let descriptor = open(temporary, O_RDONLY)
+    if descriptor >= 0 {
+      fsync(descriptor)
+      close(descriptor)
+    }
+    guard rename(temporary, markerPath) == 0 else {
+      throw LedgerError.storage("cannot write \(markerPath): \(SystemError.reason(errno))")
+    }
+    Self.syncDirectory(path)
+  }
+
+  /// Moves the built store to `target`, which must not exist (or be an empty directory),
+  /// then removes this directory.
+  func install(at target: String) throws {
+    guard rename(storePath, target) == 0 else {
+      throw LedgerError.storage("cannot move \(storePath) to \(target): \(SystemError.reason(errno))")
+    }
+    Self.syncDirectory(Self.parent(of: target))
+    try? remove()
+  }
+
+  /// Removes the directory and what it holds; only ever one this library made.
+  func remove() throws {
+    do { try FileManager.default.removeItem(atPath: path) } catch {
+      throw LedgerError.storage("cannot remove \(path): \(SystemError.describe(error))")
+    }
+  }
+
+  /// Flushes a directory's entries (a rename in it) to disk.
+  static func syncDirectory(_ path: String) {
+    let descriptor = open(path, O_RDONLY | O_DIRECTORY)
+    guard descriptor >= 0 else { return }
+    fsync(descriptor)
+    close(descriptor)
+  }
+
+  static func parent(of path: String) -> String {
+    let parent = (path as NSString).deletingLastPathComponent
+    return parent.isEmpty ? "." : parent
+  }
+
+  /// `path` as one spelling of the directory: absolute, without `.`, `..` or a trailing
+  /// slash, so that `S/`, `./S` and `.` (inside S) name the same store and the names built
+  /// beside it (`S.upgrading`) land beside it, not inside.
+  static func normalized(_ path: String) -> String {
+    let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    var components: [Substring] = []
+    for component in absolute.split(separator: "/") {
+      switch component {
+      case ".": continue
+      case "..": if !components.isEmpty { components.removeLast() }
+      default: components.append(component)
+      }
+    }
+    return "/" + components.joined(separator: "/")
+  }
+}
