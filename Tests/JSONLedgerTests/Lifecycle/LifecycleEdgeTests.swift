@@ -318,6 +318,15 @@ struct LifecycleEdgeTests {
     } throws: { "\($0)".contains("it is a directory") }
   }
 
+  // MARK: G23
+
+  @Test func systemErrorsAreToldInPlainWords() {
+    #expect(SystemError.describe(CocoaError(.fileWriteOutOfSpace)) == "No space left on device")
+    #expect(SystemError.describe(POSIXError(.EACCES)) == "Permission denied")
+    #expect(SystemError.describe(StoredModelFailure(reason: "model.2 is not JSON")) == "model.2 is not JSON")
+    #expect(!SystemError.describe(CocoaError(.fileReadUnknown)).contains("NSCocoaErrorDomain"))
+  }
+
   // MARK: G18, G20
 
   @Test func aBackupInsideTheStoreIsRefused() throws {
