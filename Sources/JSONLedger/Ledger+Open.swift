@@ -4,7 +4,8 @@ import LMDB
 extension Ledger {
   /// Opens the store at `path`, creating it (with `model`) when the directory is missing or
   /// empty. When `model` is given for an existing store it must equal the stored model, or,
-  /// with `migration: .automatic`, the store is migrated to it first (`migrate(at:to:options:)`).
+  /// with `migration: .automatic`, the store is migrated to it first
+  /// (`migrate(at:to:options:allowingRemovals:)`; removals of live objects are refused).
   ///
   /// A directory holding other files, or a file that is not a store, is refused without
   /// writing anything.

@@ -24,7 +24,7 @@ extension Ledger {
   /// from the checkpoint and the batches kept, in the same write transaction, so a crash
   /// leaves the store as before or as after. Batch ids go on; as-of reads, diffs and reverts
   /// before the horizon are refused (`LedgerError.batchArchived`); `verify` replays from the
-  /// checkpoint. LMDB reuses the freed pages; `backup(to:)` writes a compacted copy.
+  /// checkpoint. LMDB reuses the freed pages; `backup(to:allowingDamaged:)` writes a compacted copy.
   ///
   /// - Parameters:
   ///   - count: keep this many of the newest batches (the horizon is the one before them).

@@ -19,8 +19,8 @@ extension Ledger {
   public enum Migration: Sendable {
     /// A different model is an error that lists the differences (the default).
     case none
-    /// The store is migrated to the given model (`Ledger.migrate(at:to:options:)`), unless the
-    /// change cannot be derived.
+    /// The store is migrated to the given model (`Ledger.migrate(at:to:options:allowingRemovals:)`,
+    /// removals of live objects not allowed), unless the change cannot be derived.
     case automatic
   }
 
