@@ -185,17 +185,7 @@ extension Ledger {
         return try openExisting(at: path, model: expected, options: options)
       }
       // Say what differs, so that the user can tell an edit from a wrong file.
-      let differences = model.differences(to: expected)
-      throw LedgerError.model(
-        ModelError(
-          source: path,
-          problems: [
-            .init(
-              place: "",
-              reason:
-                "the given model differs from the store's model (\(differences.count) difference\(differences.count == 1 ? "" : "s")); migrate the store with `jsonledger migrate` or `Ledger.open(at:model:migration: .automatic)`"
-            )
-          ] + differences.prefix(50).map { .init(place: $0.place, reason: $0.change) }))
+      throw LedgerError.modelDiffers(path: path, differences: model.differences(to: expected))
     }
     do { try options.transformers.validate(model) } catch { throw LedgerError.model(error) }
     return Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)

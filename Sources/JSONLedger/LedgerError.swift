@@ -11,6 +11,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case storeExists(path: String)
   /// The model is invalid, or does not fit the store.
   case model(ModelError)
+  /// The store was opened with a model that differs from its own (each difference named):
+  /// migrate it, or open it with `migration: .automatic`.
+  case modelDiffers(path: String, differences: [ModelDifference])
   /// The payload cannot be mapped (every bad object is listed).
   case mapping(MappingError)
   /// Malformed JSON (line and column).
@@ -57,16 +60,20 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
 
   public var description: String {
     switch self {
-    case .storeNotFound(let path): "no store at \(path) (create one with `jsonledger init \(path) --model MODEL`)"
+    case .storeNotFound(let path): "no store at \(path) (open it with a model to create one)"
     case .notAStore(let path, let reason): "\(path) is not a JSONLedger store: \(reason)"
     case .unsupportedFormat(let path, let found, let supported) where found > supported:
-      "the store at \(path) has format version \(found), newer than this library supports (\(supported)); upgrade jsonledger"
+      "the store at \(path) has format version \(found), newer than this library supports (\(supported)); use a newer JSONLedger"
     case .unsupportedFormat(let path, let found, let supported) where found >= Int(StoreFormat.oldestUpgradable):
-      "the store at \(path) has format version \(found), written by an earlier jsonledger; this one reads format \(supported): run `jsonledger upgrade \(path)` (or `Ledger.upgrade(at:)`) to replay its log into format \(supported)"
+      "the store at \(path) has format version \(found), written by an earlier JSONLedger; this library reads format \(supported): upgrade it (`Ledger.upgrade(at:)`) to replay its log into format \(supported)"
     case .unsupportedFormat(let path, let found, let supported):
-      "the store at \(path) has format version \(found), older than any this jsonledger upgrades (\(StoreFormat.oldestUpgradable)); this one reads format \(supported) only: export the data with the earlier version and import it into a new store"
+      "the store at \(path) has format version \(found), older than any this library upgrades (\(StoreFormat.oldestUpgradable)); it reads format \(supported) only: export the data with the earlier version and import it into a new store"
     case .storeExists(let path): "a store already exists at \(path)"
     case .model(let error): error.description
+    case .modelDiffers(let path, let differences):
+      "the given model differs from the model of the store at \(path) (\(differences.count) difference\(differences.count == 1 ? "" : "s")); migrate the store (`Ledger.migrate(at:to:)`, or open it with `migration: .automatic`):\n"
+        + differences.prefix(50).map { "  \($0)" }.joined(separator: "\n")
+        + (differences.count > 50 ? "\n  … and \(differences.count - 50) more" : "")
     case .mapping(let error): error.description
     case .syntax(let error, let source): source.map { "\($0): \(error)" } ?? error.description
     case .unknownEntity(let name, let known):
@@ -75,7 +82,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
       "unknown collection \"\(key)\" (known: \(known.joined(separator: ", ")))"
     case .objectNotFound(let entity, let key): "no \(entity) with key \(key)"
     case .batchArchived(let id, let horizon):
-      "batch \(id) was archived by compact: the log starts at batch \(horizon) (a checkpoint of the state then); restore the archive into a new store (`jsonledger restore-log`) to read it"
+      "batch \(id) was archived by compact: the log starts at batch \(horizon) (a checkpoint of the state then); restore the archive into a new store (`Ledger.restoreLog(from:to:)`) to read it"
     case .batchNotFound(let id, let first, let head):
       head == 0
         ? "batch \(id) does not exist: the log is empty"
@@ -83,7 +90,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .corruptRecord(let id, let reason): "the record of batch \(id) is corrupt: \(reason)"
     case .verificationFailed(let reason): "verification failed: \(reason)"
     case .damagedFile(let path, let reason):
-      "the data file of the store at \(path) is damaged (\(reason)); restore it from a backup (`jsonledger backup`)"
+      "the data file of the store at \(path) is damaged (\(reason)); restore it from a backup"
     case .headMoved(let expected, let actual):
       "the log head moved: expected batch \(expected), found \(actual) (another writer applied a batch first)"
     case .storage(let reason): "storage error: \(reason)"
@@ -95,7 +102,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         + reasons.prefix(50).map { "  \($0)" }.joined(separator: "\n")
         + (reasons.count > 50 ? "\n  … and \(reasons.count - 50) more" : "")
     case .upgradeInterrupted(let path, let kept):
-      "the upgrade of the store at \(path) was cut short after the old store was moved to \(kept) and before the new one (in \(path).upgrading) took its place; run `jsonledger upgrade \(path)` (or `Ledger.upgrade(at:)`) again to finish it"
+      "the upgrade of the store at \(path) was cut short after the old store was moved to \(kept) and before the new one (in \(path).upgrading) took its place; run the upgrade (`Ledger.upgrade(at:)`) again to finish it"
     case .storeChanged(let path, let reason):
       "the store at \(path) changed while this operation read it (\(reason)); nothing was written: run it again"
     case .closed(let path): "the ledger of \(path) was closed; open the store again to use it"
@@ -104,7 +111,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         + (applied.isEmpty
           ? "nothing was applied"
           : "parts 1 to \(applied.count) are applied as batches \(applied.first ?? 0) to \(applied.last ?? 0)")
-        + "; fix the file and run the same import again with the same --idempotency-key to apply the rest"
+        + "; fix the file and run the same import again with the same idempotency key to apply the rest"
         + " (without one, the parts already applied are applied again)"
     }
   }

@@ -32,6 +32,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
       Foundation.exit(error.exitCode)
     } catch let error as LedgerError {
       Output.error(error.description)
+      if let hint = Hints.hint(for: error) { Output.note("hint: \(hint)") }
       Foundation.exit(1)
     } catch {
       let code = exitCode(for: error)

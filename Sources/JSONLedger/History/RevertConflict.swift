@@ -40,7 +40,7 @@ public struct RevertRefused: Error, Sendable, CustomStringConvertible {
     if let by = alreadyRevertedBy { return "batch \(batchID) was already reverted by batch \(by)" }
     return
       ([
-        "cannot revert batch \(batchID): \(conflicts.count) later change\(conflicts.count == 1 ? "" : "s") conflict (use --force to revert anyway):"
+        "cannot revert batch \(batchID): \(conflicts.count) later change\(conflicts.count == 1 ? "" : "s") conflict (revert with force to override them):"
       ]
       + conflicts.map { "  \($0)" }).joined(separator: "\n")
   }

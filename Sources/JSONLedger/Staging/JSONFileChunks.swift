@@ -54,7 +54,9 @@ struct JSONFileChunks {
       if let collection {
         target = try collectionEntity(collection)
       } else {
-        guard let entity else { throw LedgerError.invalidArgument("a top-level array needs an entity (--entity)") }
+        guard let entity else {
+          throw LedgerError.invalidArgument("a top-level array needs an entity: name the entity its objects are")
+        }
         target = entity
       }
       let index = counters[key, default: 0]

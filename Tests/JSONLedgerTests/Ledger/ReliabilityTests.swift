@@ -80,14 +80,17 @@ struct ReliabilityTests {
   @Test(
     arguments: [
       // The newest format this library reads is a migrated store's.
-      (UInt32(99), "format version 99, newer than this library supports (\(StoreFormat.migrated)); upgrade jsonledger"),
+      (
+        UInt32(99),
+        "format version 99, newer than this library supports (\(StoreFormat.migrated)); use a newer JSONLedger"
+      ),
       (
         UInt32(1),
-        "format version 1, older than any this jsonledger upgrades (3); this one reads format \(Ledger.formatVersion) only: export the data"
+        "format version 1, older than any this library upgrades (3); it reads format \(Ledger.formatVersion) only: export the data"
       ),
       (
         UInt32(2),
-        "format version 2, older than any this jsonledger upgrades (3); this one reads format \(Ledger.formatVersion) only: export the data"
+        "format version 2, older than any this library upgrades (3); it reads format \(Ledger.formatVersion) only: export the data"
       ),
     ] as [(UInt32, String)])
   func aStoreOfAnotherFormatSaysSoPlainly(version: UInt32, message: String) throws {

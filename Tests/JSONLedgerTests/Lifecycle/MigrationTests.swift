@@ -275,7 +275,7 @@ struct MigrationTests {
     #expect {
       try Ledger.open(at: path, model: next)
     } throws: { error in
-      "\(error)".contains("Band.country: added") && "\(error)".contains("jsonledger migrate")
+      "\(error)".contains("Band.country: added") && "\(error)".contains("Ledger.migrate(at:to:)")
     }
     let migrated = try Ledger.open(at: path, model: next, migration: .automatic)
     #expect(migrated.model == next)

@@ -42,6 +42,9 @@ struct Compact: AsyncParsableCommand {
       }
       return date
     }
+    guard archive != nil || discard else {
+      throw CommandFailure(message: "compact needs an archive file for the batches it moves out: \(Hints.discard)")
+    }
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     let report = try ledger.compact(keepingBatches: keepBatches, before: date, archive: archive, discarding: discard)
     if json {

@@ -55,7 +55,8 @@ struct Revert: AsyncParsableCommand {
         ])
         try Output.finishStandardOutput()
       }
-      throw CommandFailure(message: refused.description, exitCode: 3)
+      let hint = refused.alreadyRevertedBy == nil ? "\nhint: \(Hints.forceRevert)" : ""
+      throw CommandFailure(message: refused.description + hint, exitCode: 3)
     }
   }
 }

@@ -1,0 +1,27 @@
+import JSONLedger
+
+/// What to type next, for the errors whose way on is a command of this tool: the library
+/// says what happened in its own terms; the tool adds its commands and flags here, keyed by
+/// the error, so that both stay true as either changes.
+enum Hints {
+  static func hint(for error: LedgerError) -> String? {
+    switch error {
+    case .storeNotFound(let path): "create one with `jsonledger init \(path) --model MODEL`"
+    case .unsupportedFormat(let path, let found, let supported) where found < supported:
+      found >= 3 ? "run `jsonledger upgrade \(path)`" : nil
+    case .upgradeInterrupted(let path, _): "run `jsonledger upgrade \(path)` again to finish it"
+    case .batchArchived: "`jsonledger restore-log NEWSTORE ARCHIVE` replays the archive compact wrote"
+    case .damagedFile: "restore the store from a backup (`jsonledger backup` writes them)"
+    case .modelDiffers(let path, _): "migrate the store with `jsonledger migrate \(path) --model MODEL`"
+    case .importStopped: "run the same import again with the same --idempotency-key to apply the rest"
+    case .storeChanged: "run the same command again"
+    default: nil
+    }
+  }
+
+  /// The hint for a refused revert.
+  static let forceRevert = "use --force to revert anyway"
+
+  /// The hint for a compact without an archive.
+  static let discard = "give --archive FILE, or --discard to drop the batches"
+}
