@@ -16,9 +16,10 @@ extension Ledger {
     let start = ContinuousClock.now
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      let head = try store.head()
+      let extent = try store.extent()
+      let head = extent.head
       // The state rewound to must be one the log still holds (not one `compact` archived).
-      try store.extent().checkState(after: batchID)
+      try extent.checkState(after: batchID)
       var targets: [UInt64: ObjectState?] = [:]
       if batchID < head {
         for later in (batchID + 1)...head {

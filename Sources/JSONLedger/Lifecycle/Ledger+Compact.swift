@@ -38,7 +38,8 @@ extension Ledger {
       throw LedgerError.invalidArgument("compact needs one horizon: a number of batches to keep, or a date")
     }
     guard archive != nil || discarding else {
-      throw LedgerError.invalidArgument("compact needs an archive file for the batches it moves out (or --discard)")
+      throw LedgerError.invalidArgument(
+        "compact needs an archive file for the batches it moves out, unless they are discarded")
     }
     if let count, count < 0 { throw LedgerError.invalidArgument("the batches to keep cannot be negative") }
     return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive) }
@@ -68,12 +69,12 @@ extension Ledger {
     guard let checkpoint else {
       return CompactReport(horizon: start, archivedBatches: 0, archivePath: nil, objects: 0)
     }
-    var archived = false
+    // A failed archive leaves no file; a failed commit removes the archive this call wrote.
+    if let archive { try writeArchive(archive, from: start, to: horizon) }
     do {
-      try compact(from: start, to: checkpoint, archive: archive, archived: &archived)
+      try commit(checkpoint, logStart: start)
     } catch {
-      // The archive this call wrote goes with the compaction that did not happen.
-      if archived, let archive { try? FileManager.default.removeItem(atPath: archive) }
+      if let archive { try? FileManager.default.removeItem(atPath: archive) }
       throw error
     }
     logger.info(
@@ -83,29 +84,31 @@ extension Ledger {
       objects: checkpoint.changes.count)
   }
 
-  /// Archives the records from `start` to the checkpoint's batch, then replaces them with the
-  /// checkpoint, provided the log still starts at `start` and the model is the one read.
-  private func compact(from start: UInt64, to checkpoint: ChangeRecord, archive: String?, archived: inout Bool) throws {
-    let horizon = checkpoint.batchID
-    if let archive {
-      // Every version of the model: the archived records name the one each was written under.
-      let modelBytes = JSONWriter(options: []).bytes(from: versions.jsonValue)
-      try LogArchive.write(to: archive, model: modelBytes) { append in
-        try environment.read { txn in
-          // A migration since the horizon was read: its records do not read under this model.
-          try checkModelVersion(txn)
-          for id in start...horizon {
-            guard let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) else {
-              throw LedgerError.corruptRecord(batchID: id, reason: "it is missing from the log")
-            }
-            // Checked before it is archived.
-            _ = try Self.decodeRecord(bytes, batchID: id, versions: versions, identities: identities(txn))
-            try append(id, bytes)
+  /// Writes the records from `start` to `horizon` to a new archive file.
+  private func writeArchive(_ archive: String, from start: UInt64, to horizon: UInt64) throws {
+    // Every version of the model: the archived records name the one each was written under.
+    let modelBytes = JSONWriter(options: []).bytes(from: versions.jsonValue)
+    try LogArchive.write(to: archive, model: modelBytes) { append in
+      try environment.read { txn in
+        // A migration since the horizon was read: its records do not read under this model.
+        try checkModelVersion(txn)
+        for id in start...horizon {
+          guard let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) else {
+            throw LedgerError.corruptRecord(batchID: id, reason: "it is missing from the log")
           }
+          // Checked before it is archived.
+          _ = try Self.decodeRecord(bytes, batchID: id, versions: versions, identities: identities(txn))
+          try append(id, bytes)
         }
       }
-      archived = true
     }
+  }
+
+  /// Replaces the records from `start` to the checkpoint's batch with the checkpoint and
+  /// rebuilds the projections, provided the log still starts at `start` and the model is the
+  /// one read.
+  private func commit(_ checkpoint: ChangeRecord, logStart start: UInt64) throws {
+    let horizon = checkpoint.batchID
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: checkpoint.changes.count * 2))
     try environment.write { txn in
       // The horizon and the checkpoint were read in another transaction: another process may

@@ -25,7 +25,8 @@ extension Ledger {
   public static func upgrade(at path: String, options: Options = Options()) throws -> UpgradeReport {
     let path = BuildDirectory.normalized(path)
     let build = BuildDirectory(for: path, suffix: "upgrading")
-    if case .missing = try StoreDirectory.inspect(path) {
+    let state = try StoreDirectory.inspect(path)
+    if case .missing = state {
       // A crash between the two renames: the new store is whole, the old one kept.
       guard let interrupted = try interruptedUpgrade(at: path) else { throw LedgerError.storeNotFound(path: path) }
       try build.install(at: path)
@@ -33,7 +34,7 @@ extension Ledger {
         fromFormat: interrupted.format, toFormat: Int(formatVersion), batches: 0,
         previousStorePath: interrupted.keptPath)
     }
-    guard case .store = try StoreDirectory.inspect(path) else { throw LedgerError.storeNotFound(path: path) }
+    guard case .store = state else { throw LedgerError.storeNotFound(path: path) }
     let (version, model, records) = try upgradeSource(path)
     guard !StoreFormat.isCurrent(version) else {
       return UpgradeReport(fromFormat: version, toFormat: version, batches: 0, previousStorePath: nil)

@@ -153,7 +153,8 @@ enum LogArchive {
     }
 
     private func readHeader() throws -> (Int, [UInt8]) {
-      guard let head = try? take(Self.magicLength), head.elementsEqual(magic) || head.elementsEqual(magic1) else {
+      // Both formats' magic lines have one length.
+      guard let head = try? take(magic.count), head.elementsEqual(magic) || head.elementsEqual(magic1) else {
         throw failure("it does not start as one")
       }
       let format = head.elementsEqual(magic) ? 2 : 1
@@ -169,8 +170,6 @@ enum LogArchive {
       }
       return (format, model)
     }
-
-    private static var magicLength: Int { LogArchive.magic.count }
 
     /// The next record (batch id, stored bytes), or nil after the last: in format 2, once the
     /// end marker, the count and the checksum over the whole are checked.
