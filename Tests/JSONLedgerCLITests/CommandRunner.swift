@@ -56,22 +56,29 @@ struct CommandRunner {
   }
 
   /// Runs the executable with `arguments` (output discarded) and returns its peak resident
-  /// memory in bytes, as the kernel counted it (`wait4`'s `ru_maxrss`).
+  /// memory in bytes: the kernel's high-water mark for its own address space (`VmHWM` in
+  /// `/proc/PID/status`), sampled until it exits. (`wait4`'s `ru_maxrss` would not do: a child
+  /// started with vfork keeps the test process's own peak.)
   static func peakMemory(_ arguments: [String]) throws -> Int {
-    let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
-    guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-    var status: Int32 = 0
-    var usage = rusage()
-    _ = wait4(pid, &status, 0, &usage)
-    return usage.ru_maxrss * 1024
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let status = "/proc/\(process.processIdentifier)/status"
+    var peak = 0
+    while process.isRunning {
+      if let text = try? String(contentsOfFile: status, encoding: .utf8),
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+      {
+        peak = max(peak, kilobytes * 1024)
+      }
+      usleep(2_000)
+    }
+    process.waitUntilExit()
+    return peak
   }
 
   /// Makes a store at `store` with one batch, then starts a `jsonledger stress` process

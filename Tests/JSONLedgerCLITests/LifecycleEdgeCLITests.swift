@@ -267,11 +267,12 @@ struct LifecycleEdgeCLITests {
     let smallerPeak = try CommandRunner.peakMemory(["restore-log", directory.path + "/r1", smaller.path])
     let largerPeak = try CommandRunner.peakMemory(["restore-log", directory.path + "/r2", larger.path])
     #expect(try CommandRunner.run(["verify", directory.path + "/r2"]).status == 0)
-    // Memory bounded by the largest record: three times the archive more, as reading it whole
-    // once took, would be three times the difference in size.
+    // Reading the archive whole, as restore-log once did, held it three times over: the peak
+    // grew by at least three times the difference in size. Read record by record, what still
+    // grows with the store (LMDB's free list, the heap's fragments) stays well under twice it.
     let grown = largerPeak - smallerPeak
     #expect(
-      grown < larger.bytes - smaller.bytes,
+      grown < 2 * (larger.bytes - smaller.bytes),
       "peaks \(smallerPeak) and \(largerPeak) for \(smaller.bytes) and \(larger.bytes) bytes")
   }
 
