@@ -68,8 +68,9 @@ extension Ledger {
     }
   }
 
-  /// The format version and the model: the first commit of a new store.
-  private static func foreignEnvironment(_ path: String, _ names: [String]) -> LedgerError {
+  /// The error for an LMDB file that another program's databases fill (`open`, `create` and
+  /// `upgrade` refuse it alike).
+  static func foreignEnvironment(_ path: String, _ names: [String]) -> LedgerError {
     .notAStore(
       path: path,
       reason: "its LMDB file belongs to another program (databases: \(names.prefix(5).joined(separator: ", ")))")

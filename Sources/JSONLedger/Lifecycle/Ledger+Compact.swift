@@ -178,9 +178,8 @@ extension Ledger {
       buildOptions.durability = .noSync
       let ledger = try Ledger.create(at: build.storePath, versions: versions, options: buildOptions)
       defer { ledger.close() }
-      try replay(reader, into: ledger, archive: archive, versions: versions)
+      try replay(reader, into: ledger, archive: archive)
       try ledger.environment.sync()
-      try build.mark(.complete)
       try build.install(at: path)
     } catch {
       try? build.remove()
@@ -190,9 +189,8 @@ extension Ledger {
   }
 
   /// Appends every record `reader` gives to `ledger`, checking that batch ids follow on.
-  private static func replay(_ reader: LogArchive.Reader, into ledger: Ledger, archive: String, versions: ModelVersions)
-    throws
-  {
+  private static func replay(_ reader: LogArchive.Reader, into ledger: Ledger, archive: String) throws {
+    let versions = ledger.versions
     var replay = RecordReplay(into: ledger)
     var expected: UInt64?
     while let (batchID, bytes) = try reader.next() {

@@ -105,10 +105,7 @@ extension Ledger {
     // refused without a byte written.
     switch try StoreLayout.contents(of: environment) {
     case .nothing: throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
-    case .foreign(let names):
-      throw LedgerError.notAStore(
-        path: path,
-        reason: "its LMDB file belongs to another program (databases: \(names.prefix(5).joined(separator: ", ")))")
+    case .foreign(let names): throw foreignEnvironment(path, names)
     case .store, .version3: break
     }
     let meta: Database
