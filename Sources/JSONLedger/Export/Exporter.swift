@@ -45,11 +45,12 @@ struct Exporter {
     for entity in model.entities {
       guard let resolved = model.resolved(entity.name) else { continue }
       // Codable decoding (`usesModelNames`) sees every property; JSON export only what import maps.
+      let keys = EntityKeyTable(entity: resolved, model: model)
       let attributes = resolved.attributes.filter {
         options.usesModelNames || ($0.isExported && entity.mapsProperty(withCustomKey: $0.jsonKey))
       }.map {
         AttributeField(
-          name: $0.name, path: Self.exportPath(of: $0, in: resolved, model: model, options: options),
+          name: $0.name, path: Self.exportPath(of: $0, keys: keys, keyCase: keyCase, options: options),
           transformer: options.usesModelNames ? nil : $0.transformer)
       }
       let relationships = resolved.relationships.filter {
@@ -165,24 +166,15 @@ struct Exporter {
       JSONObject(object.map { JSONObject.Member(key: $0.key == "destroy" ? "_destroy" : $0.key, value: $0.value) }))
   }
 
-  /// Where an attribute goes in the exported object.
-  static func exportPath(of attribute: Attribute, in entity: ResolvedEntity, model: Model, options: ExportOptions)
+  /// Where an attribute goes in the exported object: where the import reads it from
+  /// (`EntityKeyTable`), so that no two attributes share a key and an export imports back.
+  static func exportPath(of attribute: Attribute, keys: EntityKeyTable, keyCase: KeyCase, options: ExportOptions)
     -> [String]
   {
-    let keyCase = options.keyCase ?? model.keyCase
-    func inflect(_ name: String) -> String { KeyInflection.jsonKey(for: name, keyCase: keyCase) }
     if options.usesModelNames { return [attribute.name] }
     if let key = attribute.jsonKey { return key.split(separator: ".").map(String.init) }
-    if attribute.name == "remoteID", entity.attributeIndex["id"] == nil { return ["id"] }
-    var qualifier: String? = entity.name
-    while let name = qualifier, let resolved = model.resolved(name) {
-      for word in KeyInflection.reservedWords
-      where KeyInflection.normalized(attribute.name) == KeyInflection.normalized(name + word) {
-        return [word]
-      }
-      qualifier = resolved.declaration.parent
-    }
-    return [inflect(attribute.name)]
+    if let word = keys.wordKey(ofAttribute: attribute.name) { return [word] }
+    return [KeyInflection.jsonKey(for: attribute.name, keyCase: keyCase)]
   }
 
   private func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat)

@@ -20,6 +20,10 @@ struct EntityKeyTable: Sendable {
   private(set) var keyPaths: [(target: Target, segments: [String])] = []
   /// First segments of the key paths: such top-level keys are not "unmatched".
   private(set) var keyPathRoots: Set<String> = []
+  /// The key the table reads an attribute from when that is neither its custom key nor its
+  /// name: a reserved word (`type` for `albumType`) or `id` (for `remoteID`), by attribute
+  /// name. An export writes the attribute there, so that what it writes imports back.
+  private var wordKeys: [String: String] = [:]
 
   private static func attribute(_ attribute: Attribute) -> Target {
     .attribute(attribute, nameHash: FNV1a.hash(attribute.name.utf8.span))
@@ -82,14 +86,20 @@ struct EntityKeyTable: Sendable {
           $0.jsonKey == nil && KeyInflection.normalized($0.name) == wanted
         }) {
           exact.updateValue(Self.attribute(attribute), forName: word)
+          wordKeys[attribute.name] = word
           break
         }
       }
     }
     if exact["id"] == nil, let remote = entity.attributeIndex["remoteID"], remote.jsonKey == nil {
       exact.updateValue(Self.attribute(remote), forName: "id")
+      wordKeys[remote.name] = "id"
     }
   }
+
+  /// The reserved word or `id` the table reads the attribute `name` from, if that is how
+  /// it is found (`wordKeys`); nil when its own name (or custom key) is.
+  func wordKey(ofAttribute name: String) -> String? { wordKeys[name] }
 
   /// The property a top-level JSON key feeds, if any.
   func target(forKey key: String) -> Target? {

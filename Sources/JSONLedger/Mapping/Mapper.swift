@@ -277,15 +277,17 @@ struct Mapper: Sendable {
     }
   }
 
-  /// The identity a key given by a caller names (a delete, a parent scope): a bare value for
-  /// a single identity, an object of the identity attributes for a composite one.
+  /// The identity a key given by a caller names (a delete, a parent scope), by `CallerKey`'s
+  /// rule.
   func identity(ofKey key: JSONValue, of entity: ResolvedEntity, path: JSONPath = "", report: inout Report)
     -> [AttributeValue]?
   {
-    if case .object(let object) = key, entity.identity.count > 1 {
-      return mapObject(object, entity: entity, path: path, report: &report)?.identity
+    switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
+    case .success(let values): return values
+    case .failure(let failure):
+      report.problems.add(entity.name, path, key, failure.reason)
+      return nil
     }
-    return identity(fromKey: key, of: entity, path: path, report: &report)
   }
 
   /// The identity of `entity` given as a bare key (`"Japan"`, `42`), coerced to its type.

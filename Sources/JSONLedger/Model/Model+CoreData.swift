@@ -35,8 +35,10 @@ extension Model {
             place: "line \(line)", reason: "malformed XML: \(parser.parserError.map { "\($0)" } ?? "unknown error")")
         ])
     }
-    if !reader.problems.isEmpty { throw ModelError(source: contents, problems: reader.problems) }
+    // Reading the entities finds their problems (an attribute type Core Data does not have):
+    // they are checked after it, not before.
     let entities = reader.entities()
+    if !reader.problems.isEmpty { throw ModelError(source: contents, problems: reader.problems) }
     guard reader.sawModel, !entities.isEmpty else {
       let reason = reader.sawModel ? "the model declares no entities" : "no <model> element: not a Core Data model"
       throw ModelError(source: contents, problems: [.init(place: "", reason: reason)])
@@ -213,6 +215,8 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
               renamedFrom: Self.renamingIdentifier(property.attributes, name: propertyName)))
           continue
         }
+        // A transient attribute is not stored, whatever its type (often Undefined).
+        if property.attributes["transient"] == "YES" { continue }
         guard let type = Self.type(property.attributes["attributeType"]) else {
           problems.append(
             .init(
@@ -221,9 +225,8 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
           continue
         }
         let transformer = Self.value(info, "sync.valueTransformer", "hyper.valueTransformer", "JSONTransformerName")
-        // A transient attribute is not stored; a Transformable one with no transformer named for
-        // JSON has no JSON form (Sync ignores it): neither is mapped, stored or exported.
-        if property.attributes["transient"] == "YES" { continue }
+        // A Transformable attribute with no transformer named for JSON has no JSON form (Sync
+        // ignores it): it is not mapped, stored or exported.
         if property.attributes["attributeType"] == "Transformable", transformer == nil { continue }
         entity.attributes.append(
           Attribute(

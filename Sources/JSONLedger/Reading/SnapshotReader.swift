@@ -39,30 +39,12 @@ struct SnapshotReader {
     return try snapshot(id, state)
   }
 
+  /// The identity `key` names (`CallerKey`'s rule).
   func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
-    let parts: [JSONValue]
-    switch key {
-    case .array(let values): parts = values
-    case .object(let object): parts = entity.identity.map { object[$0] ?? .null }
-    default: parts = [key]
+    switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
+    case .success(let values): values
+    case .failure(let failure): throw LedgerError.invalidArgument(failure.reason)
     }
-    guard !entity.identity.isEmpty else {
-      throw LedgerError.invalidArgument("\(entity.name) has no identity: its objects cannot be looked up by key")
-    }
-    guard parts.count == entity.identity.count else {
-      throw LedgerError.invalidArgument(
-        "\(entity.name) is identified by \(entity.identity.joined(separator: ", ")): give \(entity.identity.count) key values"
-      )
-    }
-    var values: [AttributeValue] = []
-    for (name, part) in zip(entity.identity, parts) {
-      guard let attribute = entity.attributeIndex[name] else { return nil }
-      switch ValueCoercion.coerce(part, to: attribute.type) {
-      case .success(let value): values.append(value)
-      case .failure(let failure): throw LedgerError.invalidArgument("not a key of \(entity.name): \(failure.reason)")
-      }
-    }
-    return values
   }
 
   /// All objects of `entity` and its sub-entities, in the order they were first stored.

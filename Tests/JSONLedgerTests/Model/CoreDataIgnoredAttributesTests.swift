@@ -32,4 +32,32 @@ struct CoreDataIgnoredAttributesTests {
     #expect(exported.arrayValue?.first?.objectValue?["ignored"] == nil)
     #expect(exported.arrayValue?.first?.objectValue?["draft"] == nil)
   }
+
+  @Test(arguments: ["Integer 128", "Undefined", "Objectid"])
+  func anAttributeOfATypeCoreDataDoesNotHaveIsRefusedByName(type: String) throws {
+    let directory = try TemporaryDirectory()
+    #expect {
+      try Fixtures.coreDataModel(
+        #"""
+          <entity name="User">
+            <attribute name="id" attributeType="Integer 64" optional="YES"/>
+            <attribute name="score" attributeType="\#(type)" optional="YES"/>
+          </entity>
+        """#, in: directory)
+    } throws: { error in
+      "\(error)".contains("entities.User.attributes.score") && "\(error)".contains("\"\(type)\"")
+    }
+  }
+
+  @Test func aTransientAttributeOfNoStoredTypeIsLeftOut() throws {
+    let directory = try TemporaryDirectory()
+    let model = try Fixtures.coreDataModel(
+      #"""
+        <entity name="User">
+          <attribute name="id" attributeType="Integer 64" optional="YES"/>
+          <attribute name="cache" attributeType="Undefined" optional="YES" transient="YES"/>
+        </entity>
+      """#, in: directory)
+    #expect(model.resolved("User")?.attributes.map(\.name) == ["id"])
+  }
 }

@@ -20,9 +20,8 @@ struct Get: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.open()
-    let identity =
-      ledger.model.entity(named: entity)?.identity.count ?? 1 > 1
-      ? JSONValue.array(key.split(separator: ",").map { .string(String($0)) }) : .string(key)
+    // A composite key's comma form is the library's own rule (`view.object(_:key:)`).
+    let identity = JSONValue.string(key)
     let body = { (view: borrowing View) throws -> (ObjectSnapshot?, JSONValue?) in
       guard let object = try view.object(entity, key: identity) else { return (nil, nil) }
       return (object, try view.exportJSON(object))

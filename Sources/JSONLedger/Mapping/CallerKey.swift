@@ -1,0 +1,53 @@
+/// The one rule for a key a caller gives to name an object (a read, `log`, a deletion, a
+/// parent scope, every command of the tool), in any of its shapes:
+///
+/// - a bare value for a single identity (`"Japan"`, `42`, `"42"` for an integer key);
+/// - for a composite identity, an array in identity order (`["Hearts", "J"]`), an object of
+///   the identity attributes by name or by JSON key (`{"suit": "Hearts", "rank": "J"}`), or
+///   one string of the values separated by commas (`"Hearts,J"`, the command line's form).
+///
+/// Each value is coerced to its attribute's type as an import would.
+enum CallerKey {
+  /// The identity values `key` names for `entity`, or why it names none.
+  static func identity(of entity: ResolvedEntity, key: JSONValue, keyCase: KeyCase) -> Result<
+    [AttributeValue], Failure
+  > {
+    guard !entity.identity.isEmpty else {
+      return .failure(Failure("\(entity.name) has no identity: its objects cannot be looked up by key"))
+    }
+    let composite = entity.identity.count > 1
+    let parts: [JSONValue]
+    switch key {
+    case .array(let values): parts = values
+    case .object(let object):
+      parts = entity.identity.map { name in
+        let jsonKey = entity.attributeIndex[name]?.jsonKey ?? KeyInflection.jsonKey(for: name, keyCase: keyCase)
+        return object[name] ?? object[jsonKey] ?? .null
+      }
+    case .string(let text) where composite:
+      parts = text.split(separator: ",", omittingEmptySubsequences: false).map { .string(String($0)) }
+    default: parts = [key]
+    }
+    guard parts.count == entity.identity.count else {
+      return .failure(
+        Failure(
+          "\(entity.name) is identified by \(entity.identity.joined(separator: ", ")): give \(entity.identity.count) key values"
+        ))
+    }
+    var values: [AttributeValue] = []
+    for (name, part) in zip(entity.identity, parts) {
+      guard let attribute = entity.attributeIndex[name] else { return .failure(Failure("\(name) is not an attribute")) }
+      switch ValueCoercion.coerce(part, to: attribute.type) {
+      case .success(let value): values.append(value)
+      case .failure(let failure): return .failure(Failure("not a key of \(entity.name): \(failure.reason)"))
+      }
+    }
+    return .success(values)
+  }
+
+  /// Why a key names no object.
+  struct Failure: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+  }
+}
