@@ -144,8 +144,8 @@ struct StoreFileSafetyTests {
     #expect(try CommandRunner.run(["verify", stressed]).status == 0)
   }
 
-  @Test func anUnwritableParentIsNamedWithItsCause() throws {
-    guard getuid() != 0 else { return }  // root writes anywhere
+  @Test(.enabled(if: getuid() != 0, "root writes anywhere"))
+  func anUnwritableParentIsNamedWithItsCause() throws {
     let locked = directory.path + "/locked"
     try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: true)
     chmod(locked, 0o500)
@@ -183,25 +183,21 @@ struct StoreFileSafetyTests {
     #expect(try CommandRunner.run(["log", store, "--json"]).output.components(separatedBy: "\"batch\"").count - 1 == 4)
   }
 
-  /// A full file system (a 2 MB tmpfs, mounted when the tests run as root; otherwise the test
-  /// says it was skipped): the import fails naming the store and the free space, nothing is
+  /// A full file system (a 2 MB tmpfs, which needs root to mount; the test runner reports the
+  /// test skipped otherwise): the import fails naming the store and the free space, nothing is
   /// half-written, and an export that cannot be written fails too.
-  @Test func aFullDiskIsAnErrorThatSaysSoAndLosesNothingCommitted() throws {
+  @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+  func aFullDiskIsAnErrorThatSaysSoAndLosesNothingCommitted() throws {
     let mountPoint = directory.path + "/small"
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
     let mount = Process()
     mount.executableURL = URL(fileURLWithPath: "/bin/mount")
     mount.arguments = ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint]
     mount.standardError = Pipe()
-    guard getuid() == 0, (try? mount.run()) != nil,
-      ({
-        mount.waitUntilExit()
-        return mount.terminationStatus == 0
-      })()
-    else {
-      print("skipped: a full-disk test needs root to mount a small tmpfs")
-      return
-    }
+    try mount.run()
+    mount.waitUntilExit()
+    // As root, a mount that fails is a failure of the test, not a skip.
+    try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
     defer {
       let unmount = Process()
       unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
