@@ -181,9 +181,8 @@ public final class Ledger: Sendable {
         let (changes, statistics) = try resolve(&resolver)
         return (changes, statistics, resolver.takeAfterStates())
       }()
-      let record = ChangeRecord(
-        batchID: head + 1, time: Date(), kind: kind, metadata: metadata, statistics: statistics, changes: changes)
-      try append(record, txn, knownStates: knownStates)
+      let record = try appendNew(
+        kind: kind, metadata: metadata, statistics: statistics, changes: changes, txn, knownStates: knownStates)
       return BatchSummary(record: record)
     }
     if summary.wasAlreadyApplied {
@@ -198,22 +197,8 @@ public final class Ledger: Sendable {
   /// copy-on-write pages); reserving too much only costs address space.
   static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
 
-  /// Appends a record under the next batch id and folds it into the projections.
-  /// The record is written under the current model version (its changes are in its terms),
-  /// or as `encoded` when given: a record restored as it was archived.
-  func append(
-    _ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil, encoded: [UInt8]? = nil
-  ) throws {
-    try checkModelVersion(txn)
-    var record = record
-    record.modelVersion = versions.current
-    // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
-    try txn.put(
-      encoded ?? RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
-    try Projector(transaction: txn, layout: layout, model: model).apply(record, knownStates: knownStates)
-  }
-
-  /// Logs an applied record (apply, revert, rewind) and hands it to the `changes` subscribers.
+  /// Logs an applied record (apply, revert, rewind, migration) and hands it to the `changes`
+  /// subscribers, once its write transaction committed.
   func announce(_ summary: BatchSummary, since start: ContinuousClock.Instant) {
     let elapsed = ContinuousClock.now - start
     logger.info(
@@ -227,17 +212,18 @@ public final class Ledger: Sendable {
   }
 
   /// A stream of the summaries of batches applied from now on through this `Ledger`
-  /// instance (applies, reverts, rewinds).
+  /// instance (applies, reverts, rewinds, migrations).
   public var changes: AsyncStream<BatchSummary> { writer.subscribe() }
 
   // MARK: - Reading
 
   /// Throws `LedgerError.modelChanged` when the store was migrated since this `Ledger` opened
   /// it: its model no longer reads the store's states, nor writes records the store can read.
-  func checkModelVersion(_ txn: Transaction) throws {
+  func checkModelVersion(_ txn: Transaction, _ versions: ModelVersions? = nil) throws {
+    let expected = (versions ?? self.versions).current
     let stored = try txn.value(forKey: MetaKey.modelVersion, in: layout.meta).map { UInt32(bigEndianBytes: $0) } ?? 1
-    guard stored == versions.current else {
-      throw LedgerError.modelChanged(path: path, storeVersion: stored, openedVersion: versions.current)
+    guard stored == expected else {
+      throw LedgerError.modelChanged(path: path, storeVersion: stored, openedVersion: expected)
     }
   }
 

@@ -70,9 +70,8 @@ extension Ledger {
         // Undoing the newest batch: nothing after it touched its objects, so its exact
         // inverse is the revert, with no conflicts to look for and nothing to resolve.
         let (changes, afterStates, statistics) = try inverse(of: record, store: store)
-        let reverted = ChangeRecord(
-          batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
-        try append(reverted, txn, knownStates: afterStates)
+        let reverted = try appendNew(
+          kind: .revert, metadata: metadata, statistics: statistics, changes: changes, txn, knownStates: afterStates)
         return RevertResult(summary: BatchSummary(record: reverted), overridden: [])
       }
       let reader = SnapshotReader(store: store, transformers: transformers)
@@ -135,9 +134,9 @@ extension Ledger {
       try graph.restore(
         targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: !conflicts.isEmpty)
       let (changes, statistics) = graph.objects.finish(ignoredKeys: [])
-      let reverted = ChangeRecord(
-        batchID: head + 1, time: Date(), kind: .revert, metadata: metadata, statistics: statistics, changes: changes)
-      try append(reverted, txn, knownStates: graph.objects.takeAfterStates())
+      let reverted = try appendNew(
+        kind: .revert, metadata: metadata, statistics: statistics, changes: changes, txn,
+        knownStates: graph.objects.takeAfterStates())
       return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
     }
     return result

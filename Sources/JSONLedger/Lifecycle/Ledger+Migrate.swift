@@ -80,7 +80,11 @@ extension Ledger {
     }
   }
 
-  func migrate(to model: Model, allowingRemovals: Bool = false) throws -> MigrationReport {
+  /// Migrates this ledger's store to `model` (`migrate(at:to:options:allowingRemovals:)`) and
+  /// publishes the `migration` batch on `changes`. Afterwards this `Ledger` throws
+  /// `LedgerError.modelChanged`: open the store again to read it under the new model.
+  @discardableResult
+  public func migrate(to model: Model, allowingRemovals: Bool = false) throws -> MigrationReport {
     do { try transformers.validate(model) } catch { throw LedgerError.model(error) }
     let plan = try migrationPlan(to: model)
     guard plan.refusals.isEmpty else { throw LedgerError.migrationRefused(path: path, reasons: plan.refusals) }
@@ -92,7 +96,7 @@ extension Ledger {
     // A replay writes every projection anew while the old pages stay until the commit.
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
     let start = ContinuousClock.now
-    (report.batchID, report.replayedBatches) = try environment.write { txn in
+    let (record, replayed) = try environment.write { txn -> (ChangeRecord, Int) in
       try checkModelVersion(txn)
       if !allowingRemovals {
         let removed = try objectsRemoved(by: plan, txn)
@@ -108,8 +112,6 @@ extension Ledger {
             })
         }
       }
-      let store = ProjectionStore(transaction: txn, layout: layout, model: plan.next)
-      let head = try store.head()
       var replayed = 0
       switch plan.method {
       case .replay: replayed = try replayLog(under: plan, txn)
@@ -121,16 +123,16 @@ extension Ledger {
       try checkValues(plan, txn)
       try next.write(into: txn, in: layout.meta)
       try txn.put([UInt8](bigEndian: UInt32(StoreFormat.migrated)), forKey: MetaKey.format, in: layout.meta)
-      let record = ChangeRecord(
-        batchID: head + 1, time: Date(), kind: .migration,
+      // Written under the next versions, which the store holds from here on.
+      let record = try appendNew(
+        kind: .migration,
         metadata: ChangeRecord.Metadata(
           message: "migrate the model from version \(versions.current) to \(next.current) (\(plan.method.rawValue))"),
-        statistics: ChangeRecord.Statistics(), changes: [], modelVersion: next.current)
-      try txn.put(RecordCoding.encode(record), forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
-      try Projector(transaction: txn, layout: layout, model: plan.next).apply(record)
-      return (record.batchID, replayed)
+        statistics: ChangeRecord.Statistics(), changes: [], txn, under: next)
+      return (record, replayed)
     }
-    report.toVersion = next.current
+    (report.batchID, report.replayedBatches, report.toVersion) = (record.batchID, replayed, next.current)
+    announce(BatchSummary(record: record), since: start)
     let elapsed = ContinuousClock.now - start
     logger.info(
       "migrated the model",

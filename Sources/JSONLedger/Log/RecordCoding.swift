@@ -114,6 +114,17 @@ enum RecordCoding {
     case malformed(String)
   }
 
+  /// The batch id encoded `bytes` claim, once their header and checksum are checked: what
+  /// appending a record encoded elsewhere checks before it writes the bytes as they are.
+  static func batchID(ofEncoded bytes: [UInt8]) throws(Failure) -> UInt64 {
+    guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
+    let stored = UInt32(bigEndianBytes: bytes[(bytes.count - 4)...])
+    let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
+    guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
+    var reader = BinaryReader(bytes, position: 5)
+    do { return try reader.readVarint() } catch { throw .malformed("\(error)") }
+  }
+
   /// Decodes a stored record. With the `model`, entity and attribute names equal to the
   /// model's are returned as the model's strings instead of being decoded one by one.
   static func decode(_ bytes: consuming [UInt8], model: Model? = nil) throws(Failure) -> ChangeRecord {

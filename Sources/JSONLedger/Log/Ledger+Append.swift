@@ -1,0 +1,91 @@
+import Foundation
+import LMDB
+
+extension Ledger {
+  /// The one way a new record enters the log: it takes the next batch id (head + 1), the
+  /// time now and the model version it is written under, is encoded, appended with
+  /// `MDB_APPEND` and folded into the projections, all in the caller's write transaction.
+  /// Apply, revert, rewind and migrate write through here; replays (upgrade, restore-log)
+  /// through `append(_:_:knownStates:encoded:under:)`. Compact's checkpoint, which replaces
+  /// records instead of following them, is the one other writer of the log. Once the
+  /// transaction commits, the caller announces the record (`announce`): logged and published
+  /// on `changes`.
+  ///
+  /// - Parameters:
+  ///   - knownStates: the state of each changed object after the record, in the order of its
+  ///     changes, when the caller has them (the projector reads them otherwise).
+  ///   - versions: the model versions the record is written under: the ledger's, or the next
+  ///     ones a migration has just written.
+  func appendNew(
+    kind: ChangeRecord.Kind, metadata: ChangeRecord.Metadata, statistics: ChangeRecord.Statistics,
+    changes: [ObjectChange], _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
+    under versions: ModelVersions? = nil
+  ) throws -> ChangeRecord {
+    let versions = versions ?? self.versions
+    let head = try ProjectionStore(transaction: txn, layout: layout, model: versions.model).head()
+    let record = ChangeRecord(
+      batchID: head + 1, time: Date(), kind: kind, metadata: metadata, statistics: statistics, changes: changes,
+      modelVersion: versions.current)
+    try append(record, txn, knownStates: knownStates, under: versions)
+    return record
+  }
+
+  /// Appends a record already made elsewhere (an upgrade's, an archive's, another store's),
+  /// whose batch id must follow the log's head (or, in an empty log, be where it starts). `encoded`, when given, is written to the log
+  /// as it is, after its checksum and the batch id it claims are checked: a record kept as it
+  /// was written, under the model version it names; `record` is what it says in the current
+  /// model's terms, which the projections take.
+  func append(
+    _ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
+    encoded: [UInt8]? = nil, under versions: ModelVersions? = nil
+  ) throws {
+    let versions = versions ?? self.versions
+    try checkModelVersion(txn, versions)
+    // An empty log restored from an archive starts at the archive's first batch (a checkpoint).
+    let extent = try ProjectionStore(transaction: txn, layout: layout, model: versions.model).extent()
+    guard record.batchID == (extent.head == 0 ? extent.start : extent.head + 1) else {
+      throw LedgerError.corruptRecord(
+        batchID: record.batchID, reason: "it does not follow the head of the log (batch \(extent.head))")
+    }
+    var record = record
+    record.modelVersion = versions.current
+    let bytes: [UInt8]
+    if let encoded {
+      let claimed: UInt64
+      do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
+        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes do not read: \(error)")
+      }
+      guard claimed == record.batchID else {
+        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
+      }
+      bytes = encoded
+    } else {
+      bytes = RecordCoding.encode(record)
+    }
+    // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
+    try txn.put(bytes, forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
+    try Projector(transaction: txn, layout: layout, model: versions.model).apply(record, knownStates: knownStates)
+  }
+
+  /// Appends the record another store of the same model wrote, as its bytes (`record(_:)`'s
+  /// stored form): checked against its checksum, its batch id the head + 1, written as it
+  /// is and folded into the projections, then announced. The path a replica takes for the
+  /// records its leader wrote.
+  func appendEncoded(_ bytes: [UInt8]) throws -> BatchSummary {
+    try writer.sync {
+      let start = ContinuousClock.now
+      let record = try environment.write { txn -> ChangeRecord in
+        let claimed: UInt64
+        do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
+          throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
+        }
+        let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
+        try append(record, txn, encoded: bytes)
+        return record
+      }
+      let summary = BatchSummary(record: record)
+      announce(summary, since: start)
+      return summary
+    }
+  }
+}
