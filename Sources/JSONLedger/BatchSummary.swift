@@ -21,6 +21,10 @@ public struct BatchSummary: Sendable, Equatable {
   /// True when an earlier batch with the same idempotency key made this apply a no-op;
   /// `batchID` is then that earlier batch.
   public var wasAlreadyApplied: Bool
+  /// Entities whose every object this batch's prune deleted: the payload named none of them
+  /// (an empty page staged with `prune: true` does that, as CacheStore's `deleteExisting`
+  /// does). Known to the apply that made the batch; empty when read back from the log.
+  public var emptiedByPrune: [String] = []
 
   init(record: ChangeRecord, wasAlreadyApplied: Bool = false) {
     batchID = record.batchID

@@ -175,15 +175,17 @@ public final class Ledger: Sendable {
       if let expectedHead, expectedHead != head { throw LedgerError.headMoved(expected: expectedHead, actual: head) }
       // The resolver's working set and identity table are let go before the record is
       // written: only the changes and the states after them go on.
-      let (changes, statistics, knownStates) = try {
-        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?]) in
+      let (changes, statistics, knownStates, emptied) = try {
+        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?], [String]) in
         var resolver = try BatchResolver(model: model, source: store, strict: strict)
         let (changes, statistics) = try resolve(&resolver)
-        return (changes, statistics, resolver.takeAfterStates())
+        return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)
       }()
       let record = try appendNew(
         kind: kind, metadata: metadata, statistics: statistics, changes: changes, txn, knownStates: knownStates)
-      return BatchSummary(record: record)
+      var summary = BatchSummary(record: record)
+      summary.emptiedByPrune = emptied
+      return summary
     }
     if summary.wasAlreadyApplied {
       logger.debug("batch already applied", metadata: ["store": "\(path)", "batch": "\(summary.batchID)"])

@@ -129,7 +129,7 @@ struct TypedJSONOutputTests {
       #expect(
         Set(summary.keys) == [
           "batch", "batches", "created", "updated", "deleted", "unchanged", "alreadyApplied", "batchesAlreadyApplied",
-          "ignoredKeys",
+          "ignoredKeys", "deletedAll",
         ])
     }
     #expect(chunked.output.contains("Band.shoe_size"))

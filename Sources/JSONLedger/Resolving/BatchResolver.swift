@@ -9,8 +9,22 @@ struct BatchResolver {
   private var identities: IdentityIndex
   private var problems = ProblemCollector()
   private var mapper: Mapper?
-  /// While a pruned collection resolves: every object its payload names, nested ones too.
-  private var present: Set<UInt64>?
+  /// In a batch that prunes: every object any of its steps names, nested ones too. A prune
+  /// acts once every step has resolved (`finish`), on everything the batch staged, so that
+  /// two pages of one response staged with prune keep both pages.
+  private var staged: Set<UInt64>?
+  /// The collections to prune once every step has resolved: entity, parent scope, path; once
+  /// each.
+  private var pruneScopes: [PruneScope] = []
+  /// Entities whose every object a prune deleted (the payload named none of them).
+  private(set) var emptiedByPrune: [String] = []
+
+  private struct PruneScope: Equatable {
+    let entity: String
+    let parent: UInt64?
+    let relationship: UInt32?
+    let path: String
+  }
   /// Whether any entity has non-optional attributes to check on creation.
   private let checksRequiredAttributes: Bool
   /// Objects created from a payload, with its path, for the non-optional check.
@@ -41,6 +55,10 @@ struct BatchResolver {
   /// of it is held at a time.
   mutating func resolveSteps(of batch: ChangeBatch) throws {
     mapper = batch.mapper
+    let prunes = batch.steps.contains { step in
+      if case .collection(_, _, let options, _) = step { options.prunes } else { false }
+    }
+    if prunes, staged == nil { staged = [] }
     for step in batch.steps {
       switch step {
       case .collection(let entityName, let objects, let options, let path):
@@ -59,6 +77,7 @@ struct BatchResolver {
   mutating func finish(ignoredKeys: [String]) throws -> (
     changes: [ObjectChange], statistics: ChangeRecord.Statistics
   ) {
+    try prune()
     try checkRequiredAttributes()
     do { try problems.check() } catch { throw LedgerError.mapping(error) }
     #if JSONLEDGER_INTERNAL_CHECKS
@@ -117,38 +136,54 @@ struct BatchResolver {
       }
       parent = (id, relationship)
     }
-    // With prune, every object the payload holds counts as present, nested ones too (a tree
-    // of one entity).
-    present = options.prunes ? [] : nil
-    defer { present = nil }
     for object in objects {
       if let id = try upsert(object, operations: options.operations) {
-        present?.insert(id)
         if let parent { try graph.link(parent.id, parent.relationship.id, id) }
       }
     }
-    guard options.prunes, let keep = present else { return }
-    let candidates: [UInt64]
-    if let parent {
-      candidates = try graph.objects.links(parent.id, parent.relationship.id)
-    } else {
-      let family = Set(entity.family)
-      var ids = try source.objectIDs(root: entity.rootName)
-      ids += identities.newIDs(root: entity.rootID)
-      candidates = try ids.filter { id in
-        guard let name = try graph.objects.concreteEntity(of: id) else { return false }
-        return family.contains(name)
+    guard options.prunes else { return }
+    let scope = PruneScope(
+      entity: entity.name, parent: parent?.id, relationship: parent?.relationship.id, path: path)
+    if !pruneScopes.contains(scope) { pruneScopes.append(scope) }
+  }
+
+  /// Deletes, for each pruned collection, the objects of its entity (or of its parent's
+  /// relationship) that no step of the batch named; with prune, every object a payload holds
+  /// counts as named, nested ones too (a tree of one entity).
+  private mutating func prune() throws {
+    guard let keep = staged else { return }
+    for scope in pruneScopes {
+      guard let entity = model.resolved(scope.entity) else { continue }
+      let candidates: [UInt64]
+      if let parent = scope.parent, let relationship = scope.relationship {
+        candidates = try graph.objects.links(parent, relationship)
+      } else {
+        let family = Set(entity.family)
+        var ids = try source.objectIDs(root: entity.rootName)
+        ids += identities.newIDs(root: entity.rootID)
+        candidates = try ids.filter { id in
+          guard let name = try graph.objects.concreteEntity(of: id) else { return false }
+          return family.contains(name)
+        }
       }
+      var deleted = 0
+      var live = 0
+      for id in candidates where try graph.objects.exists(id) {
+        live += 1
+        if !keep.contains(id) {
+          try delete(id, path: JSONPath(scope.path))
+          deleted += 1
+        }
+      }
+      if live > 0, deleted == live, !emptiedByPrune.contains(scope.entity) { emptiedByPrune.append(scope.entity) }
     }
-    for id in candidates where !keep.contains(id) {
-      if try graph.objects.exists(id) { try delete(id, path: JSONPath(path)) }
-    }
+    pruneScopes = []
   }
 
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
   private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
     let id = try upsertUnrecorded(object, operations: operations)
-    if let id, present != nil { present?.insert(id) }
+    if let id, staged != nil { staged?.insert(id) }
     return id
   }
 

@@ -29,6 +29,12 @@ public struct StagingOptions: Sendable {
   }
 
   /// Whether objects absent from the payload are deleted.
+  ///
+  /// A prune acts once the whole batch has resolved, on what every step of the batch staged:
+  /// the pages of one paginated response, each staged with `prune: true` into one batch, keep
+  /// every object any page holds. An empty payload with prune deletes every object of the
+  /// entity (or of the parent's relationship); the summary names such entities
+  /// (`BatchSummary.emptiedByPrune`).
   public var prunes: Bool { operations.contains(.delete) }
 }
 

@@ -4,22 +4,27 @@ import JSONLedger
 
 struct Import: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Apply a JSON file (or - for stdin) as one batch.",
+    abstract: "Apply JSON files (or - for stdin) as one batch.",
     discussion: """
-      Without --entity the file is an object whose top-level keys name collections \
-      ("bands", "band_members"); with --entity it is an array of objects (or one object) of that entity.
+      Without --entity a file is an object whose top-level keys name collections \
+      ("bands", "band_members"); with --entity it is an array of objects (or one object) of that entity. \
+      Several files are one batch: the pages of a paginated response, imported with --prune, keep \
+      every object any page holds.
       """)
 
   @OptionGroup var storeOptions: StoreOptions
   @OptionGroup var writeOptions: WriteOptions
 
-  @Argument(help: "The JSON file, or - to read standard input.")
-  var file: String
+  @Argument(help: "The JSON files (several are one batch), or - to read standard input.")
+  var files: [String]
+
+  /// The one file, when one is given.
+  private var file: String { files.first ?? "-" }
 
   @Option(help: "The entity of the objects in the file.")
   var entity: String?
 
-  @Flag(help: "Delete objects of the entity that the file does not list.")
+  @Flag(help: "Delete objects of the entity that none of the files lists.")
   var prune = false
 
   @Option(help: "ENTITY:KEY of a parent object; limits --prune to its --relationship and links the objects to it.")
@@ -53,6 +58,11 @@ struct Import: AsyncParsableCommand {
   var json = false
 
   func validate() throws {
+    if files.isEmpty { throw ValidationError("give a JSON file, or - to read standard input") }
+    if files.count > 1, chunkSize != nil { throw ValidationError("--chunk-size takes one file") }
+    if files.count > 1, files.filter({ $0 == "-" }).count > 0 {
+      throw ValidationError("standard input (-) is imported alone")
+    }
     if (parent == nil) != (relationship == nil) {
       throw ValidationError("--parent and --relationship go together")
     }
@@ -86,6 +96,10 @@ struct Import: AsyncParsableCommand {
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     if let chunkSize {
       try importInChunks(ledger, chunkSize: chunkSize)
+      return
+    }
+    if files.count > 1 {
+      try await importAsOneBatch(ledger)
       return
     }
     if file != "-" {
@@ -125,6 +139,28 @@ struct Import: AsyncParsableCommand {
     report(summary)
   }
 
+  /// Several files, read whole, staged into one batch in the order given.
+  private func importAsOneBatch(_ ledger: Ledger) async throws {
+    var batch = ledger.makeBatch()
+    batch.isStrict = strict
+    let options = try stagingOptions()
+    for file in files {
+      guard let data = FileManager.default.contents(atPath: file) else {
+        throw CommandFailure(message: "cannot read \(file): \(String(cString: strerror(errno)))")
+      }
+      let document: JSONValue
+      do { document = try JSONParser.parse(data) } catch { throw LedgerError.syntax(error, source: file) }
+      if let entity {
+        try batch.stage(document, as: entity, options: options)
+      } else {
+        try batch.stageDocument(document, options: options)
+      }
+    }
+    let summary = try await ledger.apply(
+      batch, message: message, author: author, source: files.joined(separator: ", "), idempotencyKey: idempotencyKey)
+    report(summary)
+  }
+
   private func report(_ summary: BatchSummary) {
     if json {
       Output.json(Describe.summaryJSON(summary))
@@ -132,6 +168,9 @@ struct Import: AsyncParsableCommand {
       Output.line("already applied as batch \(summary.batchID) (idempotency key \(idempotencyKey ?? ""))")
     } else {
       Output.line("batch \(summary.batchID): \(Describe.counts(summary))")
+      for entity in summary.emptiedByPrune {
+        Output.line("deleted all \(entity) objects: the payload named none of them (--prune)")
+      }
       if !summary.ignoredKeys.isEmpty { Output.line("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
     }
   }

@@ -78,6 +78,8 @@ enum Describe {
       "alreadyApplied": .bool(!summaries.isEmpty && applied.isEmpty),
       "batchesAlreadyApplied": .number(JSONNumber(summaries.count - applied.count)),
       "ignoredKeys": .array(ignored.map { .string($0) }),
+      // Entities a prune emptied: the payload named none of their objects.
+      "deletedAll": .array(Set(applied.flatMap(\.emptiedByPrune)).sorted().map { .string($0) }),
     ]
   }
 
