@@ -20,6 +20,11 @@ public struct ExportOptions: Sendable {
   public var keyCase: KeyCase?
   /// Overrides the model's date format.
   public var dateFormat: DateFormat?
+  /// In a nested export, whether a nested object keeps the relationship that points back to
+  /// the object it is nested in (the inverse of the one descended). Off by default, as Sync
+  /// and Groot export: each nested label listing every issue that carries it made a nested
+  /// export grow with the square of the objects.
+  public var keepsInverseRelationships = false
 
   /// Write the model's own names (no custom keys, key paths or reserved words) and every
   /// attribute, exported or not: the shape `Decodable` structs are decoded from.

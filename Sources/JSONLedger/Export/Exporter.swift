@@ -10,6 +10,7 @@ struct Exporter {
   let options: ExportOptions
   /// What to write for each entity, worked out once.
   private let plans: [String: EntityPlan]
+  private let relatedObjects = RelatedObjects()
 
   /// One exported attribute: where it goes, and the transformer to reverse.
   private struct AttributeField {
@@ -23,6 +24,8 @@ struct Exporter {
     let name: String
     let isToMany: Bool
     let path: [String]
+    /// The relationship of the destination that points back (its inverse), if any.
+    let inverse: String?
   }
 
   private struct EntityPlan {
@@ -63,7 +66,9 @@ struct Exporter {
           ? [relationship.name]
           : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
             ?? [KeyInflection.jsonKey(for: relationship.name, keyCase: keyCase)]
-        return RelationshipField(name: relationship.name, isToMany: relationship.isToMany, path: path)
+        return RelationshipField(
+          name: relationship.name, isToMany: relationship.isToMany, path: path,
+          inverse: relationship.declaration.inverse)
       }
       var typeKey: String?
       if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
@@ -83,13 +88,28 @@ struct Exporter {
   var dateFormat: DateFormat { options.dateFormat ?? model.dateFormat }
 
   func export(_ object: ObjectSnapshot) throws -> JSONValue {
-    var ancestors: Set<UInt64> = []
-    return try export(object, depth: 0, ancestors: &ancestors)
+    var walk = Walk()
+    return try export(object, depth: 0, walk: &walk, reachedBy: nil)
   }
 
-  /// `ancestors` (the objects being written around this one, for nested relationships) is
-  /// kept only when relationships are nested.
-  private func export(_ object: ObjectSnapshot, depth: Int, ancestors: inout Set<UInt64>) throws -> JSONValue {
+  /// What a nested export carries down its branches: the objects being written around the
+  /// current one (for the cycle check).
+  private struct Walk {
+    var ancestors: Set<UInt64> = []
+  }
+
+  /// Related objects read so far by this exporter (one export call), each read once: a
+  /// label on 20,000 issues is read, and its links named, once, not once per issue.
+  private final class RelatedObjects {
+    var snapshots: [UInt64: ObjectSnapshot] = [:]
+  }
+
+  /// `walk.ancestors` (the objects being written around this one, for nested relationships)
+  /// is kept only when relationships are nested. `reachedBy` is the relationship of this object
+  /// that points back to the object it is nested in: left out of a nested export (as Sync and
+  /// Groot do) unless `ExportOptions.keepsInverseRelationships`, so that a nested object does
+  /// not list every sibling that shares it and the export stays linear in what it writes.
+  private func export(_ object: ObjectSnapshot, depth: Int, walk: inout Walk, reachedBy: String?) throws -> JSONValue {
     guard let plan = plans[object.entity] else { return .null }
     let dateFormat = self.dateFormat
     var json = JSONObject(minimumCapacity: plan.attributes.count + plan.relationships.count + 1)
@@ -104,9 +124,10 @@ struct Exporter {
     case .ids: nests = false
     case .nested, .rails: nests = true
     }
-    if nests { ancestors.insert(object.objectID) }
-    defer { if nests { ancestors.remove(object.objectID) } }
+    if nests { walk.ancestors.insert(object.objectID) }
+    defer { if nests { walk.ancestors.remove(object.objectID) } }
     for field in plan.relationships {
+      if let reachedBy, field.name == reachedBy, !options.keepsInverseRelationships { continue }
       var path = field.path
       let value: JSONValue
       switch options.relationships {
@@ -127,12 +148,12 @@ struct Exporter {
         var rails: Bool = if case .rails = options.relationships { true } else { false }
         var nested: [JSONValue] = []
         var onlyKeys = true
-        let related = try reader.related(object, field.name)
+        let related = try reader.related(object, field.name, cache: &relatedObjects.snapshots)
         for target in related {
-          if depth + 1 > limit || ancestors.contains(target.objectID) {
+          if depth + 1 > limit || walk.ancestors.contains(target.objectID) {
             nested.append(keyValue(target.key, dateFormat: dateFormat))
           } else {
-            nested.append(try export(target, depth: depth + 1, ancestors: &ancestors))
+            nested.append(try export(target, depth: depth + 1, walk: &walk, reachedBy: field.inverse))
             onlyKeys = false
           }
         }

@@ -88,6 +88,15 @@ struct SnapshotReader {
 
   /// The objects `object`'s relationship `relationship` points to, in its order.
   func related(_ object: ObjectSnapshot, _ relationship: String) throws -> [ObjectSnapshot] {
+    var cache: [UInt64: ObjectSnapshot] = [:]
+    return try related(object, relationship, cache: &cache)
+  }
+
+  /// `related(_:_:)`, each target read once per `cache`: an export that meets one object
+  /// under many others (a label on 20,000 issues) reads and names its links once.
+  func related(_ object: ObjectSnapshot, _ relationship: String, cache: inout [UInt64: ObjectSnapshot]) throws
+    -> [ObjectSnapshot]
+  {
     let resolved = try entity(object.entity)
     guard let relation = resolved.relationshipIndex[relationship] else {
       throw LedgerError.invalidArgument(
@@ -95,10 +104,17 @@ struct SnapshotReader {
       )
     }
     guard let state = try store.state(of: object.objectID) else { return [] }
-    return try (state.links[relation.id] ?? []).compactMap { id in
-      guard let target = try store.state(of: id) else { return nil }
-      return try snapshot(id, target)
+    var result: [ObjectSnapshot] = []
+    for id in state.links[relation.id] ?? [] {
+      if let known = cache[id] {
+        result.append(known)
+      } else if let target = try store.state(of: id) {
+        let snapshot = try snapshot(id, target)
+        cache[id] = snapshot
+        result.append(snapshot)
+      }
     }
+    return result
   }
 
   func snapshot(_ id: UInt64, _ state: ObjectState) throws -> ObjectSnapshot {

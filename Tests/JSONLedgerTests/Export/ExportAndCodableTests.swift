@@ -36,9 +36,10 @@ struct ExportAndCodableTests {
   @Test func nestedExportIsCycleSafe() throws {
     let (ledger, directory) = try bands()
     defer { withExtendedLifetime(directory) {} }
+    var options = ExportOptions(relationships: .nested(depth: 10))
+    options.keepsInverseRelationships = true
     let japan = try ledger.read { view in
-      try view.exportJSON(
-        try #require(try view.object("Band", key: "Japan")), options: .init(relationships: .nested(depth: 10)))
+      try view.exportJSON(try #require(try view.object("Band", key: "Japan")), options: options)
     }
     let album = try #require(japan["albums"]?.arrayValue?.first)
     #expect(album["band"] == "Japan")  // the band being written is not nested again

@@ -367,3 +367,19 @@ struct LifecycleEdgeTests {
     #expect(ContinuousClock.now - start < .seconds(60))
   }
 }
+
+@Suite("Errors in an app's words")
+struct LocalizedErrorTests {
+  @Test func localizedDescriptionIsTheLibrarysSentence() throws {
+    let directory = try TemporaryDirectory()
+    let errors: [any Error] = [
+      LedgerError.storeNotFound(path: directory.storePath),
+      ModelError(problems: [.init(place: "entities", reason: "a model needs at least one entity")]),
+      RevertRefused(batchID: 3, conflicts: [], alreadyRevertedBy: 4),
+    ]
+    for error in errors {
+      #expect(error.localizedDescription == "\(error)")
+      #expect(!error.localizedDescription.contains("could not be completed"))
+    }
+  }
+}
