@@ -28,3 +28,24 @@ struct PaginatedImportTests {
     #expect(empty.output.contains("deleted all Issue objects"), "\(empty.output)")
   }
 }
+
+@Suite("--as-of takes a time")
+struct AsOfTimeTests {
+  @Test func asOfATimeReadsTheLastBatchAppliedByThen() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["stress", store, "--batches", "3", "--objects", "2"])
+    let now = try CommandRunner.run(["export", store, "--entity", "Album"]).output
+    let later = try CommandRunner.run(["export", store, "--entity", "Album", "--as-of", "2999-01-01"])
+    #expect(later.status == 0, "\(later.error)")
+    #expect(later.output == now)
+    let before = try CommandRunner.run(["get", store, "Album", "album 1", "--as-of", "2000-01-01T00:00:00Z"])
+    #expect(before.status == 1)
+    #expect(before.error.contains("no batch was applied at or before 2000-01-01T00:00:00Z"), "\(before.error)")
+    let diff = try CommandRunner.run(["diff", store, "2000-01-01", "2999-01-01", "--json"])
+    #expect(diff.status == 0, "\(diff.error)")
+    #expect(diff.output.contains("\"from\": 0") && diff.output.contains("\"to\": 3"), "\(diff.output)")
+    let junk = try CommandRunner.run(["export", store, "--as-of", "yesterday"])
+    #expect(junk.status != 0)
+  }
+}

@@ -95,4 +95,21 @@ extension Ledger {
     let name = "\(relationship.owner).\(relationship.name)"
     return forward == id ? name : name + " (reverse)"
   }
+
+  /// The last batch applied at or before `date`: what "the state as of that time" reads.
+  /// Nil when no batch the log holds is that old (the store was empty then, or the batches of
+  /// that time were archived by `compact`: `LedgerError.batchArchived` says so).
+  public func lastBatch(atOrBefore date: Date) throws -> UInt64? {
+    try environment.read { txn in
+      let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
+      guard extent.head >= 1 else { return nil }
+      var id = extent.head
+      while id >= extent.start, id >= 1 {
+        if try readRecord(id, txn).time <= date { return id }
+        id -= 1
+      }
+      if extent.isCompacted { throw LedgerError.batchArchived(extent.start - 1, horizon: extent.start) }
+      return nil
+    }
+  }
 }

@@ -383,3 +383,18 @@ struct LocalizedErrorTests {
     }
   }
 }
+
+@Suite("A time stands for a batch")
+struct BatchAtTimeTests {
+  @Test func theLastBatchAtOrBeforeATimeIsTheOneAppliedThen() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try LifecycleEdgeTests.store(directory.storePath, batches: 3)
+    let times = try (1...3).map { try ledger.record($0).time }
+    #expect(try ledger.lastBatch(atOrBefore: times[2]) == 3)
+    #expect(try ledger.lastBatch(atOrBefore: times[0]) == 1)
+    #expect(try ledger.lastBatch(atOrBefore: times[0].addingTimeInterval(-1)) == nil)
+    #expect(try ledger.lastBatch(atOrBefore: .distantFuture) == 3)
+    _ = try ledger.compact(keepingBatches: 1, archive: directory.path + "/archive")
+    #expect(throws: LedgerError.self) { try ledger.lastBatch(atOrBefore: times[0].addingTimeInterval(-1)) }
+  }
+}

@@ -7,17 +7,19 @@ struct Diff: AsyncParsableCommand {
 
   @OptionGroup var storeOptions: StoreOptions
 
-  @Argument(help: "The batch to compare from.")
-  var from: UInt64
+  @Argument(help: "The batch to compare from: an id, or a time (the last batch at or before it).")
+  var from: BatchReference
 
-  @Argument(help: "The batch to compare to.")
-  var to: UInt64
+  @Argument(help: "The batch to compare to: an id, or a time.")
+  var to: BatchReference
 
   @Flag(help: "Print machine-readable JSON.")
   var json = false
 
   func run() async throws {
     let ledger = try storeOptions.open()
+    let from = try self.from.batchID(in: ledger, emptyStoreAllowed: true)
+    let to = try self.to.batchID(in: ledger, emptyStoreAllowed: true)
     let diff = try await ledger.diff(from: from, to: to)
     let changes = diff.changes.map(Describe.withoutHiddenLinks)
     if json {

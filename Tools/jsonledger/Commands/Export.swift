@@ -10,8 +10,8 @@ struct Export: AsyncParsableCommand {
   @Option(help: "Only this entity (and its sub-entities), as an array.")
   var entity: String?
 
-  @Option(help: "The state right after this batch.")
-  var asOf: UInt64?
+  @Option(help: "The state right after this batch, or at this time (the last batch at or before it).")
+  var asOf: BatchReference?
 
   @Option(help: "How relationships appear: none, ids, nested or rails.")
   var relationships: RelationshipMode = .ids
@@ -40,6 +40,7 @@ struct Export: AsyncParsableCommand {
       let matches = try view.objects(entity, where: filter.field, equals: .string(filter.value))
       return .array(try matches.map { try view.exportJSON($0, options: options) })
     }
+    let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     let json = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
     Output.json(json)
   }

@@ -12,8 +12,8 @@ struct Get: AsyncParsableCommand {
   @Argument(help: "The key (for a composite identity, the values separated by commas).")
   var key: String
 
-  @Option(help: "The state right after this batch.")
-  var asOf: UInt64?
+  @Option(help: "The state right after this batch, or at this time (the last batch at or before it).")
+  var asOf: BatchReference?
 
   @Flag(help: "Print the object as exported JSON.")
   var json = false
@@ -26,6 +26,7 @@ struct Get: AsyncParsableCommand {
       guard let object = try view.object(entity, key: identity) else { return (nil, nil) }
       return (object, try view.exportJSON(object))
     }
+    let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     let (object, exported) = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
     guard let object, let exported else {
       throw CommandFailure(message: "no \(entity) with key \(key)\(asOf.map { " as of batch \($0)" } ?? "")")

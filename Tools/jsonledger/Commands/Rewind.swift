@@ -8,8 +8,8 @@ struct Rewind: AsyncParsableCommand {
   @OptionGroup var storeOptions: StoreOptions
   @OptionGroup var writeOptions: WriteOptions
 
-  @Argument(help: "The batch whose state to return to (0: empty).")
-  var batch: UInt64
+  @Argument(help: "The batch whose state to return to (0: empty), or a time (the last batch at or before it).")
+  var batch: BatchReference
 
   @Option(help: "Why.")
   var message: String?
@@ -18,7 +18,9 @@ struct Rewind: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let summary = try await storeOptions.open().rewind(to: batch, message: message)
+    let ledger = try storeOptions.open()
+    let batch = try self.batch.batchID(in: ledger, emptyStoreAllowed: true)
+    let summary = try await ledger.rewind(to: batch, message: message)
     if json {
       Output.json(Describe.summaryJSON(summary))
     } else {
