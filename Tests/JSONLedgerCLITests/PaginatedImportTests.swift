@@ -49,3 +49,26 @@ struct AsOfTimeTests {
     #expect(junk.status != 0)
   }
 }
+
+@Suite("revert --keep-later")
+struct RevertKeepLaterCLITests {
+  @Test func keepLaterRevertsWhatNoLaterBatchChangedAndSaysWhatItKept() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    // Each stress batch sets every album's label: batch 3 changed what batch 2 set.
+    _ = try CommandRunner.run(["stress", store, "--batches", "3", "--objects", "2"])
+    let refused = try CommandRunner.run(["revert", store, "2"])
+    #expect(refused.status == 3)
+    #expect(refused.error.contains("--keep-later"), "\(refused.error)")
+    let both = try CommandRunner.run(["revert", store, "2", "--force", "--keep-later"])
+    #expect(both.status != 0)
+    let kept = try CommandRunner.run(["revert", store, "2", "--keep-later"])
+    #expect(kept.status == 0, "\(kept.error)")
+    #expect(kept.output.contains("kept 2 later changes (not reverted)"), "\(kept.output)")
+    // The labels batch 3 set stay; the album batch 2 created, untouched since, is gone.
+    let album = try CommandRunner.run(["get", store, "Album", "album 0", "--json"]).output
+    #expect(album.contains("round 3"), "\(album)")
+    #expect(try CommandRunner.run(["get", store, "Album", "extra 2"]).status == 1)
+    #expect(try CommandRunner.run(["verify", store]).status == 0)
+  }
+}

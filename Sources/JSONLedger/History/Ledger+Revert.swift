@@ -7,24 +7,47 @@ extension Ledger {
   /// If a later batch changed the same field or link of the same object (or deleted or
   /// re-created it), the revert is refused with `RevertRefused` listing every conflict,
   /// unless `force` is true: then the reverted values win and the result lists what they
-  /// overrode. Reverting a revert re-applies the original; reverting a batch twice is refused.
-  public func revert(_ batchID: UInt64, force: Bool = false, message: String? = nil, author: String? = nil) async throws
-    -> RevertResult
-  {
-    try await writer.run { try self.revertNow(batchID, force: force, message: message, author: author) }
+  /// overrode; or unless `keepingLaterChanges` is true: then only the fields and links no
+  /// later batch changed are reverted, an object a later batch deleted or re-created is left
+  /// as it is, and the result lists what was kept (`RevertResult.kept`). Reverting a revert re-applies the original; reverting a batch twice is refused.
+  public func revert(
+    _ batchID: UInt64, force: Bool = false, keepingLaterChanges: Bool = false, message: String? = nil,
+    author: String? = nil
+  ) async throws -> RevertResult {
+    let policy = try ConflictPolicy(force: force, keepingLaterChanges: keepingLaterChanges)
+    return try await writer.run { try self.revertNow(batchID, policy: policy, message: message, author: author) }
   }
 
   /// `revert`, blocking the calling thread until the record is committed.
-  public func revert(_ batchID: UInt64, force: Bool = false, message: String? = nil, author: String? = nil) throws
-    -> RevertResult
-  {
-    try writer.sync { try revertNow(batchID, force: force, message: message, author: author) }
+  public func revert(
+    _ batchID: UInt64, force: Bool = false, keepingLaterChanges: Bool = false, message: String? = nil,
+    author: String? = nil
+  ) throws -> RevertResult {
+    let policy = try ConflictPolicy(force: force, keepingLaterChanges: keepingLaterChanges)
+    return try writer.sync { try revertNow(batchID, policy: policy, message: message, author: author) }
   }
 
-  private func revertNow(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
+  /// What a revert does with a field or link a later batch changed too.
+  private enum ConflictPolicy {
+    case refuse, overwrite, keepLater
+
+    init(force: Bool, keepingLaterChanges: Bool) throws {
+      switch (force, keepingLaterChanges) {
+      case (true, true):
+        throw LedgerError.invalidArgument("a revert either overwrites later changes or keeps them, not both")
+      case (true, false): self = .overwrite
+      case (false, true): self = .keepLater
+      case (false, false): self = .refuse
+      }
+    }
+  }
+
+  private func revertNow(_ batchID: UInt64, policy: ConflictPolicy, message: String?, author: String?) throws
+    -> RevertResult
+  {
     let start = ContinuousClock.now
     do {
-      let result = try revertRecord(batchID, force: force, message: message, author: author)
+      let result = try revertRecord(batchID, policy: policy, message: message, author: author)
       announce(result.summary, since: start)
       return result
     } catch let refused as RevertRefused {
@@ -38,7 +61,9 @@ extension Ledger {
     }
   }
 
-  private func revertRecord(_ batchID: UInt64, force: Bool, message: String?, author: String?) throws -> RevertResult {
+  private func revertRecord(_ batchID: UInt64, policy: ConflictPolicy, message: String?, author: String?) throws
+    -> RevertResult
+  {
     // Records never change once written, so the one read here is the one the write sees.
     let record = try self.record(batchID)
     guard record.kind != .checkpoint else {
@@ -72,10 +97,14 @@ extension Ledger {
         let (changes, afterStates, statistics) = try inverse(of: record, store: store)
         let reverted = try appendNew(
           kind: .revert, metadata: metadata, statistics: statistics, changes: changes, txn, knownStates: afterStates)
-        return RevertResult(summary: BatchSummary(record: reverted), overridden: [])
+        return RevertResult(summary: BatchSummary(record: reverted), overridden: [], kept: [])
       }
       let reader = SnapshotReader(store: store, transformers: transformers)
       var conflicts: [RevertConflict] = []
+      // What later batches changed of each object: its existence, attributes, links.
+      var laterObjects: Set<UInt64> = []
+      var laterFields: [UInt64: Set<String>] = [:]
+      var laterLinks: [UInt64: Set<UInt32>] = [:]
       var targets: [UInt64: ObjectState?] = [:]
       var currentStates: [(UInt64, ObjectState?)] = []
       currentStates.reserveCapacity(record.changes.count)
@@ -88,6 +117,7 @@ extension Ledger {
           guard let laterChange = try readRecord(later, txn).changes.first(where: { $0.objectID == change.objectID })
           else { continue }
           if laterChange.kind != .updated || change.kind != .updated {
+            laterObjects.insert(change.objectID)
             conflicts.append(
               RevertConflict(
                 object: key, field: "(object)", valueSetByBatch: change.kind == .deleted ? "deleted" : "present",
@@ -96,12 +126,14 @@ extension Ledger {
           }
           for attribute in change.attributes where laterChange.attributes.contains(where: { $0.name == attribute.name })
           {
+            laterFields[change.objectID, default: []].insert(attribute.name)
             conflicts.append(
               RevertConflict(
                 object: key, field: attribute.name, valueSetByBatch: attribute.new?.description ?? "nil",
                 valueNow: now?.attributes[attribute.name]?.description ?? "nil", changedBy: later))
           }
           for link in change.links where laterChange.links.contains(where: { link.conflicts(with: $0) }) {
+            laterLinks[change.objectID, default: []].insert(link.relationshipID)
             conflicts.append(
               RevertConflict(
                 object: key, field: relationshipName(forID: link.relationshipID),
@@ -110,6 +142,10 @@ extension Ledger {
                 changedBy: later))
           }
         }
+        // Keeping later work: an object a later batch deleted or re-created stays as it is.
+        if policy == .keepLater, laterObjects.contains(change.objectID) { continue }
+        let keptFields = policy == .keepLater ? laterFields[change.objectID] ?? [] : []
+        let keptLinks = policy == .keepLater ? laterLinks[change.objectID] ?? [] : []
         // The target: the current state with the batch's before-values put back.
         if change.kind == .created {
           targets[change.objectID] = .some(nil)
@@ -117,8 +153,10 @@ extension Ledger {
         }
         var state = now ?? ObjectState(entity: change.entity, identity: change.identity)
         if change.kind == .deleted { state.entity = change.entity }
-        for attribute in change.attributes { state.attributes[attribute.name] = attribute.old }
-        for link in change.links {
+        for attribute in change.attributes where !keptFields.contains(attribute.name) {
+          state.attributes[attribute.name] = attribute.old
+        }
+        for link in change.links where !keptLinks.contains(link.relationshipID) {
           // A to-one is one value: its old target comes back whatever is linked now.
           let isToOne = model.relationshipsByID[link.relationshipID].map { !$0.isToMany } ?? false
           let list = isToOne ? link.removed : link.inverted.applied(to: state.links[link.relationshipID] ?? [])
@@ -126,9 +164,10 @@ extension Ledger {
         }
         targets[change.objectID] = .some(state)
       }
-      if !conflicts.isEmpty, !force { throw RevertRefused(batchID: batchID, conflicts: conflicts) }
+      if !conflicts.isEmpty, policy == .refuse { throw RevertRefused(batchID: batchID, conflicts: conflicts) }
       // Without conflicts the record holds both sides of every link it changed, so putting
-      // its before-values back is already consistent; a forced revert needs the repair.
+      // its before-values back is already consistent; a forced revert, or one that keeps
+      // later links, needs the repair.
       var graph = LinkGraph(objects: WorkingSet(model: model, source: store))
       graph.objects.seed(currentStates.sorted { $0.0 < $1.0 })
       try graph.restore(
@@ -137,7 +176,9 @@ extension Ledger {
       let reverted = try appendNew(
         kind: .revert, metadata: metadata, statistics: statistics, changes: changes, txn,
         knownStates: graph.objects.takeAfterStates())
-      return RevertResult(summary: BatchSummary(record: reverted), overridden: conflicts)
+      return RevertResult(
+        summary: BatchSummary(record: reverted), overridden: policy == .overwrite ? conflicts : [],
+        kept: policy == .keepLater ? conflicts : [])
     }
     return result
   }

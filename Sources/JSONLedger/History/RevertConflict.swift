@@ -25,6 +25,9 @@ public struct RevertResult: Sendable, Equatable {
   public var summary: BatchSummary
   /// The later changes a forced revert overwrote (empty when nothing conflicted).
   public var overridden: [RevertConflict]
+  /// The later changes a revert that keeps later work left as they are (`keepingLaterChanges`):
+  /// those fields and links were not reverted.
+  public var kept: [RevertConflict] = []
 }
 
 /// A revert refused: the batch was changed again later, or was already reverted.

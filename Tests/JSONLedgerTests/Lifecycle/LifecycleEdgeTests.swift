@@ -398,3 +398,32 @@ struct BatchAtTimeTests {
     #expect(throws: LedgerError.self) { try ledger.lastBatch(atOrBefore: times[0].addingTimeInterval(-1)) }
   }
 }
+
+@Suite("A revert that keeps later work")
+struct RevertKeepingLaterTests {
+  @Test func onlyWhatNoLaterBatchChangedIsRevertedAndTheRestIsListed() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: LifecycleEdgeTests.model)
+    func apply(_ json: String) throws {
+      var batch = ledger.makeBatch()
+      try batch.stage(try JSONParser.parse(json), as: "Disc")
+      _ = try ledger.applySynchronously(batch)
+    }
+    try apply(#"[{"name": "a", "label": "Virgin", "year": "1981"}]"#)
+    // The bad batch: both fields wrong, and a disc created.
+    try apply(#"[{"name": "a", "label": "oops", "year": "0000"}, {"name": "b", "label": "oops"}]"#)
+    // A later webhook fixed the label and touched the new disc.
+    try apply(#"[{"name": "a", "label": "Hansa"}, {"name": "b", "year": "1982"}]"#)
+    #expect(throws: RevertRefused.self) { try ledger.revert(2) }
+    let result = try ledger.revert(2, keepingLaterChanges: true)
+    let values = try ledger.read { view in
+      (try view.object("Disc", key: "a").map { [$0["label"]?.keyText, $0["year"]?.keyText] }, try view.count("Disc"))
+    }
+    #expect(values.0 == ["Hansa", "1981"])  // the later label kept, the year reverted
+    #expect(values.1 == 2)  // b, which a later batch changed, stays
+    #expect(Set(result.kept.map(\.field)) == ["label", "(object)"])
+    #expect(result.overridden.isEmpty)
+    #expect(throws: LedgerError.self) { try ledger.revert(2, force: true, keepingLaterChanges: true) }
+    _ = try ledger.verify()
+  }
+}

@@ -14,6 +14,15 @@ struct Revert: AsyncParsableCommand {
   @Flag(help: "Revert even when later batches changed the same fields or links; the reverted values win.")
   var force = false
 
+  @Flag(help: "Revert only the fields and links no later batch changed, and list what was kept.")
+  var keepLater = false
+
+  func validate() throws {
+    if force, keepLater {
+      throw ValidationError("--force overwrites later changes and --keep-later keeps them: give one")
+    }
+  }
+
   @Option(help: "Why.")
   var message: String?
 
@@ -26,10 +35,12 @@ struct Revert: AsyncParsableCommand {
   func run() async throws {
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     do {
-      let result = try await ledger.revert(batch, force: force, message: message, author: author)
+      let result = try await ledger.revert(
+        batch, force: force, keepingLaterChanges: keepLater, message: message, author: author)
       if json {
         var object = Describe.summaryJSON(result.summary).objectValue ?? [:]
         object["overridden"] = .array(result.overridden.map { .string($0.description) })
+        object["kept"] = .array(result.kept.map { .string($0.description) })
         Output.json(.object(object))
         return
       }
@@ -37,6 +48,10 @@ struct Revert: AsyncParsableCommand {
       if !result.overridden.isEmpty {
         Output.line("overrode \(result.overridden.count) later change\(result.overridden.count == 1 ? "" : "s"):")
         for conflict in result.overridden { Output.line("  \(conflict)") }
+      }
+      if !result.kept.isEmpty {
+        Output.line("kept \(result.kept.count) later change\(result.kept.count == 1 ? "" : "s") (not reverted):")
+        for conflict in result.kept { Output.line("  \(conflict)") }
       }
     } catch let refused as RevertRefused {
       if json {

@@ -20,7 +20,7 @@ enum Hints {
   }
 
   /// The hint for a refused revert.
-  static let forceRevert = "use --force to revert anyway"
+  static let forceRevert = "use --force to revert anyway, or --keep-later to revert only what no later batch changed"
 
   /// The hint for a compact without an archive.
   static let discard = "give --archive FILE, or --discard to drop the batches"
