@@ -77,7 +77,11 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .mapping(let error): error.description
     case .syntax(let error, let source): source.map { "\($0): \(error)" } ?? error.description
     case .unknownEntity(let name, let known):
-      "unknown entity \"\(name)\" (the model has: \(known.joined(separator: ", ")))"
+      if let match = known.first(where: { $0.lowercased() == name.lowercased() }) {
+        "unknown entity \"\(name)\": did you mean \(match)? (entity names are case-sensitive)"
+      } else {
+        "unknown entity \"\(name)\" (the model has: \(known.joined(separator: ", ")))"
+      }
     case .unknownCollection(let key, let known):
       "unknown collection \"\(key)\" (known: \(known.joined(separator: ", ")))"
     case .objectNotFound(let entity, let key): "no \(entity) with key \(key)"

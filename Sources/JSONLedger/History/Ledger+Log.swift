@@ -113,3 +113,36 @@ extension Ledger {
     }
   }
 }
+
+extension LogEntry: CustomStringConvertible {
+  /// `batch 3  2026-11-25T09:14:54Z  import  1 created, 5 updated, 0 deleted, 0 unchanged
+  /// "nightly import" by ci`: what `jsonledger log` prints, without internal ids.
+  public var description: String {
+    var text =
+      "batch \(batchID)  \(DateCoding.string(from: time, format: .iso8601))  \(kind)  "
+      + "\(statistics.created) created, \(statistics.updated) updated, \(statistics.deleted) deleted, "
+      + "\(statistics.unchanged) unchanged"
+    if let message = metadata.message { text += "  \"\(message)\"" }
+    if let author = metadata.author { text += " by \(author)" }
+    return text
+  }
+}
+
+extension LedgerDiff: CustomStringConvertible {
+  /// `diff from batch 1 to batch 2: 3 created, 1 updated, 0 deleted`, and a line per object
+  /// (`Album "Tin Drum": updated label`), without internal ids.
+  public var description: String {
+    let counts = Dictionary(grouping: changes, by: \.kind).mapValues(\.count)
+    var lines = [
+      "diff from batch \(from) to batch \(to): \(counts[.created] ?? 0) created, \(counts[.updated] ?? 0) updated, \(counts[.deleted] ?? 0) deleted"
+    ]
+    for change in changes {
+      let key = ObjectKey(entity: change.entity, identity: change.identity)
+      // Relationships are named by the model, which a diff does not hold: `ledger.describe`
+      // names them.
+      let fields = change.attributes.map(\.name) + (change.links.isEmpty ? [] : ["links"])
+      lines.append("  \(key): \(change.kind)\(fields.isEmpty ? "" : " " + fields.joined(separator: ", "))")
+    }
+    return lines.joined(separator: "\n")
+  }
+}

@@ -7,7 +7,9 @@ extension Model {
   /// `entities.Band.attributes.founded.type: "datetime" is not an attribute type`.
   public init(jsonFile path: String) throws {
     guard let data = FileManager.default.contents(atPath: path) else {
-      throw ModelError(source: path, problems: [.init(place: "", reason: "the file cannot be read")])
+      throw ModelError(
+        source: path,
+        problems: [.init(place: ModelError.filePlace, reason: "cannot be read (\(SystemError.reason(errno)))")])
     }
     let json: JSONValue
     do { json = try JSONParser.parse(data) } catch {

@@ -6,7 +6,7 @@ extension Model {
   public init(contentsOf path: String) throws {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw ModelError(source: path, problems: [.init(place: "", reason: "no such file or folder")])
+      throw ModelError(source: path, problems: [.init(place: ModelError.filePlace, reason: "not found")])
     }
     let lowered = path.lowercased()
     if isDirectory.boolValue || lowered.hasSuffix(".xcdatamodeld") || lowered.hasSuffix(".xcdatamodel")

@@ -30,7 +30,13 @@ public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     self.problems = problems
   }
 
+  /// The place of a problem with the file itself (missing, unreadable), not its contents.
+  public static let filePlace = "file"
+
   public var description: String {
+    if problems.count == 1, problems[0].place == Self.filePlace {
+      return "model \(source ?? "file"): \(problems[0].reason)"
+    }
     let head = source.map { "model \($0) is invalid" } ?? "model is invalid"
     if problems.count == 1 { return "\(head): \(problems[0])" }
     return ([head + ":"] + problems.map { "  \($0)" }).joined(separator: "\n")

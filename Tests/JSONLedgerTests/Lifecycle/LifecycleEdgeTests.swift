@@ -427,3 +427,19 @@ struct RevertKeepingLaterTests {
     _ = try ledger.verify()
   }
 }
+
+@Suite("Printed values say what a user reads")
+struct PrintedValuesTests {
+  @Test func aLogEntryAndADiffPrintWithoutInternalIDs() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try LifecycleEdgeTests.store(directory.storePath, batches: 2)
+    let entry = try #require(try ledger.log(limit: 1).first)
+    #expect("\(entry)".hasPrefix("batch 2  "))
+    #expect("\(entry)".contains("import  1 created, 4 updated, 0 deleted, 0 unchanged"), "\(entry)")
+    let diff = try ledger.diff(from: 1, to: 2)
+    let text = "\(diff)"
+    #expect(text.hasPrefix("diff from batch 1 to batch 2: 1 created, 4 updated, 0 deleted"), "\(text)")
+    #expect(text.contains("Disc \"disc 0\": updated label"), "\(text)")
+    #expect(!text.contains("objectID"))
+  }
+}

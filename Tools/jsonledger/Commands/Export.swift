@@ -47,6 +47,10 @@ struct Export: AsyncParsableCommand {
 
   static func parseFilter(_ text: String) throws -> (field: String, value: String) {
     guard let equals = text.firstIndex(of: "=") else { throw ValidationError("--where takes field=value") }
-    return (String(text[..<equals]), String(text[text.index(after: equals)...]))
+    // `state = open` reads as `state=open`.
+    return (
+      text[..<equals].trimmingCharacters(in: .whitespaces),
+      text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+    )
   }
 }
