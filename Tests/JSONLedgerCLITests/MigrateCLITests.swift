@@ -159,7 +159,8 @@ struct MigrateCLITests {
     }
     #expect(versions.map(\.0) == [3, 2, 1] && versions.map(\.1) == [2, 1, 1], "\(versions)")
     let query = try CommandRunner.run(["export", store, "--entity", "Album", "--where", "year=1981"]).output
-    #expect(query.contains("\"group\": \"Japan\""), "\(query)")
+    // A renamed relationship keeps the backend's key.
+    #expect(query.contains("\"band\": \"Japan\""), "\(query)")
     // A revert of a batch written under the old model is told in the new model's terms.
     let revert = try CommandRunner.run(["revert", store, "2"])
     #expect(revert.status == 0, "\(revert.error)")
@@ -239,7 +240,8 @@ struct MigrateCLITests {
       let migrated = try CommandRunner.run(["log", store]).output.contains("migration")
       outcomes[migrated ? "after" : "before", default: 0] += 1
       let export = try CommandRunner.run(["export", store]).output
-      #expect(export.contains("\"publisher\"") == migrated, "trial \(trial)")
+      // Renamed or not, the attribute is exported under the backend's key.
+      #expect(export.contains("\"label\""), "trial \(trial)")
       #expect(try Self.objects(export) == lastState, "trial \(trial)")
       try FileManager.default.removeItem(atPath: store)
     }

@@ -65,7 +65,10 @@ struct Exporter {
           options.usesModelNames
           ? [relationship.name]
           : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
-            ?? [KeyInflection.jsonKey(for: relationship.name, keyCase: keyCase)]
+            ?? [
+              KeyInflection.jsonKey(
+                for: keys.previousName(of: relationship.name) ?? relationship.name, keyCase: keyCase)
+            ]
         return RelationshipField(
           name: relationship.name, isToMany: relationship.isToMany, path: path,
           inverse: relationship.declaration.inverse)
@@ -195,7 +198,8 @@ struct Exporter {
     if options.usesModelNames { return [attribute.name] }
     if let key = attribute.jsonKey { return key.split(separator: ".").map(String.init) }
     if let word = keys.wordKey(ofAttribute: attribute.name) { return [word] }
-    return [KeyInflection.jsonKey(for: attribute.name, keyCase: keyCase)]
+    let name = keys.previousName(of: attribute.name) ?? attribute.name
+    return [KeyInflection.jsonKey(for: name, keyCase: keyCase)]
   }
 
   private func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat)

@@ -24,6 +24,9 @@ struct EntityKeyTable: Sendable {
   /// name: a reserved word (`type` for `albumType`) or `id` (for `remoteID`), by attribute
   /// name. An export writes the attribute there, so that what it writes imports back.
   private var wordKeys: [String: String] = [:]
+  /// The name each renamed property (`renamedFrom`, without a custom key) was renamed from:
+  /// its JSON key stays the old name's, since the backend did not rename anything.
+  private var previousNames: [String: String] = [:]
 
   private static func attribute(_ attribute: Attribute) -> Target {
     .attribute(attribute, nameHash: FNV1a.hash(attribute.name.utf8.span))
@@ -63,6 +66,19 @@ struct EntityKeyTable: Sendable {
     for relationship in entity.relationships where !pathRoots.contains(KeyInflection.normalized(relationship.name)) {
       add(relationship.name, .relationship(relationship, byKeys: false), normalize: true)
     }
+    // A renamed property keeps the key of the name it was renamed from (the backend's), as
+    // well as its own name, unless it names a key of its own or the old name is another's.
+    for attribute in entity.attributes where attribute.jsonKey == nil {
+      guard let old = attribute.renamedFrom, old != attribute.name, target(forKey: old) == nil else { continue }
+      add(old, Self.attribute(attribute), normalize: true)
+      previousNames[attribute.name] = old
+    }
+    for relationship in entity.relationships where relationship.declaration.jsonKey == nil {
+      guard let old = relationship.declaration.renamedFrom, old != relationship.name, target(forKey: old) == nil
+      else { continue }
+      add(old, .relationship(relationship, byKeys: false), normalize: true)
+      previousNames[relationship.name] = old
+    }
     for relationship in entity.relationships {
       let name = relationship.name
       if relationship.isToMany {
@@ -100,6 +116,10 @@ struct EntityKeyTable: Sendable {
   /// The reserved word or `id` the table reads the attribute `name` from, if that is how
   /// it is found (`wordKeys`); nil when its own name (or custom key) is.
   func wordKey(ofAttribute name: String) -> String? { wordKeys[name] }
+
+  /// The name the property `name` was renamed from, whose JSON key it keeps; nil when it was
+  /// not renamed (or names a key of its own).
+  func previousName(of name: String) -> String? { previousNames[name] }
 
   /// The property a top-level JSON key feeds, if any.
   func target(forKey key: String) -> Target? {

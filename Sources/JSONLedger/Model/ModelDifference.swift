@@ -28,10 +28,12 @@ extension Model {
       let changed = Self.changedSettings(Self.settings(of: entity), Self.settings(of: new))
       if !changed.isEmpty { result.append(ModelDifference(place: newName, change: changed)) }
       result += Self.differences(
-        newName, entity.attributes, new.attributes, name: \.name, renamedFrom: \.renamedFrom,
+        newName, entity.attributes, new.attributes, name: \.name, renamedFrom: \.renamedFrom, jsonKey: \.jsonKey,
+        keyCase: other.keyCase,
         settings: { Self.settings(of: $0) })
       result += Self.differences(
         newName, entity.relationships, new.relationships, name: \.name, renamedFrom: \.renamedFrom,
+        jsonKey: \.jsonKey, keyCase: other.keyCase,
         settings: { Self.settings(of: $0) })
     }
     for entity in other.entities where lineage.oldEntityName(of: entity.name) == nil {
@@ -56,7 +58,8 @@ extension Model {
   /// (`entity` is its name in the new model).
   private static func differences<Property>(
     _ entity: String, _ old: [Property], _ new: [Property], name: KeyPath<Property, String>,
-    renamedFrom: KeyPath<Property, String?>, settings: (Property) -> [String: String]
+    renamedFrom: KeyPath<Property, String?>, jsonKey: KeyPath<Property, String?>, keyCase: KeyCase,
+    settings: (Property) -> [String: String]
   ) -> [ModelDifference] {
     // Each new property's predecessor, by `ModelLineage`'s rule.
     func elements(_ properties: [Property]) -> [ModelLineage.Element] {
@@ -77,7 +80,12 @@ extension Model {
       let match = new[index]
       let place = "\(entity).\(match[keyPath: name])"
       if match[keyPath: name] != oldName {
-        result.append(ModelDifference(place: place, change: "renamed from \(oldName)"))
+        // The payload keeps its key: a renamed property reads and writes the old name's
+        // (`EntityKeyTable`), unless it names a key of its own.
+        let key =
+          match[keyPath: jsonKey].map { "JSON key becomes \($0)" }
+          ?? "JSON key stays \(KeyInflection.jsonKey(for: oldName, keyCase: keyCase))"
+        result.append(ModelDifference(place: place, change: "renamed from \(oldName) (\(key))"))
       }
       let changed = changedSettings(settings(property), settings(match))
       if !changed.isEmpty { result.append(ModelDifference(place: place, change: changed)) }

@@ -443,3 +443,45 @@ struct PrintedValuesTests {
     #expect(!text.contains("objectID"))
   }
 }
+
+@Suite("A rename keeps the backend's key")
+struct RenameKeepsKeyTests {
+  static func model(_ attributes: String) throws -> Model {
+    try Model(
+      json: JSONParser.parse(
+        #"{"keyCase": "snake_case", "entities": {"User": {"identity": "id", "attributes": {"id": "int64", \#(attributes)}}}}"#
+      ))
+  }
+
+  @Test func aRenamedAttributeStillReadsAndWritesItsOldJSONKey() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: try Self.model(#""siteAdmin": "bool""#))
+    var first = ledger.makeBatch()
+    try first.stage(try JSONParser.parse(#"[{"id": 1, "site_admin": true}]"#), as: "User")
+    _ = try ledger.applySynchronously(first)
+    ledger.close()
+    let renamed = try Self.model(#""isAdmin": {"type": "bool", "renamedFrom": "siteAdmin"}"#)
+    let plan = try Ledger.migrate(at: directory.storePath, to: renamed).plan
+    #expect(plan.differences.contains { $0.change.contains("JSON key stays site_admin") }, "\(plan.differences)")
+    let migrated = try Ledger.open(at: directory.storePath)
+    var second = migrated.makeBatch()
+    try second.stage(try JSONParser.parse(#"[{"id": 1, "site_admin": false}]"#), as: "User")
+    let summary = try migrated.applySynchronously(second)
+    #expect(summary.ignoredKeys.isEmpty, "\(summary.ignoredKeys)")
+    #expect(summary.updated == 1)
+    let user = try migrated.read { view in try view.exportJSON("User") }.arrayValue?.first
+    #expect(user?["site_admin"] == .bool(false), "\(String(describing: user))")
+    #expect(user?["is_admin"] == nil)
+  }
+
+  @Test func aRenameThatNamesItsOwnKeyUsesIt() throws {
+    let model = try Self.model(#""isAdmin": {"type": "bool", "renamedFrom": "siteAdmin", "jsonKey": "is_admin"}"#)
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    var batch = ledger.makeBatch()
+    try batch.stage(try JSONParser.parse(#"[{"id": 1, "is_admin": true}]"#), as: "User")
+    _ = try ledger.applySynchronously(batch)
+    let user = try ledger.read { view in try view.exportJSON("User") }.arrayValue?.first
+    #expect(user?["is_admin"] == .bool(true))
+  }
+}

@@ -51,7 +51,8 @@ struct ModelDifferenceTests {
     }
     #expect(
       old.differences(to: new).map(\.description) == [
-        "Band: renamed to Group", "Group.style: renamed from genre", "Group.style: isIndexed: false → true",
+        "Band: renamed to Group", "Group.style: renamed from genre (JSON key stays genre)",
+        "Group.style: isIndexed: false → true",
       ])
   }
 
