@@ -104,10 +104,17 @@ extension Model {
       guard let label = child.label, label != "name", label != "attributes", label != "relationships",
         label != "renamedFrom"
       else { continue }
-      settings[label] = Self.text(child.value)
+      settings[fileNames[label] ?? label] = Self.text(child.value)
     }
     return settings
   }
+
+  /// The names a model file gives the settings whose Swift names differ (`isExported` is
+  /// `export` there): a difference is told as the user wrote the model.
+  private static let fileNames = [
+    "isExported": "export", "isOptional": "optional", "isIndexed": "indexed", "isToMany": "many",
+    "isOrdered": "ordered", "destination": "to", "deletesOrphans": "deleteOrphans", "isAbstract": "abstract",
+  ]
 
   private static func text(_ value: Any) -> String {
     let mirror = Mirror(reflecting: value)

@@ -27,10 +27,10 @@ struct ModelDifferenceTests {
     #expect(
       differences == [
         "model: keyCase: camelCase → snakeCase",
-        "Band.formed: isIndexed: false → true, type: int32 → int64",
+        "Band.formed: indexed: false → true, type: int32 → int64",
         "Band.motto: removed",
         "Band.country: added",
-        "Band.albums: isOrdered: false → true",
+        "Band.albums: ordered: false → true",
         "Label: added",
       ])
     #expect(try Self.model(changed: true).differences(to: Self.model(changed: true)).isEmpty)
@@ -52,7 +52,7 @@ struct ModelDifferenceTests {
     #expect(
       old.differences(to: new).map(\.description) == [
         "Band: renamed to Group", "Group.style: renamed from genre (JSON key stays genre)",
-        "Group.style: isIndexed: false → true",
+        "Group.style: indexed: false → true",
       ])
   }
 
@@ -64,7 +64,7 @@ struct ModelDifferenceTests {
     } throws: { error in
       let text = "\(error)"
       return text.contains("6 differences")
-        && text.contains("Band.formed: isIndexed: false → true, type: int32 → int64")
+        && text.contains("Band.formed: indexed: false → true, type: int32 → int64")
         && text.contains("Label: added")
     }
   }

@@ -58,7 +58,9 @@ struct Migrate: AsyncParsableCommand {
         )
       }
       if !json {
-        Output.line("would migrate \(plan.method.rawValue) (\(plan.differences.count) differences); nothing written")
+        let count = plan.differences.count
+        Output.line(
+          "would migrate \(plan.method.rawValue) (\(count) difference\(count == 1 ? "" : "s")); nothing written")
       }
       return
     }
