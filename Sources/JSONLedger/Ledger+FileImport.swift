@@ -105,19 +105,11 @@ extension Ledger {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source ?? path, idempotencyKey: idempotencyKey)
     // One object of `entity` (not an array) is read whole as well: it is a single element.
+    try SystemError.checkReadableFile(path)
     guard !options.prunes, options.parent == nil, entity == nil || Self.startsWithArray(path) else {
-      guard let data = FileManager.default.contents(atPath: path) else {
-        throw LedgerError.invalidArgument("cannot read \(path)")
-      }
-      let document: JSONValue
-      do { document = try JSONParser.parse(data) } catch { throw LedgerError.syntax(error, source: path) }
       var batch = makeBatch()
       batch.isStrict = strict
-      if let entity {
-        try batch.stage(document, as: entity, options: options)
-      } else {
-        try batch.stageDocument(document, options: options)
-      }
+      try batch.stage(fileAt: path, as: entity, options: options)
       return try applySynchronously(
         batch, message: message, author: author, source: metadata.source, idempotencyKey: idempotencyKey,
         expectedHead: expectedHead)

@@ -111,6 +111,40 @@ struct CLIConventionTests {
     #expect((document?["conflicts"] as? [[String: Any]])?.isEmpty == false)
     #expect(try CommandRunner.run(["export", store, "--json"]).status == 0)
   }
+
+  /// A conflict has the shape of a diff's change: the key as its values, values typed (it was
+  /// `"key": "Album Tin Drum"`, `"valueNow": "\"Virgin Records\""`).
+  @Test func revertConflictsInJSONAreTypedAsADiffIs() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    let model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    let third = #"{"albums": [{"name": "Tin Drum", "label": "Another Label"}, {"name": "Assemblage", "band": null}]}"#
+    for (index, text) in [CLIFixtures.first, CLIFixtures.second, third].enumerated() {
+      let file = try directory.write("batch-\(index).json", text)
+      #expect(try CommandRunner.run(["import", store, file]).status == 0)
+    }
+    func label(in list: Any?) -> [String: Any]? {
+      (list as? [[String: Any]])?.first { $0["field"] as? String == "label" }
+    }
+    let refused = try CommandRunner.run(["revert", store, "2", "--json"])
+    let document = try JSONSerialization.jsonObject(with: Data(refused.output.utf8)) as? [String: Any]
+    let conflict = label(in: document?["conflicts"])
+    #expect(conflict?["entity"] as? String == "Album")
+    #expect(conflict?["key"] as? [String] == ["Tin Drum"])
+    #expect(conflict?["setByBatch"] as? String == "Virgin Records")
+    #expect(conflict?["now"] as? String == "Another Label")
+    #expect(conflict?["changedBy"] as? Int == 3)
+    let links = (document?["conflicts"] as? [[String: Any]])?.first { $0["field"] as? String == "albums" }
+    #expect((links?["key"] as? [String]) == ["Japan"], "\(refused.output)")
+    let assemblage = ["Album \"Assemblage\""]
+    #expect((links?["setByBatch"] as? [String: Any])?["linked"] as? [String] == assemblage, "\(refused.output)")
+    #expect((links?["now"] as? [String: Any])?["unlinked"] as? [String] == assemblage, "\(refused.output)")
+    let kept = try CommandRunner.run(["revert", store, "2", "--keep-later", "--json"])
+    #expect(kept.status == 0, "\(kept.error)")
+    let keptDocument = try JSONSerialization.jsonObject(with: Data(kept.output.utf8)) as? [String: Any]
+    #expect(label(in: keptDocument?["kept"])?["now"] as? String == "Another Label", "\(kept.output)")
+  }
 }
 
 @Suite("CLI --json output is typed and one shape")

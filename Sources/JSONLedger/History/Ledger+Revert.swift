@@ -120,8 +120,8 @@ extension Ledger {
             laterObjects.insert(change.objectID)
             conflicts.append(
               RevertConflict(
-                object: key, field: "(object)", valueSetByBatch: change.kind == .deleted ? "deleted" : "present",
-                valueNow: now == nil ? "deleted" : "present", changedBy: later))
+                object: key, field: "(object)", setByBatch: .exists(change.kind != .deleted), now: .exists(now != nil),
+                changedBy: later))
             continue
           }
           for attribute in change.attributes where laterChange.attributes.contains(where: { $0.name == attribute.name })
@@ -129,16 +129,19 @@ extension Ledger {
             laterFields[change.objectID, default: []].insert(attribute.name)
             conflicts.append(
               RevertConflict(
-                object: key, field: attribute.name, valueSetByBatch: attribute.new?.description ?? "nil",
-                valueNow: now?.attributes[attribute.name]?.description ?? "nil", changedBy: later))
+                object: key, field: attribute.name, setByBatch: .attribute(attribute.new),
+                now: .attribute(now?.attributes[attribute.name]), changedBy: later))
           }
           for link in change.links where laterChange.links.contains(where: { link.conflicts(with: $0) }) {
             laterLinks[change.objectID, default: []].insert(link.relationshipID)
             conflicts.append(
               RevertConflict(
-                object: key, field: relationshipName(forID: link.relationshipID),
-                valueSetByBatch: try describe(link, reader: reader),
-                valueNow: try describe(now?.links[link.relationshipID] ?? [], as: link, reader: reader),
+                object: key,
+                // The relationship's own name; a hidden reverse link (no inverse) is qualified.
+                field: model.relationshipsByID[link.relationshipID]?.name
+                  ?? relationshipName(forID: link.relationshipID),
+                setByBatch: try value(of: link, reader: reader),
+                now: try value(of: now?.links[link.relationshipID] ?? [], as: link, reader: reader),
                 changedBy: later))
           }
         }
@@ -219,31 +222,24 @@ extension Ledger {
 
   /// What a batch did to a link list, by keys: the whole list for an ordered relationship,
   /// what it linked (+) and unlinked (-) for any other.
-  private func describe(_ link: LinkChange, reader: SnapshotReader) throws -> String {
-    if let order = link.order { return try keys(order.new, reader: reader) }
-    return try describe(linked: link.added, unlinked: link.removed, reader: reader)
+  private func value(of link: LinkChange, reader: SnapshotReader) throws -> RevertConflict.Value {
+    if let order = link.order { return .order(try keys(order.new, reader: reader)) }
+    return .links(linked: try keys(link.added, reader: reader), unlinked: try keys(link.removed, reader: reader))
   }
 
   /// A current link list, as far as a batch's change of it goes: the whole list for an
   /// ordered relationship; for any other, which of the targets the batch touched are
-  /// linked now (+) and which are not (-).
-  private func describe(_ list: [UInt64], as link: LinkChange, reader: SnapshotReader) throws -> String {
-    if link.order != nil { return try keys(list, reader: reader) }
+  /// linked now and which are not.
+  private func value(of list: [UInt64], as link: LinkChange, reader: SnapshotReader) throws -> RevertConflict.Value {
+    if link.order != nil { return .order(try keys(list, reader: reader)) }
     let touched = (link.added + link.removed).sorted()
     let present = Set(list)
-    return try describe(
-      linked: touched.filter(present.contains), unlinked: touched.filter { !present.contains($0) }, reader: reader)
+    return .links(
+      linked: try keys(touched.filter(present.contains), reader: reader),
+      unlinked: try keys(touched.filter { !present.contains($0) }, reader: reader))
   }
 
-  private func describe(linked: [UInt64], unlinked: [UInt64], reader: SnapshotReader) throws -> String {
-    [
-      linked.isEmpty ? nil : "+ \(try keys(linked, reader: reader))",
-      unlinked.isEmpty ? nil : "- \(try keys(unlinked, reader: reader))",
-    ]
-    .compactMap { $0 }.joined(separator: " ")
-  }
-
-  private func keys(_ ids: [UInt64], reader: SnapshotReader) throws -> String {
-    try ids.map { try reader.key(of: $0).description }.joined(separator: ", ")
+  private func keys(_ ids: [UInt64], reader: SnapshotReader) throws -> [ObjectKey] {
+    try ids.map { try reader.key(of: $0) }
   }
 }

@@ -2,20 +2,51 @@ import Foundation
 
 /// A later change that a revert would overwrite.
 public struct RevertConflict: Sendable, Equatable, CustomStringConvertible {
+  /// What a field held, as far as the conflict goes.
+  public enum Value: Sendable, Equatable, CustomStringConvertible {
+    /// An attribute's value (nil: none).
+    case attribute(AttributeValue?)
+    /// Of the targets a batch linked or unlinked in an unordered relationship: which are
+    /// linked and which are not.
+    case links(linked: [ObjectKey], unlinked: [ObjectKey])
+    /// An ordered relationship's whole list.
+    case order([ObjectKey])
+    /// Whether the object exists (for the field `(object)`).
+    case exists(Bool)
+
+    public var description: String {
+      switch self {
+      case .attribute(let value): value?.description ?? "nil"
+      case .links(let linked, let unlinked):
+        [
+          linked.isEmpty ? nil : "+ \(linked.map(\.description).joined(separator: ", "))",
+          unlinked.isEmpty ? nil : "- \(unlinked.map(\.description).joined(separator: ", "))",
+        ].compactMap { $0 }.joined(separator: " ")
+      case .order(let keys): keys.map(\.description).joined(separator: ", ")
+      case .exists(let exists): exists ? "present" : "deleted"
+      }
+    }
+  }
+
   /// The object.
   public var object: ObjectKey
   /// The attribute or relationship (`albums`), or `(object)` when the object itself was
   /// deleted or re-created later.
   public var field: String
   /// What the reverted batch set it to.
-  public var valueSetByBatch: String
+  public var setByBatch: Value
   /// What it is now.
-  public var valueNow: String
+  public var now: Value
   /// The later batch that changed it.
   public var changedBy: UInt64
 
+  /// What the reverted batch set, in words.
+  public var valueSetByBatch: String { setByBatch.description }
+  /// What it is now, in words.
+  public var valueNow: String { now.description }
+
   public var description: String {
-    "\(object) \(field): batch set \(valueSetByBatch), now \(valueNow) (changed by batch \(changedBy))"
+    "\(object) \(field): batch set \(setByBatch), now \(now) (changed by batch \(changedBy))"
   }
 }
 

@@ -10,6 +10,7 @@ import Foundation
 /// Errors carry the line and column in the whole file; trailing commas are accepted.
 public struct JSONStream {
   private let handle: FileHandle
+  private let path: String
   private let blockSize: Int
   private var buffer: [UInt8] = []
   private var position = 0
@@ -21,10 +22,12 @@ public struct JSONStream {
 
   /// A stream over the file at `path`.
   public init(path: String, blockSize: Int = 1 << 20) throws {
+    try SystemError.checkReadableFile(path)
     guard let handle = FileHandle(forReadingAtPath: path) else {
-      throw LedgerError.invalidArgument("cannot read \(path)")
+      throw LedgerError.invalidArgument("cannot read \(path): \(SystemError.reason(errno))")
     }
     self.handle = handle
+    self.path = path
     self.blockSize = blockSize
   }
 
@@ -116,7 +119,10 @@ public struct JSONStream {
       dropped += position
       position = 0
     }
-    let data = try handle.read(upToCount: blockSize) ?? Data()
+    let data: Data
+    do { data = try handle.read(upToCount: blockSize) ?? Data() } catch {
+      throw LedgerError.invalidArgument("cannot read \(path): \(SystemError.describe(error))")
+    }
     if data.isEmpty {
       atEnd = true
       return false

@@ -14,6 +14,9 @@ struct MappedObject: Sendable {
   /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
   /// from the non-optional attributes a created object must carry.
   var isKeyOnly = false
+  /// Whether a value given for an identity attribute was refused (and reported): the
+  /// identity is then not reported missing as well.
+  var refusedIdentity = false
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? = nil
   /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).

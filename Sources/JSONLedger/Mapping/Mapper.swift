@@ -127,7 +127,9 @@ struct Mapper: Sendable {
     var identity: [AttributeValue] = []
     for name in entity.identity {
       guard let assigned = mapped.attributes.last(where: { $0.name == name }), let value = assigned.value else {
-        report.problems.add(entity.name, path, nil, "the identity \"\(name)\" is missing")
+        if !mapped.refusedIdentity {
+          report.problems.add(entity.name, path, nil, "the identity \"\(name)\" is missing")
+        }
         return nil
       }
       identity.append(value)
@@ -174,9 +176,13 @@ struct Mapper: Sendable {
   ) {
     switch target {
     case .attribute(let attribute, let nameHash):
+      func refuse(_ reason: String) {
+        report.problems.add(entity.name, path, value, reason)
+        if entity.identity.contains(attribute.name) { mapped.refusedIdentity = true }
+      }
       if value == .null {
         guard attribute.isOptional else {
-          report.problems.add(entity.name, path, value, "\(attribute.name) is not optional: it cannot be null")
+          refuse("\(attribute.name) is not optional: it cannot be null")
           return
         }
         mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
@@ -185,7 +191,7 @@ struct Mapper: Sendable {
       var input = value
       if let name = attribute.transformer, let transformer = transformers[name] {
         do { input = try transformer.forward(value) } catch {
-          report.problems.add(entity.name, path, value, "the value transformer \"\(name)\" failed: \(error)")
+          refuse("the value transformer \"\(name)\" failed: \(error)")
           return
         }
         if input == .null {
@@ -196,8 +202,7 @@ struct Mapper: Sendable {
       switch ValueCoercion.coerce(input, to: attribute.type) {
       case .success(let typed): mapped.append(attribute: attribute.name, nameHash: nameHash, typed)
       case .failure(let failure):
-        report.problems.add(
-          entity.name, path, value, failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
+        refuse(failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
       }
     case .relationship(let relationship, let byKeys):
       guard let destination = model.resolved(relationship.declaration.destination) else { return }

@@ -63,6 +63,18 @@ struct ProblemCollector {
 
   var isFull: Bool { problems.count >= MappingError.limit }
 
+  /// Adds problems found elsewhere (another stage, a payload's mapping), up to the limit.
+  mutating func add(contentsOf other: ProblemCollector) {
+    for problem in other.problems {
+      guard !isFull else {
+        isTruncated = true
+        return
+      }
+      problems.append(problem)
+    }
+    isTruncated = isTruncated || other.isTruncated
+  }
+
   mutating func add(_ entity: String, _ path: JSONPath, _ value: JSONValue?, _ reason: String) {
     add(entity, path.description, value, reason)
   }

@@ -30,7 +30,20 @@ extension Model {
   init(json: JSONValue, numbering: ModelNumbering?) throws(ModelError) {
     var reader = ModelFileReader()
     let (keyCase, dateFormat, entities) = reader.read(json)
-    if !reader.problems.isEmpty { throw ModelError(problems: reader.problems) }
+    if !reader.problems.isEmpty {
+      // Every problem in one pass: the model's own checks too, when the reading is whole.
+      var problems = reader.problems
+      if reader.isComplete {
+        do throws(ModelError) {
+          _ = try Model(
+            keyCase: keyCase, dateFormat: dateFormat, entities: entities,
+            numbering: numbering ?? ModelNumbering(positionsOf: entities))
+        } catch {
+          problems += error.problems
+        }
+      }
+      throw ModelError(problems: problems)
+    }
     try self.init(
       keyCase: keyCase, dateFormat: dateFormat, entities: entities,
       numbering: numbering ?? ModelNumbering(positionsOf: entities))
@@ -97,9 +110,16 @@ extension Model {
 /// Walks the JSON of a model file, collecting every problem with its place.
 struct ModelFileReader {
   var problems: [ModelError.Problem] = []
+  /// Whether what was read stands for the whole file: false once an element was left out or
+  /// a value replaced by a default. Only a complete reading is checked as a model too, so
+  /// that no problem is reported for an element that is only missing because it was bad.
+  private(set) var isComplete = true
 
-  private mutating func problem(_ place: String, _ reason: String) {
+  /// A problem; `keepsModel`: the reading still stands for the file (an unknown key, a type
+  /// name read as a placeholder type).
+  private mutating func problem(_ place: String, _ reason: String, keepsModel: Bool = false) {
     problems.append(ModelError.Problem(place: place, reason: reason))
+    if !keepsModel { isComplete = false }
   }
 
   private mutating func object(_ value: JSONValue, _ place: String, allowed: Set<String>) -> JSONObject? {
@@ -110,7 +130,7 @@ struct ModelFileReader {
     for key in object.keys where !allowed.contains(key) {
       problem(
         place.isEmpty ? key : "\(place).\(key)",
-        "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+        "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))", keepsModel: true)
     }
     return object
   }
@@ -227,9 +247,10 @@ struct ModelFileReader {
     guard let type = AttributeType(rawValue: text) else {
       problem(
         place,
-        "\"\(text)\" is not an attribute type (one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))"
-      )
-      return nil
+        "\"\(text)\" is not an attribute type (one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))",
+        keepsModel: true)
+      // A placeholder, so that the rest of the model is still checked in this pass.
+      return .string
     }
     return type
   }

@@ -29,6 +29,25 @@ public struct ObjectSnapshot: Sendable, Equatable {
   public var relationships: [String: [ObjectKey]]
   /// The store's internal id (stable for the key).
   public var objectID: UInt64
+  /// The entity as the model declares it (nil for an object of an entity the model lacks):
+  /// it tells a to-one relationship from a to-many one when the snapshot is decoded alone.
+  let declaration: ResolvedEntity?
+
+  init(
+    key: ObjectKey, attributes: [String: AttributeValue], relationships: [String: [ObjectKey]], objectID: UInt64,
+    declaration: ResolvedEntity?
+  ) {
+    self.key = key
+    self.attributes = attributes
+    self.relationships = relationships
+    self.objectID = objectID
+    self.declaration = declaration
+  }
+
+  public static func == (left: ObjectSnapshot, right: ObjectSnapshot) -> Bool {
+    left.key == right.key && left.attributes == right.attributes && left.relationships == right.relationships
+      && left.objectID == right.objectID
+  }
 
   /// The entity's name.
   public var entity: String { key.entity }

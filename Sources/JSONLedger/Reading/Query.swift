@@ -1,31 +1,79 @@
-/// A query over one entity (and its sub-entities): an optional filter on an attribute, a sort
-/// order, and a page size, with a cursor for the next page. Run it with `View.objects(_:)`
-/// or count it with `View.count(_:)`; in a view as of batch N it sees the store as of N.
+/// A query over one entity (and its sub-entities): conditions on its attributes and
+/// relationships, an order, and a page size, with a cursor for the next page. Run it with
+/// `View.objects(_:)`, count it with `View.count(_:)`, or decode it with
+/// `View.decode(_:from:)`; in a view as of batch N it sees the store as of N.
+///
+/// Every condition added with `filter(_:_:)` must hold (AND); `filter(anyOf:)` adds a group
+/// of which one must hold (OR). A condition on an indexed attribute reads the index.
 ///
 /// ```swift
-/// let query = Query("Issue", where: "votes", .between(10, nil)).sorted(by: "votes", ascending: false).limited(to: 20)
+/// let query = Query("Issue", where: "votes", .between(10, nil))
+///   .filter("repository", .equals(1296269))
+///   .filter("labels", .contains("bug"))
+///   .sorted(by: .descending("votes"), .ascending("title"))
+///   .limited(to: 20)
 /// let page = try ledger.read { view in try view.objects(query) }
 /// let next = try ledger.read { view in try view.objects(query.after(page.next)) }
 /// let popular = try ledger.read { view in try view.count(query) }
 /// ```
 public struct Query: Sendable {
-  /// A condition on one attribute; values are coerced to the attribute's type, as keys are.
+  /// A condition on one attribute or relationship. Values are coerced to the attribute's
+  /// type, as keys are; on a relationship they are keys of the related entity.
   public enum Filter: Sendable {
-    /// Equal to the value (`null`: the attribute has no value).
+    /// Equal to the value (`null`: no value). On a to-one relationship: linked to the object
+    /// with this key (`null`: linked to none).
     case equals(JSONValue)
+    /// Equal to one of the values (SQL's `IN`). On a to-one relationship: linked to one of
+    /// the objects with these keys.
+    case oneOf([JSONValue])
     /// Between the bounds, both included; a nil bound is open.
     case between(JSONValue?, JSONValue?)
     /// A string attribute starting with the text.
     case hasPrefix(String)
+    /// No value; on a relationship, nothing linked.
+    case isNull
+    /// Some value; on a relationship, something linked.
+    case isNotNull
+    /// A to-many relationship that includes the object with this key.
+    case contains(JSONValue)
+  }
+
+  /// One condition: a property (an attribute or a relationship) and what it must meet.
+  public struct Condition: Sendable {
+    /// The attribute or relationship, by its model name.
+    public var property: String
+    public var filter: Filter
+
+    public init(_ property: String, _ filter: Filter) {
+      self.property = property
+      self.filter = filter
+    }
+  }
+
+  /// One key of the order: an attribute and a direction.
+  public struct SortKey: Sendable, Hashable {
+    public var attribute: String
+    public var ascending: Bool
+
+    public init(_ attribute: String, ascending: Bool = true) {
+      self.attribute = attribute
+      self.ascending = ascending
+    }
+
+    /// `attribute`, smallest first.
+    public static func ascending(_ attribute: String) -> SortKey { SortKey(attribute, ascending: true) }
+    /// `attribute`, largest first.
+    public static func descending(_ attribute: String) -> SortKey { SortKey(attribute, ascending: false) }
   }
 
   /// The entity queried; its sub-entities' objects are included.
   public var entity: String
-  /// The attribute filtered on, and how.
-  public var filter: (attribute: String, condition: Filter)?
-  /// The attribute sorted by (nil: the order objects were first stored), and the direction.
-  /// Objects without a value for it come last; ties keep stored order.
-  public var sort: (attribute: String, ascending: Bool)?
+  /// The conditions: every group must hold, and in each group at least one condition.
+  public var conditions: [[Condition]] = []
+  /// The order: by the first key, ties by the next, and so on; the last tie-break is the order
+  /// objects were first stored (empty: that order alone). Objects without a value for a key
+  /// come after those with one, in either direction.
+  public var sortKeys: [SortKey] = []
   /// The page size (nil: everything).
   public var limit: Int?
   /// Where the page starts: after the object this cursor names.
@@ -36,16 +84,41 @@ public struct Query: Sendable {
     self.entity = entity
   }
 
-  /// The objects of `entity` whose `attribute` meets `condition`.
-  public init(_ entity: String, where attribute: String, _ condition: Filter) {
+  /// The objects of `entity` whose `property` meets `filter`.
+  public init(_ entity: String, where property: String, _ filter: Filter) {
     self.entity = entity
-    self.filter = (attribute, condition)
+    self.conditions = [[Condition(property, filter)]]
   }
 
-  /// This query sorted by `attribute`.
-  public func sorted(by attribute: String, ascending: Bool = true) -> Query {
+  /// This query, keeping only the objects whose `property` also meets `filter` (AND).
+  public func filter(_ property: String, _ filter: Filter) -> Query {
     var query = self
-    query.sort = (attribute, ascending)
+    query.conditions.append([Condition(property, filter)])
+    return query
+  }
+
+  /// This query, keeping only the objects that also meet at least one of `conditions` (OR).
+  /// An empty list keeps nothing.
+  public func filter(anyOf conditions: [Condition]) -> Query {
+    var query = self
+    query.conditions.append(conditions)
+    return query
+  }
+
+  /// This query sorted by `attribute` alone.
+  public func sorted(by attribute: String, ascending: Bool = true) -> Query {
+    sorted(by: [SortKey(attribute, ascending: ascending)])
+  }
+
+  /// This query sorted by `keys`, the first first (it replaces any order before).
+  public func sorted(by keys: SortKey...) -> Query {
+    sorted(by: keys)
+  }
+
+  /// This query sorted by `keys`, the first first (it replaces any order before).
+  public func sorted(by keys: [SortKey]) -> Query {
+    var query = self
+    query.sortKeys = keys
     return query
   }
 
@@ -68,8 +141,8 @@ public struct Query: Sendable {
 public struct QueryCursor: Sendable, Hashable {
   /// The last object's key.
   public var key: ObjectKey
-  /// Its place in the query's order (its sort value, then its internal order).
-  var sortValue: AttributeValue?
+  /// Its place in the query's order (its value for each sort key, then its internal order).
+  var sortValues: [AttributeValue?]
   var objectID: UInt64
 }
 

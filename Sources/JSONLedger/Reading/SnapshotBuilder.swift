@@ -76,7 +76,8 @@ struct SnapshotBuilder: StateVisitor {
     let objectKey = ObjectKey(entity: name, identity: identity)
     guard let entity else {
       return ObjectSnapshot(
-        key: objectKey, attributes: Dictionary(others, uniquingKeysWith: { $1 }), relationships: [:], objectID: id)
+        key: objectKey, attributes: Dictionary(others, uniquingKeysWith: { $1 }), relationships: [:], objectID: id,
+        declaration: nil)
     }
     var attributes: [String: AttributeValue]
     if valueCount == values.count, others.isEmpty {
@@ -103,6 +104,7 @@ struct SnapshotBuilder: StateVisitor {
       }
       relationships = entity.relationshipPositions.mapValues { keyLists[$0] }
     }
-    return ObjectSnapshot(key: objectKey, attributes: attributes, relationships: relationships, objectID: id)
+    return ObjectSnapshot(
+      key: objectKey, attributes: attributes, relationships: relationships, objectID: id, declaration: entity)
   }
 }

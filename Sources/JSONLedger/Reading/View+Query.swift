@@ -8,150 +8,98 @@ extension View {
       if let index = matches.firstIndex(where: { $0.objectID == cursor.objectID }) {
         start = index + 1
       } else {
-        start = matches.firstIndex { Self.follows($0, cursor, query) } ?? matches.count
+        start = matches.firstIndex { Self.follows($0, cursor, query.sortKeys) } ?? matches.count
       }
     }
     let end = query.limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
     let page = Array(matches[start..<end])
     var next: QueryCursor?
     if end < matches.count, let last = page.last {
-      let sortValue = query.sort.flatMap { last.attributes[$0.attribute] }
-      next = QueryCursor(key: last.key, sortValue: sortValue, objectID: last.objectID)
+      next = QueryCursor(
+        key: last.key, sortValues: query.sortKeys.map { last.attributes[$0.attribute] }, objectID: last.objectID)
     }
     return QueryPage(objects: page, next: next)
   }
 
   /// How many objects a query matches (its limit and cursor aside).
   public func count(_ query: Query) throws -> Int {
-    let resolved = try reader.entity(query.entity)
-    let filter = try query.filter.map { try Self.predicate(for: $0, of: resolved) }
-    if let filter, let found = try indexedMatches(query, resolved, filter) { return found.count }
-    var count = 0
-    try reader.forEachObject(query.entity) { object in
-      if filter.map({ $0(object.attributes[query.filter?.attribute ?? ""]) }) ?? true { count += 1 }
-    }
-    return count
+    try matches(QueryPlan(query, entity: reader.entity(query.entity), reader: reader)).count
   }
 
-  /// The objects matching the query's filter read through the `indexes` database, in stored
-  /// order; nil when the index cannot answer (no index on the attribute, a point-in-time view,
-  /// or a range over decimals, whose encoding is not in numeric order).
-  private func indexedMatches(
-    _ query: Query, _ entity: ResolvedEntity, _ matches: @escaping (AttributeValue?) -> Bool
-  ) throws -> [ObjectSnapshot]? {
-    guard reader.store.asOf == nil, let filter = query.filter, let definition = entity.attributeIndex[filter.attribute],
-      definition.isIndexed
-    else { return nil }
-    func typed(_ value: JSONValue) -> AttributeValue? {
-      if case .success(let typed) = ValueCoercion.coerce(value, to: definition.type) { return typed }
-      return nil
+  /// The objects of `entity` whose attribute or to-one relationship `property` equals
+  /// `value` (coerced to the attribute's type: `"1974"` matches an integer 1974), in the
+  /// order they were first stored: `objects(Query(entity, where: property, .equals(value)))`.
+  public func objects(_ entity: String, where property: String, equals value: JSONValue) throws -> [ObjectSnapshot] {
+    try objects(Query(entity, where: property, .equals(value))).objects
+  }
+
+  /// One page of the objects of `entity` in the order they were first stored: skip `offset`,
+  /// take at most `limit`.
+  public func objects(_ entity: String, offset: Int, limit: Int) throws -> [ObjectSnapshot] {
+    var page: [ObjectSnapshot] = []
+    var index = 0
+    try reader.forEachObject(entity) { object in
+      defer { index += 1 }
+      if index >= offset, page.count < limit { page.append(object) }
     }
-    let start: [UInt8]
-    let isPastEnd: (ArraySlice<UInt8>) -> Bool
-    switch filter.condition {
-    case .equals(.null):
-      return nil
-    case .equals(let value):
-      guard let value = typed(value) else { return nil }
-      start = StoreKeys.indexValue(value)
-      isPastEnd = { !$0.starts(with: start) }
-    case .between(let lower, let upper):
-      guard definition.type != .decimal else { return nil }
-      start = lower.flatMap(typed).map(StoreKeys.indexValue) ?? []
-      let end = upper.flatMap(typed).map(StoreKeys.indexValue)
-      isPastEnd = { value in end.map { $0.lexicographicallyPrecedes(value) && !value.starts(with: $0) } ?? false }
-    case .hasPrefix(let prefix):
-      // The encoding of the prefix as a string, without the end mark: every string that
-      // starts with it starts with these bytes.
-      start = Array(StoreKeys.indexValue(.string(prefix)).dropLast(2))
-      isPastEnd = { !$0.starts(with: start) }
+    return page
+  }
+
+  /// The objects meeting the plan, in stored order: through the index when a group of its
+  /// conditions can be answered there, else by a scan of the entity.
+  private func matches(_ plan: QueryPlan) throws -> [ObjectSnapshot] {
+    guard let ranges = plan.indexRanges else {
+      var matches: [ObjectSnapshot] = []
+      try reader.forEachObject(plan.entity.name) { if plan.matches($0) { matches.append($0) } }
+      return matches
     }
-    return try reader.indexedObjects(
-      entity, attribute: filter.attribute, from: start, isPastEnd: isPastEnd, matches: matches)
+    var seen = Set<UInt64>()
+    var matches: [ObjectSnapshot] = []
+    for range in ranges {
+      for object in try reader.indexedObjects(
+        plan.entity, attribute: range.attribute, from: range.start, isPastEnd: range.isPastEnd, matches: { _ in true })
+      where seen.insert(object.objectID).inserted && plan.matches(object) {
+        matches.append(object)
+      }
+    }
+    // Ids ascend in the order objects were first stored.
+    return ranges.count > 1 ? matches.sorted { $0.objectID < $1.objectID } : matches
   }
 
   private func sortedMatches(_ query: Query) throws -> [ObjectSnapshot] {
-    let resolved = try reader.entity(query.entity)
-    if let sort = query.sort, resolved.attributeIndex[sort.attribute] == nil {
-      throw LedgerError.invalidArgument("\(query.entity) has no attribute \"\(sort.attribute)\" to sort by")
-    }
-    let filter = try query.filter.map { try Self.predicate(for: $0, of: resolved) }
-    var matches: [ObjectSnapshot] = []
-    if let filter, let found = try indexedMatches(query, resolved, filter) {
-      matches = found
-    } else {
-      try reader.forEachObject(query.entity) { object in
-        if filter.map({ $0(object.attributes[query.filter?.attribute ?? ""]) }) ?? true { matches.append(object) }
+    let plan = try QueryPlan(query, entity: reader.entity(query.entity), reader: reader)
+    let matches = try matches(plan)
+    guard !query.sortKeys.isEmpty else { return matches }  // stored order already
+    // Stable: ties on every key keep stored order.
+    return matches.enumerated().sorted { left, right in
+      let values = query.sortKeys.map {
+        (left.element.attributes[$0.attribute], right.element.attributes[$0.attribute])
       }
-    }
-    guard let sort = query.sort else { return matches }  // stored order already
-    // Stable: ties keep stored order.
-    let ranked = matches.enumerated().sorted { left, right in
-      switch (left.element.attributes[sort.attribute], right.element.attributes[sort.attribute]) {
+      return Self.order(values, query.sortKeys) ?? (left.offset < right.offset)
+    }.map(\.element)
+  }
+
+  /// Whether the left values come first (true), the right (false), or they tie (nil), key by
+  /// key: by value in the key's direction, a missing value after any value.
+  private static func order(_ pairs: [(AttributeValue?, AttributeValue?)], _ keys: [Query.SortKey]) -> Bool? {
+    for (pair, key) in zip(pairs, keys) {
+      switch pair {
       case (let l?, let r?):
-        if l == r { return left.offset < right.offset }
-        return sort.ascending ? l.isOrdered(before: r) : r.isOrdered(before: l)
+        if l == r { continue }
+        return key.ascending ? l.isOrdered(before: r) : r.isOrdered(before: l)
       case (.some, nil): return true
       case (nil, .some): return false
-      case (nil, nil): return left.offset < right.offset
+      case (nil, nil): continue
       }
     }
-    return ranked.map(\.element)
+    return nil
   }
 
   /// Whether `object` comes after the cursor's place in the query's order.
-  private static func follows(_ object: ObjectSnapshot, _ cursor: QueryCursor, _ query: Query) -> Bool {
-    // Stored order: ids ascend in the order objects were first stored.
-    let keyFollows = cursor.objectID < object.objectID
-    guard let sort = query.sort else { return keyFollows }
-    switch (cursor.sortValue, object.attributes[sort.attribute]) {
-    case (let mark?, let value?):
-      if mark == value { return keyFollows }
-      return sort.ascending ? mark.isOrdered(before: value) : value.isOrdered(before: mark)
-    case (.some, nil): return true
-    case (nil, .some): return false
-    case (nil, nil): return keyFollows
-    }
-  }
-
-  /// Whether an attribute's value (nil: none) meets the filter.
-  private static func predicate(for filter: (attribute: String, condition: Query.Filter), of entity: ResolvedEntity)
-    throws -> (AttributeValue?) -> Bool
-  {
-    guard let definition = entity.attributeIndex[filter.attribute] else {
-      throw LedgerError.invalidArgument(
-        "\(entity.name) has no attribute \"\(filter.attribute)\" (it has: \(entity.attributes.map(\.name).joined(separator: ", ")))"
-      )
-    }
-    func typed(_ value: JSONValue) throws -> AttributeValue {
-      switch ValueCoercion.coerce(value, to: definition.type) {
-      case .success(let typed): return typed
-      case .failure(let failure):
-        throw LedgerError.invalidArgument("\(entity.name).\(filter.attribute): \(failure.reason)")
-      }
-    }
-    let name = filter.attribute
-    switch filter.condition {
-    case .equals(.null): return { $0 == nil }
-    case .equals(let value):
-      let wanted = try typed(value)
-      return { $0?.isIdentical(to: wanted) ?? false }
-    case .between(let lower, let upper):
-      let low = try lower.map(typed)
-      let high = try upper.map(typed)
-      return { value in
-        guard let value else { return false }
-        if let low, value.isOrdered(before: low) { return false }
-        if let high, high.isOrdered(before: value) { return false }
-        return true
-      }
-    case .hasPrefix(let prefix):
-      guard definition.type == .string else {
-        throw LedgerError.invalidArgument("\(entity.name).\(name) is not a string: a prefix needs one")
-      }
-      // By UTF-8 bytes, as text is ordered.
-      return { if case .string(let text)? = $0 { text.utf8.starts(with: prefix.utf8) } else { false } }
-    }
+  private static func follows(_ object: ObjectSnapshot, _ cursor: QueryCursor, _ keys: [Query.SortKey]) -> Bool {
+    let pairs = zip(cursor.sortValues, keys).map { ($0.0, object.attributes[$0.1.attribute]) }
+    // Stored order breaks ties: ids ascend in the order objects were first stored.
+    return order(pairs, keys) ?? (cursor.objectID < object.objectID)
   }
 }
 

@@ -55,6 +55,8 @@ struct BatchResolver {
   /// of it is held at a time.
   mutating func resolveSteps(of batch: ChangeBatch) throws {
     mapper = batch.mapper
+    // Refused with every problem at once: the payload's (found while staging) and the store's.
+    problems.add(contentsOf: batch.collected)
     let prunes = batch.steps.contains { step in
       if case .collection(_, _, let options, _) = step { options.prunes } else { false }
     }
@@ -77,7 +79,9 @@ struct BatchResolver {
   mutating func finish(ignoredKeys: [String]) throws -> (
     changes: [ObjectChange], statistics: ChangeRecord.Statistics
   ) {
-    try prune()
+    // A payload with bad objects does not say which objects the backend has: nothing is
+    // pruned for it, so that no deletion is judged on objects only missing for that.
+    if problems.problems.isEmpty { try prune() }
     try checkRequiredAttributes()
     do { try problems.check() } catch { throw LedgerError.mapping(error) }
     #if JSONLEDGER_INTERNAL_CHECKS
@@ -249,7 +253,7 @@ struct BatchResolver {
     var report = Mapper.Report()
     var remapped = mapper.mapObject(source, entity: concrete, path: object.path, report: &report)
     remapped?.entity = concrete
-    for problem in report.problems.problems { problems.add(problem.entity, problem.path, nil, problem.reason) }
+    problems.add(contentsOf: report.problems)
     return remapped
   }
 

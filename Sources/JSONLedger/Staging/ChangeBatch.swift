@@ -14,6 +14,13 @@ public struct ChangeBatch: Sendable {
   let mapper: Mapper
   private(set) var steps: [Step] = []
   private(set) var ignoredKeys: Set<String> = []
+  /// What was wrong with the payloads staged so far (a value of the wrong type, a missing
+  /// identity, …), in the order staged, up to `MappingError.limit`. Staging goes on past
+  /// them, so that `Ledger.apply` refuses the batch once, listing these with every problem
+  /// found while resolving it against the store (a new object without a non-optional
+  /// attribute, a deletion its rule denies): one run names every bad object.
+  public var problems: [MappingError.Problem] { collected.problems }
+  private(set) var collected = ProblemCollector()
   /// When true, a reference to a key that exists neither in the batch nor in the store is an
   /// error; otherwise it creates a stub object holding only its identity.
   public var isStrict = false
@@ -44,6 +51,10 @@ public struct ChangeBatch: Sendable {
   }
 
   /// Stages objects of `entity`: an array of objects (or of keys), or one object.
+  ///
+  /// A bad object (a value of the wrong type, no identity) is not staged; its problem goes to
+  /// `problems`, and `Ledger.apply` refuses the batch naming it with every other. Only a
+  /// wrong call throws here: an unknown entity, a parent scope that does not fit.
   public mutating func stage(_ json: JSONValue, as entity: String, options: StagingOptions = StagingOptions())
     throws(LedgerError)
   {
@@ -58,6 +69,27 @@ public struct ChangeBatch: Sendable {
     let json: JSONValue
     do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: nil) }
     try stage(json, as: entity, options: options)
+  }
+
+  /// Stages the JSON file at `path`, read whole: objects of `entity`, or (nil) a document
+  /// whose keys name collections. A file that cannot be read is named with the system's reason
+  /// (`cannot read page2.json: No such file or directory`); a syntax error, with the file, line
+  /// and column.
+  public mutating func stage(fileAt path: String, as entity: String? = nil, options: StagingOptions = StagingOptions())
+    throws(LedgerError)
+  {
+    try SystemError.checkReadableFile(path)
+    let data: Data
+    do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+      throw .invalidArgument("cannot read \(path): \(SystemError.describe(error))")
+    }
+    let json: JSONValue
+    do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: path) }
+    if let entity {
+      try stage(json, as: entity, options: options)
+    } else {
+      try stageDocument(json, options: options)
+    }
   }
 
   /// Stages a document whose top-level keys name collections (`bands`, `band_members`).
@@ -77,20 +109,8 @@ public struct ChangeBatch: Sendable {
       }
       staged.append((entity, member.value, member.key))
     }
-    var problems: [MappingError.Problem] = []
-    var truncated = false
     for (entity, value, key) in staged {
-      do { try stage(value, entity: entity, path: key, options: options) } catch {
-        guard case .mapping(let mapping) = error else { throw error }
-        problems += mapping.problems
-        truncated = truncated || mapping.isTruncated
-      }
-    }
-    if !problems.isEmpty {
-      throw .mapping(
-        MappingError(
-          problems: Array(problems.prefix(MappingError.limit)),
-          isTruncated: truncated || problems.count > MappingError.limit))
+      try stage(value, entity: entity, path: key, options: options)
     }
   }
 
@@ -115,7 +135,7 @@ public struct ChangeBatch: Sendable {
     var report = Mapper.Report()
     let objects = mapper.mapCollection(
       json, entity: entity, path: JSONPath(path), firstIndex: firstIndex, report: &report)
-    do { try report.problems.check() } catch { throw .mapping(error) }
+    collected.add(contentsOf: report.problems)
     ignoredKeys.formUnion(report.ignoredKeys)
     steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
   }

@@ -152,17 +152,18 @@ struct ReadmeExamplesTests {
   }
 
   /// The README's Swift blocks in order, without their `import` lines, with the test's file
-  /// paths.
+  /// paths; the frame they run in (an `async` function, as this test is) aside.
   static func readmeBlock(in readme: String) -> [String] {
     var lines = readme.components(separatedBy: "\n")[...]
     var result: [String] = []
     while let start = lines.firstIndex(of: "```swift"), let stop = lines[(start + 1)...].firstIndex(of: "```") {
+      defer { lines = lines[(stop + 1)...] }
+      if lines[start + 1].hasPrefix("@main") { continue }
       result += lines[(start + 1)..<stop].filter { $0 != "import JSONLedger" }.map {
         $0.replacingOccurrences(of: #""bands-model.json""#, with: "modelPath")
           .replacingOccurrences(of: #""/var/cache/bands""#, with: "storePath")
           .replacingOccurrences(of: #""albums.json""#, with: "albumsPath")
       }
-      lines = lines[(stop + 1)...]
     }
     return result
   }

@@ -145,7 +145,7 @@ struct LongLinkListTests {
     #expect(
       refusal?.conflicts.map(\.description) == [
         #"Album "a7" (object): batch set present, now deleted (changed by batch 14)"#,
-        #"Band "Hub" Band.albums: batch set + Album "a7" - Album "a3", now - Album "a3", Album "a7" (changed by batch 14)"#,
+        #"Band "Hub" albums: batch set + Album "a7" - Album "a3", now - Album "a3", Album "a7" (changed by batch 14)"#,
       ])
   }
 

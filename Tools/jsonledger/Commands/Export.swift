@@ -26,19 +26,22 @@ struct Export: AsyncParsableCommand {
     guard (1...100).contains(depth) else { throw ValidationError("--depth must be from 1 to 100, not \(depth)") }
   }
 
-  @Option(help: "Only objects whose attribute equals a value: field=value (with --entity).")
-  var `where`: String?
+  @Option(
+    help: ArgumentHelp(
+      "Only objects whose attribute (or to-one relationship's key) equals a value: field=value (with --entity).",
+      discussion: "The field is a property name or its JSON key (full_name). Repeat it: every one must hold."))
+  var `where`: [String] = []
 
   func run() async throws {
     let ledger = try storeOptions.open()
     let options = ExportOptions(relationships: relationships.export(depth: depth))
-    let filter = try `where`.map(Self.parseFilter)
-    if filter != nil, entity == nil { throw ValidationError("--where needs --entity") }
+    let filters = try `where`.map(Self.parseFilter)
+    if !filters.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
     let body = { (view: borrowing View) throws -> JSONValue in
       guard let entity else { return try view.exportDocument(options: options) }
-      guard let filter else { return try view.exportJSON(entity, options: options) }
-      let matches = try view.objects(entity, where: filter.field, equals: .string(filter.value))
-      return .array(try matches.map { try view.exportJSON($0, options: options) })
+      guard !filters.isEmpty else { return try view.exportJSON(entity, options: options) }
+      let query = filters.reduce(Query(entity)) { $0.filter($1.field, .equals(.string($1.value))) }
+      return .array(try view.objects(query).objects.map { try view.exportJSON($0, options: options) })
     }
     let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     let json = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)

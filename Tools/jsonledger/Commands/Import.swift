@@ -104,9 +104,6 @@ struct Import: AsyncParsableCommand {
     }
     if file != "-" {
       // Streamed: parsed, mapped and resolved part by part, one batch.
-      guard FileManager.default.isReadableFile(atPath: file) else {
-        throw CommandFailure(message: "cannot read \(file)")
-      }
       let line = ProgressLine(shown: !json)
       let summary: BatchSummary
       do {
@@ -145,16 +142,7 @@ struct Import: AsyncParsableCommand {
     batch.isStrict = strict
     let options = try stagingOptions()
     for file in files {
-      guard let data = FileManager.default.contents(atPath: file) else {
-        throw CommandFailure(message: "cannot read \(file): \(String(cString: strerror(errno)))")
-      }
-      let document: JSONValue
-      do { document = try JSONParser.parse(data) } catch { throw LedgerError.syntax(error, source: file) }
-      if let entity {
-        try batch.stage(document, as: entity, options: options)
-      } else {
-        try batch.stageDocument(document, options: options)
-      }
+      try batch.stage(fileAt: file, as: entity, options: options)
     }
     let summary = try await ledger.apply(
       batch, message: message, author: author, source: files.joined(separator: ", "), idempotencyKey: idempotencyKey)

@@ -39,8 +39,9 @@ struct Revert: AsyncParsableCommand {
         batch, force: force, keepingLaterChanges: keepLater, message: message, author: author)
       if json {
         var object = Describe.summaryJSON(result.summary).objectValue ?? [:]
-        object["overridden"] = .array(result.overridden.map { .string($0.description) })
-        object["kept"] = .array(result.kept.map { .string($0.description) })
+        let dateFormat = ledger.model.dateFormat
+        object["overridden"] = .array(result.overridden.map { Describe.conflictJSON($0, dateFormat: dateFormat) })
+        object["kept"] = .array(result.kept.map { Describe.conflictJSON($0, dateFormat: dateFormat) })
         Output.json(.object(object))
         return
       }
@@ -60,13 +61,7 @@ struct Revert: AsyncParsableCommand {
           "refused": true, "batch": .number(JSONNumber(Int64(batch))),
           "alreadyRevertedBy": refused.alreadyRevertedBy.map { .number(JSONNumber(Int64($0))) } ?? .null,
           "conflicts": .array(
-            refused.conflicts.map { conflict in
-              [
-                "entity": .string(conflict.object.entity), "key": .string(conflict.object.description),
-                "field": .string(conflict.field), "valueSetByBatch": .string(conflict.valueSetByBatch),
-                "valueNow": .string(conflict.valueNow), "changedBy": .number(JSONNumber(Int64(conflict.changedBy))),
-              ]
-            }),
+            refused.conflicts.map { Describe.conflictJSON($0, dateFormat: ledger.model.dateFormat) }),
         ])
         try Output.finishStandardOutput()
       }

@@ -59,6 +59,29 @@ enum Describe {
     return .object(object)
   }
 
+  /// A revert conflict in the shape of a diff's change: the key as its values, attribute
+  /// values typed, related objects named as in a diff's links.
+  static func conflictJSON(_ conflict: RevertConflict, dateFormat: DateFormat) -> JSONValue {
+    func json(_ value: RevertConflict.Value) -> JSONValue {
+      switch value {
+      case .attribute(let value): value?.jsonValue(dateFormat: dateFormat) ?? .null
+      case .links(let linked, let unlinked):
+        [
+          "linked": .array(linked.map { .string($0.description) }),
+          "unlinked": .array(unlinked.map { .string($0.description) }),
+        ]
+      case .order(let keys): ["order": .array(keys.map { .string($0.description) })]
+      case .exists(let exists): ["exists": .bool(exists)]
+      }
+    }
+    return [
+      "entity": .string(conflict.object.entity),
+      "key": .array(conflict.object.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
+      "field": .string(conflict.field), "setByBatch": json(conflict.setByBatch), "now": json(conflict.now),
+      "changedBy": .number(JSONNumber(Int64(conflict.changedBy))),
+    ]
+  }
+
   static func summaryJSON(_ summary: BatchSummary) -> JSONValue {
     importJSON([summary])
   }
