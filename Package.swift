@@ -6,11 +6,14 @@ let package = Package(
   products: [
     .library(name: "JSONLedger", targets: ["JSONLedger"]),
     .library(name: "LMDB", targets: ["LMDB"]),
+    .library(name: "JSONLedgerPostgres", targets: ["JSONLedgerPostgres"]),
     .executable(name: "jsonledger", targets: ["jsonledger"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.9.0"..<"5.0.0"),
     // `swift package generate-documentation --target JSONLedger` builds the DocC catalog.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
   ],
@@ -30,10 +33,21 @@ let package = Package(
       swiftSettings: Context.environment["JSONLEDGER_INTERNAL_CHECKS"] == nil
         ? [] : [.define("JSONLEDGER_INTERNAL_CHECKS", .when(configuration: .debug))]
     ),
+    // Replicas over PostgreSQL: the one target that needs NIO, so the core builds without it.
+    .target(
+      name: "JSONLedgerPostgres",
+      dependencies: [
+        "JSONLedger",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     .executableTarget(
       name: "jsonledger",
       dependencies: [
         "JSONLedger",
+        "JSONLedgerPostgres",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Tools/jsonledger"
@@ -49,6 +63,9 @@ let package = Package(
     ),
     .testTarget(
       name: "JSONLedgerCLITests", dependencies: ["jsonledger", "JSONLedger", "LMDB", "JSONLedgerTestSupport"]),
+    .testTarget(
+      name: "JSONLedgerPostgresTests",
+      dependencies: ["jsonledger", "JSONLedger", "JSONLedgerPostgres", "JSONLedgerTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -34,6 +34,9 @@ public final class Ledger: Sendable {
   /// `Options.logger`.
   let logger: Logger
   let writer = LedgerWriter()
+  /// On a replica, what each new record passes through before its transaction commits (the
+  /// remote's append); nil elsewhere.
+  let recordGate = Mutex<RecordGate?>(nil)
 
   /// The version of the store format this library writes and reads (`StoreFormat.version`).
   public static var formatVersion: Int { Int(StoreFormat.version) }

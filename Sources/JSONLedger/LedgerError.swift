@@ -56,6 +56,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
   case closed(path: String)
   /// A chunked import stopped at part `failedPart` of `file`: the parts before it are
   /// applied (as `appliedBatches`), that part and the rest are not.
+  /// A write to a replica that did not go through its remote: a replica's records are
+  /// written where its log lives, so that every replica holds the same ones.
+  case replicaWrite(path: String, source: String)
   indirect case importStopped(file: String, failedPart: Int, appliedBatches: [UInt64], reason: LedgerError)
 
   public var description: String {
@@ -110,6 +113,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case .storeChanged(let path, let reason):
       "the store at \(path) changed while this operation read it (\(reason)); nothing was written: run it again"
     case .closed(let path): "the ledger of \(path) was closed; open the store again to use it"
+    case .replicaWrite(let path, let source):
+      "\(path) is a replica of \(source): its batches are written through the remote log, so that every replica holds the same ones"
     case .importStopped(let file, let part, let applied, let reason):
       "importing \(file) stopped at part \(part): \(reason)\n"
         + (applied.isEmpty

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSONLedger
+import JSONLedgerPostgres
 
 /// `jsonledger`: the command line face of a JSONLedger store.
 @main
@@ -13,7 +14,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     subcommands: [
       Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
       Rewind.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self, Migrate.self,
-      Demo.self,
+      Remote.self, Clone.self, Follow.self, Demo.self,
       Stress.self, ReadCheck.self,
     ]
   )
@@ -30,6 +31,14 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     } catch let error as CommandFailure {
       Output.error(error.message)
       Foundation.exit(error.exitCode)
+    } catch let error as RemoteError {
+      Output.error(error.description)
+      // A diverged replica and an unsupported record are told apart from a failure to connect.
+      switch error {
+      case .diverged: Foundation.exit(2)
+      case .unsupported: Foundation.exit(3)
+      default: Foundation.exit(1)
+      }
     } catch let error as LedgerError {
       Output.error(error.description)
       if let hint = Hints.hint(for: error) { Output.note("hint: \(hint)") }

@@ -42,6 +42,8 @@ extension Ledger {
         "compact needs an archive file for the batches it moves out, unless they are discarded")
     }
     if let count, count < 0 { throw LedgerError.invalidArgument("the batches to keep cannot be negative") }
+    // A replica's log is its remote's: a checkpoint written here would be a record the others lack.
+    if let source = try replicaSource { throw LedgerError.replicaWrite(path: path, source: source) }
     return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive) }
   }
 

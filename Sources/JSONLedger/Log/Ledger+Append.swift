@@ -26,7 +26,7 @@ extension Ledger {
     let record = ChangeRecord(
       batchID: head + 1, time: Date(), kind: kind, metadata: metadata, statistics: statistics, changes: changes,
       modelVersion: versions.current)
-    try append(record, txn, knownStates: knownStates, under: versions)
+    try append(record, txn, knownStates: knownStates, under: versions, isNew: true)
     return record
   }
 
@@ -37,7 +37,7 @@ extension Ledger {
   /// model's terms, which the projections take.
   func append(
     _ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
-    encoded: [UInt8]? = nil, under versions: ModelVersions? = nil
+    encoded: [UInt8]? = nil, under versions: ModelVersions? = nil, isNew: Bool = false
   ) throws {
     let versions = versions ?? self.versions
     try checkModelVersion(txn, versions)
@@ -62,6 +62,9 @@ extension Ledger {
     } else {
       bytes = RecordCoding.encode(record)
     }
+    // A new record of a replica goes to its remote first (`passGate`); the transaction
+    // commits only when the remote took it.
+    if isNew { try passGate(record, bytes: bytes, txn) }
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(bytes, forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: versions.model).apply(record, knownStates: knownStates)
@@ -74,17 +77,25 @@ extension Ledger {
   func appendEncoded(_ bytes: [UInt8]) throws -> BatchSummary {
     try writer.sync {
       let start = ContinuousClock.now
-      let record = try environment.write { txn -> ChangeRecord in
+      let (record, present) = try environment.write { txn -> (ChangeRecord, Bool) in
         let claimed: UInt64
         do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
           throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
         }
         let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
+        // The same record arriving twice (a follower and a writer of one process) is a no-op;
+        // another record under a batch id the log holds is not.
+        if let stored = try txn.value(forKey: StoreKeys.batch(claimed), in: layout.log) {
+          guard stored.elementsEqual(bytes) else {
+            throw LedgerError.corruptRecord(batchID: claimed, reason: "the log holds another record of that batch")
+          }
+          return (record, true)
+        }
         try append(record, txn, encoded: bytes)
-        return record
+        return (record, false)
       }
-      let summary = BatchSummary(record: record)
-      announce(summary, since: start)
+      let summary = BatchSummary(record: record, wasAlreadyApplied: present)
+      if !present { announce(summary, since: start) }
       return summary
     }
   }

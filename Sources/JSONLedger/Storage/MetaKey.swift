@@ -11,6 +11,8 @@ enum MetaKey {
   static let head = Array("head".utf8)
   /// The first batch the log holds (absent: 1); set by `compact`, whose checkpoint it is.
   static let horizon = Array("horizon".utf8)
+  /// Set on a replica: where its records come from and go to (`Ledger.replicaSource`).
+  static let replicaOf = Array("replicaOf".utf8)
   /// The next unused sequence number of object ids (`ObjectIDs`).
   static let nextObjectSequence = Array("nextObjectSequence".utf8)
 }

@@ -94,7 +94,14 @@ struct Import: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.open(durability: writeOptions.durability)
+    let isReplica = try ReplicaRoute.isReplica(ledger)
     if let chunkSize {
+      if isReplica {
+        throw CommandFailure(
+          message:
+            "\(storeOptions.store) is a replica: --chunk-size (a batch per part) is not written through a remote yet; import the file as one batch"
+        )
+      }
       try importInChunks(ledger, chunkSize: chunkSize)
       return
     }
@@ -104,12 +111,23 @@ struct Import: AsyncParsableCommand {
     }
     if file != "-" {
       // Streamed: parsed, mapped and resolved part by part, one batch.
-      let line = ProgressLine(shown: !json)
+      let line = ProgressLine(shown: !json && !isReplica)
       let summary: BatchSummary
       do {
-        summary = try await ledger.importFile(
-          at: file, entity: entity, options: try stagingOptions(), strict: strict, message: message, author: author,
-          source: file, idempotencyKey: idempotencyKey, progress: { line.show($0) })
+        if isReplica {
+          let (file, entity, options, strict, message, author, key) = (
+            file, entity, try stagingOptions(), strict, message, author, idempotencyKey
+          )
+          summary = try await ReplicaRoute.write(ledger, "an import") { ledger in
+            try ledger.importFile(
+              at: file, entity: entity, options: options, strict: strict, message: message, author: author,
+              source: file, idempotencyKey: key)
+          }
+        } else {
+          summary = try await ledger.importFile(
+            at: file, entity: entity, options: try stagingOptions(), strict: strict, message: message,
+            author: author, source: file, idempotencyKey: idempotencyKey, progress: { line.show($0) })
+        }
       } catch {
         line.finish()
         throw error
@@ -131,8 +149,11 @@ struct Import: AsyncParsableCommand {
     } else {
       try batch.stageDocument(document, options: options)
     }
-    let summary = try await ledger.apply(
-      batch, message: message, author: author, source: "stdin", idempotencyKey: idempotencyKey)
+    let staged = batch
+    let (message, author, key) = (message, author, idempotencyKey)
+    let summary = try await ReplicaRoute.write(ledger, "an import") { ledger in
+      try ledger.applySynchronously(staged, message: message, author: author, source: "stdin", idempotencyKey: key)
+    }
     report(summary)
   }
 
@@ -144,8 +165,11 @@ struct Import: AsyncParsableCommand {
     for file in files {
       try batch.stage(fileAt: file, as: entity, options: options)
     }
-    let summary = try await ledger.apply(
-      batch, message: message, author: author, source: files.joined(separator: ", "), idempotencyKey: idempotencyKey)
+    let staged = batch
+    let (message, author, source, key) = (message, author, files.joined(separator: ", "), idempotencyKey)
+    let summary = try await ReplicaRoute.write(ledger, "an import") { ledger in
+      try ledger.applySynchronously(staged, message: message, author: author, source: source, idempotencyKey: key)
+    }
     report(summary)
   }
 

@@ -35,8 +35,10 @@ struct Revert: AsyncParsableCommand {
   func run() async throws {
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     do {
-      let result = try await ledger.revert(
-        batch, force: force, keepingLaterChanges: keepLater, message: message, author: author)
+      let (batch, force, keepLater, message, author) = (batch, force, keepLater, message, author)
+      let result = try await ReplicaRoute.write(ledger, "a revert") { ledger in
+        try ledger.revert(batch, force: force, keepingLaterChanges: keepLater, message: message, author: author)
+      }
       if json {
         var object = Describe.summaryJSON(result.summary).objectValue ?? [:]
         let dateFormat = ledger.model.dateFormat

@@ -20,7 +20,10 @@ struct Rewind: AsyncParsableCommand {
   func run() async throws {
     let ledger = try storeOptions.open()
     let batch = try self.batch.batchID(in: ledger, emptyStoreAllowed: true)
-    let summary = try await ledger.rewind(to: batch, message: message)
+    let message = self.message
+    let summary = try await ReplicaRoute.write(ledger, "a rewind") { ledger in
+      try ledger.rewind(to: batch, message: message)
+    }
     if json {
       Output.json(Describe.summaryJSON(summary))
     } else {

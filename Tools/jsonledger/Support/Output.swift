@@ -74,6 +74,11 @@ enum Output {
     write(result + "\n")
   }
 
+  /// Compact, key-sorted JSON on one line (a stream of events, as `follow --json` prints).
+  static func jsonLine(_ value: JSONValue) {
+    write(escaped(JSONWriter(options: [.sortedKeys]).string(from: value)) + "\n")
+  }
+
   static func time(_ date: Date) -> String {
     let formatter = ISO8601DateFormatter()
     formatter.timeZone = TimeZone(identifier: "UTC")

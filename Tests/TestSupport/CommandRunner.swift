@@ -1,15 +1,15 @@
-import Foundation
+public import Foundation
 
 /// Runs the built `jsonledger` executable as a separate process.
-struct CommandRunner {
-  struct Result {
-    var status: Int32
-    var output: String
-    var error: String
+public struct CommandRunner {
+  public struct Result: Sendable {
+    public var status: Int32
+    public var output: String
+    public var error: String
   }
 
   /// The executable next to the test bundle (SwiftPM builds it because the tests depend on it).
-  static let executable: URL = {
+  public static let executable: URL = {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
       let candidate = directory.appendingPathComponent("jsonledger")
@@ -21,7 +21,7 @@ struct CommandRunner {
 
   /// Starts the executable with `arguments`, output discarded, and kills it with SIGKILL
   /// after `milliseconds`: a crash at that moment.
-  static func runKilled(_ arguments: [String], afterMilliseconds milliseconds: Int) throws {
+  public static func runKilled(_ arguments: [String], afterMilliseconds milliseconds: Int) throws {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -33,7 +33,7 @@ struct CommandRunner {
     process.waitUntilExit()
   }
 
-  static func run(_ arguments: [String], input: String? = nil, directory: String? = nil) throws -> Result {
+  public static func run(_ arguments: [String], input: String? = nil, directory: String? = nil) throws -> Result {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -59,7 +59,7 @@ struct CommandRunner {
   /// memory in bytes: the kernel's high-water mark for its own address space (`VmHWM` in
   /// `/proc/PID/status`), sampled until it exits. (`wait4`'s `ru_maxrss` would not do: a child
   /// started with vfork keeps the test process's own peak.)
-  static func peakMemory(_ arguments: [String]) throws -> Int {
+  public static func peakMemory(_ arguments: [String]) throws -> Int {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -83,7 +83,7 @@ struct CommandRunner {
 
   /// Makes a store at `store` with one batch, then starts a `jsonledger stress` process
   /// applying `batches` more (without flushing), and returns it running.
-  static func startWriter(store: String, batches: Int) throws -> Process {
+  public static func startWriter(store: String, batches: Int) throws -> Process {
     _ = try run(["stress", store, "--batches", "1", "--objects", "40"])
     let writer = Process()
     writer.executableURL = executable

@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// One dedicated connection to the remote database, every call under a deadline. A call that
+/// does not answer is abandoned and the connection closed without waiting: the server then
+/// rolls back whatever transaction it held, and releases its locks.
+final class RemoteConnection: Sendable {
+  let connection: PostgresConnection
+  let location: RemoteLocation
+  let logger: Logger
+
+  private init(connection: PostgresConnection, location: RemoteLocation, logger: Logger) {
+    self.connection = connection
+    self.location = location
+    self.logger = logger
+  }
+
+  static func open(_ location: RemoteLocation, logger: Logger, timeout: Duration = .seconds(10)) async throws
+    -> RemoteConnection
+  {
+    let configuration = location.configuration
+    let connection = try await withDeadline(timeout, "a connection to \(location)") {
+      do {
+        return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+      } catch {
+        throw RemoteConnection.describe(error, location)
+      }
+    }
+    return RemoteConnection(connection: connection, location: location, logger: logger)
+  }
+
+  /// Closes the connection without waiting for the server. The connection is kept until its
+  /// channel is closed (the driver requires it); one that never closes is let go with it.
+  func close() {
+    let connection = self.connection
+    connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+  }
+
+  /// Runs `query` and reads its rows, within `timeout`; on a timeout, closes the connection.
+  @discardableResult
+  func rows(_ query: PostgresQuery, _ what: String, timeout: Duration = .seconds(30)) async throws -> [PostgresRow] {
+    let connection = self.connection
+    let logger = self.logger
+    let location = self.location
+    let run: @Sendable () async throws -> [PostgresRow] = {
+      do {
+        return try await connection.query(query, logger: logger).collect()
+      } catch {
+        throw RemoteConnection.describe(error, location)
+      }
+    }
+    return try await withDeadline(timeout, what, onTimeout: { [self] in close() }, run)
+  }
+
+  /// A server's or driver's error in the remote's words: refusals with the server's message,
+  /// everything else as the remote being unavailable.
+  static func describe(_ error: any Error, _ location: RemoteLocation) -> any Error {
+    if error is RemoteError { return error }
+    guard let error = error as? PSQLError else { return RemoteError.unavailable("\(location): \(error)") }
+    if let info = error.serverInfo {
+      let message = info[.message] ?? "an error"
+      let state = info[.sqlState] ?? ""
+      if state == "42P01" {
+        return RemoteError.schema("the JSONLedger tables are missing (run remote init): \(message)")
+      }
+      if state.hasPrefix("08") || state.hasPrefix("57") {
+        return RemoteError.unavailable("\(location): \(message) (SQLSTATE \(state))")
+      }
+      if state == "28P01" || state == "28000" || state == "3D000" {
+        return RemoteError.unavailable("\(location): \(message)")
+      }
+      return RemoteError.refused("\(message) (SQLSTATE \(state))")
+    }
+    if let underlying = error.underlying { return RemoteError.unavailable("\(location): \(underlying)") }
+    return RemoteError.unavailable("\(location): \(error.code)")
+  }
+}
+
+/// A ledger's row: its head and what a replica needs to start.
+struct LedgerRow: Sendable {
+  var head: UInt64
+  var headSHA: [UInt8]
+  var logStart: UInt64
+  var modelVersion: UInt32
+  var model: String
+  var updatedAt: Date
+}
+
+/// One row of the log.
+struct LogRow: Sendable {
+  var batch: UInt64
+  var previousSHA: [UInt8]
+  var sha: [UInt8]
+  var modelVersion: UInt32
+  var record: [UInt8]
+}
+
+extension RemoteConnection {
+  /// The version of the JSONLedger tables (nil: there are none).
+  func schemaVersion() async throws -> Int? {
+    let exists = try await rows("SELECT to_regclass('jsonledger_schema') IS NOT NULL", "the schema check")
+    guard try exists.first?.decode(Bool.self) == true else { return nil }
+    let version = try await rows("SELECT max(version) FROM jsonledger_schema", "the schema version")
+    return try version.first?.decode(Int?.self) ?? nil
+  }
+
+  /// Checks the tables are there in a version this library knows.
+  func checkSchema() async throws {
+    guard let version = try await schemaVersion() else {
+      throw RemoteError.schema("\(location) has no JSONLedger tables: publish a store there first (remote init)")
+    }
+    guard version <= RemoteSchema.version else {
+      throw RemoteError.schema(
+        "\(location) holds JSONLedger tables of version \(version); this library knows \(RemoteSchema.version)")
+    }
+  }
+
+  /// The ledger's row, locked until the transaction ends when `locking` (the write queue).
+  func ledgerRow(locking: Bool = false, timeout: Duration = .seconds(30)) async throws -> LedgerRow {
+    let ledger = location.ledger
+    let query: PostgresQuery =
+      locking
+      ? "SELECT head, head_sha256, log_start, model_version, model, updated_at FROM jsonledger_ledgers WHERE ledger = \(ledger) FOR UPDATE"
+      : "SELECT head, head_sha256, log_start, model_version, model, updated_at FROM jsonledger_ledgers WHERE ledger = \(ledger)"
+    let found = try await rows(query, locking ? "the lock on the ledger's head" : "the ledger's head", timeout: timeout)
+    guard let row = found.first else { throw RemoteError.ledgerNotFound(ledger) }
+    let (head, sha, start, version, model, updated) = try row.decode(
+      (Int64, Data, Int64, Int32, String, Date).self)
+    return LedgerRow(
+      head: UInt64(max(0, head)), headSHA: Array(sha), logStart: UInt64(max(0, start)),
+      modelVersion: UInt32(max(0, version)),
+      model: model, updatedAt: updated)
+  }
+
+  /// Up to `limit` rows of the log after `batch`, in order.
+  func logRows(after batch: UInt64, limit: Int) async throws -> [LogRow] {
+    let ledger = location.ledger
+    let found = try await rows(
+      """
+      SELECT batch, prev_sha256, sha256, model_version, record FROM jsonledger_log
+      WHERE ledger = \(ledger) AND batch > \(Int64(batch)) ORDER BY batch LIMIT \(limit)
+      """, "the log after batch \(batch)", timeout: .seconds(60))
+    return try found.map { row in
+      let (id, previous, sha, version, record) = try row.decode((Int64, Data, Data, Int32, Data).self)
+      return LogRow(
+        batch: UInt64(max(0, id)), previousSHA: Array(previous), sha: Array(sha), modelVersion: UInt32(max(0, version)),
+        record: Array(record))
+    }
+  }
+
+  /// The checksum of the remote's record of `batch`, or nil when it has none.
+  func checksum(of batch: UInt64) async throws -> [UInt8]? {
+    let ledger = location.ledger
+    let found = try await rows(
+      "SELECT sha256 FROM jsonledger_log WHERE ledger = \(ledger) AND batch = \(Int64(batch))",
+      "the checksum of batch \(batch)")
+    return try found.first.map { Array(try $0.decode(Data.self)) }
+  }
+
+  /// Every batch's checksums, in order.
+  func checksums() async throws -> [(batch: UInt64, previous: [UInt8], sha: [UInt8])] {
+    let ledger = location.ledger
+    let found = try await rows(
+      "SELECT batch, prev_sha256, sha256 FROM jsonledger_log WHERE ledger = \(ledger) ORDER BY batch",
+      "the log's checksums", timeout: .seconds(120))
+    return try found.map { row in
+      let (batch, previous, sha) = try row.decode((Int64, Data, Data).self)
+      return (UInt64(max(0, batch)), Array(previous), Array(sha))
+    }
+  }
+
+  /// Inserts one record after `previous` (the trigger checks it follows the head).
+  func insert(
+    batch: UInt64, kind: String, modelVersion: UInt32, idempotencyKey: String?, previous: [UInt8], sha: [UInt8],
+    writer: String, record: [UInt8]
+  ) async throws {
+    let ledger = location.ledger
+    try await rows(
+      """
+      INSERT INTO jsonledger_log (ledger, batch, kind, model_version, idempotency_key, prev_sha256, sha256, writer, record)
+      VALUES (\(ledger), \(Int64(batch)), \(kind), \(Int32(modelVersion)), \(idempotencyKey), \(Data(previous)), \(Data(sha)), \(writer), \(Data(record)))
+      """, "the append of batch \(batch)")
+  }
+
+  /// Records where a follower is.
+  func recordPosition(follower: String, head: UInt64) async throws {
+    let ledger = location.ledger
+    try await rows(
+      """
+      INSERT INTO jsonledger_followers (ledger, follower, head) VALUES (\(ledger), \(follower), \(Int64(head)))
+      ON CONFLICT (ledger, follower) DO UPDATE SET head = EXCLUDED.head, seen_at = now()
+      """, "the follower's position", timeout: .seconds(10))
+  }
+}

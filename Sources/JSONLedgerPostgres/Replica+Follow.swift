@@ -1,0 +1,98 @@
+import Foundation
+@_spi(Replication) import JSONLedger
+import Logging
+import PostgresNIO
+import Synchronization
+
+extension Replica {
+  /// Applies the remote's records as they are committed, until cancelled (or, with
+  /// `untilCaughtUp`, until the local head reaches the remote's head as it was when this call
+  /// began).
+  ///
+  /// A notification (PostgreSQL `LISTEN`) wakes it at once; the log is read by batch id, so a
+  /// lost or repeated notification costs nothing, and it also polls every `pollInterval`. A
+  /// session that fails or stalls (a call that does not answer is abandoned after its
+  /// deadline) is started again after a pause; a diverged or unsupported record stops it with
+  /// the error, nothing of that record applied.
+  ///
+  /// - Parameter progress: called after each catch-up that applied records, with the local head.
+  public func follow(
+    untilCaughtUp: Bool = false, pollInterval: Duration = .seconds(1),
+    progress: @escaping @Sendable (SyncReport) -> Void = { _ in }
+  ) async throws {
+    var target: UInt64?
+    var pause = Duration.milliseconds(200)
+    while !Task.isCancelled {
+      do {
+        if try await followSession(
+          untilCaughtUp: untilCaughtUp, target: &target, pollInterval: pollInterval, progress: progress)
+        {
+          return
+        }
+      } catch let error as RemoteError {
+        switch error {
+        case .unavailable, .timedOut:
+          // The supervisor: a session that failed or stalled starts again, after a pause.
+          logger.notice("follow: the session ended; starting another", metadata: ["reason": "\(error)"])
+          try await Task.sleep(for: pause)
+          pause = min(pause * 2, .seconds(5))
+        default:
+          throw error
+        }
+      }
+    }
+  }
+
+  /// One session: a connection that reads, one that listens. True when caught up (with
+  /// `untilCaughtUp`).
+  private func followSession(
+    untilCaughtUp: Bool, target: inout UInt64?, pollInterval: Duration,
+    progress: @escaping @Sendable (SyncReport) -> Void
+  ) async throws -> Bool {
+    let reader = try await RemoteConnection.open(remote, logger: logger)
+    defer { reader.close() }
+    try await reader.checkSchema()
+    let wake = WakeFlag()
+    // LISTEN first, then read: a batch committed between the two is read, not missed.
+    let listener = try await RemoteConnection.open(remote, logger: logger)
+    defer { listener.close() }
+    let channel = remote.channel
+    let listening = Task {
+      try await listener.connection.listen(on: channel) { notifications in
+        for try await _ in notifications { wake.raise() }
+      }
+    }
+    defer { listening.cancel() }
+    while !Task.isCancelled {
+      let row = try await reader.ledgerRow()
+      if untilCaughtUp, target == nil { target = row.head }
+      let applied = try await catchUp(on: reader, to: row.head)
+      let head = try ledger.logExtent().head
+      if applied > 0 {
+        progress(SyncReport(applied: applied, head: head))
+        _ = try? await reader.recordPosition(follower: followerName, head: head)
+      }
+      if let target, head >= target { return true }
+      // Until a notification or the poll interval.
+      let clock = ContinuousClock()
+      let until = clock.now + pollInterval
+      while !wake.take(), clock.now < until, !Task.isCancelled {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+    return false
+  }
+}
+
+/// Set by the listener on each notification, taken by the follower's loop.
+private final class WakeFlag: Sendable {
+  private let raised = Mutex(false)
+  func raise() { raised.withLock { $0 = true } }
+  /// Whether it was raised since the last take.
+  func take() -> Bool {
+    raised.withLock { value in
+      defer { value = false }
+      return value
+    }
+  }
+}

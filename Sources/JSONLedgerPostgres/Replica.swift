@@ -1,0 +1,382 @@
+public import Foundation
+@_spi(Replication) public import JSONLedger
+public import Logging
+import PostgresNIO
+import Synchronization
+
+/// A store that is a replica of a ledger whose log lives in PostgreSQL.
+///
+/// Every machine's store holds the same records, byte for byte and in the same order, folded
+/// by the same projector; reads are local and never need the remote. A write takes the
+/// ledger's head lock in PostgreSQL, catches the store up, applies the batch against that
+/// state, and commits the record to PostgreSQL before the store commits it: a replica never
+/// holds a record the remote lacks. `follow` and `sync` apply the records other machines
+/// wrote.
+///
+/// ```swift
+/// let remote = try RemoteLocation(url: "postgres://app@db.internal/ledgers", ledger: "bands")
+/// let replica = try await Replica.clone(from: remote, into: "/var/cache/bands")
+/// let summary = try await replica.apply(batch, idempotencyKey: "sync-2026-11-25")
+/// try await replica.follow()  // until cancelled
+/// ```
+public final class Replica: Sendable {
+  /// The local store: read it as any ledger.
+  public let ledger: Ledger
+  /// The remote log.
+  public let remote: RemoteLocation
+  let logger: Logger
+  /// Who appends, as the log's `writer` column names it: host and process.
+  let writerName: String
+
+  init(ledger: Ledger, remote: RemoteLocation, logger: Logger) {
+    self.ledger = ledger
+    self.remote = remote
+    self.logger = logger
+    writerName = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+  }
+
+  /// The replica of `ledger`'s store, its remote the one it remembers (the password from
+  /// `PGPASSWORD`), or nil when the store is not a replica.
+  public static func ifReplica(
+    _ ledger: Ledger, logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) throws -> Replica? {
+    guard let source = try ledger.replicaSource else { return nil }
+    return Replica(ledger: ledger, remote: try RemoteLocation.remembered(source), logger: logger)
+  }
+
+  // MARK: - Publishing and cloning
+
+  /// Publishes `ledger`'s log to `remote` verbatim (the same batch ids and bytes), creating the
+  /// tables when the database has none, and makes the store its first replica. Refused when
+  /// the ledger exists there already, when the store was compacted or migrated (a remote log
+  /// starts at batch 1 under model version 1, for now), or when the store is a replica.
+  public static func publish(
+    _ ledger: Ledger, to remote: RemoteLocation,
+    logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) async throws -> Replica {
+    if let source = try ledger.replicaSource {
+      throw RemoteError.unsupported("\(ledger.path) is a replica of \(source) already")
+    }
+    let (first, head) = try ledger.logExtent()
+    guard first == 1 else {
+      throw RemoteError.unsupported(
+        "\(ledger.path) was compacted (its log starts at batch \(first)): only a log from batch 1 can be published")
+    }
+    guard ledger.modelVersion == 1 else {
+      throw RemoteError.unsupported(
+        "\(ledger.path) was migrated (model version \(ledger.modelVersion)): only a store at model version 1 can be published"
+      )
+    }
+    let model = String(decoding: JSONWriter().bytes(from: ledger.modelDefinition), as: UTF8.self)
+    // Marked first: from here on no local write slips in between the upload and the mark.
+    try ledger.setReplicaSource(remote.remembered)
+    let connection = try await RemoteConnection.open(remote, logger: logger)
+    defer { connection.close() }
+    do {
+      try await connection.rows("BEGIN", "BEGIN")
+      if try await connection.schemaVersion() == nil {
+        for statement in RemoteSchema.statements {
+          try await connection.rows(PostgresQuery(unsafeSQL: statement), "the schema")
+        }
+      } else {
+        try await connection.checkSchema()
+      }
+      let name = remote.ledger
+      let existing = try await connection.rows(
+        "SELECT 1 FROM jsonledger_ledgers WHERE ledger = \(name)", "the ledger's row")
+      guard existing.isEmpty else { throw RemoteError.ledgerExists(name) }
+      try await connection.rows(
+        """
+        INSERT INTO jsonledger_ledgers (ledger, head, head_sha256, model_version, model)
+        VALUES (\(name), 0, \(Data(RecordDigest.genesis)), 1, \(model))
+        """, "the ledger's row")
+      var previous = RecordDigest.genesis
+      let writer = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+      if head > 0 {
+        for batch in 1...head {
+          let bytes = try ledger.encodedRecord(batch)
+          let record = try await ledger.record(batch)
+          let sha = RecordDigest.of(bytes)
+          try await connection.insert(
+            batch: batch, kind: record.kind.description, modelVersion: record.modelVersion,
+            idempotencyKey: record.metadata.idempotencyKey, previous: previous, sha: sha, writer: writer, record: bytes)
+          previous = sha
+        }
+      }
+      try await connection.rows("COMMIT", "COMMIT")
+    } catch {
+      try? ledger.setReplicaSource(nil)
+      throw error
+    }
+    return Replica(ledger: ledger, remote: remote, logger: logger)
+  }
+
+  /// Builds a new replica at `path` from the remote's log (from batch 1), then verifies it.
+  /// With `reset`, a store already at `path` is replaced once the new one is whole (how a
+  /// diverged replica recovers); without, it is refused.
+  public static func clone(
+    from remote: RemoteLocation, into path: String, reset: Bool = false, options: Ledger.Options = Ledger.Options(),
+    logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) async throws -> Replica {
+    let target = URL(fileURLWithPath: path).standardizedFileURL.path
+    let exists = FileManager.default.fileExists(atPath: target)
+    if exists, !reset, !((try? FileManager.default.contentsOfDirectory(atPath: target))?.isEmpty ?? false) {
+      throw RemoteError.unsupported("\(path) exists: clone into a new folder, or replace it with reset")
+    }
+    let building = target + ".cloning"
+    try? FileManager.default.removeItem(atPath: building)
+    let connection = try await RemoteConnection.open(remote, logger: logger)
+    let row: LedgerRow
+    do {
+      try await connection.checkSchema()
+      row = try await connection.ledgerRow()
+    } catch {
+      connection.close()
+      throw error
+    }
+    guard row.logStart == 1, row.modelVersion == 1 else {
+      connection.close()
+      throw RemoteError.unsupported(
+        "the remote ledger \"\(remote.ledger)\" starts at batch \(row.logStart) under model version \(row.modelVersion): a clone needs a log from batch 1 under version 1"
+      )
+    }
+    let definition: JSONValue
+    do { definition = try JSONParser.parse(Array(row.model.utf8)) } catch {
+      connection.close()
+      throw RemoteError.corruptRecord(batch: 0, reason: "the ledger's model does not read: \(error)")
+    }
+    let replica: Replica
+    do {
+      let ledger = try Ledger.create(at: building, modelDefinition: definition, options: options)
+      try ledger.setReplicaSource(remote.remembered)
+      replica = Replica(ledger: ledger, remote: remote, logger: logger)
+      _ = try await replica.catchUp(on: connection, to: row.head)
+      connection.close()
+      _ = try await ledger.verify()
+      ledger.close()
+    } catch {
+      connection.close()
+      try? FileManager.default.removeItem(atPath: building)
+      throw error
+    }
+    // The new store takes the place of the old one only once it is whole.
+    let old = target + ".replaced"
+    if exists {
+      try? FileManager.default.removeItem(atPath: old)
+      try FileManager.default.moveItem(atPath: target, toPath: old)
+    }
+    try FileManager.default.moveItem(atPath: building, toPath: target)
+    if exists { try? FileManager.default.removeItem(atPath: old) }
+    return Replica(ledger: try Ledger.open(at: target, options: options), remote: remote, logger: logger)
+  }
+
+  // MARK: - Catching up
+
+  /// What `sync` did.
+  public struct SyncReport: Sendable, Equatable {
+    /// The records applied.
+    public var applied: Int
+    /// The local head after it.
+    public var head: UInt64
+  }
+
+  /// Applies the records the remote holds past the local head, once.
+  @discardableResult
+  public func sync() async throws -> SyncReport {
+    let connection = try await RemoteConnection.open(remote, logger: logger)
+    defer { connection.close() }
+    let row = try await connection.ledgerRow()
+    let applied = try await catchUp(on: connection, to: row.head)
+    let head = try ledger.logExtent().head
+    try? await connection.recordPosition(follower: followerName, head: head)
+    return SyncReport(applied: applied, head: head)
+  }
+
+  /// Waits until the local store holds batch `batch` (a batch another machine wrote: read
+  /// your writes across machines), or throws `RemoteError.timedOut`.
+  public func waitFor(batch: UInt64, timeout: Duration = .seconds(30)) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while try ledger.logExtent().head < batch {
+      guard clock.now < deadline else { throw RemoteError.timedOut("batch \(batch)", after: timeout) }
+      try await sync()
+      if try ledger.logExtent().head < batch { try await Task.sleep(for: .milliseconds(50)) }
+    }
+  }
+
+  var followerName: String { "\(ProcessInfo.processInfo.hostName):\(ledger.path)" }
+
+  /// Applies the remote's records after the local head up to `remoteHead`, each checked: its
+  /// batch the next, its previous checksum the local head's, its checksum its bytes', its
+  /// model version the store's. A replica whose history differs is refused before anything
+  /// is applied (`RemoteError.diverged`).
+  func catchUp(on connection: RemoteConnection, to remoteHead: UInt64) async throws -> Int {
+    var local = try ledger.logExtent().head
+    var localSHA = local == 0 ? RecordDigest.genesis : RecordDigest.of(try ledger.encodedRecord(local))
+    if local > remoteHead {
+      throw RemoteError.diverged(
+        batch: local, local: Hex.string(localSHA),
+        remote: "none (the remote's head is batch \(remoteHead): this replica holds batches the remote lacks)")
+    }
+    if local > 0 {
+      let remoteSHA = try await connection.checksum(of: local)
+      guard remoteSHA == localSHA else {
+        throw RemoteError.diverged(
+          batch: local, local: Hex.string(localSHA), remote: remoteSHA.map(Hex.string) ?? "none")
+      }
+    }
+    var applied = 0
+    while local < remoteHead {
+      let rows = try await connection.logRows(after: local, limit: 256)
+      if rows.isEmpty { break }
+      for row in rows {
+        guard row.batch == local + 1 else {
+          throw RemoteError.corruptRecord(batch: row.batch, reason: "the log skips from batch \(local) to it")
+        }
+        guard row.previousSHA == localSHA else {
+          throw RemoteError.diverged(
+            batch: local, local: Hex.string(localSHA), remote: Hex.string(row.previousSHA))
+        }
+        guard RecordDigest.of(row.record) == row.sha else {
+          throw RemoteError.corruptRecord(batch: row.batch, reason: "its bytes do not have the checksum its row gives")
+        }
+        guard row.modelVersion == ledger.modelVersion else {
+          throw RemoteError.unsupported(
+            "batch \(row.batch) is written under model version \(row.modelVersion), this replica's is \(ledger.modelVersion): migrations do not travel to replicas yet"
+          )
+        }
+        let ledger = self.ledger
+        let bytes = row.record
+        _ = try await offThePool { try ledger.appendReplicated(bytes) }
+        local = row.batch
+        localSHA = row.sha
+        applied += 1
+      }
+    }
+    return applied
+  }
+
+  // MARK: - Writing
+
+  /// Applies `batch` through the remote: the head lock taken, the store caught up, the batch
+  /// resolved against that state, its record committed to PostgreSQL, then to the store.
+  /// `idempotencyKey` and `expectedHead` are checked under the lock, against every machine's
+  /// batches. A lost commit acknowledgement is resolved by the key: applying again with it
+  /// answers the batch that was committed (`wasAlreadyApplied`).
+  public func apply(
+    _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
+    idempotencyKey: String? = nil, expectedHead: UInt64? = nil
+  ) async throws -> BatchSummary {
+    try await write("a batch") { ledger in
+      try ledger.applySynchronously(
+        batch, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
+        expectedHead: expectedHead)
+    }
+  }
+
+  /// Runs one write of `body` on the store (an import, a revert, a rewind) through the
+  /// remote, as `apply` does a batch. `body` writes at most one record.
+  public func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
+    let connection = try await RemoteConnection.open(remote, logger: logger)
+    defer { connection.close() }
+    try await connection.rows("BEGIN", "BEGIN")
+    // A writer cut off while it holds the lock loses it when the server notices: its
+    // transaction idles, and is ended after this long.
+    try await connection.rows("SET LOCAL idle_in_transaction_session_timeout = '20s'", "the session's limits")
+    try await connection.rows("SET LOCAL lock_timeout = '60s'", "the session's limits")
+    let row = try await connection.ledgerRow(locking: true, timeout: .seconds(70))
+    guard row.modelVersion == ledger.modelVersion else {
+      throw RemoteError.unsupported(
+        "the remote ledger is at model version \(row.modelVersion), this replica at \(ledger.modelVersion)")
+    }
+    _ = try await catchUp(on: connection, to: row.head)
+    let state = Mutex<(previous: [UInt8], appended: Bool)>((row.headSHA, false))
+    let writer = writerName
+    let gate: RecordGate = { record in
+      let previous = try state.withLock { state -> [UInt8] in
+        guard !state.appended else {
+          throw RemoteError.unsupported("a write through the remote appends one record: \(what) appended more")
+        }
+        return state.previous
+      }
+      guard record.kind != .migration else {
+        throw RemoteError.unsupported("migrations do not travel to replicas yet: migrate before publishing")
+      }
+      let sha = RecordDigest.of(record.bytes)
+      try waitBlocking {
+        try await connection.insert(
+          batch: record.batchID, kind: record.kind.description, modelVersion: record.modelVersion,
+          idempotencyKey: record.idempotencyKey, previous: previous, sha: sha, writer: writer, record: record.bytes)
+        try await connection.rows("COMMIT", "the commit of batch \(record.batchID)")
+      }
+      state.withLock { $0 = (sha, true) }
+    }
+    let ledger = self.ledger
+    let result = try await offThePool { try ledger.withRecordGate(gate) { try body(ledger) } }
+    if !state.withLock({ $0.appended }) {
+      _ = try? await connection.rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5))
+    }
+    return result
+  }
+
+  // MARK: - Status
+
+  /// Where the replica stands against its remote.
+  public struct Status: Sendable, Equatable {
+    public var localHead: UInt64
+    public var remoteHead: UInt64
+    /// Batches the replica has yet to apply.
+    public var lag: UInt64 { remoteHead > localHead ? remoteHead - localHead : 0 }
+    /// When the remote's head last moved.
+    public var remoteUpdated: Date
+  }
+
+  /// The local head, the remote head, and the lag between them.
+  public func status() async throws -> Status {
+    let connection = try await RemoteConnection.open(remote, logger: logger)
+    defer { connection.close() }
+    let row = try await connection.ledgerRow()
+    return Status(localHead: try ledger.logExtent().head, remoteHead: row.head, remoteUpdated: row.updatedAt)
+  }
+
+  /// What `verifyAgainstRemote` found.
+  public struct Verification: Sendable, Equatable {
+    /// The batches compared, local against remote.
+    public var batches: UInt64
+    /// The remote's head.
+    public var remoteHead: UInt64
+  }
+
+  /// Checks that the remote's log chains (each record's previous checksum the one before's)
+  /// and that every record the replica holds is the remote's, byte for byte by checksum; then
+  /// verifies the store itself. Throws `RemoteError.diverged` or `.corruptRecord` naming the
+  /// first batch that differs.
+  public func verifyAgainstRemote() async throws -> Verification {
+    let connection = try await RemoteConnection.open(remote, logger: logger)
+    defer { connection.close() }
+    let checksums = try await connection.checksums()
+    var previous = RecordDigest.genesis
+    for (offset, entry) in checksums.enumerated() {
+      guard entry.batch == UInt64(offset) + 1, entry.previous == previous else {
+        throw RemoteError.corruptRecord(batch: entry.batch, reason: "the remote's chain breaks there")
+      }
+      previous = entry.sha
+    }
+    let head = try ledger.logExtent().head
+    guard head <= UInt64(checksums.count) else {
+      throw RemoteError.diverged(
+        batch: UInt64(checksums.count) + 1, local: "present", remote: "none (the remote's head is \(checksums.count))")
+    }
+    if head > 0 {
+      for batch in 1...head {
+        let local = RecordDigest.of(try ledger.encodedRecord(batch))
+        let remote = checksums[Int(batch) - 1].sha
+        guard local == remote else {
+          throw RemoteError.diverged(batch: batch, local: Hex.string(local), remote: Hex.string(remote))
+        }
+      }
+    }
+    _ = try await ledger.verify()
+    return Verification(batches: head, remoteHead: UInt64(checksums.count))
+  }
+}

@@ -1,0 +1,93 @@
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Lower-case hexadecimal text of bytes (checksums in messages).
+enum Hex {
+  static func string(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
+  }
+}
+
+/// SHA-256 of a record's bytes: the link of the remote log's chain.
+enum RecordDigest {
+  /// The digest before batch 1: 32 zero bytes.
+  static let genesis = [UInt8](repeating: 0, count: 32)
+
+  static func of(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+}
+
+enum Insecure_MD5 {
+  static func digest(_ bytes: [UInt8]) -> [UInt8] { Array(Insecure.MD5.hash(data: bytes)) }
+}
+
+/// Runs `body` on a thread of its own (not one of Swift's cooperative pool): the store's
+/// calls block, and a record gate blocks on the remote while they run.
+func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+  try await withCheckedThrowingContinuation { continuation in
+    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+  }
+}
+
+/// Runs `operation` and waits for it on this (non-cooperative) thread: the bridge from a store
+/// transaction's synchronous record gate to the remote's asynchronous calls.
+func waitBlocking<R: Sendable>(_ operation: @escaping @Sendable () async throws -> R) throws -> R {
+  let outcome = Mutex<Result<R, any Error>?>(nil)
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    let result: Result<R, any Error>
+    do { result = .success(try await operation()) } catch { result = .failure(error) }
+    outcome.withLock { $0 = result }
+    done.signal()
+  }
+  done.wait()
+  guard let result = outcome.withLock({ $0 }) else {
+    throw RemoteError.unavailable("the remote call ended without an answer")
+  }
+  return try result.get()
+}
+
+/// Runs `operation` with a deadline. A call still running at the deadline is abandoned, not
+/// awaited (postgres-nio calls were seen never to return after their backend was terminated,
+/// ignoring cancellation): the caller gets `RemoteError.timedOut` and `onTimeout` runs (it closes
+/// the connection).
+func withDeadline<R: Sendable>(
+  _ timeout: Duration, _ what: String, onTimeout: @escaping @Sendable () -> Void = {},
+  _ operation: @escaping @Sendable () async throws -> R
+) async throws -> R {
+  try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
+    let once = ResumeOnce(continuation)
+    let work = Task {
+      do { _ = once.resume(with: .success(try await operation())) } catch { _ = once.resume(with: .failure(error)) }
+    }
+    Task {
+      try? await Task.sleep(for: timeout)
+      if once.resume(with: .failure(RemoteError.timedOut(what, after: timeout))) {
+        work.cancel()
+        onTimeout()
+      }
+    }
+  }
+}
+
+/// A continuation resumed by whichever comes first, the others ignored.
+private final class ResumeOnce<R: Sendable>: Sendable {
+  private let continuation: Mutex<CheckedContinuation<R, any Error>?>
+
+  init(_ continuation: CheckedContinuation<R, any Error>) { self.continuation = Mutex(continuation) }
+
+  /// Resumes the continuation unless it was; whether this call did.
+  func resume(with result: Result<R, any Error>) -> Bool {
+    guard
+      let continuation = continuation.withLock({ value in
+        defer { value = nil }
+        return value
+      })
+    else {
+      return false
+    }
+    continuation.resume(with: result)
+    return true
+  }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import JSONLedgerTestSupport
+
+/// A private PostgreSQL cluster for one test: `initdb` into a temporary folder (as the
+/// `postgres` user when the tests run as root: PostgreSQL refuses root), `pg_ctl` on a free
+/// port of 127.0.0.1 and a socket in that folder; stopped and removed when the test ends.
+final class PostgresCluster: Sendable {
+  /// The folder of PostgreSQL's server programs, or nil when they are not installed.
+  static let binaries: String? = {
+    let root = "/usr/lib/postgresql"
+    let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+    for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+      let bin = "\(root)/\(version)/bin"
+      if FileManager.default.isExecutableFile(atPath: bin + "/initdb") { return bin }
+    }
+    return nil
+  }()
+
+  static var isAvailable: Bool { binaries != nil }
+
+  let directory: String
+  let port: Int
+  private let bin: String
+
+  var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres" }
+
+  init() throws {
+    guard let bin = Self.binaries else { throw ClusterFailure("PostgreSQL's server programs are not installed") }
+    self.bin = bin
+    directory = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-pg-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    port = try Self.freePort()
+    if getuid() == 0 { try Self.shell(["chown", "postgres:", directory]) }
+    try asServerUser([
+      bin + "/initdb", "-D", directory + "/data", "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8",
+    ])
+    try start()
+  }
+
+  func start() throws {
+    try asServerUser([
+      bin + "/pg_ctl", "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
+      "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=200", "start",
+    ])
+  }
+
+  /// `pg_ctl restart -m fast`: every connection is terminated.
+  func restart() throws {
+    try asServerUser([bin + "/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "restart"])
+  }
+
+  /// Runs SQL with psql and returns its unaligned output.
+  func psql(_ sql: String) throws -> String {
+    try Self.shell([bin + "/psql", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-At", "-c", sql])
+  }
+
+  deinit {
+    _ = try? asServerUser([bin + "/pg_ctl", "-D", directory + "/data", "-m", "immediate", "stop"])
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+
+  @discardableResult
+  private func asServerUser(_ arguments: [String]) throws -> String {
+    try Self.shell(getuid() == 0 ? ["runuser", "-u", "postgres", "--"] + arguments : arguments)
+  }
+
+  @discardableResult
+  static func shell(_ arguments: [String]) throws -> String {
+    // posix_spawn and waitpid, not Foundation's Process: its wait was seen to miss the exit of
+    // a runuser whose grandchild (the server) lives on. Output goes to a file, not a pipe: the
+    // server would hold a pipe open for good.
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("pg-\(UUID().uuidString).out").path
+    defer { try? FileManager.default.removeItem(atPath: file) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, environ)
+    guard spawned == 0 else {
+      throw ClusterFailure("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+    let exited = (status & 0x7f) == 0
+    let code = (status >> 8) & 0xff
+    guard exited, code == 0 else {
+      throw ClusterFailure("\(arguments.joined(separator: " ")) failed: \(text)")
+    }
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// A port nothing listens on now (the kernel's choice for port 0).
+  private static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw ClusterFailure("no socket") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    guard bound == 0 else { throw ClusterFailure("cannot bind a port") }
+    let named = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw ClusterFailure("cannot read the port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+}
+
+struct ClusterFailure: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Test fixtures: a small model and payloads.
+enum ReplicaFixtures {
+  static let model = """
+    {"entities": {
+      "Band": {"identity": "name", "collectionKey": "bands",
+        "attributes": {"name": "string", "formed": "int32"},
+        "relationships": {"albums": {"to": "Album", "many": true, "inverse": "band"}}},
+      "Album": {"identity": "name",
+        "attributes": {"name": "string", "label": "string", "plays": "int64"},
+        "relationships": {"band": {"to": "Band", "inverse": "albums"}}}
+    }}
+    """
+
+  /// Albums for one import: `count` of them named from `prefix`, all on one band.
+  static func albums(_ prefix: String, count: Int, plays: Int = 0) -> String {
+    let albums = (0..<count).map { #"{"name": "\#(prefix)-\#($0)", "band": "B\#($0 % 3)", "plays": \#(plays)}"# }
+    return "[" + albums.joined(separator: ",") + "]"
+  }
+
+  /// A store with the fixture model and one batch, published to `cluster` as `ledger`.
+  static func published(in directory: TemporaryDirectory, cluster: PostgresCluster, ledger: String = "main") throws
+    -> String
+  {
+    let store = directory.path + "/leader"
+    let model = try directory.write("model.json", Self.model)
+    _ = try CommandRunner.run(["init", store, "--model", model])
+    let first = try directory.write("first.json", albums("first", count: 5))
+    _ = try CommandRunner.run(["import", store, first, "--entity", "Album"])
+    let published = try CommandRunner.run(["remote", "init", store, "--remote", cluster.url, "--ledger", ledger])
+    guard published.status == 0 else { throw ClusterFailure("remote init failed: \(published.error)") }
+    return store
+  }
+}

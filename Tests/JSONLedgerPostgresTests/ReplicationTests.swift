@@ -1,0 +1,265 @@
+import Foundation
+@_spi(Replication) import JSONLedger
+import JSONLedgerPostgres
+import JSONLedgerTestSupport
+import Testing
+
+/// Replicas through a real PostgreSQL server that each test starts; each "machine" is a
+/// process of its own with its own store folder.
+@Suite("Replicas through PostgreSQL", .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is installed"))
+struct ReplicationTests {
+  /// Runs `jsonledger` with `arguments` and expects it to succeed.
+  @discardableResult
+  static func run(_ arguments: [String]) throws -> CommandRunner.Result {
+    let result = try CommandRunner.run(arguments)
+    #expect(result.status == 0, "\(arguments.joined(separator: " ")): \(result.error)")
+    return result
+  }
+
+  /// Starts `/bin/sh -c script` with the executable as `$J`.
+  static func start(_ script: String) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script]
+    process.environment = ProcessInfo.processInfo.environment.merging(["J": CommandRunner.executable.path]) { $1 }
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+  }
+
+  /// Waits for `process`; one still running after `seconds` is killed and recorded as hung.
+  static func wait(_ process: Process, seconds: Double, _ what: String) {
+    let deadline = Date().addingTimeInterval(seconds)
+    while process.isRunning, Date() < deadline { usleep(20_000) }
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      Issue.record("\(what) hung (killed after \(Int(seconds)) s)")
+    }
+    process.waitUntilExit()
+  }
+
+  /// Every store caught up, verified against the remote, and exporting what the first does.
+  static func expectIdentical(_ stores: [String]) throws {
+    for store in stores {
+      try run(["follow", store, "--until-caught-up"])
+      try run(["remote", "verify", store])
+    }
+    let exports = try stores.map { try run(["export", $0]).output }
+    for (store, export) in zip(stores, exports).dropFirst() {
+      #expect(export == exports[0], "\(store) exports other objects than \(stores[0])")
+    }
+  }
+
+  @Test func aPublishedStoreAndItsCloneWriteThroughTheRemoteAndFollowEachOther() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let clone = directory.path + "/clone"
+    try Self.run(["clone", cluster.url, clone, "--ledger", "main"])
+    let second = try directory.write("second.json", ReplicaFixtures.albums("second", count: 4))
+    try Self.run(["import", clone, second, "--entity", "Album", "--idempotency-key", "second"])
+    // The leader catches up before it writes: its batch 3 follows the clone's batch 2.
+    let third = try directory.write("third.json", ReplicaFixtures.albums("first", count: 2, plays: 9))
+    let applied = try Self.run(["import", leader, third, "--entity", "Album", "--json"])
+    #expect(applied.output.contains("\"batch\": 3,"), "\(applied.output)")
+    let status = try Self.run(["remote", "status", clone, "--json"])
+    #expect(status.output.contains("\"lag\": 1,"), "\(status.output)")
+    try Self.expectIdentical([leader, clone])
+    // The same key again is the batch already applied, on any machine.
+    let again = try Self.run(["import", leader, second, "--entity", "Album", "--idempotency-key", "second"])
+    #expect(again.output.contains("already applied as batch 2"), "\(again.output)")
+    #expect(try cluster.psql("SELECT max(batch), count(*) FROM jsonledger_log") == "3|3")
+    // The log is append-only, whoever asks.
+    #expect(throws: ClusterFailure.self) { try cluster.psql("DELETE FROM jsonledger_log WHERE batch = 3") }
+    #expect(throws: ClusterFailure.self) { try cluster.psql("UPDATE jsonledger_log SET kind = 'x'") }
+  }
+
+  @Test func aReplicaRefusesWritesThatDoNotGoThroughItsRemote() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let ledger = try Ledger.open(at: leader)
+    var batch = ledger.makeBatch()
+    try batch.stage(.array([["name": "local"]]), as: "Album")
+    #expect {
+      try ledger.applySynchronously(batch)
+    } throws: { error in
+      guard case LedgerError.replicaWrite = error else { return false }
+      return "\(error)".contains("is a replica of postgres://postgres@127.0.0.1")
+    }
+    ledger.close()
+    let compact = try CommandRunner.run(["compact", leader, "--keep-batches", "0", "--discard"])
+    #expect(compact.status != 0)
+    #expect(compact.error.contains("is a replica of"), "\(compact.error)")
+    #expect(try cluster.psql("SELECT head FROM jsonledger_ledgers") == "1")
+  }
+
+  @Test(arguments: [2, 8])
+  func writersRacingFromSeveralMachinesGiveOneGaplessChain(writers: Int) throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    var stores = [leader]
+    for index in 1..<min(writers, 4) {
+      let store = directory.path + "/replica-\(index)"
+      try Self.run(["clone", cluster.url, store, "--ledger", "main"])
+      stores.append(store)
+    }
+    let batches = writers == 2 ? 10 : 4
+    let processes = try (0..<writers).map { writer in
+      let store = stores[writer % stores.count]
+      let file = try directory.write("w\(writer).json", ReplicaFixtures.albums("w\(writer)", count: 3))
+      return try Self.start(
+        "for i in $(seq 1 \(batches)); do \"$J\" import '\(store)' '\(file)' --entity Album --idempotency-key w\(writer)-$i || exit 1; done"
+      )
+    }
+    for process in processes {
+      Self.wait(process, seconds: 120, "a writer")
+      #expect(process.terminationStatus == 0)
+    }
+    let total = 1 + writers * batches
+    #expect(
+      try cluster.psql("SELECT count(*), min(batch), max(batch), count(DISTINCT idempotency_key) FROM jsonledger_log")
+        == "\(total)|1|\(total)|\(total - 1)")
+    try Self.expectIdentical(stores)
+  }
+
+  @Test func withAnExpectedHeadTheLoserOfARaceWritesNothing() async throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let clone = directory.path + "/clone"
+    try Self.run(["clone", cluster.url, clone, "--ledger", "main"])
+    let replicas = try [leader, clone].map { path in
+      try #require(try Replica.ifReplica(try Ledger.open(at: path)))
+    }
+    for round in 0..<5 {
+      let head = try replicas[0].ledger.head
+      try await replicas[1].sync()
+      let outcomes = await withTaskGroup(of: Bool.self) { group in
+        for (index, replica) in replicas.enumerated() {
+          var batch = replica.ledger.makeBatch()
+          try? batch.stage(.array([["name": .string("r\(round)-\(index)")]]), as: "Album")
+          group.addTask {
+            do {
+              _ = try await replica.apply(batch, expectedHead: head)
+              return true
+            } catch LedgerError.headMoved {
+              return false
+            } catch {
+              Issue.record("unexpected \(error)")
+              return false
+            }
+          }
+        }
+        return await group.reduce(into: [Bool]()) { $0.append($1) }
+      }
+      #expect(outcomes.filter { $0 }.count == 1, "round \(round): \(outcomes)")
+      #expect(try cluster.psql("SELECT max(batch) FROM jsonledger_log") == "\(head + 1)")
+      try await replicas[0].sync()
+    }
+    for replica in replicas { replica.ledger.close() }
+    try Self.expectIdentical([leader, clone])
+  }
+
+  @Test func aFollowerKilledAtRandomMomentsAppliesEveryRecordExactlyOnce() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let follower = directory.path + "/follower"
+    try Self.run(["clone", cluster.url, follower, "--ledger", "main"])
+    for index in 0..<20 {
+      let file = try directory.write("b\(index).json", ReplicaFixtures.albums("b\(index)", count: 300))
+      try Self.run(["import", leader, file, "--entity", "Album"])
+    }
+    var generator = SeededGenerator(seed: 7)
+    var heads: [UInt64] = []
+    for _ in 0..<40 {
+      try CommandRunner.runKilled(
+        ["follow", follower, "--until-caught-up"], afterMilliseconds: Int.random(in: 5...250, using: &generator))
+      let ledger = try Ledger.open(at: follower)
+      heads.append(try ledger.head)
+      ledger.close()
+      try Self.run(["verify", follower])
+    }
+    #expect(heads == heads.sorted(), "a kill went backwards: \(heads)")
+    try Self.expectIdentical([leader, follower])
+  }
+
+  @Test func aDivergedReplicaIsRefusedWithNothingAppliedAndCloneResetRecovers() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let offline = directory.path + "/offline"
+    try Self.run(["clone", cluster.url, offline, "--ledger", "main"])
+    // Written locally while cut off from its remote (as an old backup with extra batches).
+    do {
+      let ledger = try Ledger.open(at: offline)
+      let source = try #require(try ledger.replicaSource)
+      try ledger.setReplicaSource(nil)
+      var batch = ledger.makeBatch()
+      try batch.stage(.array([["name": "offline only"]]), as: "Album")
+      _ = try ledger.applySynchronously(batch)
+      try ledger.setReplicaSource(source)
+      ledger.close()
+    }
+    let file = try directory.write("remote.json", ReplicaFixtures.albums("remote", count: 2))
+    try Self.run(["import", leader, file, "--entity", "Album"])
+    try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "again"])
+    let before = try Self.run(["export", offline]).output
+    let refused = try CommandRunner.run(["follow", offline, "--until-caught-up"])
+    #expect(refused.status == 2)
+    #expect(refused.error.contains("diverged from the remote log at batch 2"), "\(refused.error)")
+    #expect(try Self.run(["export", offline]).output == before)
+    let writeRefused = try CommandRunner.run(["import", offline, file, "--entity", "Album"])
+    #expect(writeRefused.status == 2)
+    let kept = try CommandRunner.run(["clone", cluster.url, offline, "--ledger", "main"])
+    #expect(kept.status != 0)
+    #expect(kept.error.contains("exists"), "\(kept.error)")
+    try Self.run(["clone", cluster.url, offline, "--ledger", "main", "--reset"])
+    try Self.expectIdentical([leader, offline])
+  }
+
+  @Test func postgresRestartedDuringImportsLosesAndDuplicatesNothing() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let clone = directory.path + "/clone"
+    try Self.run(["clone", cluster.url, clone, "--ledger", "main"])
+    let stores = [leader, clone, leader, clone]
+    let batches = 12
+    let processes = try stores.enumerated().map { writer, store in
+      let file = try directory.write("w\(writer).json", ReplicaFixtures.albums("w\(writer)", count: 20))
+      // Each import is retried until it lands: the key tells a lost acknowledgement from a loss.
+      return try Self.start(
+        """
+        for i in $(seq 1 \(batches)); do
+          n=0
+          until "$J" import '\(store)' '\(file)' --entity Album --idempotency-key w\(writer)-$i; do
+            n=$((n+1)); [ $n -gt 60 ] && exit 1; sleep 0.2
+          done
+        done
+        """)
+    }
+    // The restart lands while the writers are at it: some batches are in, not all.
+    var landed = 0
+    while landed < 8 {
+      landed = Int(try cluster.psql("SELECT max(batch) FROM jsonledger_log")) ?? 0
+      usleep(20_000)
+    }
+    try cluster.restart()
+    #expect(landed < 1 + stores.count * batches)
+    for process in processes {
+      Self.wait(process, seconds: 180, "a writer across the restart")
+      #expect(process.terminationStatus == 0)
+    }
+    let total = 1 + stores.count * batches
+    #expect(
+      try cluster.psql("SELECT count(*), max(batch), count(DISTINCT idempotency_key) FROM jsonledger_log")
+        == "\(total)|\(total)|\(total - 1)")
+    let fresh = directory.path + "/fresh"
+    try Self.run(["clone", cluster.url, fresh, "--ledger", "main"])
+    try Self.expectIdentical([leader, clone, fresh])
+  }
+}
