@@ -22,6 +22,7 @@ extension Replica {
   ) async throws {
     var target: UInt64?
     var pause = Duration.milliseconds(200)
+    var failures = 0
     while !Task.isCancelled {
       do {
         if try await followSession(
@@ -32,7 +33,10 @@ extension Replica {
       } catch let error as RemoteError {
         switch error {
         case .unavailable, .timedOut:
-          // The supervisor: a session that failed or stalled starts again, after a pause.
+          // The supervisor: a session that failed or stalled starts again, after a pause. A
+          // catch-up that was asked to end gives up after a minute or so of failures.
+          failures += 1
+          if untilCaughtUp, failures > 12 { throw error }
           logger.notice("follow: the session ended; starting another", metadata: ["reason": "\(error)"])
           try await Task.sleep(for: pause)
           pause = min(pause * 2, .seconds(5))

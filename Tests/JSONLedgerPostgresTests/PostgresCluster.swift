@@ -44,6 +44,11 @@ final class PostgresCluster: Sendable {
     ])
   }
 
+  /// `pg_ctl stop -m fast`.
+  func stop() throws {
+    try asServerUser([bin + "/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "stop"])
+  }
+
   /// `pg_ctl restart -m fast`: every connection is terminated.
   func restart() throws {
     try asServerUser([bin + "/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "restart"])

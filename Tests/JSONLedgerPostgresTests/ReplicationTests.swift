@@ -95,6 +95,23 @@ struct ReplicationTests {
     #expect(try cluster.psql("SELECT head FROM jsonledger_ledgers") == "1")
   }
 
+  @Test func withTheRemoteDownWritesFailPlainlyAndReadsGoOn() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let before = try Self.run(["export", leader]).output
+    try cluster.stop()
+    let file = try directory.write("down.json", ReplicaFixtures.albums("down", count: 2))
+    let refused = try CommandRunner.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "down"])
+    #expect(refused.status == 1)
+    #expect(refused.error.contains("the remote log is unavailable"), "\(refused.error)")
+    #expect(!refused.error.contains("password"), "\(refused.error)")
+    #expect(try Self.run(["export", leader]).output == before)
+    try cluster.start()
+    try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "down"])
+    #expect(try cluster.psql("SELECT max(batch) FROM jsonledger_log") == "2")
+  }
+
   @Test(arguments: [2, 8])
   func writersRacingFromSeveralMachinesGiveOneGaplessChain(writers: Int) throws {
     let cluster = try PostgresCluster()
