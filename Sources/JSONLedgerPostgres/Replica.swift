@@ -113,9 +113,12 @@ public final class Replica: Sendable {
 
   /// Builds a new replica at `path` from the remote's log (from batch 1), then verifies it.
   /// With `reset`, a store already at `path` is replaced once the new one is whole (how a
-  /// diverged replica recovers); without, it is refused.
+  /// diverged replica recovers); without, it is refused. With `backup` (a `jsonledger backup`
+  /// of a store of this ledger), the new replica starts from a copy of it and applies only the
+  /// batches after its head, once its head record's checksum is found to be the remote's.
   public static func clone(
-    from remote: RemoteLocation, into path: String, reset: Bool = false, options: Ledger.Options = Ledger.Options(),
+    from remote: RemoteLocation, into path: String, reset: Bool = false, fromBackup backup: String? = nil,
+    options: Ledger.Options = Ledger.Options(),
     logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
   ) async throws -> Replica {
     let target = URL(fileURLWithPath: path).standardizedFileURL.path
@@ -134,7 +137,7 @@ public final class Replica: Sendable {
       connection.close()
       throw error
     }
-    guard row.logStart == 1, row.modelVersion == 1 else {
+    guard row.logStart == 1, row.modelVersion == 1 || backup != nil else {
       connection.close()
       throw RemoteError.unsupported(
         "the remote ledger \"\(remote.ledger)\" starts at batch \(row.logStart) under model version \(row.modelVersion): a clone needs a log from batch 1 under version 1"
@@ -147,7 +150,21 @@ public final class Replica: Sendable {
     }
     let replica: Replica
     do {
-      let ledger = try Ledger.create(at: building, modelDefinition: definition, options: options)
+      let ledger: Ledger
+      if let backup {
+        try FileManager.default.copyItem(atPath: backup, toPath: building)
+        ledger = try Ledger.open(at: building, options: options)
+        // Compared as the text both sides write: the same model, the same numbering.
+        let writer = JSONWriter(options: [.sortedKeys])
+        guard writer.bytes(from: ledger.modelDefinition) == writer.bytes(from: definition) else {
+          ledger.close()
+          throw RemoteError.unsupported(
+            "the backup \(backup) has another model than the remote ledger \"\(remote.ledger)\": it is not a backup of this ledger"
+          )
+        }
+      } else {
+        ledger = try Ledger.create(at: building, modelDefinition: definition, options: options)
+      }
       try ledger.setReplicaSource(remote.remembered)
       replica = Replica(ledger: ledger, remote: remote, logger: logger)
       _ = try await replica.catchUp(on: connection, to: row.head)
@@ -329,6 +346,9 @@ public final class Replica: Sendable {
     public var lag: UInt64 { remoteHead > localHead ? remoteHead - localHead : 0 }
     /// When the remote's head last moved.
     public var remoteUpdated: Date
+    /// The bytes the ledger's rows take in the log table, as PostgreSQL stores them
+    /// (compressed records included).
+    public var remoteBytes: Int64
   }
 
   /// The local head, the remote head, and the lag between them.
@@ -336,7 +356,13 @@ public final class Replica: Sendable {
     let connection = try await RemoteConnection.open(remote, logger: logger)
     defer { connection.close() }
     let row = try await connection.ledgerRow()
-    return Status(localHead: try ledger.logExtent().head, remoteHead: row.head, remoteUpdated: row.updatedAt)
+    let name = remote.ledger
+    let size = try await connection.rows(
+      "SELECT coalesce(sum(pg_column_size(l.*)), 0)::bigint FROM jsonledger_log l WHERE ledger = \(name)",
+      "the log's size", timeout: .seconds(120))
+    return Status(
+      localHead: try ledger.logExtent().head, remoteHead: row.head, remoteUpdated: row.updatedAt,
+      remoteBytes: try size.first?.decode(Int64.self) ?? 0)
   }
 
   /// What `verifyAgainstRemote` found.

@@ -112,6 +112,69 @@ struct ReplicationTests {
     #expect(try cluster.psql("SELECT max(batch) FROM jsonledger_log") == "2")
   }
 
+  /// A writer stopped (SIGSTOP: as good as a cut network) while it holds the head lock: the
+  /// server ends its idle transaction and frees the lock, the other writer goes on, and the
+  /// stopped one, resumed, fails without writing; run again with its key, it lands once.
+  @Test func aWriterCutOffWhileHoldingTheLockLosesItAndTheOthersGoOn() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let clone = directory.path + "/clone"
+    try Self.run(["clone", cluster.url, clone, "--ledger", "main"])
+    let big = try directory.write("big.json", ReplicaFixtures.albums("big", count: 20_000))
+    let stalled = try Self.start("exec \"$J\" import '\(leader)' '\(big)' --entity Album --idempotency-key big")
+    // Stopped once its session holds the lock and idles in its transaction (resolving locally).
+    var holding = false
+    for _ in 0..<1_000 where !holding {
+      holding =
+        (try? cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'")) == "1"
+      if !holding { usleep(5_000) }
+    }
+    kill(stalled.processIdentifier, SIGSTOP)
+    #expect(holding, "the writer was never seen holding the lock")
+    let small = try directory.write("small.json", ReplicaFixtures.albums("small", count: 2))
+    let started = Date()
+    try Self.run(["import", clone, small, "--entity", "Album", "--idempotency-key", "small"])
+    #expect(Date().timeIntervalSince(started) < 60)
+    kill(stalled.processIdentifier, SIGCONT)
+    Self.wait(stalled, seconds: 120, "the resumed writer")
+    #expect(stalled.terminationStatus != 0)
+    #expect(try cluster.psql("SELECT count(*) FROM jsonledger_log WHERE idempotency_key = 'big'") == "0")
+    try Self.run(["import", leader, big, "--entity", "Album", "--idempotency-key", "big"])
+    let again = try Self.run(["import", clone, big, "--entity", "Album", "--idempotency-key", "big"])
+    #expect(again.output.contains("already applied"), "\(again.output)")
+    #expect(try cluster.psql("SELECT count(*) FROM jsonledger_log WHERE idempotency_key = 'big'") == "1")
+    try Self.expectIdentical([leader, clone])
+  }
+
+  @Test func aCloneFromABackupAppliesOnlyTheTailAndABackupWithOtherBatchesIsRefused() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let file = try directory.write("more.json", ReplicaFixtures.albums("more", count: 3))
+    try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "more-1"])
+    let backup = directory.path + "/backup"
+    try Self.run(["backup", leader, backup])
+    try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "more-2"])
+    let restored = directory.path + "/restored"
+    let cloned = try Self.run(["clone", cluster.url, restored, "--ledger", "main", "--from-backup", backup])
+    #expect(cloned.output.contains("cloned 3 batches"), "\(cloned.output)")
+    try Self.expectIdentical([leader, restored])
+    // A backup of a store that went its own way after batch 1.
+    let other = directory.path + "/other"
+    let model = try directory.write("model.json", ReplicaFixtures.model)
+    try Self.run(["init", other, "--model", model])
+    try Self.run([
+      "import", other, try directory.write("x.json", ReplicaFixtures.albums("x", count: 1)), "--entity", "Album",
+    ])
+    let refused = try CommandRunner.run([
+      "clone", cluster.url, directory.path + "/never", "--ledger", "main", "--from-backup", other,
+    ])
+    #expect(refused.status == 2)
+    #expect(refused.error.contains("diverged from the remote log at batch 1"), "\(refused.error)")
+    #expect(!FileManager.default.fileExists(atPath: directory.path + "/never"))
+  }
+
   @Test(arguments: [2, 8])
   func writersRacingFromSeveralMachinesGiveOneGaplessChain(writers: Int) throws {
     let cluster = try PostgresCluster()

@@ -18,7 +18,15 @@ let package = Package(
         .product(name: "LMDB", package: "JSONLedger"),
         .product(name: "GRDB", package: "GRDB.swift"),
       ]
-    )
+    ),
+    // Replication through PostgreSQL (a server you start: README.md says how).
+    .executableTarget(
+      name: "jsonledger-replication-bench",
+      dependencies: [
+        .product(name: "JSONLedger", package: "JSONLedger"),
+        .product(name: "JSONLedgerPostgres", package: "JSONLedger"),
+      ]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -110,9 +110,13 @@ struct Clone: AsyncParsableCommand {
   @Flag(help: "Replace a store already there once the new one is whole (how a diverged replica recovers).")
   var reset = false
 
+  @Option(
+    help: "Start from this backup of a store of the ledger (`jsonledger backup`) and apply only the later batches.")
+  var fromBackup: String?
+
   func run() async throws {
     let location = try RemoteLocation(url: url, ledger: ledger)
-    let replica = try await Replica.clone(from: location, into: store, reset: reset)
+    let replica = try await Replica.clone(from: location, into: store, reset: reset, fromBackup: fromBackup)
     let head = try replica.ledger.head
     Output.line("cloned \(head) batch\(head == 1 ? "" : "es") of \(location) (ledger \"\(ledger)\") into \(store)")
   }

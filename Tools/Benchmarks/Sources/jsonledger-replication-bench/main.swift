@@ -1,0 +1,167 @@
+// Replication through PostgreSQL, measured in one run against a server you start (its
+// README section says how): append throughput by writers, a follower's apply rate against a
+// local import of the same batches, replication lag under a steady import, and PostgreSQL's
+// bytes per million objects.
+import Foundation
+import JSONLedger
+import JSONLedgerPostgres
+import Synchronization
+
+let arguments = CommandLine.arguments
+func option(_ name: String, _ fallback: String) -> String {
+  guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
+  return arguments[index + 1]
+}
+let url = option("--remote", "postgres://postgres@127.0.0.1:55432/postgres")
+let batches = Int(option("--batches", "200")) ?? 200
+let perBatch = Int(option("--objects-per-batch", "500")) ?? 500
+let root = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-rbench-\(UUID().uuidString.prefix(8))").path
+try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: root) }
+
+let model = try Model(
+  json: try JSONParser.parse(
+    Array(
+      #"""
+      {"keyCase": "snake_case", "entities": {
+        "Band": {"identity": "name", "attributes": {"name": "string"},
+          "relationships": {"albums": {"to": "Album", "many": true, "inverse": "band"}}},
+        "Album": {"identity": "name", "attributes": {"name": "string", "label": "string", "plays": "int64"},
+          "relationships": {"band": {"to": "Band", "inverse": "albums"}}}}}
+      """#.utf8)))
+
+func albums(_ prefix: String, _ count: Int) -> JSONValue {
+  .array(
+    (0..<count).map { index in
+      [
+        "name": .string("\(prefix)-\(index)"), "label": .string("label \(index % 17)"),
+        "plays": .number(JSONNumber(index)), "band": .string("band \(index % 50)"),
+      ]
+    })
+}
+
+func seconds(_ start: ContinuousClock.Instant) -> Double {
+  let elapsed = ContinuousClock.now - start
+  return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+  let sorted = values.sorted()
+  guard !sorted.isEmpty else { return 0 }
+  return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
+}
+
+var rows: [(String, String, String)] = []
+var ledgerNumber = 0
+func newLedgerName() -> String {
+  ledgerNumber += 1
+  return "bench-\(UUID().uuidString.prefix(8))-\(ledgerNumber)"
+}
+
+/// A published leader with one batch, and its location.
+func publishedLeader() async throws -> (Replica, RemoteLocation) {
+  let location = try RemoteLocation(url: url, ledger: newLedgerName())
+  let ledger = try Ledger.open(at: root + "/\(location.ledger)-leader", model: model)
+  var batch = ledger.makeBatch()
+  try batch.stage(albums("seed", 10), as: "Album")
+  _ = try ledger.applySynchronously(batch)
+  return (try await Replica.publish(ledger, to: location), location)
+}
+
+// 1. A local import of the batches, then the same batches through the remote, then a clone
+//    (a follower replaying them all).
+do {
+  let local = try Ledger.open(at: root + "/local", model: model)
+  let payloads = (0..<batches).map { albums("b\($0)", perBatch) }
+  var start = ContinuousClock.now
+  for payload in payloads {
+    var batch = local.makeBatch()
+    try batch.stage(payload, as: "Album")
+    _ = try local.applySynchronously(batch)
+  }
+  let localRate = Double(batches * perBatch) / seconds(start)
+  let (leader, location) = try await publishedLeader()
+  start = ContinuousClock.now
+  for payload in payloads {
+    var batch = leader.ledger.makeBatch()
+    try batch.stage(payload, as: "Album")
+    _ = try await leader.apply(batch)
+  }
+  let remoteRate = Double(batches * perBatch) / seconds(start)
+  start = ContinuousClock.now
+  let clone = try await Replica.clone(from: location, into: root + "/clone")
+  let cloneSeconds = seconds(start)
+  let followRate = Double(batches * perBatch + 10) / cloneSeconds
+  rows.append(("local import, \(batches) batches of \(perBatch) objects", "\(Int(localRate)) objects/s", "1.00×"))
+  rows.append(
+    ("the same batches written through PostgreSQL", "\(Int(remoteRate)) objects/s", String(format: "%.2f×", remoteRate / localRate)))
+  rows.append(
+    ("a follower applying them (clone: replay and verify)", "\(Int(followRate)) objects/s", String(format: "%.2f×", followRate / localRate)))
+  let sizes = try await clone.status().remoteBytes
+  rows.append(
+    ("PostgreSQL bytes per 1M objects (log table and its indexes)", "\(Int(Double(sizes) / Double(batches * perBatch + 10) * 1_000_000 / 1_048_576)) MB", "—"))
+  clone.ledger.close()
+}
+
+// 2. Append throughput for 1, 2 and 4 writers, each a replica of its own, racing.
+for writers in [1, 2, 4] {
+  let (leader, location) = try await publishedLeader()
+  var replicas = [leader]
+  for index in 1..<writers {
+    replicas.append(try await Replica.clone(from: location, into: root + "/\(location.ledger)-w\(index)"))
+  }
+  let appends = 60
+  let start = ContinuousClock.now
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    for (index, replica) in replicas.enumerated() {
+      group.addTask {
+        for round in 0..<appends {
+          var batch = replica.ledger.makeBatch()
+          try batch.stage(albums("w\(index)-\(round)", 20), as: "Album")
+          _ = try await replica.apply(batch)
+        }
+      }
+    }
+    try await group.waitForAll()
+  }
+  let rate = Double(writers * appends) / seconds(start)
+  rows.append(("appends of 20 objects, \(writers) writer\(writers == 1 ? "" : "s") racing", "\(Int(rate)) appends/s", "—"))
+}
+
+// 3. Lag: a leader applies a batch every 20 ms; a follower follows; commit → applied there.
+do {
+  let (leader, location) = try await publishedLeader()
+  let follower = try await Replica.clone(from: location, into: root + "/follower")
+  let committed = Mutex<[UInt64: ContinuousClock.Instant]>([:])
+  let lags = Mutex<[Double]>([])
+  let changes = follower.ledger.changes
+  let watcher = Task {
+    for await summary in changes {
+      let now = ContinuousClock.now
+      if let at = committed.withLock({ $0[summary.batchID] }) {
+        let lag = now - at
+        lags.withLock { $0.append(Double(lag.components.attoseconds) / 1e15 + Double(lag.components.seconds) * 1000) }
+      }
+    }
+  }
+  let following = Task { try await follower.follow(pollInterval: .seconds(1)) }
+  try await Task.sleep(for: .milliseconds(500))
+  for round in 0..<150 {
+    var batch = leader.ledger.makeBatch()
+    try batch.stage(albums("lag-\(round)", 20), as: "Album")
+    let summary = try await leader.apply(batch)
+    committed.withLock { $0[summary.batchID] = ContinuousClock.now }
+    try await Task.sleep(for: .milliseconds(20))
+  }
+  try await Task.sleep(for: .seconds(1))
+  following.cancel()
+  watcher.cancel()
+  let values = lags.withLock { $0 }
+  rows.append(
+    ("replication lag, commit → applied on the follower (\(values.count) batches of 20, one every 20 ms)",
+     String(format: "p50 %.1f ms, p99 %.1f ms", percentile(values, 0.5), percentile(values, 0.99)), "—"))
+}
+
+print("| workload | result | vs local import |")
+print("|---|---:|---:|")
+for (name, value, ratio) in rows { print("| \(name) | \(value) | \(ratio) |") }
