@@ -15,7 +15,9 @@ func option(_ name: String, _ fallback: String) -> String {
 let url = option("--remote", "postgres://postgres@127.0.0.1:55432/postgres")
 let batches = Int(option("--batches", "200")) ?? 200
 let perBatch = Int(option("--objects-per-batch", "500")) ?? 500
-let root = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-rbench-\(UUID().uuidString.prefix(8))").path
+let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+  "jsonledger-rbench-\(UUID().uuidString.prefix(8))"
+).path
 try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: root) }
 
@@ -94,12 +96,21 @@ do {
   let followRate = Double(batches * perBatch + 10) / cloneSeconds
   rows.append(("local import, \(batches) batches of \(perBatch) objects", "\(Int(localRate)) objects/s", "1.00×"))
   rows.append(
-    ("the same batches written through PostgreSQL", "\(Int(remoteRate)) objects/s", String(format: "%.2f×", remoteRate / localRate)))
+    (
+      "the same batches written through PostgreSQL", "\(Int(remoteRate)) objects/s",
+      String(format: "%.2f×", remoteRate / localRate)
+    ))
   rows.append(
-    ("a follower applying them (clone: replay and verify)", "\(Int(followRate)) objects/s", String(format: "%.2f×", followRate / localRate)))
+    (
+      "a follower applying them (clone: replay and verify)", "\(Int(followRate)) objects/s",
+      String(format: "%.2f×", followRate / localRate)
+    ))
   let sizes = try await clone.status().remoteBytes
   rows.append(
-    ("PostgreSQL bytes per 1M objects (log table and its indexes)", "\(Int(Double(sizes) / Double(batches * perBatch + 10) * 1_000_000 / 1_048_576)) MB", "—"))
+    (
+      "PostgreSQL bytes per 1M objects (log table and its indexes)",
+      "\(Int(Double(sizes) / Double(batches * perBatch + 10) * 1_000_000 / 1_048_576)) MB", "—"
+    ))
   clone.ledger.close()
 }
 
@@ -125,7 +136,8 @@ for writers in [1, 2, 4] {
     try await group.waitForAll()
   }
   let rate = Double(writers * appends) / seconds(start)
-  rows.append(("appends of 20 objects, \(writers) writer\(writers == 1 ? "" : "s") racing", "\(Int(rate)) appends/s", "—"))
+  rows.append(
+    ("appends of 20 objects, \(writers) writer\(writers == 1 ? "" : "s") racing", "\(Int(rate)) appends/s", "—"))
 }
 
 // 3. Lag: a leader applies a batch every 20 ms; a follower follows; commit → applied there.
@@ -158,8 +170,10 @@ do {
   watcher.cancel()
   let values = lags.withLock { $0 }
   rows.append(
-    ("replication lag, commit → applied on the follower (\(values.count) batches of 20, one every 20 ms)",
-     String(format: "p50 %.1f ms, p99 %.1f ms", percentile(values, 0.5), percentile(values, 0.99)), "—"))
+    (
+      "replication lag, commit → applied on the follower (\(values.count) batches of 20, one every 20 ms)",
+      String(format: "p50 %.1f ms, p99 %.1f ms", percentile(values, 0.5), percentile(values, 0.99)), "—"
+    ))
 }
 
 print("| workload | result | vs local import |")
