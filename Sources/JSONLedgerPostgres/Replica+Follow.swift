@@ -63,7 +63,7 @@ extension Replica {
     let channel = remote.channel
     let listening = Task {
       try await listener.connection.listen(on: channel) { notifications in
-        for try await _ in notifications { wake.raise() }
+        for try await _ in notifications { wake.ring() }
       }
     }
     defer { listening.cancel() }
@@ -78,25 +78,54 @@ extension Replica {
       }
       if let target, head >= target { return true }
       // Until a notification or the poll interval.
-      let clock = ContinuousClock()
-      let until = clock.now + pollInterval
-      while !wake.take(), clock.now < until, !Task.isCancelled {
-        try await Task.sleep(for: .milliseconds(20))
-      }
+      await wake.wait(upTo: pollInterval)
     }
     return false
   }
 }
 
-/// Set by the listener on each notification, taken by the follower's loop.
+/// Rung by the listener on each notification; the follower's loop waits on it, or for the
+/// poll interval, whichever comes first. A ring while nobody waits is kept for the next wait.
 private final class WakeFlag: Sendable {
-  private let raised = Mutex(false)
-  func raise() { raised.withLock { $0 = true } }
-  /// Whether it was raised since the last take.
-  func take() -> Bool {
-    raised.withLock { value in
-      defer { value = false }
-      return value
+  private struct State {
+    var rung = false
+    var waiter: CheckedContinuation<Void, Never>?
+  }
+  private let state = Mutex(State())
+
+  func ring() {
+    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+      guard let waiter = state.waiter else {
+        state.rung = true
+        return nil
+      }
+      state.waiter = nil
+      return waiter
+    }
+    waiter?.resume()
+  }
+
+  /// Returns on a ring (or one kept from before), or after `timeout`.
+  func wait(upTo timeout: Duration) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let rungBefore = state.withLock { state -> Bool in
+        if state.rung {
+          state.rung = false
+          return true
+        }
+        state.waiter = continuation
+        return false
+      }
+      if rungBefore { return continuation.resume() }
+      Task { [self] in
+        try? await Task.sleep(for: timeout)
+        // The timer of an earlier wait may end a later one early: that only polls sooner.
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+          defer { state.waiter = nil }
+          return state.waiter
+        }
+        waiter?.resume()
+      }
     }
   }
 }

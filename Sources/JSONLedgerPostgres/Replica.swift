@@ -28,6 +28,41 @@ public final class Replica: Sendable {
   /// Who appends, as the log's `writer` column names it: host and process.
   let writerName: String
 
+  /// Connections kept open between calls (at most two), so that a write or a catch-up does not
+  /// pay for a new one. A call that fails closes its connection instead of keeping it.
+  private let idleConnections = Mutex<[RemoteConnection]>([])
+
+  deinit {
+    for connection in idleConnections.withLock({ $0 }) { connection.close() }
+  }
+
+  /// Runs `body` on a kept connection (or a new one), keeping it afterwards unless `body`
+  /// threw.
+  func withConnection<R>(_ body: (RemoteConnection) async throws -> R) async throws -> R {
+    let kept = idleConnections.withLock { idle -> RemoteConnection? in
+      while let connection = idle.popLast() {
+        if !connection.connection.isClosed { return connection }
+        connection.close()
+      }
+      return nil
+    }
+    let connection: RemoteConnection
+    if let kept { connection = kept } else { connection = try await RemoteConnection.open(remote, logger: logger) }
+    do {
+      let result = try await body(connection)
+      let stays = idleConnections.withLock { idle in
+        guard idle.count < 2 else { return false }
+        idle.append(connection)
+        return true
+      }
+      if !stays { connection.close() }
+      return result
+    } catch {
+      connection.close()
+      throw error
+    }
+  }
+
   init(ledger: Ledger, remote: RemoteLocation, logger: Logger) {
     self.ledger = ledger
     self.remote = remote
@@ -200,13 +235,13 @@ public final class Replica: Sendable {
   /// Applies the records the remote holds past the local head, once.
   @discardableResult
   public func sync() async throws -> SyncReport {
-    let connection = try await RemoteConnection.open(remote, logger: logger)
-    defer { connection.close() }
-    let row = try await connection.ledgerRow()
-    let applied = try await catchUp(on: connection, to: row.head)
-    let head = try ledger.logExtent().head
-    try? await connection.recordPosition(follower: followerName, head: head)
-    return SyncReport(applied: applied, head: head)
+    try await withConnection { connection in
+      let row = try await connection.ledgerRow()
+      let applied = try await catchUp(on: connection, to: row.head)
+      let head = try ledger.logExtent().head
+      if applied > 0 { _ = try? await connection.recordPosition(follower: followerName, head: head) }
+      return SyncReport(applied: applied, head: head)
+    }
   }
 
   /// Waits until the local store holds batch `batch` (a batch another machine wrote: read
@@ -294,8 +329,12 @@ public final class Replica: Sendable {
   /// Runs one write of `body` on the store (an import, a revert, a rewind) through the
   /// remote, as `apply` does a batch. `body` writes at most one record.
   public func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
-    let connection = try await RemoteConnection.open(remote, logger: logger)
-    defer { connection.close() }
+    try await withConnection { connection in try await write(what, on: connection, body) }
+  }
+
+  private func write<R: Sendable>(
+    _ what: String, on connection: RemoteConnection, _ body: @escaping @Sendable (Ledger) throws -> R
+  ) async throws -> R {
     try await connection.rows("BEGIN", "BEGIN")
     // A writer cut off while it holds the lock loses it when the server notices: its
     // transaction idles, and is ended after this long.
@@ -330,9 +369,7 @@ public final class Replica: Sendable {
     }
     let ledger = self.ledger
     let result = try await offThePool { try ledger.withRecordGate(gate) { try body(ledger) } }
-    if !state.withLock({ $0.appended }) {
-      _ = try? await connection.rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5))
-    }
+    if !state.withLock({ $0.appended }) { try await connection.rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5)) }
     return result
   }
 

@@ -54,11 +54,7 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 }
 
 var rows: [(String, String, String)] = []
-var ledgerNumber = 0
-func newLedgerName() -> String {
-  ledgerNumber += 1
-  return "bench-\(UUID().uuidString.prefix(8))-\(ledgerNumber)"
-}
+func newLedgerName() -> String { "bench-\(UUID().uuidString.prefix(12))" }
 
 /// A published leader with one batch, and its location.
 func publishedLeader() async throws -> (Replica, RemoteLocation) {
@@ -108,7 +104,7 @@ do {
   let sizes = try await clone.status().remoteBytes
   rows.append(
     (
-      "PostgreSQL bytes per 1M objects (log table and its indexes)",
+      "PostgreSQL bytes per 1M objects (the log rows as stored)",
       "\(Int(Double(sizes) / Double(batches * perBatch + 10) * 1_000_000 / 1_048_576)) MB", "—"
     ))
   clone.ledger.close()
