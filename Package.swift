@@ -5,6 +5,7 @@ let package = Package(
   name: "JSONLedger",
   products: [
     .library(name: "JSONLedger", targets: ["JSONLedger"]),
+    .library(name: "JSONLedgerJSON", targets: ["JSONLedgerJSON"]),
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "JSONLedgerPostgres", targets: ["JSONLedgerPostgres"]),
     .executable(name: "jsonledger", targets: ["jsonledger"]),
@@ -24,9 +25,11 @@ let package = Package(
       providers: [.apt(["liblmdb-dev"])]
     ),
     .target(name: "LMDB", dependencies: ["CLMDB"]),
+    // JSON in and out: parser, stream, value, writer, decoder; its own errors, nothing of a store.
+    .target(name: "JSONLedgerJSON"),
     .target(
       name: "JSONLedger",
-      dependencies: ["LMDB", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["LMDB", "JSONLedgerJSON", .product(name: "Logging", package: "swift-log")],
       // With JSONLEDGER_INTERNAL_CHECKS set in the environment (CI sets it), debug builds check
       // hand-rolled structures' invariants, `LinkGraph._checkInvariants()` among them, after
       // every change; an app that depends on the package does not pay for them.

@@ -123,12 +123,8 @@ extension Ledger {
         return batch
       })
     let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-    do {
-      return try streamedImport(
-        chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, strict: strict, progress: progress)
-    } catch LedgerError.syntax(let error, source: nil) {
-      throw LedgerError.syntax(error, source: path)
-    }
+    return try streamedImport(
+      chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, strict: strict, progress: progress)
   }
 
   /// Whether the file's first character after any white space is `[`.

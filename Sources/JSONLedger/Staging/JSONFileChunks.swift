@@ -13,7 +13,7 @@ struct JSONFileChunks {
   /// Stages the file chunk by chunk, handing each staged batch, the number of top-level
   /// objects in it and the bytes of the file read so far to `body` before reading further.
   func forEachChunk(_ body: (ChangeBatch, Int, Int) throws -> Void) throws {
-    var stream = try JSONStream(path: path)
+    var stream = try Self.reading(path) { try JSONStream(path: path) }
     let model = makeBatch().mapper.model
     var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONValue)] = []
     var counters: [String: Int] = [:]
@@ -64,8 +64,20 @@ struct JSONFileChunks {
       pending.append((target, key, index, element))
       if pending.count >= chunkSize { try flush() }
     }
-    try stream.forEachElement(
-      collectionStarts: { _ = try collectionEntity($0) }, bytesRead: { bytesRead = $0 }, element)
+    try Self.reading(path) {
+      try stream.forEachElement(
+        collectionStarts: { _ = try collectionEntity($0) }, bytesRead: { bytesRead = $0 }, element)
+    }
     try flush()
+  }
+
+  /// `body`, with the stream's errors in the library's terms: a file that cannot be read, or
+  /// malformed JSON in it (the file named). Errors of the staging it calls pass as they are.
+  private static func reading<R>(_ path: String, _ body: () throws -> R) throws -> R {
+    do { return try body() } catch let error as JSONSyntaxError {
+      throw LedgerError.syntax(error, source: path)
+    } catch let error as JSONFileError {
+      throw LedgerError.invalidArgument(error.description)
+    }
   }
 }

@@ -9,13 +9,7 @@ enum SystemError {
   /// Throws, naming `path` and the system's reason, unless `path` is a file this process can
   /// open for reading ("No such file or directory", "Permission denied", "Is a directory").
   static func checkReadableFile(_ path: String) throws(LedgerError) {
-    let descriptor = open(path, O_RDONLY)
-    guard descriptor >= 0 else { throw .invalidArgument("cannot read \(path): \(reason(errno))") }
-    defer { close(descriptor) }
-    var status = stat()
-    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-      throw .invalidArgument("cannot read \(path): \(reason(EISDIR))")
-    }
+    do { try JSONFileError.checkReadable(path) } catch { throw .invalidArgument(error.description) }
   }
 
   /// `error` in a sentence: a `LedgerError`'s description, a POSIX or Foundation error's

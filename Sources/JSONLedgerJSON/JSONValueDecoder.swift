@@ -1,14 +1,16 @@
-import Foundation
+package import Foundation
 
 /// Decodes `Decodable` values straight from a `JSONValue`, as `JSONDecoder` would from its
 /// text, with nothing written or parsed: dates from strings through `date`, `Data` from
 /// base64, `URL` from a string, `Decimal` from a number's exact literal, integers only when
 /// the number fits exactly.
-struct JSONValueDecoder: Sendable {
+package struct JSONValueDecoder: Sendable {
   /// Turns a string into a date, or nil when it is none.
-  var date: @Sendable (String) -> Date?
+  package var date: @Sendable (String) -> Date?
 
-  func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+  package init(date: @escaping @Sendable (String) -> Date?) { self.date = date }
+
+  package func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
     try ValueDecoder(value: value, codingPath: [], options: self).decodeValue(T.self)
   }
 }

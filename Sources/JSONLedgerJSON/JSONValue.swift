@@ -63,7 +63,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   public let literal: String
 
   /// Wraps a literal the parser has already checked.
-  init(validLiteral literal: String) { self.literal = literal }
+  package init(validLiteral literal: String) { self.literal = literal }
 
   /// A number from an integer.
   public init(_ value: Int64) { literal = String(value) }
@@ -149,7 +149,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
   public init(_ members: [Member] = []) { self.members = members }
 
   /// An empty object with room for `count` members.
-  init(minimumCapacity count: Int) {
+  package init(minimumCapacity count: Int) {
     members = []
     members.reserveCapacity(count)
   }

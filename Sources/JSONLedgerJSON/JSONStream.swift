@@ -22,9 +22,9 @@ public struct JSONStream {
 
   /// A stream over the file at `path`.
   public init(path: String, blockSize: Int = 1 << 20) throws {
-    try SystemError.checkReadableFile(path)
+    try JSONFileError.checkReadable(path)
     guard let handle = FileHandle(forReadingAtPath: path) else {
-      throw LedgerError.invalidArgument("cannot read \(path): \(SystemError.reason(errno))")
+      throw JSONFileError(path: path, reason: JSONFileError.reason(errno))
     }
     self.handle = handle
     self.path = path
@@ -121,7 +121,7 @@ public struct JSONStream {
     }
     let data: Data
     do { data = try handle.read(upToCount: blockSize) ?? Data() } catch {
-      throw LedgerError.invalidArgument("cannot read \(path): \(SystemError.describe(error))")
+      throw JSONFileError(path: path, reason: JSONFileError.reason(of: error))
     }
     if data.isEmpty {
       atEnd = true
@@ -151,9 +151,9 @@ public struct JSONStream {
     return (line, dropped + offset - start + 1)
   }
 
-  private func failure(_ reason: String) -> LedgerError {
+  private func failure(_ reason: String) -> JSONSyntaxError {
     let (line, column) = location(position)
-    return .syntax(JSONSyntaxError(line: line, column: column, offset: dropped + position, reason: reason), source: nil)
+    return JSONSyntaxError(line: line, column: column, offset: dropped + position, reason: reason)
   }
 
   /// Finds the end of the value at `position`, reading more blocks as needed, and parses it.
@@ -215,9 +215,7 @@ public struct JSONStream {
       let (baseLine, baseColumn) = location(valueStart)
       let line = baseLine + error.line - 1
       let column = error.line == 1 ? baseColumn + error.column - 1 : error.column
-      throw LedgerError.syntax(
-        JSONSyntaxError(line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason),
-        source: nil)
+      throw JSONSyntaxError(line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason)
     }
   }
 }
