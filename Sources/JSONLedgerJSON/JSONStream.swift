@@ -215,7 +215,8 @@ public struct JSONStream {
       let (baseLine, baseColumn) = location(valueStart)
       let line = baseLine + error.line - 1
       let column = error.line == 1 ? baseColumn + error.column - 1 : error.column
-      throw JSONSyntaxError(line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason)
+      throw JSONSyntaxError(
+        line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason)
     }
   }
 }
