@@ -14,14 +14,13 @@ extension Ledger {
   ///   - entity: the entity of a top-level array's objects; nil for an object of collections.
   ///   - chunkSize: the most top-level objects in one batch.
   ///   - options: how the objects are staged (operations; no pruning or parent scope).
-  ///   - strict: whether a reference to a key that exists nowhere is an error.
   ///   - message: why, kept in each record (with the part number).
   ///   - author: who, kept in each record.
   ///   - idempotencyKey: a key for the import; part *k* carries `key#k`.
   ///   - progress: called after each chunk with what has been read and applied so far.
   public func importFile(
     at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
-    strict: Bool = false, message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
+    message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
     progress: ((ImportProgress) -> Void)? = nil
   ) throws -> [BatchSummary] {
     guard chunkSize > 0 else { throw LedgerError.invalidArgument("the chunk size must be at least 1") }
@@ -33,9 +32,7 @@ extension Ledger {
     let chunks = JSONFileChunks(
       path: path, entity: fixed, chunkSize: chunkSize, options: options,
       makeBatch: {
-        var batch = self.makeBatch()
-        batch.isStrict = strict
-        return batch
+        self.makeBatch()
       })
     var summaries: [BatchSummary] = []
     var applied = 0
@@ -63,12 +60,12 @@ extension Ledger {
   /// `importFile`, off the caller's executor.
   public func importFile(
     at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
-    strict: Bool = false, message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
+    message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
     progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> [BatchSummary] {
     try await offTheCaller {
       try self.importFile(
-        at: path, entity: entity, chunkSize: chunkSize, options: options, strict: strict, message: message,
+        at: path, entity: entity, chunkSize: chunkSize, options: options, message: message,
         author: author, idempotencyKey: idempotencyKey, progress: progress.map { report in { report($0) } })
     }
   }
@@ -89,7 +86,6 @@ extension Ledger {
   ///   - entity: the entity of a top-level array's objects (or of one object); nil for an
   ///     object of collections.
   ///   - options: how the objects are staged.
-  ///   - strict: whether a reference to a key that exists nowhere is an error.
   ///   - message: why, kept in the record.
   ///   - author: who, kept in the record.
   ///   - source: where the data came from (the path when nil).
@@ -98,7 +94,7 @@ extension Ledger {
   ///   - progress: called as the file is read (every 1,000 top-level objects) with what has
   ///     been read so far; not called when the file is read whole.
   public func importFile(
-    at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
+    at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(),
     message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
     expectedHead: UInt64? = nil, progress: ((ImportProgress) -> Void)? = nil
   ) throws -> BatchSummary {
@@ -108,7 +104,6 @@ extension Ledger {
     try SystemError.checkReadableFile(path)
     guard !options.prunes, options.parent == nil, entity == nil || Self.startsWithArray(path) else {
       var batch = makeBatch()
-      batch.isStrict = strict
       try batch.stage(fileAt: path, as: entity, options: options)
       return try applySynchronously(
         batch, message: message, author: author, source: metadata.source, idempotencyKey: idempotencyKey,
@@ -118,13 +113,11 @@ extension Ledger {
     let chunks = JSONFileChunks(
       path: path, entity: fixed, chunkSize: 1000, options: options,
       makeBatch: {
-        var batch = self.makeBatch()
-        batch.isStrict = strict
-        return batch
+        self.makeBatch()
       })
     let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     return try streamedImport(
-      chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, strict: strict, progress: progress)
+      chunks, metadata: metadata, expectedHead: expectedHead, fileSize: fileSize, progress: progress)
   }
 
   /// Whether the file's first character after any white space is `[`.
@@ -140,12 +133,12 @@ extension Ledger {
   }
 
   private func streamedImport(
-    _ chunks: JSONFileChunks, metadata: ChangeRecord.Metadata, expectedHead: UInt64?, fileSize: Int, strict: Bool,
+    _ chunks: JSONFileChunks, metadata: ChangeRecord.Metadata, expectedHead: UInt64?, fileSize: Int,
     progress: ((ImportProgress) -> Void)?
   ) throws -> BatchSummary {
     try writer.sync {
       try commit(
-        metadata: metadata, expectedHead: expectedHead, estimatedObjects: fileSize / 64, strict: strict, kind: .import
+        metadata: metadata, expectedHead: expectedHead, estimatedObjects: fileSize / 64, kind: .import
       ) { resolver in
         var ignoredKeys: Set<String> = []
         var objects = 0
@@ -162,13 +155,13 @@ extension Ledger {
 
   /// `importFile(at:entity:options:…)` as one batch, off the caller's executor.
   public func importFile(
-    at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(), strict: Bool = false,
+    at path: String, entity: String? = nil, options: StagingOptions = StagingOptions(),
     message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
     expectedHead: UInt64? = nil, progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> BatchSummary {
     try await offTheCaller {
       try self.importFile(
-        at: path, entity: entity, options: options, strict: strict, message: message, author: author, source: source,
+        at: path, entity: entity, options: options, message: message, author: author, source: source,
         idempotencyKey: idempotencyKey, expectedHead: expectedHead, progress: progress.map { report in { report($0) } })
     }
   }

@@ -150,7 +150,7 @@ public final class Ledger: Sendable {
     let onlyDeletions =
       !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
     return try commit(
-      metadata: metadata, expectedHead: expectedHead, estimatedObjects: batch.stagedObjectCount, strict: batch.isStrict,
+      metadata: metadata, expectedHead: expectedHead, estimatedObjects: batch.stagedObjectCount,
       kind: onlyDeletions ? .delete : .import
     ) { resolver in
       try resolver.resolve(batch)
@@ -161,7 +161,7 @@ public final class Ledger: Sendable {
   /// write transaction (the idempotency key and the expected head checked first); on the
   /// writer's thread.
   func commit(
-    metadata: ChangeRecord.Metadata, expectedHead: UInt64?, estimatedObjects: Int, strict: Bool,
+    metadata: ChangeRecord.Metadata, expectedHead: UInt64?, estimatedObjects: Int,
     kind: ChangeRecord.Kind,
     resolve: (inout BatchResolver) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics)
   ) throws -> BatchSummary {
@@ -180,7 +180,7 @@ public final class Ledger: Sendable {
       // written: only the changes and the states after them go on.
       let (changes, statistics, knownStates, emptied) = try {
         () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?], [String]) in
-        var resolver = try BatchResolver(model: model, source: store, strict: strict)
+        var resolver = try BatchResolver(model: model, source: store)
         let (changes, statistics) = try resolve(&resolver)
         return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)
       }()

@@ -4,7 +4,10 @@
 /// sides; the `WorkingSet` holds the before-image of everything touched.
 struct BatchResolver {
   let model: Model
-  let strict: Bool
+  /// Whether the step being resolved has strict references (`StagingOptions.isStrict`).
+  private var strict = false
+  /// Strict references for every step (the batch-wide switch).
+  private var strictForAll = false
   private var graph: LinkGraph
   private var identities: IdentityIndex
   private var problems = ProblemCollector()
@@ -30,9 +33,8 @@ struct BatchResolver {
   /// Objects created from a payload, with its path, for the non-optional check.
   private var createdFromPayloads: [(UInt64, JSONPath)] = []
 
-  init(model: Model, source: any StateSource, strict: Bool) throws {
+  init(model: Model, source: any StateSource) throws {
     self.model = model
-    self.strict = strict
     graph = LinkGraph(objects: WorkingSet(model: model, source: source))
     checksRequiredAttributes = model.resolvedInOrder.contains { !$0.requiredAttributes.isEmpty }
     identities = try IdentityIndex(source: source)
@@ -55,6 +57,7 @@ struct BatchResolver {
   /// of it is held at a time.
   mutating func resolveSteps(of batch: ChangeBatch) throws {
     mapper = batch.mapper
+    strictForAll = batch.strictForAll
     // Refused with every problem at once: the payload's (found while staging) and the store's.
     problems.add(contentsOf: batch.collected)
     let prunes = batch.steps.contains { step in
@@ -122,6 +125,8 @@ struct BatchResolver {
     _ entityName: String, _ objects: [MappedObject], _ options: StagingOptions, path: String
   ) throws {
     guard let entity = model.resolved(entityName) else { return }
+    strict = options.isStrict || strictForAll
+    defer { strict = strictForAll }
     var parent: (id: UInt64, relationship: ResolvedRelationship)?
     if let scope = options.parent {
       guard let parentEntity = model.resolved(scope.entity) else {

@@ -21,9 +21,14 @@ public struct ChangeBatch: Sendable {
   /// attribute, a deletion its rule denies): one run names every bad object.
   public var problems: [MappingError.Problem] { collected.problems }
   private(set) var collected = ProblemCollector()
-  /// When true, a reference to a key that exists neither in the batch nor in the store is an
-  /// error; otherwise it creates a stub object holding only its identity.
-  public var isStrict = false
+  /// Strict references for every collection staged (`StagingOptions.isStrict` sets them for
+  /// one collection).
+  @available(*, deprecated, message: "use StagingOptions(strict: true) for the collections staged")
+  public var isStrict: Bool {
+    get { strictForAll }
+    set { strictForAll = newValue }
+  }
+  private(set) var strictForAll = false
 
   enum Step: Sendable {
     case collection(entity: String, objects: [MappedObject], options: StagingOptions, path: String)

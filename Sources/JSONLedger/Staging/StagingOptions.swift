@@ -21,11 +21,16 @@ public struct StagingOptions: Sendable {
   /// Limit deletion of absent objects to the targets of one parent object's relationship
   /// (Sync's `parent:`), and link the payload's objects to that parent.
   public var parent: ParentScope?
+  /// Whether a reference to a key that exists neither in the batch nor in the store is an
+  /// error; otherwise it creates a stub object holding only its identity (Groot).
+  public var isStrict: Bool
 
   /// Options for a collection; `prune: true` is the same as adding `.delete` to `operations`.
-  public init(operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil) {
+  public init(operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil, strict: Bool = false)
+  {
     self.operations = prune ? operations.union(.delete) : operations
     self.parent = parent
+    self.isStrict = strict
   }
 
   /// Whether objects absent from the payload are deleted.

@@ -90,8 +90,7 @@ struct FuzzTests {
           Self.mutate(["name": .string(words.randomElement(using: &generator)!), "id": "x"], &generator, words: words)
         })
       do {
-        try batch.stage(payload, as: entity)
-        batch.isStrict = Bool.random(using: &generator)
+        try batch.stage(payload, as: entity, options: StagingOptions(strict: Bool.random(using: &generator)))
         _ = try ledger.applySynchronously(batch)
         applied += 1
       } catch is LedgerError {

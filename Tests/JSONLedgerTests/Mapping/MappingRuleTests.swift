@@ -54,8 +54,7 @@ struct MappingRuleTests {
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     for payload in payloads {
       var batch = ledger.makeBatch()
-      batch.isStrict = strict
-      try batch.stage(payload, as: entity)
+      try batch.stage(payload, as: entity, options: StagingOptions(strict: strict))
       _ = try ledger.applySynchronously(batch)
     }
     return (ledger, directory)
@@ -302,10 +301,13 @@ struct MappingRuleTests {
     let strictDirectory = try TemporaryDirectory()
     let strictLedger = try Ledger.open(at: strictDirectory.storePath, model: Self.model)
     var batch = strictLedger.makeBatch()
-    batch.isStrict = true
-    try batch.stage([["id": 1, "company": "ghost"]], as: "User")
+    try batch.stage([["id": 1, "company": "ghost"]], as: "User", options: StagingOptions(strict: true))
+    // Strict per collection: the same payload staged without it makes a stub.
+    var lenient = strictLedger.makeBatch()
+    try lenient.stage([["id": 1, "company": "ghost"]], as: "User")
     #expect(throws: LedgerError.self) { try strictLedger.applySynchronously(batch) }
     #expect(try strictLedger.head == 0)
+    #expect(try strictLedger.applySynchronously(lenient).created == 2)
   }
 
   @Test func nullUnlinksAToOneAndEmptiesAToMany() throws {

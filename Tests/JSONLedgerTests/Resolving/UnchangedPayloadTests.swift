@@ -50,7 +50,7 @@ struct UnchangedPayloadTests {
     try ledger.environment.read { txn in
       let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
       let source = StateReadRecorder(store: store, hidingFingerprints: hidingFingerprints)
-      var resolver = try BatchResolver(model: ledger.model, source: source, strict: false)
+      var resolver = try BatchResolver(model: ledger.model, source: source)
       let resolved = try resolver.resolve(batch)
       return (resolved.changes, resolved.statistics, source.readIDs)
     }

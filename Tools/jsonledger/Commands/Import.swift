@@ -28,13 +28,13 @@ struct Import: AsyncParsableCommand {
   var prune = false
 
   @Option(help: "ENTITY:KEY of a parent object; limits --prune to its --relationship and links the objects to it.")
-  var parent: String?
+  var parent: ParentReference?
 
   @Option(help: "The parent's to-many relationship that holds the imported objects.")
   var relationship: String?
 
   @Option(help: "Comma-separated subset of insert,update,delete (default insert,update).")
-  var operations: String?
+  var operations: OperationList?
 
   @Flag(help: "A reference to a key that exists nowhere is an error instead of creating a stub.")
   var strict = false
@@ -70,26 +70,11 @@ struct Import: AsyncParsableCommand {
   }
 
   func stagingOptions() throws -> StagingOptions {
-    var set: Operations = .upsert
-    if let operations {
-      set = []
-      for name in operations.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-        switch name {
-        case "insert": set.insert(.insert)
-        case "update": set.insert(.update)
-        case "delete": set.insert(.delete)
-        default: throw ValidationError("unknown operation \"\(name)\" (use insert, update, delete)")
-        }
-      }
-    }
     var scope: ParentScope?
     if let parent, let relationship {
-      guard let colon = parent.firstIndex(of: ":") else { throw ValidationError("--parent takes ENTITY:KEY") }
-      scope = ParentScope(
-        entity: String(parent[..<colon]), key: .string(String(parent[parent.index(after: colon)...])),
-        relationship: relationship)
+      scope = ParentScope(entity: parent.entity, key: .string(parent.key), relationship: relationship)
     }
-    return StagingOptions(operations: set, prune: prune, parent: scope)
+    return StagingOptions(operations: operations?.set ?? .upsert, prune: prune, parent: scope, strict: strict)
   }
 
   func run() async throws {
@@ -115,17 +100,17 @@ struct Import: AsyncParsableCommand {
       let summary: BatchSummary
       do {
         if isReplica {
-          let (file, entity, options, strict, message, author, key) = (
-            file, entity, try stagingOptions(), strict, message, author, idempotencyKey
+          let (file, entity, options, message, author, key) = (
+            file, entity, try stagingOptions(), message, author, idempotencyKey
           )
           summary = try await ReplicaRoute.write(ledger, "an import") { ledger in
             try ledger.importFile(
-              at: file, entity: entity, options: options, strict: strict, message: message, author: author,
+              at: file, entity: entity, options: options, message: message, author: author,
               source: file, idempotencyKey: key)
           }
         } else {
           summary = try await ledger.importFile(
-            at: file, entity: entity, options: try stagingOptions(), strict: strict, message: message,
+            at: file, entity: entity, options: try stagingOptions(), message: message,
             author: author, source: file, idempotencyKey: idempotencyKey, progress: { line.show($0) })
         }
       } catch {
@@ -142,7 +127,6 @@ struct Import: AsyncParsableCommand {
       throw LedgerError.syntax(error, source: "stdin")
     }
     var batch = ledger.makeBatch()
-    batch.isStrict = strict
     let options = try stagingOptions()
     if let entity {
       try batch.stage(document, as: entity, options: options)
@@ -160,7 +144,6 @@ struct Import: AsyncParsableCommand {
   /// Several files, read whole, staged into one batch in the order given.
   private func importAsOneBatch(_ ledger: Ledger) async throws {
     var batch = ledger.makeBatch()
-    batch.isStrict = strict
     let options = try stagingOptions()
     for file in files {
       try batch.stage(fileAt: file, as: entity, options: options)
@@ -193,7 +176,7 @@ struct Import: AsyncParsableCommand {
     do {
       summaries = try ledger.importFile(
         at: file == "-" ? "/dev/stdin" : file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(),
-        strict: strict, message: message, author: author, idempotencyKey: idempotencyKey,
+        message: message, author: author, idempotencyKey: idempotencyKey,
         progress: { line.show($0) })
     } catch {
       line.finish()
@@ -226,4 +209,39 @@ struct Import: AsyncParsableCommand {
       }
     }
   }
+}
+
+/// `--parent ENTITY:KEY`.
+struct ParentReference: ExpressibleByArgument {
+  var entity: String
+  var key: String
+
+  init?(argument: String) {
+    guard let colon = argument.firstIndex(of: ":"), colon != argument.startIndex else { return nil }
+    entity = String(argument[..<colon])
+    key = String(argument[argument.index(after: colon)...])
+  }
+
+  static var defaultValueDescription: String { "ENTITY:KEY" }
+}
+
+/// `--operations insert,update,delete` (any subset).
+struct OperationList: ExpressibleByArgument {
+  var set: Operations
+
+  init?(argument: String) {
+    var set: Operations = []
+    for name in argument.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+      switch name {
+      case "insert": set.insert(.insert)
+      case "update": set.insert(.update)
+      case "delete": set.insert(.delete)
+      default: return nil
+      }
+    }
+    guard !set.isEmpty else { return nil }
+    self.set = set
+  }
+
+  static var allValueStrings: [String] { ["insert", "update", "delete"] }
 }
