@@ -26,8 +26,7 @@ public struct StagingOptions: Sendable {
   public var isStrict: Bool
 
   /// Options for a collection; `prune: true` is the same as adding `.delete` to `operations`.
-  public init(operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil, strict: Bool = false)
-  {
+  public init(operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil, strict: Bool = false) {
     self.operations = prune ? operations.union(.delete) : operations
     self.parent = parent
     self.isStrict = strict
