@@ -15,6 +15,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     .package(url: "https://github.com/apple/swift-crypto.git", "3.9.0"..<"5.0.0"),
+    // Property tests that shrink a failing history to a small one (tests only).
+    .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     // `swift package generate-documentation --target JSONLedger` builds the DocC catalog.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
   ],
@@ -61,6 +63,7 @@ let package = Package(
       name: "JSONLedgerTests",
       dependencies: [
         "JSONLedger", "LMDB", "JSONLedgerTestSupport", .product(name: "Logging", package: "swift-log"),
+        .product(name: "PropertyBased", package: "swift-property-based"),
       ],
       resources: [.copy("Fixtures")]
     ),
