@@ -79,6 +79,20 @@ public final class Replica: Sendable {
     return Replica(ledger: ledger, remote: try RemoteLocation.remembered(source), logger: logger)
   }
 
+  /// Opens the replica at `path` (a store made by `publish` or `clone`), its remote the one
+  /// it remembers, with the password from `PGPASSWORD`.
+  public static func open(
+    at path: String, options: Ledger.Options = Ledger.Options(),
+    logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) throws -> Replica {
+    let ledger = try Ledger.open(at: path, options: options)
+    guard let replica = try ifReplica(ledger, logger: logger) else {
+      ledger.close()
+      throw RemoteError.unsupported("\(path) is not a replica: publish it (remote init) or clone one")
+    }
+    return replica
+  }
+
   // MARK: - Publishing and cloning
 
   /// Publishes `ledger`'s log to `remote` verbatim (the same batch ids and bytes), creating the

@@ -146,6 +146,13 @@ enum ReplicaFixtures {
     return "[" + albums.joined(separator: ",") + "]"
   }
 
+  /// A store with the fixture model that is no replica.
+  static func plainStore(in directory: TemporaryDirectory) throws -> String {
+    let store = directory.path + "/plain-\(UUID().uuidString.prefix(6))"
+    _ = try CommandRunner.run(["init", store, "--model", try directory.write("plain-model.json", Self.model)])
+    return store
+  }
+
   /// A store with the fixture model and one batch, published to `cluster` as `ledger`.
   static func published(in directory: TemporaryDirectory, cluster: PostgresCluster, ledger: String = "main") throws
     -> String

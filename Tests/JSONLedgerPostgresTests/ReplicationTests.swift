@@ -211,9 +211,8 @@ struct ReplicationTests {
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
     let clone = directory.path + "/clone"
     try Self.run(["clone", cluster.url, clone, "--ledger", "main"])
-    let replicas = try [leader, clone].map { path in
-      try #require(try Replica.ifReplica(try Ledger.open(at: path)))
-    }
+    let replicas = try [leader, clone].map { try Replica.open(at: $0) }
+    #expect(throws: RemoteError.self) { try Replica.open(at: try ReplicaFixtures.plainStore(in: directory)) }
     for round in 0..<5 {
       let head = try replicas[0].ledger.head
       try await replicas[1].sync()
