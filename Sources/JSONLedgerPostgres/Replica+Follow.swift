@@ -24,6 +24,7 @@ extension Replica {
     var pause = Duration.milliseconds(200)
     var failures = 0
     while !Task.isCancelled {
+      let started = ContinuousClock.now
       do {
         if try await followSession(
           untilCaughtUp: untilCaughtUp, target: &target, pollInterval: pollInterval, progress: progress)
@@ -34,7 +35,12 @@ extension Replica {
         switch error {
         case .unavailable, .timedOut:
           // The supervisor: a session that failed or stalled starts again, after a pause. A
-          // catch-up that was asked to end gives up after a minute or so of failures.
+          // catch-up that was asked to end gives up after a minute or so of failures. A session
+          // that ran a while before it ended was a working one: the count starts again.
+          if ContinuousClock.now - started > .seconds(2) {
+            failures = 0
+            pause = .milliseconds(200)
+          }
           failures += 1
           if untilCaughtUp, failures > 12 { throw error }
           logger.notice("follow: the session ended; starting another", metadata: ["reason": "\(error)"])
@@ -68,7 +74,12 @@ extension Replica {
     }
     defer { listening.cancel() }
     while !Task.isCancelled {
-      let row = try await reader.ledgerRow()
+      // A connection the server ended (a restart, a terminated backend) starts a new session at
+      // once; a call on it might otherwise wait for its deadline.
+      if reader.connection.isClosed || listener.connection.isClosed {
+        throw RemoteError.unavailable("\(remote): the server closed the session")
+      }
+      let row = try await reader.ledgerRow(timeout: .seconds(10))
       if untilCaughtUp, target == nil { target = row.head }
       let applied = try await catchUp(on: reader, to: row.head)
       let head = try ledger.logExtent().head

@@ -175,6 +175,75 @@ struct ReplicationTests {
     #expect(!FileManager.default.fileExists(atPath: directory.path + "/never"))
   }
 
+  /// The commit reaches PostgreSQL but its acknowledgement does not reach the writer (a fault
+  /// injected after COMMIT): the writer reports a failure and its store stays behind; the same
+  /// import again, with its key, answers the batch that landed and writes nothing twice.
+  @Test func aLostCommitAcknowledgementIsResolvedByTheIdempotencyKey() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let file = try directory.write("lost.json", ReplicaFixtures.albums("lost", count: 3))
+    let process = Process()
+    process.executableURL = CommandRunner.executable
+    process.arguments = ["import", leader, file, "--entity", "Album", "--idempotency-key", "lost"]
+    process.environment = ProcessInfo.processInfo.environment.merging(["JSONLEDGER_FAULT_LOSE_COMMIT_ACK": "1"]) {
+      $1
+    }
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    Self.wait(process, seconds: 60, "the writer whose acknowledgement was lost")
+    #expect(process.terminationStatus == 1)
+    #expect(try cluster.psql("SELECT batch FROM jsonledger_log WHERE idempotency_key = 'lost'") == "2")
+    let behind = try Ledger.open(at: leader)
+    #expect(try behind.head == 1)
+    behind.close()
+    let again = try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "lost"])
+    #expect(again.output.contains("already applied as batch 2"), "\(again.output)")
+    #expect(try cluster.psql("SELECT count(*) FROM jsonledger_log") == "2")
+    let fresh = directory.path + "/fresh"
+    try Self.run(["clone", cluster.url, fresh, "--ledger", "main"])
+    try Self.expectIdentical([leader, fresh])
+  }
+
+  /// A follower whose sessions are terminated under it (its LISTEN lost with them) and that
+  /// gets a storm of notifications for batches that do not exist: it catches up all the same,
+  /// applying each record once.
+  @Test func lostAndFloodedNotificationsStillLeaveTheFollowerCaughtUp() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let follower = directory.path + "/follower"
+    try Self.run(["clone", cluster.url, follower, "--ledger", "main"])
+    let following = try Self.start("exec \"$J\" follow '\(follower)' --poll-interval 200")
+    defer {
+      kill(following.processIdentifier, SIGKILL)
+      following.waitUntilExit()
+    }
+    for index in 0..<10 {
+      let file = try directory.write("n\(index).json", ReplicaFixtures.albums("n\(index)", count: 5))
+      try Self.run(["import", leader, file, "--entity", "Album"])
+      if index % 3 == 0 {
+        _ = try cluster.psql(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        )
+      }
+      _ = try cluster.psql(
+        "SELECT pg_notify('jsonledger_' || left(md5('main'), 24), g::text) FROM generate_series(1, 200) g")
+    }
+    var head: UInt64 = 0
+    for _ in 0..<300 where head < 11 {
+      let ledger = try Ledger.open(at: follower)
+      head = try ledger.head
+      ledger.close()
+      if head < 11 { usleep(100_000) }
+    }
+    #expect(head == 11)
+    kill(following.processIdentifier, SIGKILL)
+    following.waitUntilExit()
+    try Self.expectIdentical([leader, follower])
+  }
+
   @Test(arguments: [2, 8])
   func writersRacingFromSeveralMachinesGiveOneGaplessChain(writers: Int) throws {
     let cluster = try PostgresCluster()
