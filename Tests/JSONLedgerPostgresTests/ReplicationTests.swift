@@ -73,6 +73,22 @@ struct ReplicationTests {
     // The log is append-only, whoever asks.
     #expect(throws: ClusterFailure.self) { try cluster.psql("DELETE FROM jsonledger_log WHERE batch = 3") }
     #expect(throws: ClusterFailure.self) { try cluster.psql("UPDATE jsonledger_log SET kind = 'x'") }
+    // An insert that skips a batch, or does not chain to the head's checksum, is refused too.
+    for (batch, previous, words) in [
+      (9, "(SELECT head_sha256 FROM jsonledger_ledgers)", "does not follow the head"),
+      (4, "'\\x00'::bytea", "does not chain"),
+    ] {
+      #expect {
+        try cluster.psql(
+          """
+          INSERT INTO jsonledger_log (ledger, batch, kind, model_version, prev_sha256, sha256, writer, record)
+          VALUES ('main', \(batch), 'import', 1, \(previous), sha256('\\x01'::bytea), 'test', '\\x01'::bytea)
+          """)
+      } throws: { error in
+        "\(error)".contains(words)
+      }
+    }
+    #expect(try cluster.psql("SELECT head FROM jsonledger_ledgers") == "3")
   }
 
   @Test func aReplicaRefusesWritesThatDoNotGoThroughItsRemote() throws {
