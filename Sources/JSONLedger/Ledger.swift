@@ -36,7 +36,9 @@ public final class Ledger: Sendable {
   let writer = LedgerWriter()
   /// On a replica, what each new record passes through before its transaction commits (the
   /// remote's append); nil elsewhere.
-  let recordGate = Mutex<RecordGate?>(nil)
+  let recordGate = Mutex<(gate: RecordGate, token: UInt64)?>(nil)
+  /// Numbers the gates set, so that one write's end does not clear the next one's gate.
+  let recordGateTokens = Mutex<UInt64>(0)
 
   /// The version of the store format this library writes and reads (`StoreFormat.version`).
   public static var formatVersion: Int { Int(StoreFormat.version) }

@@ -51,6 +51,30 @@ struct ReplicationTests {
     }
   }
 
+  /// Writes of one process through one replica, at once: each waits its turn at the head
+  /// lock, and one write's end never takes the next one's gate away.
+  @Test func concurrentWritesThroughOneReplicaAllLand() async throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let replica = try Replica.open(at: try ReplicaFixtures.published(in: directory, cluster: cluster))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for writer in 0..<4 {
+        group.addTask {
+          for round in 0..<5 {
+            var batch = replica.ledger.makeBatch()
+            try batch.stage(.array([["name": .string("c\(writer)-\(round)")]]), as: "Album")
+            _ = try await replica.apply(batch)
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    #expect(try replica.ledger.head == 21)
+    #expect(try cluster.psql("SELECT count(*), max(batch) FROM jsonledger_log") == "21|21")
+    _ = try await replica.verifyAgainstRemote()
+    replica.ledger.close()
+  }
+
   @Test func aPublishedStoreAndItsCloneWriteThroughTheRemoteAndFollowEachOther() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()

@@ -46,8 +46,14 @@ extension Ledger {
 
   /// Runs `body` with `gate` receiving each new record before it commits.
   @_spi(Replication) public func withRecordGate<R>(_ gate: @escaping RecordGate, _ body: () throws -> R) throws -> R {
-    recordGate.withLock { $0 = gate }
-    defer { recordGate.withLock { $0 = nil } }
+    let token = recordGateTokens.withLock { next in
+      next += 1
+      return next
+    }
+    recordGate.withLock { $0 = (gate, token) }
+    // Cleared only if it is still this call's: a write of this process waiting on the remote's
+    // lock may have set its own by the time this one ends.
+    defer { recordGate.withLock { if $0?.token == token { $0 = nil } } }
     return try body()
   }
 
@@ -94,7 +100,7 @@ extension Ledger {
 
   /// Passes a new record through the gate; without one, refuses it on a replica.
   func passGate(_ record: ChangeRecord, bytes: [UInt8], _ txn: Transaction) throws {
-    if let gate = recordGate.withLock({ $0 }) {
+    if let gate = recordGate.withLock({ $0?.gate }) {
       try gate(
         OutgoingRecord(
           batchID: record.batchID, kind: record.kind, modelVersion: record.modelVersion,
