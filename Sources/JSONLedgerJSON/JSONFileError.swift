@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A JSON file that cannot be read: its path and the system's reason ("No such file or
 /// directory", "Is a directory").
@@ -27,17 +27,21 @@ public struct JSONFileError: Error, Sendable, Equatable, CustomStringConvertible
   /// The reason for `errno` value `code`, as `strerror` gives it.
   package static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
 
-  /// A Foundation or POSIX error's reason in words, never `Error Domain=…`.
+  /// A POSIX or Foundation error's reason in words, never `Error Domain=…`; any other error's
+  /// own description. The one rule for system errors (the library's `SystemError` uses it).
   package static func reason(of error: any Error) -> String {
     if let error = error as? POSIXError { return reason(error.code.rawValue) }
+    let isFoundation = error is CocoaError || type(of: error) is NSError.Type
+    guard isFoundation else { return String(describing: error) }
     let nsError = error as NSError
     if nsError.domain == NSPOSIXErrorDomain { return reason(Int32(nsError.code)) }
     if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
       return reason(Int32(underlying.code))
     }
     switch nsError.code {
+    case NSFileWriteOutOfSpaceError: return reason(ENOSPC)
     case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return reason(ENOENT)
-    case NSFileReadNoPermissionError: return reason(EACCES)
+    case NSFileWriteNoPermissionError, NSFileReadNoPermissionError: return reason(EACCES)
     default: return nsError.localizedFailureReason ?? "an input or output error (code \(nsError.code))"
     }
   }

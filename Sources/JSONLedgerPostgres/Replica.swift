@@ -26,7 +26,7 @@ public final class Replica: Sendable {
   public let remote: RemoteLocation
   let logger: Logger
   /// Who appends, as the log's `writer` column names it: host and process.
-  let writerName: String
+  static var thisWriter: String { "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)" }
 
   /// Connections kept open between calls (at most two), so that a write or a catch-up does not
   /// pay for a new one. A call that fails closes its connection instead of keeping it.
@@ -67,7 +67,6 @@ public final class Replica: Sendable {
     self.ledger = ledger
     self.remote = remote
     self.logger = logger
-    writerName = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
   }
 
   /// The replica of `ledger`'s store, its remote the one it remembers (the password from
@@ -140,7 +139,7 @@ public final class Replica: Sendable {
         VALUES (\(name), 0, \(Data(RecordDigest.genesis)), 1, \(model))
         """, "the ledger's row")
       var previous = RecordDigest.genesis
-      let writer = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+      let writer = thisWriter
       if head > 0 {
         for batch in 1...head {
           let bytes = try ledger.encodedRecord(batch)
@@ -361,7 +360,7 @@ public final class Replica: Sendable {
     }
     _ = try await catchUp(on: connection, to: row.head)
     let state = Mutex<(previous: [UInt8], appended: Bool)>((row.headSHA, false))
-    let writer = writerName
+    let writer = Self.thisWriter
     let gate: RecordGate = { record in
       let previous = try state.withLock { state -> [UInt8] in
         guard !state.appended else {
@@ -409,8 +408,10 @@ public final class Replica: Sendable {
 
   /// The local head, the remote head, and the lag between them.
   public func status() async throws -> Status {
-    let connection = try await RemoteConnection.open(remote, logger: logger)
-    defer { connection.close() }
+    try await withConnection { connection in try await status(on: connection) }
+  }
+
+  private func status(on connection: RemoteConnection) async throws -> Status {
     let row = try await connection.ledgerRow()
     let name = remote.ledger
     let size = try await connection.rows(
@@ -434,9 +435,7 @@ public final class Replica: Sendable {
   /// verifies the store itself. Throws `RemoteError.diverged` or `.corruptRecord` naming the
   /// first batch that differs.
   public func verifyAgainstRemote() async throws -> Verification {
-    let connection = try await RemoteConnection.open(remote, logger: logger)
-    defer { connection.close() }
-    let checksums = try await connection.checksums()
+    let checksums = try await withConnection { connection in try await connection.checksums() }
     var previous = RecordDigest.genesis
     for (offset, entry) in checksums.enumerated() {
       guard entry.batch == UInt64(offset) + 1, entry.previous == previous else {

@@ -135,31 +135,12 @@ struct SnapshotReader {
     return try keys.key(of: id)
   }
 
-  /// Objects whose indexed attribute equals `value`, in stored order, through the `indexes`
-  /// database. The index holds the current state only, so a point-in-time view scans.
-  func indexedObjects(_ entity: ResolvedEntity, attribute: String, equals value: AttributeValue) throws
-    -> [ObjectSnapshot]
-  {
-    guard store.asOf == nil else {
-      var matches: [ObjectSnapshot] = []
-      try forEachObject(entity.name) {
-        if $0.attributes[attribute]?.isIdentical(to: value) == true { matches.append($0) }
-      }
-      return matches
-    }
-    let wanted = StoreKeys.indexValue(value)
-    return try indexedObjects(
-      entity, attribute: attribute, from: wanted, isPastEnd: { !$0.starts(with: wanted) },
-      matches: { $0?.isIdentical(to: value) == true })
-  }
-
   /// The current objects whose indexed attribute's entry lies from `start` (an encoded
   /// value, or a prefix of one) until `isPastEnd` says an entry's encoded value is beyond the
-  /// range, and whose value `matches`; in stored order. The entries give candidates, each
-  /// checked on the object's value (a value longer than an entry holds is cut there).
+  /// range; in stored order. They are candidates: a value longer than an entry holds is cut
+  /// there, so the caller checks each on its value (`QueryPlan.matches`).
   func indexedObjects(
-    _ entity: ResolvedEntity, attribute: String, from start: [UInt8], isPastEnd: (ArraySlice<UInt8>) -> Bool,
-    matches: (AttributeValue?) -> Bool
+    _ entity: ResolvedEntity, attribute: String, from start: [UInt8], isPastEnd: (ArraySlice<UInt8>) -> Bool
   ) throws -> [ObjectSnapshot] {
     let prefix = StoreKeys.indexPrefix(root: entity.rootID, attribute: attribute)
     var found: [ObjectSnapshot] = []
@@ -167,8 +148,7 @@ struct SnapshotReader {
       guard entry.key.count >= prefix.count + 8 else { return true }
       if isPastEnd(entry.key[prefix.count..<(entry.key.count - 8)]) { return false }
       let id = UInt64(bigEndianBytes: entry.key.suffix(8))
-      if let state = try store.state(of: id), entity.family.contains(state.entity), matches(state.attributes[attribute])
-      {
+      if let state = try store.state(of: id), entity.family.contains(state.entity) {
         found.append(try snapshot(id, state))
       }
       return true

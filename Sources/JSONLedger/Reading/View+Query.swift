@@ -57,7 +57,7 @@ extension View {
     var matches: [ObjectSnapshot] = []
     for range in ranges {
       for object in try reader.indexedObjects(
-        plan.entity, attribute: range.attribute, from: range.start, isPastEnd: range.isPastEnd, matches: { _ in true })
+        plan.entity, attribute: range.attribute, from: range.start, isPastEnd: range.isPastEnd)
       where seen.insert(object.objectID).inserted && plan.matches(object) {
         matches.append(object)
       }

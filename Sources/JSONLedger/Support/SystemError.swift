@@ -1,10 +1,11 @@
 import Foundation
 
 /// Errors of the system and of Foundation told in plain words: the reason `strerror` gives,
-/// never `Error Domain=NSCocoaErrorDomain Code=…`.
+/// never `Error Domain=NSCocoaErrorDomain Code=…` (the rule is `JSONFileError`'s, in the JSON
+/// target, which reads files too).
 enum SystemError {
   /// The reason for `errno` value `code` ("No such file or directory", "Permission denied").
-  static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+  static func reason(_ code: Int32) -> String { JSONFileError.reason(code) }
 
   /// Throws, naming `path` and the system's reason, unless `path` is a file this process can
   /// open for reading ("No such file or directory", "Permission denied", "Is a directory").
@@ -16,19 +17,6 @@ enum SystemError {
   /// underlying reason, or the error's own description.
   static func describe(_ error: any Error) -> String {
     if let error = error as? LedgerError { return error.description }
-    if let error = error as? POSIXError { return reason(error.code.rawValue) }
-    let isFoundation = error is CocoaError || type(of: error) is NSError.Type
-    guard isFoundation else { return String(describing: error) }
-    let nsError = error as NSError
-    if nsError.domain == NSPOSIXErrorDomain { return reason(Int32(nsError.code)) }
-    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-      return reason(Int32(underlying.code))
-    }
-    switch nsError.code {
-    case NSFileWriteOutOfSpaceError: return reason(ENOSPC)
-    case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return reason(ENOENT)
-    case NSFileWriteNoPermissionError, NSFileReadNoPermissionError: return reason(EACCES)
-    default: return nsError.localizedFailureReason ?? "an input or output error (code \(nsError.code))"
-    }
+    return JSONFileError.reason(of: error)
   }
 }
