@@ -17,7 +17,9 @@ extension Ledger {
     case .missing, .empty:
       try refuseInterruptedUpgrade(path, state)
       guard let model else { throw LedgerError.storeNotFound(path: path) }
-      do { return try create(at: path, model: model, options: options, state: state) } catch LedgerError.storeExists {
+      do { return try create(at: path, model: model, options: options, state: state) } catch LedgerError.Code
+        .storeExists
+      {
         // Another process created it meanwhile: open that store (its model must be this one).
         return try openExisting(at: path, model: model, options: options, migration: migration)
       }
@@ -95,7 +97,8 @@ extension Ledger {
     for directory in missing.reversed() where mkdir(directory, 0o700) != 0 && errno != EEXIST {
       let reason = String(cString: strerror(errno))
       let parent = parentDirectory(of: directory) ?? "."
-      throw LedgerError.storage("cannot create the store directory \(directory): \(reason) (in \(parent))")
+      throw LedgerError.fileSystem(
+        "cannot create the store directory \(directory): \(reason) (in \(parent))", path: directory)
     }
   }
 

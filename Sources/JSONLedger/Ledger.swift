@@ -147,7 +147,7 @@ public final class Ledger: Sendable {
     -> BatchSummary
   {
     guard batch.mapper.model == model else {
-      throw LedgerError.invalidArgument("the batch was made by a ledger with another model")
+      throw LedgerError.invalidBatch("the batch was made by a ledger with another model")
     }
     let onlyDeletions =
       !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }

@@ -125,7 +125,7 @@ struct ReplicationTests {
     #expect {
       try ledger.applySynchronously(batch)
     } throws: { error in
-      guard case LedgerError.replicaWrite = error else { return false }
+      guard LedgerError.Code.replicaWrite ~= error else { return false }
       return "\(error)".contains("is a replica of postgres://postgres@127.0.0.1")
     }
     ledger.close()
@@ -333,7 +333,7 @@ struct ReplicationTests {
             do {
               _ = try await replica.apply(batch, expectedHead: head)
               return true
-            } catch LedgerError.headMoved {
+            } catch LedgerError.Code.headMoved {
               return false
             } catch {
               Issue.record("unexpected \(error)")

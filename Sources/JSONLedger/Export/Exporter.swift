@@ -209,7 +209,8 @@ struct Exporter {
     let plain = Self.json(value, dateFormat: dateFormat)
     if let name = field.transformer, let reverse = transformers[name]?.reverse {
       do { return try reverse(plain) } catch {
-        throw LedgerError.invalidArgument(
+        throw LedgerError(
+          .transformerFailed,
           "the reverse of value transformer \"\(name)\" failed on \(entity).\(field.name): \(error)")
       }
     }

@@ -66,7 +66,8 @@ extension View {
     do {
       return try decoder.decode(T.self, from: json)
     } catch let error as DecodingError {
-      throw LedgerError.invalidArgument("cannot decode \(entity) as \(T.self): \(CodableDescription.describe(error))")
+      throw LedgerError(.decodingFailed, "cannot decode \(entity) as \(T.self): \(CodableDescription.describe(error))")
+        .with { $0.entity = entity }
     }
   }
 }

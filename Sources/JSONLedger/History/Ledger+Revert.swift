@@ -5,7 +5,7 @@ extension Ledger {
   /// deleted restored with their links, fields and links it changed set back.
   ///
   /// If a later batch changed the same field or link of the same object (or deleted or
-  /// re-created it), the revert is refused with `RevertRefused` listing every conflict,
+  /// re-created it), the revert is refused with `RevertRefused` (a `LedgerError` with code `.revertConflicts`) listing every conflict,
   /// unless `force` is true: then the reverted values win and the result lists what they
   /// overrode; or unless `keepingLaterChanges` is true: then only the fields and links no
   /// later batch changed are reverted, an object a later batch deleted or re-created is left
@@ -50,7 +50,7 @@ extension Ledger {
       let result = try revertRecord(batchID, policy: policy, message: message, author: author)
       announce(result.summary, since: start)
       return result
-    } catch let refused as RevertRefused {
+    } catch let refused as LedgerError where refused.code == .revertConflicts || refused.code == .alreadyReverted {
       logger.notice(
         "revert refused",
         metadata: [
@@ -86,7 +86,7 @@ extension Ledger {
           for id in (later + 1)..<(head + 1) where try readRecord(id, txn).metadata.revertedBatchID == later {
             undone = true
           }
-          if !undone { throw RevertRefused(batchID: batchID, conflicts: [], alreadyRevertedBy: later) }
+          if !undone { throw LedgerError.alreadyReverted(batchID: batchID, by: later) }
         }
       }
       let metadata = ChangeRecord.Metadata(
@@ -167,7 +167,9 @@ extension Ledger {
         }
         targets[change.objectID] = .some(state)
       }
-      if !conflicts.isEmpty, policy == .refuse { throw RevertRefused(batchID: batchID, conflicts: conflicts) }
+      if !conflicts.isEmpty, policy == .refuse {
+        throw LedgerError.revertConflicts(batchID: batchID, conflicts: conflicts)
+      }
       // Without conflicts the record holds both sides of every link it changed, so putting
       // its before-values back is already consistent; a forced revert, or one that keeps
       // later links, needs the repair.
@@ -208,7 +210,7 @@ extension Ledger {
         statistics.created += 1
       case .updated:
         guard var state = try store.state(of: change.objectID) else {
-          throw LedgerError.storage(
+          throw LedgerError.corruptState(
             "object \(change.objectID), updated by batch \(record.batchID), is missing from the current state")
         }
         state.apply(inverse)

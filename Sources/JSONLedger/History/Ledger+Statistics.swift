@@ -27,7 +27,7 @@ extension Ledger {
       try txn.forEach(in: layout.state, prefix: []) { entry in
         let header: (entity: String, identity: [AttributeValue], since: UInt64)?
         do { header = try StateCoding.decodeHeader(entry.value, model: model) } catch {
-          throw LedgerError.storage("object \(UInt64(bigEndianBytes: entry.key)) does not decode: \(error)")
+          throw LedgerError.corruptState("object \(UInt64(bigEndianBytes: entry.key)) does not decode: \(error)")
         }
         if let header { counts[header.entity, default: 0] += 1 }
         return true

@@ -60,22 +60,3 @@ public struct RevertResult: Sendable, Equatable {
   /// those fields and links were not reverted.
   public var kept: [RevertConflict] = []
 }
-
-/// A revert refused: the batch was changed again later, or was already reverted.
-public struct RevertRefused: Error, Sendable, CustomStringConvertible {
-  /// The batch id.
-  public var batchID: UInt64
-  /// The later changes that stand in the way.
-  public var conflicts: [RevertConflict]
-  /// Set when the batch was already reverted (by this batch).
-  public var alreadyRevertedBy: UInt64?
-
-  public var description: String {
-    if let by = alreadyRevertedBy { return "batch \(batchID) was already reverted by batch \(by)" }
-    return
-      ([
-        "cannot revert batch \(batchID): \(conflicts.count) later change\(conflicts.count == 1 ? "" : "s") conflict (revert with force to override them):"
-      ]
-      + conflicts.map { "  \($0)" }).joined(separator: "\n")
-  }
-}

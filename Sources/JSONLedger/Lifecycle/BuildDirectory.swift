@@ -34,8 +34,8 @@ struct BuildDirectory {
       let text = try? String(contentsOfFile: markerPath, encoding: .utf8),
       let state = State(rawValue: text.trimmingCharacters(in: .whitespacesAndNewlines))
     else {
-      throw LedgerError.storage(
-        "\(path) exists and was not made by JSONLedger: it is left alone; move it away to go on")
+      throw LedgerError.destinationExists(
+        "\(path) exists and was not made by JSONLedger: it is left alone; move it away to go on", path: path)
     }
     return state
   }
@@ -44,7 +44,7 @@ struct BuildDirectory {
   func make() throws {
     if try state() != nil { try remove() }
     guard mkdir(path, 0o700) == 0 else {
-      throw LedgerError.storage("cannot create \(path): \(SystemError.reason(errno))")
+      throw LedgerError.fileSystem("cannot create \(path): \(SystemError.reason(errno))", path: path)
     }
     try mark(.building)
   }
@@ -53,7 +53,7 @@ struct BuildDirectory {
   func mark(_ state: State) throws {
     let temporary = markerPath + ".new"
     guard FileManager.default.createFile(atPath: temporary, contents: Data((state.rawValue + "\n").utf8)) else {
-      throw LedgerError.storage("cannot write \(temporary): \(SystemError.reason(errno))")
+      throw LedgerError.fileSystem("cannot write \(temporary): \(SystemError.reason(errno))", path: temporary)
     }
     let descriptor = open(temporary, O_RDONLY)
     if descriptor >= 0 {
@@ -61,7 +61,7 @@ struct BuildDirectory {
       close(descriptor)
     }
     guard rename(temporary, markerPath) == 0 else {
-      throw LedgerError.storage("cannot write \(markerPath): \(SystemError.reason(errno))")
+      throw LedgerError.fileSystem("cannot write \(markerPath): \(SystemError.reason(errno))", path: markerPath)
     }
     Self.syncDirectory(path)
   }
@@ -70,7 +70,7 @@ struct BuildDirectory {
   /// then removes this directory.
   func install(at target: String) throws {
     guard rename(storePath, target) == 0 else {
-      throw LedgerError.storage("cannot move \(storePath) to \(target): \(SystemError.reason(errno))")
+      throw LedgerError.fileSystem("cannot move \(storePath) to \(target): \(SystemError.reason(errno))", path: target)
     }
     Self.syncDirectory(Self.parent(of: target))
     try? remove()
@@ -79,7 +79,7 @@ struct BuildDirectory {
   /// Removes the directory and what it holds; only ever one this library made.
   func remove() throws {
     do { try FileManager.default.removeItem(atPath: path) } catch {
-      throw LedgerError.storage("cannot remove \(path): \(SystemError.describe(error))")
+      throw LedgerError.fileSystem("cannot remove \(path): \(SystemError.describe(error))", path: path)
     }
   }
 

@@ -40,7 +40,8 @@ extension Ledger {
     if FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory) {
       guard isDirectory.boolValue, (try? FileManager.default.contentsOfDirectory(atPath: destination))?.isEmpty == true
       else {
-        throw LedgerError.invalidArgument("\(destination) exists and is not an empty directory: back up to a new one")
+        throw LedgerError.destinationExists(
+          "\(destination) exists and is not an empty directory: back up to a new one", path: destination)
       }
     } else {
       try Self.makeDirectory(destination)
@@ -54,7 +55,8 @@ extension Ledger {
       try environment.copy(to: destination, compacting: true)
     } catch {
       removeCopy()
-      throw LedgerError.storage("cannot back up \(path) to \(destination): \(SystemError.describe(error))")
+      throw LedgerError.fileSystem(
+        "cannot back up \(path) to \(destination): \(SystemError.describe(error))", path: destination)
     }
     let copy = destination + "/data.mdb"
     chmod(copy, 0o600)

@@ -170,8 +170,8 @@ extension Ledger {
     let reader = try LogArchive.Reader(archive)
     let versions: ModelVersions
     do { versions = try ModelVersions(json: try JSONParser.parse(reader.model)) } catch {
-      throw LedgerError.invalidArgument(
-        "the model in the archive \(archive) does not load: \(SystemError.describe(error))")
+      throw LedgerError.invalidArchive(
+        "the model in the archive \(archive) does not load: \(SystemError.describe(error))", path: archive)
     }
     let build = BuildDirectory(for: path, suffix: "restoring")
     try build.make()
@@ -197,7 +197,8 @@ extension Ledger {
     var expected: UInt64?
     while let (batchID, bytes) = try reader.next() {
       if let expected, batchID != expected {
-        throw LedgerError.invalidArgument("the archive \(archive) skips from batch \(expected - 1) to \(batchID)")
+        throw LedgerError.invalidArchive(
+          "the archive \(archive) skips from batch \(expected - 1) to \(batchID)", path: archive)
       }
       if expected == nil, batchID > 1 {
         // The archive starts at an earlier checkpoint: so does the new store's log.
@@ -215,7 +216,9 @@ extension Ledger {
       try replay.append(record, encoded: bytes)
       expected = batchID + 1
     }
-    guard expected != nil else { throw LedgerError.invalidArgument("the archive \(archive) holds no records") }
+    guard expected != nil else {
+      throw LedgerError.invalidArchive("the archive \(archive) holds no records", path: archive)
+    }
     try replay.flush()
   }
 

@@ -41,7 +41,8 @@ extension Ledger {
     }
     let kept = path + ".format\(version)"
     guard !FileManager.default.fileExists(atPath: kept) else {
-      throw LedgerError.storage("\(kept) exists: move it away to keep the store of format \(version) there")
+      throw LedgerError.destinationExists(
+        "\(kept) exists: move it away to keep the store of format \(version) there", path: kept)
     }
     // A build an earlier run cut short is started again; a directory of that name that
     // this library did not make is refused.
@@ -68,7 +69,7 @@ extension Ledger {
     guard rename(path, kept) == 0 else {
       let reason = SystemError.reason(errno)
       try? build.remove()
-      throw LedgerError.storage("cannot move \(path) to \(kept): \(reason)")
+      throw LedgerError.fileSystem("cannot move \(path) to \(kept): \(reason)", path: path)
     }
     BuildDirectory.syncDirectory(BuildDirectory.parent(of: path))
     do { try build.install(at: path) } catch {

@@ -31,13 +31,13 @@ enum LogArchive {
     to path: String, model: [UInt8], _ records: ((UInt64, [UInt8]) throws -> Void) throws -> Void
   ) throws {
     guard !FileManager.default.fileExists(atPath: path) else {
-      throw LedgerError.invalidArgument("\(path) exists: an archive is written to a new file")
+      throw LedgerError.destinationExists("\(path) exists: an archive is written to a new file", path: path)
     }
     let partial = partialPath(path)
     let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
       let reason = errno == EEXIST ? "it exists (an archive cut short; remove it)" : SystemError.reason(errno)
-      throw LedgerError.storage("cannot create the archive's temporary file \(partial): \(reason)")
+      throw LedgerError.fileSystem("cannot create the archive's temporary file \(partial): \(reason)", path: partial)
     }
     let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     do {
@@ -63,14 +63,14 @@ enum LogArchive {
       try handle.close()
       // The name asked for appears only now, whole; `link` refuses a file made meanwhile.
       guard link(partial, path) == 0 else {
-        throw LedgerError.storage("cannot name the archive \(path): \(SystemError.reason(errno))")
+        throw LedgerError.fileSystem("cannot name the archive \(path): \(SystemError.reason(errno))", path: path)
       }
       unlink(partial)
     } catch {
       try? handle.close()
       unlink(partial)
       if let error = error as? LedgerError { throw error }
-      throw LedgerError.storage("cannot write the archive \(path): \(SystemError.describe(error))")
+      throw LedgerError.fileSystem("cannot write the archive \(path): \(SystemError.describe(error))", path: path)
     }
   }
 
@@ -104,20 +104,20 @@ enum LogArchive {
     private static func openForReading(_ path: String) throws -> FileHandle {
       var status = stat()
       guard stat(path, &status) == 0 else {
-        throw LedgerError.invalidArgument("cannot read the archive \(path): \(SystemError.reason(errno))")
+        throw LedgerError.unreadableFile("cannot read the archive \(path): \(SystemError.reason(errno))", path: path)
       }
       if (status.st_mode & S_IFMT) == S_IFDIR {
-        throw LedgerError.invalidArgument("cannot read the archive \(path): it is a directory, not a file")
+        throw LedgerError.unreadableFile("cannot read the archive \(path): it is a directory, not a file", path: path)
       }
       let descriptor = open(path, O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else {
-        throw LedgerError.invalidArgument("cannot read the archive \(path): \(SystemError.reason(errno))")
+        throw LedgerError.unreadableFile("cannot read the archive \(path): \(SystemError.reason(errno))", path: path)
       }
       return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
     private func failure(_ reason: String) -> LedgerError {
-      .invalidArgument("\(path) is not a whole log archive: \(reason)")
+      .invalidArchive("\(path) is not a whole log archive: \(reason)", path: path)
     }
 
     /// The next `count` bytes, or nil at the end of the file (an error when some are missing).
@@ -132,7 +132,8 @@ enum LogArchive {
         }
         let chunk: Data?
         do { chunk = try handle.read(upToCount: min(max(1 << 20, count - buffer.count), 1 << 26)) } catch {
-          throw LedgerError.invalidArgument("cannot read the archive \(path): \(SystemError.describe(error))")
+          throw LedgerError.unreadableFile(
+            "cannot read the archive \(path): \(SystemError.describe(error))", path: path)
         }
         guard let chunk, !chunk.isEmpty else {
           if atEnd, buffer.count == position { return nil }

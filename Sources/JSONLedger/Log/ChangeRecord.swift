@@ -8,15 +8,33 @@ public struct ChangeRecord: Sendable, Equatable {
   public static var formatVersion: UInt16 { StoreFormat.version }
 
   /// What produced the batch.
-  public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
-    case `import` = 1
-    case delete = 2
-    case revert = 3
-    case rewind = 4
+  ///
+  /// A struct with static values rather than an enum, so that a kind added later is not a
+  /// source break for every `switch` over kinds (give it a `default`). The raw value is the
+  /// byte stored in the record.
+  public struct Kind: RawRepresentable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// A batch of imported objects.
+    public static let `import` = Kind(rawValue: 1)
+    /// A batch that deleted objects by key.
+    public static let delete = Kind(rawValue: 2)
+    /// The inverse of an earlier batch (`Ledger.revert`).
+    public static let revert = Kind(rawValue: 3)
+    /// The state set back to an earlier batch (`Ledger.rewind`).
+    public static let rewind = Kind(rawValue: 4)
     /// The store's model changed (`Ledger.migrate`); the record's `modelVersion` is the new one.
-    case migration = 5
+    public static let migration = Kind(rawValue: 5)
     /// The whole state at a horizon, in place of the batches `compact` archived.
-    case checkpoint = 6
+    public static let checkpoint = Kind(rawValue: 6)
+
+    /// Every kind this library writes and reads.
+    public static let allCases: [Kind] = [.import, .delete, .revert, .rewind, .migration, .checkpoint]
+
+    /// Whether this library knows the kind (a record of another kind is from a newer one).
+    public var isKnown: Bool { Self.allCases.contains(self) }
+
     public var description: String {
       switch self {
       case .import: "import"
@@ -25,6 +43,7 @@ public struct ChangeRecord: Sendable, Equatable {
       case .rewind: "rewind"
       case .migration: "migration"
       case .checkpoint: "checkpoint"
+      default: "kind \(rawValue)"
       }
     }
   }

@@ -67,7 +67,7 @@ extension Ledger {
   ) throws -> Ledger {
     let versions: ModelVersions
     do { versions = try ModelVersions(json: definition) } catch {
-      throw LedgerError.invalidArgument("the model definition does not read: \(error)")
+      throw LedgerError(.invalidModel, "the model definition does not read: \(error)")
     }
     return try create(at: path, versions: versions, options: options)
   }

@@ -161,7 +161,8 @@ enum RecordCoding {
   private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> ChangeRecord {
     let batchID = try reader.readVarint()
     let time = DateCoding.date(microseconds: try reader.readSigned())
-    guard let kind = ChangeRecord.Kind(rawValue: try reader.readByte()) else {
+    let kind = ChangeRecord.Kind(rawValue: try reader.readByte())
+    guard kind.isKnown else {
       throw DecodingFailure(reason: "unknown record kind")
     }
     var metadata = ChangeRecord.Metadata()

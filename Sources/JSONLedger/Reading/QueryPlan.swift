@@ -36,7 +36,8 @@ struct QueryPlan {
       case .relationship(let relationship, _)?: return .relationship(relationship)
       case nil:
         let names = entity.attributes.map(\.name) + entity.relationships.map(\.name)
-        throw LedgerError.invalidArgument(
+        throw LedgerError.invalidQuery(
+          entity: entity.name,
           "\(entity.name) has no attribute or relationship \"\(name)\" (it has: \(names.joined(separator: ", ")))")
       }
     }
@@ -51,7 +52,8 @@ struct QueryPlan {
       }
     }
     for key in query.sortKeys where entity.attributeIndex[key.attribute] == nil {
-      throw LedgerError.invalidArgument("\(entity.name) has no attribute \"\(key.attribute)\" to sort by")
+      throw LedgerError.invalidQuery(
+        entity: entity.name, "\(entity.name) has no attribute \"\(key.attribute)\" to sort by")
     }
     self.sortKeys = query.sortKeys
   }
@@ -85,7 +87,8 @@ struct QueryPlan {
     func typed(_ value: JSONValue) throws -> AttributeValue {
       switch ValueCoercion.coerce(value, to: attribute.type) {
       case .success(let typed): return typed
-      case .failure(let failure): throw LedgerError.invalidArgument("\(entity.name).\(name): \(failure.reason)")
+      case .failure(let failure):
+        throw LedgerError.invalidQuery(entity: entity.name, "\(entity.name).\(name): \(failure.reason)")
       }
     }
     // Ranges only where the index is current (not in a point-in-time view) and ordered as
@@ -135,7 +138,8 @@ struct QueryPlan {
         }, ranges: ranges)
     case .hasPrefix(let prefix):
       guard attribute.type == .string else {
-        throw LedgerError.invalidArgument("\(entity.name).\(name) is not a string: a prefix needs one")
+        throw LedgerError.invalidQuery(
+          entity: entity.name, "\(entity.name).\(name) is not a string: a prefix needs one")
       }
       // The encoding of the prefix as a string, without the end mark: every string that
       // starts with it starts with these bytes.
@@ -147,7 +151,8 @@ struct QueryPlan {
         },
         ranges: usesIndex ? [IndexRange(attribute: name, start: start) { !$0.starts(with: start) }] : nil)
     case .contains:
-      throw LedgerError.invalidArgument(
+      throw LedgerError.invalidQuery(
+        entity: entity.name,
         "\(entity.name).\(name) is an attribute: `contains` takes a to-many relationship")
     }
   }
@@ -163,7 +168,8 @@ struct QueryPlan {
     func identity(_ key: JSONValue) throws -> [AttributeValue] {
       switch CallerKey.identity(of: destination, key: key, keyCase: reader.model.keyCase) {
       case .success(let values): return values
-      case .failure(let failure): throw LedgerError.invalidArgument("\(entity.name).\(name): \(failure.reason)")
+      case .failure(let failure):
+        throw LedgerError.invalidQuery(entity: entity.name, "\(entity.name).\(name): \(failure.reason)")
       }
     }
     func links(_ object: ObjectSnapshot, to identity: [AttributeValue]) -> Bool {
@@ -190,13 +196,16 @@ struct QueryPlan {
           return wanted.contains { links(object, to: $0) }
         }, ranges: nil)
     case .equals, .oneOf:
-      throw LedgerError.invalidArgument(
+      throw LedgerError.invalidQuery(
+        entity: entity.name,
         "\(entity.name).\(name) is a to-many relationship: use `contains` for one of its objects")
     case .contains:
-      throw LedgerError.invalidArgument(
+      throw LedgerError.invalidQuery(
+        entity: entity.name,
         "\(entity.name).\(name) is a to-one relationship: use `equals` for the object it links")
     case .between, .hasPrefix:
-      throw LedgerError.invalidArgument(
+      throw LedgerError.invalidQuery(
+        entity: entity.name,
         "\(entity.name).\(name) is a \(kind) relationship: it takes equals, oneOf, contains, isNull or isNotNull")
     }
   }

@@ -30,7 +30,7 @@ struct SnapshotReader {
       guard let bytes = try store.currentStateBytes(of: id) else { return nil }
       var builder = SnapshotBuilder(family: resolved.family)
       do { guard try StateCoding.visit(bytes, model: store.model, &builder) else { return nil } } catch {
-        throw LedgerError.storage("object \(id) does not decode (its current state): \(error)")
+        throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
       }
       var keys = TargetKeys(store: store, caches: false)
       return builder.isSkipped ? nil : try builder.snapshot(id, keys: &keys)
@@ -43,7 +43,7 @@ struct SnapshotReader {
   func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
     switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
     case .success(let values): values
-    case .failure(let failure): throw LedgerError.invalidArgument(failure.reason)
+    case .failure(let failure): throw LedgerError.invalidKey(failure.reason, entity: entity.name)
     }
   }
 
@@ -72,7 +72,7 @@ struct SnapshotReader {
     var builder = SnapshotBuilder(family: resolved.family)
     try store.forEachCurrentState(root: resolved.rootID) { id, bytes in
       do { guard try StateCoding.visit(bytes, model: model, &builder) else { return true } } catch {
-        throw LedgerError.storage("object \(id) does not decode (its current state): \(error)")
+        throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
       }
       if !builder.isSkipped { try body(try builder.snapshot(id, keys: &keys)) }
       return true
@@ -99,7 +99,8 @@ struct SnapshotReader {
   {
     let resolved = try entity(object.entity)
     guard let relation = resolved.relationshipIndex[relationship] else {
-      throw LedgerError.invalidArgument(
+      throw LedgerError.invalidQuery(
+        entity: object.entity,
         "\(object.entity) has no relationship \"\(relationship)\" (it has: \(resolved.relationships.map(\.name).joined(separator: ", ")))"
       )
     }

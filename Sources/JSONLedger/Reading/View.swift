@@ -73,7 +73,7 @@ extension View {
     guard parts.count == 2, let owner = reader.model.resolved(parts[0]),
       let relation = owner.relationshipIndex[parts[1]]
     else {
-      throw LedgerError.invalidArgument("\"\(relationship)\" is not a relationship (write it as Entity.relationship)")
+      throw LedgerError(.invalidQuery, "\"\(relationship)\" is not a relationship (write it as Entity.relationship)")
     }
     return try reader.linked(from: object.objectID, storedAs: relation.reverseID)
   }

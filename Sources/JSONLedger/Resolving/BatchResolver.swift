@@ -133,7 +133,7 @@ struct BatchResolver {
         throw LedgerError.unknownEntity(scope.entity, known: model.entities.map(\.name))
       }
       guard let relationship = parentEntity.relationshipIndex[scope.relationship] else {
-        throw LedgerError.invalidArgument("\(scope.entity) has no relationship \"\(scope.relationship)\"")
+        throw LedgerError.invalidBatch("\(scope.entity) has no relationship \"\(scope.relationship)\"")
       }
       var report = Mapper.Report()
       let identity = (mapper ?? Mapper(model: model, transformers: ValueTransformers()))

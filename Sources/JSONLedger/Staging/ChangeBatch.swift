@@ -86,7 +86,7 @@ public struct ChangeBatch: Sendable {
     try SystemError.checkReadableFile(path)
     let data: Data
     do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-      throw .invalidArgument("cannot read \(path): \(SystemError.describe(error))")
+      throw .unreadableFile("cannot read \(path): \(SystemError.describe(error))", path: path)
     }
     let json: JSONValue
     do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: path) }
@@ -105,7 +105,7 @@ public struct ChangeBatch: Sendable {
   public mutating func stageDocument(_ json: JSONValue, options: StagingOptions = StagingOptions()) throws(LedgerError)
   {
     guard case .object(let document) = json else {
-      throw .invalidArgument("expected a JSON object whose keys name collections, found \(json.kindDescription)")
+      throw .invalidBatch("expected a JSON object whose keys name collections, found \(json.kindDescription)")
     }
     var staged: [(ResolvedEntity, JSONValue, String)] = []
     for member in document {
@@ -150,16 +150,16 @@ public struct ChangeBatch: Sendable {
   private func checkParentScope(_ scope: ParentScope, of entity: ResolvedEntity) throws(LedgerError) {
     let parent = try resolvedEntity(scope.entity)
     guard let relationship = parent.relationshipIndex[scope.relationship] else {
-      throw .invalidArgument(
+      throw .invalidBatch(
         "\(scope.entity) has no relationship \"\(scope.relationship)\" (it has: "
           + "\(parent.relationships.map(\.name).joined(separator: ", ")))")
     }
     guard relationship.isToMany else {
-      throw .invalidArgument("\(scope.entity).\(scope.relationship) is a to-one: a parent scope needs a to-many")
+      throw .invalidBatch("\(scope.entity).\(scope.relationship) is a to-one: a parent scope needs a to-many")
     }
     let destination = relationship.declaration.destination
     guard mapper.model.resolved(destination)?.family.contains(entity.name) == true else {
-      throw .invalidArgument(
+      throw .invalidBatch(
         "\(scope.entity).\(scope.relationship) holds \(destination) objects, not \(entity.name): "
           + "the staged objects cannot be its children")
     }

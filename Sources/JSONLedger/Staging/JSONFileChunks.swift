@@ -40,7 +40,7 @@ struct JSONFileChunks {
     // Each collection key is checked where it starts, so an empty one is checked too.
     func collectionEntity(_ collection: String) throws -> ResolvedEntity {
       guard entity == nil else {
-        throw LedgerError.invalidArgument(
+        throw LedgerError.invalidBatch(
           "with an entity, the file must be a top-level array, not an object of collections")
       }
       guard let resolved = CollectionNames.entity(forKey: collection, in: model) else {
@@ -55,7 +55,7 @@ struct JSONFileChunks {
         target = try collectionEntity(collection)
       } else {
         guard let entity else {
-          throw LedgerError.invalidArgument("a top-level array needs an entity: name the entity its objects are")
+          throw LedgerError.invalidBatch("a top-level array needs an entity: name the entity its objects are")
         }
         target = entity
       }
@@ -77,7 +77,7 @@ struct JSONFileChunks {
     do { return try body() } catch let error as JSONSyntaxError {
       throw LedgerError.syntax(error, source: path)
     } catch let error as JSONFileError {
-      throw LedgerError.invalidArgument(error.description)
+      throw LedgerError.unreadableFile(error.description, path: path)
     }
   }
 }

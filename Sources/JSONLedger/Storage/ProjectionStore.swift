@@ -33,11 +33,11 @@ struct ProjectionStore: StateSource {
       return (UInt64(bigEndianBytes: value), UInt64(bigEndianBytes: value.extracting(8...)), matches)
     }
     guard let entry = found else { return nil }  // no such identity
-    guard let found = entry else { throw LedgerError.storage("a keys entry is truncated") }
+    guard let found = entry else { throw LedgerError.corruptState("a keys entry is truncated") }
     guard found.matches else {
       let rootID = Int(UInt32(bigEndianBytes: full))
       let root = model.entities.indices.contains(rootID - 1) ? model.entities[rootID - 1].name : "an entity"
-      throw LedgerError.storage("two long keys of \(root) share a hash; this key cannot be stored")
+      throw LedgerError(.keyCollision, "two long keys of \(root) share a hash; this key cannot be stored")
     }
     return (found.id, found.payloadFingerprint)
   }
@@ -140,7 +140,7 @@ struct ProjectionStore: StateSource {
   }
 
   private func brokenHistory(_ objectID: UInt64, at batch: UInt64?) -> LedgerError {
-    LedgerError.storage(
+    LedgerError.corruptState(
       "the history of object \(objectID) is broken: a link list kept as changes has no whole list after it"
         + (batch.map { " (at batch \($0))" } ?? " (in its current state)"))
   }
@@ -169,7 +169,7 @@ struct ProjectionStore: StateSource {
   ) throws -> Decoded {
     do { return try decode() } catch {
       let place = batch.map { "its undo image at batch \($0)" } ?? "its current state"
-      throw LedgerError.storage("object \(objectID) does not decode (\(place)): \(error)")
+      throw LedgerError.corruptState("object \(objectID) does not decode (\(place)): \(error)")
     }
   }
 
@@ -286,7 +286,7 @@ extension ProjectionStore {
       return nil
     }
     if let full, Array(value.dropFirst(8)) != full {
-      throw LedgerError.storage("two idempotency keys longer than \(StoreKeys.identityLimit) bytes share a hash")
+      throw LedgerError(.keyCollision, "two idempotency keys longer than \(StoreKeys.identityLimit) bytes share a hash")
     }
     return UInt64(bigEndianBytes: value)
   }

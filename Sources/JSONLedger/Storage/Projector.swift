@@ -207,7 +207,7 @@ struct Projector {
     -> Decoded
   {
     do { return try decode() } catch {
-      throw LedgerError.storage("the state of object \(objectID) does not decode: \(error)")
+      throw LedgerError.corruptState("the state of object \(objectID) does not decode: \(error)")
     }
   }
 }

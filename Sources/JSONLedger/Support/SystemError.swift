@@ -10,7 +10,7 @@ enum SystemError {
   /// Throws, naming `path` and the system's reason, unless `path` is a file this process can
   /// open for reading ("No such file or directory", "Permission denied", "Is a directory").
   static func checkReadableFile(_ path: String) throws(LedgerError) {
-    do { try JSONFileError.checkReadable(path) } catch { throw .invalidArgument(error.description) }
+    do { try JSONFileError.checkReadable(path) } catch { throw .unreadableFile(error.description, path: path) }
   }
 
   /// `error` in a sentence: a `LedgerError`'s description, a POSIX or Foundation error's

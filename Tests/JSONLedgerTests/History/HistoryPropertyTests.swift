@@ -277,7 +277,9 @@ struct HistoryPropertyTests {
     await #expect {
       try await ledger.apply(batch, expectedHead: 0)
     } throws: { error in
-      if case LedgerError.headMoved(expected: 0, actual: 1) = error { return true }
+      if let error = error as? LedgerError, error.code == .headMoved, error.expectedHead == 0, error.head == 1 {
+        return true
+      }
       return false
     }
   }

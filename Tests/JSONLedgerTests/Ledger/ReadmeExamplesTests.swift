@@ -48,7 +48,7 @@ struct ReadmeExamplesTests {
     // History.
     let entries = try await ledger.log()  // newest first
     let changed = try await ledger.diff(from: 1, to: 2)
-    let result = try await ledger.revert(2)  // throws RevertRefused listing conflicts
+    let result = try await ledger.revert(2)  // a LedgerError with code .revertConflicts lists them
     _ = try await ledger.rewind(to: 1)
     let report = try await ledger.verify()
     watcher.cancel()

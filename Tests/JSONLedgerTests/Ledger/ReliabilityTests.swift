@@ -30,7 +30,9 @@ struct ReliabilityTests {
     #expect {
       try ledger.verify()
     } throws: { error in
-      if case LedgerError.corruptRecord(batchID: 2, let reason) = error { return reason.contains("checksum") }
+      if let error = error as? LedgerError, error.code == .corruptRecord, error.batchID == 2 {
+        return error.message.contains("checksum")
+      }
       return false
     }
     #expect(throws: LedgerError.self) { try ledger.record(2) }
@@ -60,7 +62,7 @@ struct ReliabilityTests {
     #expect {
       try reopened.verify()
     } throws: { error in
-      if case LedgerError.corruptRecord(batchID: 2, _) = error { return true }
+      if let error = error as? LedgerError, error.code == .corruptRecord, error.batchID == 2 { return true }
       return false
     }
   }
@@ -132,7 +134,8 @@ struct ReliabilityTests {
     #expect {
       try Ledger.open(at: unfinished)
     } throws: { error in
-      guard case LedgerError.notAStore(_, let reason) = error else { return false }
+      guard let error = error as? LedgerError, error.code == .notAStore else { return false }
+      let reason = error.message
       return reason.contains("creation was cut short")
     }
     let ledger = try Ledger.open(at: unfinished, model: Self.model)

@@ -54,7 +54,7 @@ struct CompactTests {
     #expect {
       try ledger.read(asOf: report.horizon - 1) { _ in }
     } throws: { error in
-      if case LedgerError.batchArchived(_, let horizon) = error { return horizon == report.horizon }
+      if let error = error as? LedgerError, error.code == .batchArchived { return error.firstBatch == report.horizon }
       return false
     }
     let log = try ledger.log()

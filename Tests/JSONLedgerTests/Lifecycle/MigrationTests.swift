@@ -256,7 +256,8 @@ struct MigrationTests {
       #expect {
         try ledger.migrate(to: try Self.model(edit(Self.bands)))
       } throws: { error in
-        guard case LedgerError.migrationRefused(_, let reasons) = error else { return false }
+        guard let error = error as? LedgerError, error.code == .migrationRefused else { return false }
+        let reasons = error.differences
         return reasons.contains { $0.place == place && $0.change.contains(reason) }
       }
       #expect(try ledger.head == head)
@@ -284,7 +285,7 @@ struct MigrationTests {
     #expect {
       try stale.read { _ in }
     } throws: { error in
-      if case LedgerError.modelChanged(_, storeVersion: 2, openedVersion: 1) = error { return true }
+      if let error = error as? LedgerError, error.code == .modelChanged, error.modelVersion == 2 { return true }
       return false
     }
     var batch = stale.makeBatch()
@@ -295,7 +296,7 @@ struct MigrationTests {
       #expect {
         try access()
       } throws: { error in
-        if case LedgerError.modelChanged = error { return true }
+        if LedgerError.Code.modelChanged ~= error { return true }
         return false
       }
     }
@@ -488,7 +489,8 @@ struct MigrationTests {
       #expect {
         try ledger.migrate(to: try Self.model(Self.bandsByYear))
       } throws: { error in
-        guard case LedgerError.migrationRefused(_, let reasons) = error else { return false }
+        guard let error = error as? LedgerError, error.code == .migrationRefused else { return false }
+        let reasons = error.differences
         return reasons.contains { $0.place == place && $0.change.contains(reason) && $0.change.contains("batch 2") }
       }
       #expect(try ledger.verify().batches == 2)

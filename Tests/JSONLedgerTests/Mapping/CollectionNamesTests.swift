@@ -41,7 +41,8 @@ struct CollectionNamesTests {
     #expect {
       try batch.stageDocument(["bandz": []])
     } throws: { error in
-      guard case LedgerError.unknownCollection(_, let known) = error else { return false }
+      guard let error = error as? LedgerError, error.code == .unknownCollection else { return false }
+      let known = error.known
       return known == ["bands", "bandMembers", "categories"]
     }
   }

@@ -159,7 +159,7 @@ struct MappingRuleTests {
       _ = try ledger.applySynchronously(batch)
       Issue.record("accepted \(value)")
     } catch {
-      guard case LedgerError.mapping(let error) = error else {
+      guard let error = (error as? LedgerError)?.mapping else {
         Issue.record("unexpected \(error)")
         return
       }
@@ -180,7 +180,7 @@ struct MappingRuleTests {
     #expect {
       try ledger.applySynchronously(batch)
     } throws: { error in
-      guard case LedgerError.mapping(let mapping) = error else { return false }
+      guard let mapping = (error as? LedgerError)?.mapping else { return false }
       return mapping.problems.map(\.path) == ["[0].age", "[1]", "[2].born"]
     }
     #expect(try ledger.head == 0)

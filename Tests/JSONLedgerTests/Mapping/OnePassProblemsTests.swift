@@ -35,7 +35,7 @@ struct OnePassProblemsTests {
     #expect {
       try ledger.applySynchronously(batch)
     } throws: { error in
-      guard case LedgerError.mapping(let mapping) = error else { return false }
+      guard let mapping = (error as? LedgerError)?.mapping else { return false }
       let lines = mapping.problems.map(\.description)
       return lines.count == 4 && lines[0].contains("[0].votes") && lines[1].contains("identity \"id\" is missing")
         && lines[2].contains("[3].id") && lines[3].contains("[2]: a new Issue needs title")

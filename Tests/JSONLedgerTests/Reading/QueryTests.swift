@@ -50,6 +50,29 @@ struct QueryTests {
     }
   }
 
+  @Test func aCursorTravelsAsATokenAndAForgedTokenIsRefused() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(in: directory)
+    let query = Query("Issue").sorted(by: .descending("votes"), .ascending("title")).limited(to: 7)
+    try ledger.read { view in
+      var seen: [Int64] = []
+      var page = try view.objects(query)
+      seen += Self.ids(page.objects)
+      while let next = page.next {
+        let token = next.token
+        #expect(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        #expect(try QueryCursor(token: token) == next)
+        page = try view.objects(query.after(try QueryCursor(token: token)))
+        seen += Self.ids(page.objects)
+      }
+      #expect(seen == Self.ids(try view.objects(query.limited(to: 100)).objects))
+    }
+    for forged in ["", "AAAA", "not a token", String(repeating: "A", count: 5000), "AQ"] {
+      let error = #expect(throws: LedgerError.self) { try QueryCursor(token: forged) }
+      #expect(error?.code == .invalidQuery)
+    }
+  }
+
   @Test(arguments: [true, false])
   func sortingKeepsTiesInKeyOrderAndMissingValuesLast(ascending: Bool) throws {
     let directory = try TemporaryDirectory()

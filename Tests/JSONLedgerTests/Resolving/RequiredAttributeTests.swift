@@ -36,7 +36,7 @@ struct RequiredAttributeTests {
     #expect {
       try Self.apply(ledger, [["id": 1, "realName": "Bruce Wayne"], ["id": 2, "realName": "Peter Parker"]])
     } throws: { error in
-      guard case LedgerError.mapping(let mapping) = error else { return false }
+      guard let mapping = (error as? LedgerError)?.mapping else { return false }
       return mapping.problems.map(\.entity) == ["Character"] && mapping.problems[0].path.description == "[1]"
         && mapping.problems[0].reason.contains("name")
     }

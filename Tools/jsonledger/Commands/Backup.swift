@@ -20,10 +20,10 @@ struct Backup: AsyncParsableCommand {
     let report: BackupReport
     do {
       report = try await storeOptions.open().backup(to: destination, allowingDamaged: allowDamaged)
-    } catch LedgerError.verificationFailed(let reason) {
+    } catch let error as LedgerError where error.code == .verificationFailed {
       throw CommandFailure(
         message:
-          "\(reason)\nrun `jsonledger verify \(storeOptions.store)` to see the damage; --allow-damaged keeps such a copy"
+          "\(error.message)\nrun `jsonledger verify \(storeOptions.store)` to see the damage; --allow-damaged keeps such a copy"
       )
     }
     if json {

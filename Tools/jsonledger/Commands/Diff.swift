@@ -25,7 +25,7 @@ struct Diff: AsyncParsableCommand {
     if json {
       Output.json([
         "from": .number(JSONNumber(Int64(from))), "to": .number(JSONNumber(Int64(to))),
-        "changes": .array(try changes.map { try Describe.changeJSON($0, ledger: ledger) }),
+        "changes": .array(try changes.map { try ledger.changeJSON($0) }),
       ])
       return
     }

@@ -158,7 +158,7 @@ struct Import: AsyncParsableCommand {
 
   private func report(_ summary: BatchSummary) {
     if json {
-      Output.json(Describe.summaryJSON(summary))
+      Output.json(BatchSummary.jsonValue(of: [summary]))
     } else if summary.wasAlreadyApplied {
       Output.line("already applied as batch \(summary.batchID) (idempotency key \(idempotencyKey ?? ""))")
     } else {
@@ -193,7 +193,7 @@ struct Import: AsyncParsableCommand {
       $0.unchanged += $1.unchanged
     }
     if json {
-      Output.json(Describe.importJSON(summaries))
+      Output.json(BatchSummary.jsonValue(of: summaries))
     } else {
       let ids = summaries.map(\.batchID)
       let range = ids.isEmpty ? "no batches" : ids.count == 1 ? "batch \(ids[0])" : "batches \(ids.first!)–\(ids.last!)"

@@ -33,27 +33,7 @@ struct Log: AsyncParsableCommand {
       entries = try await ledger.log(limit: limit)
     }
     if json {
-      Output.json(
-        .array(
-          try entries.map { entry in
-            var object: JSONObject = [
-              "batch": .number(JSONNumber(Int64(entry.batchID))), "time": .string(Output.time(entry.time)),
-              "kind": .string(entry.kind.description),
-              "created": .number(JSONNumber(entry.statistics.created)),
-              "updated": .number(JSONNumber(entry.statistics.updated)),
-              "deleted": .number(JSONNumber(entry.statistics.deleted)),
-              "unchanged": .number(JSONNumber(entry.statistics.unchanged)),
-              "modelVersion": .number(JSONNumber(Int(entry.modelVersion))),
-            ]
-            object["message"] = entry.metadata.message.map { .string($0) } ?? .null
-            object["author"] = entry.metadata.author.map { .string($0) } ?? .null
-            object["source"] = entry.metadata.source.map { .string($0) } ?? .null
-            if let reverted = entry.metadata.revertedBatchID {
-              object["reverts"] = .number(JSONNumber(Int64(reverted)))
-            }
-            if let change = entry.change { object["change"] = try Describe.changeJSON(change, ledger: ledger) }
-            return .object(object)
-          }))
+      Output.json(.array(try entries.map { try ledger.logEntryJSON($0) }))
       return
     }
     if entries.isEmpty { Output.line("(no batches)") }

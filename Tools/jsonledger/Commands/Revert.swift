@@ -40,10 +40,10 @@ struct Revert: AsyncParsableCommand {
         try ledger.revert(batch, force: force, keepingLaterChanges: keepLater, message: message, author: author)
       }
       if json {
-        var object = Describe.summaryJSON(result.summary).objectValue ?? [:]
+        var object = BatchSummary.jsonValue(of: [result.summary]).objectValue ?? [:]
         let dateFormat = ledger.model.dateFormat
-        object["overridden"] = .array(result.overridden.map { Describe.conflictJSON($0, dateFormat: dateFormat) })
-        object["kept"] = .array(result.kept.map { Describe.conflictJSON($0, dateFormat: dateFormat) })
+        object["overridden"] = .array(result.overridden.map { $0.jsonValue(dateFormat: dateFormat) })
+        object["kept"] = .array(result.kept.map { $0.jsonValue(dateFormat: dateFormat) })
         Output.json(.object(object))
         return
       }
@@ -56,14 +56,14 @@ struct Revert: AsyncParsableCommand {
         Output.line("kept \(result.kept.count) later change\(result.kept.count == 1 ? "" : "s") (not reverted):")
         for conflict in result.kept { Output.line("  \(conflict)") }
       }
-    } catch let refused as RevertRefused {
+    } catch let refused as LedgerError where refused.code == .revertConflicts || refused.code == .alreadyReverted {
       if json {
         // Refused, but answered in the asked form: the same document shape, on stdout, exit 3.
         Output.json([
           "refused": true, "batch": .number(JSONNumber(Int64(batch))),
           "alreadyRevertedBy": refused.alreadyRevertedBy.map { .number(JSONNumber(Int64($0))) } ?? .null,
           "conflicts": .array(
-            refused.conflicts.map { Describe.conflictJSON($0, dateFormat: ledger.model.dateFormat) }),
+            refused.conflicts.map { $0.jsonValue(dateFormat: ledger.model.dateFormat) }),
         ])
         try Output.finishStandardOutput()
       }

@@ -25,7 +25,7 @@ struct Rewind: AsyncParsableCommand {
       try ledger.rewind(to: batch, message: message)
     }
     if json {
-      Output.json(Describe.summaryJSON(summary))
+      Output.json(BatchSummary.jsonValue(of: [summary]))
     } else {
       Output.line("batch \(summary.batchID) rewinds to batch \(batch): \(Describe.counts(summary))")
     }

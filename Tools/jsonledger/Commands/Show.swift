@@ -17,15 +17,7 @@ struct Show: AsyncParsableCommand {
     let ledger = try storeOptions.open()
     let record = try await ledger.record(batch)
     if json {
-      var object: JSONObject = [
-        "batch": .number(JSONNumber(Int64(record.batchID))), "time": .string(Output.time(record.time)),
-        "kind": .string(record.kind.description),
-      ]
-      object["message"] = record.metadata.message.map { .string($0) } ?? .null
-      object["author"] = record.metadata.author.map { .string($0) } ?? .null
-      object["modelVersion"] = .number(JSONNumber(Int(record.modelVersion)))
-      object["changes"] = .array(try record.changes.map { try Describe.changeJSON($0, ledger: ledger) })
-      Output.json(.object(object))
+      Output.json(try ledger.recordJSON(record))
       return
     }
     Output.line(

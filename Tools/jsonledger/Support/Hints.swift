@@ -5,14 +5,14 @@ import JSONLedger
 /// the error, so that both stay true as either changes.
 enum Hints {
   static func hint(for error: LedgerError) -> String? {
-    switch error {
-    case .storeNotFound(let path): "create one with `jsonledger init \(path) --model MODEL`"
-    case .unsupportedFormat(let path, let found, let supported) where found < supported:
-      found >= 3 ? "run `jsonledger upgrade \(path)`" : nil
-    case .upgradeInterrupted(let path, _): "run `jsonledger upgrade \(path)` again to finish it"
+    let path = error.path ?? "STORE"
+    return switch error.code {
+    case .storeNotFound: "create one with `jsonledger init \(path) --model MODEL`"
+    case .upgradeNeeded: "run `jsonledger upgrade \(path)`"
+    case .upgradeInterrupted: "run `jsonledger upgrade \(path)` again to finish it"
     case .batchArchived: "`jsonledger restore-log NEWSTORE ARCHIVE` replays the archive compact wrote"
     case .damagedFile: "restore the store from a backup (`jsonledger backup` writes them)"
-    case .modelDiffers(let path, _): "migrate the store with `jsonledger migrate \(path) --model MODEL`"
+    case .modelDiffers: "migrate the store with `jsonledger migrate \(path) --model MODEL`"
     case .importStopped: "run the same import again with the same --idempotency-key to apply the rest"
     case .storeChanged: "run the same command again"
     case .replicaWrite:

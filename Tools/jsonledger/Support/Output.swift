@@ -79,11 +79,7 @@ enum Output {
     write(escaped(JSONWriter(options: [.sortedKeys]).string(from: value)) + "\n")
   }
 
-  static func time(_ date: Date) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    return formatter.string(from: date)
-  }
+  static func time(_ date: Date) -> String { Ledger.timeText(date) }
 }
 
 /// A failure with its own exit code (a refused revert exits 3).

@@ -19,6 +19,7 @@ extension JSONSyntaxError: LocalizedError {
   public var errorDescription: String? { description }
 }
 
-extension RevertRefused: LocalizedError {
-  public var errorDescription: String? { description }
-}
+/// A refused revert is a ``LedgerError`` with code ``LedgerError/Code/revertConflicts`` or
+/// ``LedgerError/Code/alreadyReverted``.
+@available(*, deprecated, renamed: "LedgerError", message: "a refused revert is a LedgerError with its conflicts")
+public typealias RevertRefused = LedgerError

@@ -1,0 +1,166 @@
+public import Foundation
+
+// The JSON shapes of the history — a batch, a change, a revert conflict, an import's summary —
+// owned here, so that the command-line tool's `--json` output and the HTTP API say the same
+// thing the same way. Keys are values as JSON (a composite key is an array), related objects
+// are named by their key's text, times are ISO 8601 in UTC.
+
+extension Ledger {
+  /// One batch as JSON: its id, time, kind, message, author, source, the batch it reverts (when it is a revert),
+  /// the model version it was written under, its counts, and — with `changes` — every object
+  /// change in model terms.
+  public func batchJSON(
+    batchID: UInt64, time: Date, kind: ChangeRecord.Kind, metadata: ChangeRecord.Metadata,
+    statistics: ChangeRecord.Statistics, modelVersion: UInt32, changes: [ObjectChange]?
+  ) throws -> JSONValue {
+    var object: JSONObject = [
+      "batch": .number(JSONNumber(Int64(batchID))), "time": .string(Self.timeText(time)),
+      "kind": .string(kind.description),
+      "created": .number(JSONNumber(statistics.created)), "updated": .number(JSONNumber(statistics.updated)),
+      "deleted": .number(JSONNumber(statistics.deleted)),
+      "unchanged": .number(JSONNumber(statistics.unchanged)),
+      "modelVersion": .number(JSONNumber(Int(modelVersion))),
+      "message": metadata.message.map { .string($0) } ?? .null,
+      "author": metadata.author.map { .string($0) } ?? .null,
+      "source": metadata.source.map { .string($0) } ?? .null,
+    ]
+    if let reverted = metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(Int64(reverted))) }
+    if let changes { object["changes"] = .array(try changes.map { try changeJSON($0) }) }
+    return .object(object)
+  }
+
+  /// A record as JSON, with every change (`batchJSON`).
+  public func recordJSON(_ record: ChangeRecord) throws -> JSONValue {
+    try batchJSON(
+      batchID: record.batchID, time: record.time, kind: record.kind, metadata: record.metadata,
+      statistics: record.statistics, modelVersion: record.modelVersion, changes: record.changes)
+  }
+
+  /// A log entry as JSON (`batchJSON`), with the one object's change when the log was read
+  /// for one object.
+  public func logEntryJSON(_ entry: LogEntry) throws -> JSONValue {
+    var json = try batchJSON(
+      batchID: entry.batchID, time: entry.time, kind: entry.kind, metadata: entry.metadata,
+      statistics: entry.statistics, modelVersion: entry.modelVersion, changes: nil)
+    if let change = entry.change, case .object(var object) = json {
+      object["change"] = try changeJSON(change)
+      json = .object(object)
+    }
+    return json
+  }
+
+  /// One object change in model terms: kind, entity, key, each field's old and new value,
+  /// each relationship's objects added and removed.
+  public func changeJSON(_ change: ObjectChange) throws -> JSONValue {
+    let described = try describe(change)
+    let dateFormat = model.dateFormat
+    var fields = JSONObject()
+    for attribute in described.attributes {
+      fields[attribute.name] = [
+        "old": attribute.old?.jsonValue(dateFormat: dateFormat) ?? .null,
+        "new": attribute.new?.jsonValue(dateFormat: dateFormat) ?? .null,
+      ]
+    }
+    var links = JSONObject()
+    for link in described.links {
+      links[link.relationship] = [
+        "added": .array(link.added.map { .string($0.description) }),
+        "removed": .array(link.removed.map { .string($0.description) }),
+      ]
+    }
+    return [
+      "kind": .string(described.kind.description), "entity": .string(described.key.entity),
+      "key": .array(described.key.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
+      "fields": .object(fields), "links": .object(links),
+    ]
+  }
+
+  /// A time as the history's JSON writes it: ISO 8601, UTC, whole seconds.
+  public static func timeText(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    return formatter.string(from: date)
+  }
+}
+
+extension RevertConflict {
+  /// The conflict in the shape of a change: the key as its values, attribute values typed,
+  /// related objects named by their key's text.
+  public func jsonValue(dateFormat: DateFormat) -> JSONValue {
+    func json(_ value: RevertConflict.Value) -> JSONValue {
+      switch value {
+      case .attribute(let value): value?.jsonValue(dateFormat: dateFormat) ?? .null
+      case .links(let linked, let unlinked):
+        [
+          "linked": .array(linked.map { .string($0.description) }),
+          "unlinked": .array(unlinked.map { .string($0.description) }),
+        ]
+      case .order(let keys): ["order": .array(keys.map { .string($0.description) })]
+      case .exists(let exists): ["exists": .bool(exists)]
+      }
+    }
+    return [
+      "entity": .string(object.entity),
+      "key": .array(object.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
+      "field": .string(field), "setByBatch": json(setByBatch), "now": json(now),
+      "changedBy": .number(JSONNumber(Int64(changedBy))),
+    ]
+  }
+}
+
+extension BatchSummary {
+  /// What one write did, one shape whether it applied one batch or many (a chunked import):
+  /// the last batch, every batch, the counts of the batches this write applied, how many
+  /// were applied already (an idempotency key seen before), the JSON keys that matched
+  /// nothing, and the entities a prune emptied.
+  public static func jsonValue(of summaries: [BatchSummary]) -> JSONValue {
+    let applied = summaries.filter { !$0.wasAlreadyApplied }
+    func total(_ count: (BatchSummary) -> Int) -> JSONValue { .number(JSONNumber(applied.map(count).reduce(0, +))) }
+    let ignored = Set(summaries.flatMap(\.ignoredKeys)).sorted()
+    return [
+      "batch": summaries.last.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
+      "batches": .array(summaries.map { .number(JSONNumber(Int64($0.batchID))) }),
+      "created": total(\.created), "updated": total(\.updated), "deleted": total(\.deleted),
+      "unchanged": total(\.unchanged),
+      "alreadyApplied": .bool(!summaries.isEmpty && applied.isEmpty),
+      "batchesAlreadyApplied": .number(JSONNumber(summaries.count - applied.count)),
+      "ignoredKeys": .array(ignored.map { .string($0) }),
+      "deletedAll": .array(Set(applied.flatMap(\.emptiedByPrune)).sorted().map { .string($0) }),
+    ]
+  }
+}
+
+extension LedgerError {
+  /// The error as JSON: its code, message, and every field that is set.
+  public func jsonValue(dateFormat: DateFormat = .iso8601) -> JSONValue {
+    var object: JSONObject = ["code": .string(code.rawValue), "message": .string(message)]
+    func number(_ value: UInt64?) -> JSONValue? { value.map { .number(JSONNumber(Int64($0))) } }
+    object["path"] = path.map { .string($0) }
+    object["batch"] = number(batchID)
+    object["entity"] = entity.map { .string($0) }
+    object["key"] = key.map { .string($0) }
+    object["head"] = number(head)
+    object["expectedHead"] = number(expectedHead)
+    object["firstBatch"] = number(firstBatch)
+    object["alreadyRevertedBy"] = number(alreadyRevertedBy)
+    if !known.isEmpty { object["known"] = .array(known.map { .string($0) }) }
+    if !conflicts.isEmpty { object["conflicts"] = .array(conflicts.map { $0.jsonValue(dateFormat: dateFormat) }) }
+    if !differences.isEmpty { object["differences"] = .array(differences.map { .string($0.description) }) }
+    if let mapping {
+      object["problems"] = .array(
+        mapping.problems.map { problem in
+          [
+            "entity": .string(problem.entity), "path": .string(problem.path), "reason": .string(problem.reason),
+            "value": problem.value.map { .string($0) } ?? .null,
+          ]
+        })
+    }
+    if let syntax {
+      object["line"] = .number(JSONNumber(syntax.line))
+      object["column"] = .number(JSONNumber(syntax.column))
+    }
+    if !appliedBatches.isEmpty { object["appliedBatches"] = .array(appliedBatches.compactMap { number($0) }) }
+    if let cause { object["cause"] = cause.jsonValue(dateFormat: dateFormat) }
+    return .object(object)
+  }
+}
