@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "JSONLedgerJSON", targets: ["JSONLedgerJSON"]),
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "JSONLedgerPostgres", targets: ["JSONLedgerPostgres"]),
+    .library(name: "JSONLedgerServer", targets: ["JSONLedgerServer"]),
     .executable(name: "jsonledger", targets: ["jsonledger"]),
   ],
   dependencies: [
@@ -15,6 +16,10 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     .package(url: "https://github.com/apple/swift-crypto.git", "3.9.0"..<"5.0.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+    .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     // Property tests that shrink a failing history to a small one (tests only).
     .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     // `swift package generate-documentation --target JSONLedger` builds the DocC catalog.
@@ -48,12 +53,28 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    // The HTTP API and the audit console (Hummingbird): routes an app adds to its own server.
+    .target(
+      name: "JSONLedgerServer",
+      dependencies: [
+        "JSONLedger",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      resources: [.copy("Resources/openapi.json")]
+    ),
     .executableTarget(
       name: "jsonledger",
       dependencies: [
         "JSONLedger",
         "JSONLedgerPostgres",
+        "JSONLedgerServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/jsonledger"
     ),
@@ -69,6 +90,13 @@ let package = Package(
     ),
     .testTarget(
       name: "JSONLedgerCLITests", dependencies: ["jsonledger", "JSONLedger", "LMDB", "JSONLedgerTestSupport"]),
+    .testTarget(
+      name: "JSONLedgerServerTests",
+      dependencies: [
+        "JSONLedger", "JSONLedgerServer", "JSONLedgerTestSupport",
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ]),
     .testTarget(
       name: "JSONLedgerPostgresTests",
       dependencies: ["jsonledger", "JSONLedger", "JSONLedgerPostgres", "JSONLedgerTestSupport"]),

@@ -149,6 +149,9 @@ public final class Ledger: Sendable {
     guard batch.mapper.model == model else {
       throw LedgerError.invalidBatch("the batch was made by a ledger with another model")
     }
+    guard metadata.idempotencyKey?.isEmpty != true else {
+      throw LedgerError.invalidArgument("an idempotency key cannot be empty: give one, or none")
+    }
     let onlyDeletions =
       !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
     return try commit(

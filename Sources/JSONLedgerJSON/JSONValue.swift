@@ -69,6 +69,8 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   public init(_ value: Int64) { literal = String(value) }
   /// A number from an integer.
   public init(_ value: Int) { literal = String(value) }
+  /// A number from an unsigned integer: every value, batch ids past `Int64.max` too.
+  public init(_ value: UInt64) { literal = String(value) }
   /// A number from a double; a non-finite value becomes 0 (JSON cannot hold it).
   public init(_ value: Double) {
     guard value.isFinite else {

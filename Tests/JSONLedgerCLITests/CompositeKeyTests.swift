@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedger
 import JSONLedgerTestSupport
 import Testing
 
@@ -27,5 +28,11 @@ struct CompositeKeyTests {
     let wrong = try CommandRunner.run(["log", store, "--entity", "Card", "--key", "Hearts"])
     #expect(wrong.status == 1)
     #expect(wrong.error.contains("give 2 key values"), "\(wrong.error)")
+    // blame: the owner was set by batch 2, suit and rank by batch 1.
+    let blame = try CommandRunner.run(["blame", store, "Card", "Hearts,J", "--json"])
+    #expect(blame.status == 0, "\(blame.error)")
+    let fields = try JSONParser.parse(Array(blame.output.utf8)).arrayValue ?? []
+    #expect(fields.map { $0["field"] } == ["owner", "rank", "suit"])
+    #expect(fields.map { $0["batch"] } == [2, 1, 1])
   }
 }

@@ -37,6 +37,27 @@ struct ObservationTests {
     #expect(last??.string("label") == "Another Label")
   }
 
+  @Test(.timeLimit(.minutes(1))) func theFeedOfBatchesSendsEveryBatchInOrderFromEitherProcess() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    let modelFile = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", modelFile]).status == 0)
+    let first = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", store, first]).status == 0)
+    let ledger = try Ledger.open(at: store)
+    var iterator = ledger.batches(after: 0, every: .milliseconds(50)).makeAsyncIterator()
+    #expect(try await iterator.next()?.batchID == 1)  // already there
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Tin Drum", "label": "Virgin Records"]], as: "Album")
+    _ = try await ledger.apply(batch)  // this process
+    let third = try directory.write("third.json", CLIFixtures.third)
+    #expect(try CommandRunner.run(["import", store, third, "--entity", "Album", "--author", "cron"]).status == 0)
+    #expect(try await iterator.next()?.batchID == 2)
+    let fromAnother = try await iterator.next()
+    #expect(fromAnother?.batchID == 3)
+    #expect(fromAnother?.metadata.author == "cron")
+  }
+
   @Test(.timeLimit(.minutes(1))) func aQueryObserverSeesItsFirstPageChange() async throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"

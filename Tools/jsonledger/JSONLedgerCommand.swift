@@ -13,8 +13,9 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     version: "jsonledger \(jsonLedgerVersion) (store format \(Ledger.formatVersion); 5 once migrated)",
     subcommands: [
       Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
-      Rewind.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self, Migrate.self,
-      Remote.self, Clone.self, Follow.self, Demo.self,
+      Rewind.self, Blame.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self,
+      Migrate.self,
+      Remote.self, Clone.self, Follow.self, Serve.self, Demo.self,
       Stress.self, ReadCheck.self,
     ]
   )

@@ -14,7 +14,7 @@ extension Ledger {
     statistics: ChangeRecord.Statistics, modelVersion: UInt32, changes: [ObjectChange]?
   ) throws -> JSONValue {
     var object: JSONObject = [
-      "batch": .number(JSONNumber(Int64(batchID))), "time": .string(Self.timeText(time)),
+      "batch": .number(JSONNumber(batchID)), "time": .string(Self.timeText(time)),
       "kind": .string(kind.description),
       "created": .number(JSONNumber(statistics.created)), "updated": .number(JSONNumber(statistics.updated)),
       "deleted": .number(JSONNumber(statistics.deleted)),
@@ -24,7 +24,7 @@ extension Ledger {
       "author": metadata.author.map { .string($0) } ?? .null,
       "source": metadata.source.map { .string($0) } ?? .null,
     ]
-    if let reverted = metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(Int64(reverted))) }
+    if let reverted = metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(reverted)) }
     if let changes { object["changes"] = .array(try changes.map { try changeJSON($0) }) }
     return .object(object)
   }
@@ -83,6 +83,16 @@ extension Ledger {
   }
 }
 
+extension ObjectChange {
+  /// The change without the hidden reverse links of relationships that have no inverse
+  /// (they repeat the forward link from the other side): what a diff shows.
+  public var withoutHiddenLinks: ObjectChange {
+    var copy = self
+    copy.links.removeAll { $0.relationshipID & ResolvedRelationship.hiddenReverseBit != 0 }
+    return copy
+  }
+}
+
 extension RevertConflict {
   /// The conflict in the shape of a change: the key as its values, attribute values typed,
   /// related objects named by their key's text.
@@ -103,7 +113,7 @@ extension RevertConflict {
       "entity": .string(object.entity),
       "key": .array(object.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
       "field": .string(field), "setByBatch": json(setByBatch), "now": json(now),
-      "changedBy": .number(JSONNumber(Int64(changedBy))),
+      "changedBy": .number(JSONNumber(changedBy)),
     ]
   }
 }
@@ -118,8 +128,8 @@ extension BatchSummary {
     func total(_ count: (BatchSummary) -> Int) -> JSONValue { .number(JSONNumber(applied.map(count).reduce(0, +))) }
     let ignored = Set(summaries.flatMap(\.ignoredKeys)).sorted()
     return [
-      "batch": summaries.last.map { .number(JSONNumber(Int64($0.batchID))) } ?? .null,
-      "batches": .array(summaries.map { .number(JSONNumber(Int64($0.batchID))) }),
+      "batch": summaries.last.map { .number(JSONNumber($0.batchID)) } ?? .null,
+      "batches": .array(summaries.map { .number(JSONNumber($0.batchID)) }),
       "created": total(\.created), "updated": total(\.updated), "deleted": total(\.deleted),
       "unchanged": total(\.unchanged),
       "alreadyApplied": .bool(!summaries.isEmpty && applied.isEmpty),
@@ -130,11 +140,22 @@ extension BatchSummary {
   }
 }
 
+extension RevertResult {
+  /// The revert's summary (`BatchSummary.jsonValue(of:)`), with the later changes it
+  /// overrode and those it kept.
+  public func jsonValue(dateFormat: DateFormat) -> JSONValue {
+    var object = BatchSummary.jsonValue(of: [summary]).objectValue ?? [:]
+    object["overridden"] = .array(overridden.map { $0.jsonValue(dateFormat: dateFormat) })
+    object["kept"] = .array(kept.map { $0.jsonValue(dateFormat: dateFormat) })
+    return .object(object)
+  }
+}
+
 extension LedgerError {
   /// The error as JSON: its code, message, and every field that is set.
   public func jsonValue(dateFormat: DateFormat = .iso8601) -> JSONValue {
     var object: JSONObject = ["code": .string(code.rawValue), "message": .string(message)]
-    func number(_ value: UInt64?) -> JSONValue? { value.map { .number(JSONNumber(Int64($0))) } }
+    func number(_ value: UInt64?) -> JSONValue? { value.map { .number(JSONNumber($0)) } }
     object["path"] = path.map { .string($0) }
     object["batch"] = number(batchID)
     object["entity"] = entity.map { .string($0) }

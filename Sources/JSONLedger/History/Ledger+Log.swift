@@ -29,14 +29,15 @@ public struct LogEntry: Sendable, Equatable {
 }
 
 extension Ledger {
-  /// The batches, newest first (at most `limit` of them).
-  public func log(limit: Int? = nil) throws -> [LogEntry] {
+  /// The batches, newest first (at most `limit` of them), from the head or from the batch
+  /// before `before` (the next page of a log read page by page).
+  public func log(limit: Int? = nil, before: UInt64? = nil) throws -> [LogEntry] {
     try environment.read { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
       let horizon = try store.horizon()
       var entries: [LogEntry] = []
-      var id = head
+      var id = min(head, before.map { $0 == 0 ? 0 : $0 - 1 } ?? head)
       while id >= horizon, id >= 1, entries.count < (limit ?? Int.max) {
         entries.append(LogEntry(record: try readRecord(id, txn)))
         id -= 1
@@ -45,9 +46,9 @@ extension Ledger {
     }
   }
 
-  /// `log(limit:)`, off the caller's executor.
-  public func log(limit: Int? = nil) async throws -> [LogEntry] {
-    try await offTheCaller { try self.log(limit: limit) }
+  /// `log(limit:before:)`, off the caller's executor.
+  public func log(limit: Int? = nil, before: UInt64? = nil) async throws -> [LogEntry] {
+    try await offTheCaller { try self.log(limit: limit, before: before) }
   }
 
   /// The batches that touched one object, newest first, each with what it did to it.

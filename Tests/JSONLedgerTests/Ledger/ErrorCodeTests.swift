@@ -110,6 +110,16 @@ struct ErrorCodeTests {
     #expect(stopped?.cause?.code == .invalidPayload)
   }
 
+  @Test func anEmptyIdempotencyKeyIsACallersMistakeNotAStorageFailure() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Japan"]], as: "Band")
+    let refused = #expect(throws: LedgerError.self) { try ledger.applySynchronously(batch, idempotencyKey: "") }
+    #expect(refused?.code == .invalidArgument)
+    #expect(try ledger.head == 0)
+  }
+
   @Test func codesAreStableStringsAndMessagesNeverNameTheCommandLineTool() throws {
     #expect(LedgerError.Code.headMoved.rawValue == "headMoved")
     #expect(LedgerError.Code(rawValue: "objectNotFound") == .objectNotFound)

@@ -21,10 +21,10 @@ struct Diff: AsyncParsableCommand {
     let from = try self.from.batchID(in: ledger, emptyStoreAllowed: true)
     let to = try self.to.batchID(in: ledger, emptyStoreAllowed: true)
     let diff = try await ledger.diff(from: from, to: to)
-    let changes = diff.changes.map(Describe.withoutHiddenLinks)
+    let changes = diff.changes.map(\.withoutHiddenLinks)
     if json {
       Output.json([
-        "from": .number(JSONNumber(Int64(from))), "to": .number(JSONNumber(Int64(to))),
+        "from": .number(JSONNumber(from)), "to": .number(JSONNumber(to)),
         "changes": .array(try changes.map { try ledger.changeJSON($0) }),
       ])
       return

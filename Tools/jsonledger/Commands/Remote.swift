@@ -43,7 +43,7 @@ struct RemoteInit: AsyncParsableCommand {
     if json {
       Output.json([
         "remote": .string(replica.remote.description), "ledger": .string(replica.remote.ledger),
-        "batches": .number(JSONNumber(Int64(head))),
+        "batches": .number(JSONNumber(head)),
       ])
     } else {
       Output.line(
@@ -68,8 +68,8 @@ struct RemoteStatus: AsyncParsableCommand {
     if json {
       Output.json([
         "remote": .string(replica.remote.description), "ledger": .string(replica.remote.ledger),
-        "localHead": .number(JSONNumber(Int64(status.localHead))),
-        "remoteHead": .number(JSONNumber(Int64(status.remoteHead))), "lag": .number(JSONNumber(Int64(status.lag))),
+        "localHead": .number(JSONNumber(status.localHead)),
+        "remoteHead": .number(JSONNumber(status.remoteHead)), "lag": .number(JSONNumber(status.lag)),
       ])
     } else {
       Output.line("remote: \(replica.remote) (ledger \"\(replica.remote.ledger)\")")
@@ -149,7 +149,7 @@ struct Follow: AsyncParsableCommand {
     try await replica.follow(untilCaughtUp: untilCaughtUp, pollInterval: .milliseconds(pollInterval)) { report in
       if json {
         Output.jsonLine([
-          "applied": .number(JSONNumber(report.applied)), "head": .number(JSONNumber(Int64(report.head))),
+          "applied": .number(JSONNumber(report.applied)), "head": .number(JSONNumber(report.head)),
         ])
       } else {
         Output.line("applied \(report.applied) record\(report.applied == 1 ? "" : "s"); head: batch \(report.head)")
@@ -158,7 +158,7 @@ struct Follow: AsyncParsableCommand {
     if untilCaughtUp {
       let head = try replica.ledger.head
       if json {
-        Output.jsonLine(["caughtUp": true, "head": .number(JSONNumber(Int64(head)))])
+        Output.jsonLine(["caughtUp": true, "head": .number(JSONNumber(head))])
       } else {
         Output.line("caught up: batch \(head)")
       }

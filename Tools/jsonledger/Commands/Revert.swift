@@ -40,11 +40,7 @@ struct Revert: AsyncParsableCommand {
         try ledger.revert(batch, force: force, keepingLaterChanges: keepLater, message: message, author: author)
       }
       if json {
-        var object = BatchSummary.jsonValue(of: [result.summary]).objectValue ?? [:]
-        let dateFormat = ledger.model.dateFormat
-        object["overridden"] = .array(result.overridden.map { $0.jsonValue(dateFormat: dateFormat) })
-        object["kept"] = .array(result.kept.map { $0.jsonValue(dateFormat: dateFormat) })
-        Output.json(.object(object))
+        Output.json(result.jsonValue(dateFormat: ledger.model.dateFormat))
         return
       }
       Output.line("batch \(result.summary.batchID) reverts batch \(batch): \(Describe.counts(result.summary))")
@@ -60,8 +56,8 @@ struct Revert: AsyncParsableCommand {
       if json {
         // Refused, but answered in the asked form: the same document shape, on stdout, exit 3.
         Output.json([
-          "refused": true, "batch": .number(JSONNumber(Int64(batch))),
-          "alreadyRevertedBy": refused.alreadyRevertedBy.map { .number(JSONNumber(Int64($0))) } ?? .null,
+          "refused": true, "batch": .number(JSONNumber(batch)),
+          "alreadyRevertedBy": refused.alreadyRevertedBy.map { .number(JSONNumber($0)) } ?? .null,
           "conflicts": .array(
             refused.conflicts.map { $0.jsonValue(dateFormat: ledger.model.dateFormat) }),
         ])

@@ -15,7 +15,7 @@ struct Stats: AsyncParsableCommand {
       var objects = JSONObject()
       for (entity, count) in statistics.objectsByEntity { objects[entity] = .number(JSONNumber(count)) }
       Output.json([
-        "batches": .number(JSONNumber(Int64(statistics.batches))), "objects": .object(objects),
+        "batches": .number(JSONNumber(statistics.batches)), "objects": .object(objects),
         "logBytes": .number(JSONNumber(statistics.logBytes)), "usedBytes": .number(JSONNumber(statistics.usedBytes)),
         "mapSize": .number(JSONNumber(statistics.mapSize)),
       ])

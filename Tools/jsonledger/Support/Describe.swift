@@ -47,13 +47,3 @@ enum Describe {
     return lines
   }
 }
-
-extension Describe {
-  /// The change without the hidden reverse links of relationships that have no inverse
-  /// (they repeat the forward link from the other side).
-  static func withoutHiddenLinks(_ change: ObjectChange) -> ObjectChange {
-    var copy = change
-    copy.links.removeAll { $0.relationshipID & 0x8000_0000 != 0 }
-    return copy
-  }
-}

@@ -1,0 +1,52 @@
+public import Foundation
+
+/// The batch that set one field's current value (`Ledger.blame(entity:key:)`).
+public struct FieldBlame: Sendable, Equatable {
+  /// The attribute or relationship.
+  public var field: String
+  /// The newest batch that changed it.
+  public var batchID: UInt64
+  /// When that batch was applied.
+  public var time: Date
+  /// Who sent it, and why, as the batch says.
+  public var author: String?
+  public var message: String?
+}
+
+extension Ledger {
+  /// For each field of an object — attribute or relationship — the batch that set the value it
+  /// has now: the newest batch that changed it, with its time, author and message, in the
+  /// order of the field names. A field no batch set (never given) is not listed.
+  public func blame(entity: String, key: JSONValue) throws -> [FieldBlame] {
+    var blamed: [String: FieldBlame] = [:]
+    for entry in try log(entity: entity, key: key) {
+      guard let change = entry.change else { continue }
+      let described = try describe(change.withoutHiddenLinks)
+      // A link is named `Entity.relationship`; the object's own field is the relationship.
+      let links = described.links.map { $0.relationship.split(separator: ".").last.map(String.init) ?? $0.relationship }
+      let fields = described.attributes.map(\.name) + links
+      for field in fields where blamed[field] == nil {
+        blamed[field] = FieldBlame(
+          field: field, batchID: entry.batchID, time: entry.time, author: entry.metadata.author,
+          message: entry.metadata.message)
+      }
+    }
+    return blamed.values.sorted { $0.field < $1.field }
+  }
+
+  /// `blame(entity:key:)`, off the caller's executor.
+  public func blame(entity: String, key: JSONValue) async throws -> [FieldBlame] {
+    try await offTheCaller { try self.blame(entity: entity, key: key) }
+  }
+}
+
+extension FieldBlame {
+  /// The blame as JSON: field, batch, time, author, message.
+  public var jsonValue: JSONValue {
+    [
+      "field": .string(field), "batch": .number(JSONNumber(batchID)),
+      "time": .string(Ledger.timeText(time)), "author": author.map { .string($0) } ?? .null,
+      "message": message.map { .string($0) } ?? .null,
+    ]
+  }
+}

@@ -1,0 +1,87 @@
+// The console's style sheet and script: served from memory, no build step. The script only
+// reads the token field, calls the API, and writes results as text (`textContent`), never as
+// markup.
+
+enum ConsoleAssets {
+  static let css = """
+    body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #fafafa; }
+    header { background: #22313f; color: #fff; padding: .6rem 1.2rem; display: flex; gap: 1.5rem; align-items: center; flex-wrap: wrap; }
+    header a { color: #fff; }
+    header form { margin-left: auto; display: flex; gap: .4rem; align-items: center; }
+    main { padding: 1rem 1.2rem 3rem; max-width: 72rem; }
+    table { border-collapse: collapse; margin: .5rem 0 1rem; background: #fff; }
+    th, td { border: 1px solid #d5d9de; padding: .3rem .6rem; text-align: left; vertical-align: top; }
+    th { background: #eef1f4; }
+    caption { text-align: left; font-weight: 600; padding: .3rem 0; }
+    .old { color: #a4262c; } .new { color: #1e6b30; }
+    .kind { font-variant: small-caps; }
+    a:focus, button:focus, input:focus, select:focus { outline: 3px solid #f0a000; outline-offset: 1px; }
+    button { padding: .3rem .8rem; }
+    #result { white-space: pre-wrap; background: #fff; border: 1px solid #d5d9de; padding: .5rem; min-height: 1.5rem; }
+    form.filters { display: flex; gap: .6rem; flex-wrap: wrap; align-items: end; margin: .5rem 0; }
+    form.filters label { display: flex; flex-direction: column; font-size: .9em; }
+    """
+
+  static let javascript = """
+    "use strict";
+    function token() { return sessionStorage.getItem("jsonledger-token") || ""; }
+    function show(text) { document.getElementById("result").textContent = text; }
+    document.addEventListener("DOMContentLoaded", () => {
+      const field = document.getElementById("token");
+      if (field) {
+        field.value = token();
+        document.getElementById("token-form").addEventListener("submit", (event) => {
+          event.preventDefault();
+          sessionStorage.setItem("jsonledger-token", field.value);
+          document.cookie = "jsonledger_token=" + encodeURIComponent(field.value) + "; path=/; SameSite=Strict";
+          document.getElementById("token-status").textContent = field.value ? "token saved" : "token cleared";
+        });
+      }
+      for (const button of document.querySelectorAll("[data-revert-plan]")) {
+        button.addEventListener("click", () => plan(button.dataset.revertPlan));
+      }
+      for (const button of document.querySelectorAll("[data-revert]")) {
+        button.addEventListener("click", () => revert(button.dataset.revert, button.dataset.force === "true"));
+      }
+    });
+    function describeConflicts(conflicts) {
+      return conflicts.map((c) => "  " + c.entity + " " + JSON.stringify(c.key) + " " + c.field +
+        ": this batch set " + JSON.stringify(c.setByBatch) + ", batch " + c.changedBy + " made it " +
+        JSON.stringify(c.now)).join("\\n");
+    }
+    async function plan(batch) {
+      const response = await fetch("/v1/batches/" + batch + "/revert-plan",
+        { headers: { "Authorization": "Bearer " + token() } });
+      const body = await response.json();
+      if (!response.ok) { show("Error " + response.status + ": " + body.message); return; }
+      if (body.alreadyRevertedBy !== null) {
+        show("Batch " + batch + " was already reverted by batch " + body.alreadyRevertedBy + ".");
+      } else if (body.refused) {
+        show("A revert would be refused: " + body.conflicts.length + " later change(s) conflict:\\n" +
+          describeConflicts(body.conflicts) + "\\nRevert anyway overrides them.");
+        document.getElementById("force-revert").hidden = false;
+      } else {
+        show("A revert would write " + body.changes.length + " change(s):\\n" + body.changes.map((c) =>
+          "  " + c.kind + " " + c.entity + " " + JSON.stringify(c.key)).join("\\n"));
+      }
+    }
+    async function revert(batch, force) {
+      const response = await fetch("/v1/batches/" + batch + "/revert" + (force ? "?mode=force" : ""),
+        { method: "POST", headers: { "Authorization": "Bearer " + token() } });
+      const body = await response.json();
+      if (response.status === 201) {
+        show("Reverted: batch " + body.batch + " undoes batch " + batch + ".");
+        const link = document.getElementById("new-batch");
+        link.href = "/batches/" + body.batch;
+        link.textContent = "Open batch " + body.batch;
+        link.hidden = false;
+        link.focus();
+      } else if (response.status === 409 && body.conflicts) {
+        show("Refused (409): " + body.message);
+        document.getElementById("force-revert").hidden = false;
+      } else {
+        show("Refused (" + response.status + "): " + body.message);
+      }
+    }
+    """
+}

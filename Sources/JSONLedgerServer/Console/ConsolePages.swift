@@ -1,0 +1,326 @@
+import Foundation
+import Hummingbird
+import JSONLedger
+
+// The audit console: server-rendered pages over the same ledger as the API. Every value from
+// a payload or a request goes through `HTML`'s escaping interpolation.
+
+extension LedgerRoutes {
+  func addConsoleRoutes<Context: RequestContext>(to router: Router<Context>) {
+    router.get("console.css") { _, _ in Self.asset(ConsoleAssets.css, type: "text/css; charset=utf-8") }
+    router.get("console.js") { _, _ in Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8") }
+    router.get("") { request, context in
+      try await page(request) { values in try await timeline(values) }
+    }
+    router.get("batches/:batch") { request, context in
+      try await page(request, context.parameters) { values in try await batchPage(values) }
+    }
+    router.get("objects/:entity/:key") { request, context in
+      try await page(request, context.parameters) { values in try await objectPage(values) }
+    }
+    router.get("entities/:entity") { request, context in
+      try await page(request, context.parameters) { values in try await entityPage(values) }
+    }
+  }
+
+  private static func asset(_ text: String, type: String) -> Response {
+    Response(
+      status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+      body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+  }
+
+  /// A console page: with `tokenForReads`, the token comes as the cookie the page's token
+  /// field sets; an error is a page that says it, with the API's status.
+  private func page(
+    _ request: Request, _ parameters: Parameters = Parameters(), _ body: (RequestValues) async throws -> (String, HTML)
+  ) async throws -> Response {
+    let values = RequestValues(request: request, parameters: parameters, options: options)
+    if options.tokenForReads, !options.authorizes(request.headers[.authorization]),
+      !options.authorizes(Self.cookieToken(request).map { "Bearer " + $0 })
+    {
+      return Self.html(
+        title: "Token needed",
+        HTML("<h1>Token needed</h1><p>Reads on this server need its token: enter it above and reload.</p>"),
+        entities: [], status: .unauthorized)
+    }
+    let entities = ledger.model.entities.map(\.name)
+    do {
+      let (title, content) = try await body(values)
+      return Self.html(title: title, content, entities: entities)
+    } catch let error as LedgerError {
+      let failure = APIFailure(error, dateFormat: ledger.model.dateFormat)
+      return Self.html(
+        title: "Error",
+        HTML("<h1>\(failure.status.code) \(failure.status.reasonPhrase)</h1><p role=\"alert\">\(error.message)</p>"),
+        entities: entities, status: failure.status)
+    } catch let failure as APIFailure {
+      return Self.html(
+        title: "Error",
+        HTML(
+          "<h1>\(failure.status.code) \(failure.status.reasonPhrase)</h1><p role=\"alert\">\(failure.body.objectValue?["message"]?.stringValue ?? "")</p>"
+        ),
+        entities: entities, status: failure.status)
+    }
+  }
+
+  private static func cookieToken(_ request: Request) -> String? {
+    guard let header = request.headers[.cookie] else { return nil }
+    for part in header.split(separator: ";") {
+      let pair = part.trimmingCharacters(in: .whitespaces)
+      if pair.hasPrefix("jsonledger_token=") {
+        return String(pair.dropFirst("jsonledger_token=".count)).removingPercentEncoding
+      }
+    }
+    return nil
+  }
+
+  private static func html(title: String, _ content: HTML, entities: [String], status: HTTPResponse.Status = .ok)
+    -> Response
+  {
+    let navigation = entities.map { HTML("<li><a href=\"/entities/\(pathComponent($0))\">\($0)</a></li>") }
+    let page: HTML = """
+      <!doctype html>
+      <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+      <title>\(title) · JSONLedger</title><link rel="stylesheet" href="/console.css"><script src="/console.js" defer></script></head>
+      <body><header><a href="/"><strong>JSONLedger</strong> audit console</a>
+      <nav aria-label="Entities"><ul style="display:flex;gap:1rem;list-style:none;margin:0;padding:0">\(navigation)</ul></nav>
+      <form id="token-form"><label for="token">Token</label><input id="token" type="password" autocomplete="off">
+      <button type="submit">Save token</button><span id="token-status" role="status"></span></form></header>
+      <main id="main">\(content)</main></body></html>
+      """
+    return Response(
+      status: status,
+      headers: [
+        .contentType: "text/html; charset=utf-8",
+        .contentSecurityPolicy: "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'",
+      ],
+      body: ResponseBody(byteBuffer: ByteBuffer(string: page.description)))
+  }
+
+  // MARK: Pages
+
+  private func timeline(_ values: RequestValues) async throws -> (String, HTML) {
+    let limit = try values.limit()
+    let entity = values.query("entity")
+    let key = values.query("key")
+    let entries: [LogEntry]
+    var filter: HTML = ""
+    if let entity, let key {
+      entries = try await ledger.log(entity: entity, key: .string(key))
+      filter =
+        "<p>Batches that changed <a href=\"/objects/\(Self.pathComponent(entity))/\(Self.pathComponent(key))\">\(entity) \(key)</a>.</p>"
+    } else {
+      let before = try values.query("before").map { try values.batchID($0, name: "before") }
+      entries = try await ledger.log(limit: limit, before: before)
+    }
+    let rows = entries.map { entry in
+      HTML(
+        """
+        <tr><td><a href="/batches/\(entry.batchID)">\(entry.batchID)</a></td><td>\(Ledger.timeText(entry.time))</td>
+        <td class="kind">\(entry.kind.description)</td><td>\(entry.metadata.author ?? "")</td><td>\(entry.metadata.message ?? "")</td>
+        <td>\(entry.statistics.created)</td><td>\(entry.statistics.updated)</td><td>\(entry.statistics.deleted)</td>
+        <td>\(entry.statistics.unchanged)</td></tr>
+        """)
+    }
+    var more: HTML = ""
+    if entity == nil, entries.count == limit, let last = entries.last, last.batchID > 1 {
+      more = "<p><a href=\"/?before=\(last.batchID)\">Older batches</a></p>"
+    }
+    let entityOptions = ledger.model.entities.map { candidate in
+      candidate.name == entity
+        ? HTML("<option selected>\(candidate.name)</option>") : HTML("<option>\(candidate.name)</option>")
+    }
+    let content: HTML = """
+      <h1>Timeline</h1>
+      <form class="filters" method="get" action="/"><label for="filter-entity">Entity<select id="filter-entity" name="entity"><option value="">(any)</option>\(entityOptions)</select></label>
+      <label for="filter-key">Key<input id="filter-key" name="key" value="\(key ?? "")"></label><button type="submit">Filter</button></form>
+      \(filter)
+      <table><caption>Batches, newest first</caption>
+      <thead><tr><th scope="col">Batch</th><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Author</th><th scope="col">Message</th>
+      <th scope="col">Created</th><th scope="col">Updated</th><th scope="col">Deleted</th><th scope="col">Unchanged</th></tr></thead>
+      <tbody>\(rows)</tbody></table>\(entries.isEmpty ? HTML("<p>No batches.</p>") : "")\(more)
+      """
+    return ("Timeline", content)
+  }
+
+  private func batchPage(_ values: RequestValues) async throws -> (String, HTML) {
+    let batchID = try values.batchID(try values.path("batch"), name: "batch")
+    let record = try await ledger.record(batchID)
+    let dateFormat = ledger.model.dateFormat
+    var byEntity: [(String, [HTML])] = []
+    for change in record.changes {
+      let described = try await ledger.describe(change.withoutHiddenLinks)
+      let keyText = Self.keyText(described.key.identity, dateFormat: dateFormat)
+      let fields = described.attributes.map { attribute in
+        HTML(
+          """
+          <tr><th scope="row">\(attribute.name)</th><td class="old">\(Self.text(attribute.old, dateFormat))</td>
+          <td class="new">\(Self.text(attribute.new, dateFormat))</td></tr>
+          """)
+      }
+      let links = described.links.map { link in
+        HTML(
+          """
+          <tr><th scope="row">\(link.relationship)</th><td class="old">\(link.removed.map { Self.keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", "))</td>
+          <td class="new">\(link.added.map { Self.keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", "))</td></tr>
+          """)
+      }
+      let section: HTML = """
+        <h3><span class="kind">\(described.kind.description)</span> <a href="/objects/\(Self.pathComponent(described.key.entity))/\(Self.pathComponent(keyText))">\(described.key.entity) \(keyText)</a></h3>
+        <table><caption>\(described.key.entity) \(keyText): before → after</caption>
+        <thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
+        <tbody>\(fields)\(links)</tbody></table>
+        """
+      if let index = byEntity.firstIndex(where: { $0.0 == described.key.entity }) {
+        byEntity[index].1.append(section)
+      } else {
+        byEntity.append((described.key.entity, [section]))
+      }
+    }
+    let groups = byEntity.map { entity, sections in HTML("<h2>\(entity)</h2>\(sections)") }
+    let statistics = record.statistics
+    let reverts: HTML =
+      record.metadata.revertedBatchID.map { HTML("<p>Reverts <a href=\"/batches/\($0)\">batch \($0)</a>.</p>") } ?? ""
+    let content: HTML = """
+      <h1>Batch \(batchID)</h1>
+      <dl><dt>Time</dt><dd>\(Ledger.timeText(record.time))</dd><dt>Kind</dt><dd class="kind">\(record.kind.description)</dd>
+      <dt>Author</dt><dd>\(record.metadata.author ?? "—")</dd><dt>Message</dt><dd>\(record.metadata.message ?? "—")</dd>
+      <dt>Counts</dt><dd>\(statistics.created) created, \(statistics.updated) updated, \(statistics.deleted) deleted, \(statistics.unchanged) unchanged</dd></dl>
+      \(reverts)
+      <section aria-labelledby="revert-heading"><h2 id="revert-heading">Revert</h2>
+      <p>See what a revert would do first; writing it needs the token.</p>
+      <button type="button" data-revert-plan="\(batchID)">Show revert plan</button>
+      <button type="button" data-revert="\(batchID)">Revert batch \(batchID)</button>
+      <button type="button" id="force-revert" data-revert="\(batchID)" data-force="true" hidden>Revert anyway (override later changes)</button>
+      <div id="result" role="status" aria-live="polite"></div><a id="new-batch" hidden href="/">new batch</a></section>
+      <h2>Changes</h2>\(groups)\(record.changes.isEmpty ? HTML("<p>No object changes.</p>") : "")
+      """
+    return ("Batch \(batchID)", content)
+  }
+
+  private func objectPage(_ values: RequestValues) async throws -> (String, HTML) {
+    let entity = try values.path("entity")
+    let key = try values.path("key")
+    let asOf = try values.asOf(in: ledger)
+    let body: @Sendable (borrowing View) throws -> ObjectSnapshot? = { view in
+      try view.object(entity, key: .string(key))
+    }
+    let found = try await read(asOf: asOf, body)
+    let dateFormat = ledger.model.dateFormat
+    let history = try await ledger.log(entity: entity, key: .string(key))
+    let blame = try await ledger.blame(entity: entity, key: .string(key))
+    var current: HTML = "<p>No such object \(asOf.map { "as of batch \($0)" } ?? "now").</p>"
+    if let object = found {
+      let blameByField = Dictionary(blame.map { ($0.field, $0) }, uniquingKeysWith: { first, _ in first })
+      func blameCell(_ field: String) -> HTML {
+        guard let entry = blameByField[field] else { return "<td></td>" }
+        return
+          "<td><a href=\"/batches/\(entry.batchID)\">batch \(entry.batchID)</a> \(entry.author.map { "by \($0)" } ?? "") \(Ledger.timeText(entry.time))</td>"
+      }
+      let attributes = object.attributes.keys.sorted().map { name in
+        HTML(
+          "<tr><th scope=\"row\">\(name)</th><td>\(Self.text(object.attributes[name], dateFormat))</td>\(blameCell(name))</tr>"
+        )
+      }
+      let relationships = object.relationships.keys.sorted().map { name in
+        let targets = (object.relationships[name] ?? []).map { target in
+          let text = Self.keyText(target.identity, dateFormat: dateFormat)
+          return HTML(
+            "<a href=\"/objects/\(Self.pathComponent(target.entity))/\(Self.pathComponent(text))\">\(target.entity) \(text)</a> "
+          )
+        }
+        return HTML("<tr><th scope=\"row\">\(name)</th><td>\(targets)</td>\(blameCell(name))</tr>")
+      }
+      current = """
+        <table><caption>Values \(asOf.map { "as of batch \($0)" } ?? "now"), and the batch that set each (blame)</caption>
+        <thead><tr><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Set by</th></tr></thead>
+        <tbody>\(attributes)\(relationships)</tbody></table>
+        """
+    }
+    let historyRows = try history.map { entry in
+      let change = try entry.change.map { try ledger.describe($0.withoutHiddenLinks) }
+      let fields = (change?.attributes ?? []).map { attribute in
+        HTML(
+          "\(attribute.name): <span class=\"old\">\(Self.text(attribute.old, dateFormat))</span> → <span class=\"new\">\(Self.text(attribute.new, dateFormat))</span><br>"
+        )
+      }
+      return HTML(
+        """
+        <tr><td><a href="/batches/\(entry.batchID)">\(entry.batchID)</a></td><td>\(Ledger.timeText(entry.time))</td>
+        <td class="kind">\(change?.kind.description ?? "")</td><td>\(entry.metadata.author ?? "")</td><td>\(fields)</td></tr>
+        """)
+    }
+    let content: HTML = """
+      <h1>\(entity) \(key)</h1>
+      <form class="filters" method="get"><label for="as-of">As of batch<input id="as-of" name="asOf" inputmode="numeric" value="\(asOf.map { String($0) } ?? "")"></label>
+      <button type="submit">Show</button> <a href="/objects/\(Self.pathComponent(entity))/\(Self.pathComponent(key))">Now</a></form>
+      \(current)
+      <h2>History</h2>
+      <table><caption>Every batch that changed this object, newest first</caption>
+      <thead><tr><th scope="col">Batch</th><th scope="col">Time</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Fields</th></tr></thead>
+      <tbody>\(historyRows)</tbody></table>
+      """
+    return ("\(entity) \(key)", content)
+  }
+
+  private func entityPage(_ values: RequestValues) async throws -> (String, HTML) {
+    let entity = try values.path("entity")
+    let query = try objectQuery(values)
+    let asOf = try values.asOf(in: ledger)
+    let body: @Sendable (borrowing View) throws -> (QueryPage, Int) = { view in
+      (try view.objects(query), try view.count(Query(entity)))
+    }
+    let (page, total) = try await read(asOf: asOf, body)
+    let dateFormat = ledger.model.dateFormat
+    let attributeNames = Array(Set(page.objects.flatMap(\.attributes.keys))).sorted()
+    let header = attributeNames.map { HTML("<th scope=\"col\">\($0)</th>") }
+    let rows = page.objects.map { object in
+      let keyText = Self.keyText(object.key.identity, dateFormat: dateFormat)
+      let cells = attributeNames.map { HTML("<td>\(Self.text(object.attributes[$0], dateFormat))</td>") }
+      return HTML(
+        "<tr><td><a href=\"/objects/\(Self.pathComponent(object.key.entity))/\(Self.pathComponent(keyText))\">\(keyText)</a></td>\(cells)</tr>"
+      )
+    }
+    var next: HTML = ""
+    if let cursor = page.next {
+      var components = URLComponents()
+      components.queryItems =
+        values.queryAll("where").map { URLQueryItem(name: "where", value: $0) }
+        + values.queryAll("sort").map { URLQueryItem(name: "sort", value: $0) }
+        + [URLQueryItem(name: "after", value: cursor.token)]
+      next =
+        "<p><a href=\"/entities/\(Self.pathComponent(entity))?\(components.percentEncodedQuery ?? "")\">Next page</a></p>"
+    }
+    let content: HTML = """
+      <h1>\(entity)</h1><p>\(total) objects.</p>
+      <form class="filters" method="get"><label for="where">Where (field=value)<input id="where" name="where" value="\(values.queryAll("where").first ?? "")"></label>
+      <label for="sort">Sort (field, or -field descending)<input id="sort" name="sort" value="\(values.queryAll("sort").first ?? "")"></label>
+      <button type="submit">Search</button></form>
+      <table><caption>\(entity) objects</caption><thead><tr><th scope="col">Key</th>\(header)</tr></thead><tbody>\(rows)</tbody></table>\(next)
+      """
+    return (entity, content)
+  }
+
+  // MARK: Values as text
+
+  /// A key in the comma form every read takes (`Hearts,J`): text as it is, other values as JSON.
+  static func keyText(_ identity: [AttributeValue], dateFormat: DateFormat) -> String {
+    identity.map { value in
+      if case .string(let text) = value { return text }
+      return JSONWriter(options: []).string(from: value.jsonValue(dateFormat: dateFormat))
+    }.joined(separator: ",")
+  }
+
+  static func text(_ value: AttributeValue?, _ dateFormat: DateFormat) -> String {
+    guard let value else { return "—" }
+    if case .string(let text) = value { return text }
+    return JSONWriter(options: []).string(from: value.jsonValue(dateFormat: dateFormat))
+  }
+
+  /// A value as one path component: every byte but unreserved ones percent-encoded.
+  static func pathComponent(_ text: String) -> String {
+    var allowed = CharacterSet.alphanumerics
+    allowed.insert(charactersIn: "-._~")
+    return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+  }
+}

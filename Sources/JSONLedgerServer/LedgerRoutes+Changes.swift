@@ -1,0 +1,65 @@
+import HTTPTypes
+import Hummingbird
+import JSONLedger
+import NIOCore
+import ServiceLifecycle
+
+extension LedgerRoutes {
+  /// `GET /v1/changes`: Server-Sent Events, one `batch` event per applied batch (this
+  /// process's or another's), its id the batch id, so that a client that reconnects with
+  /// `Last-Event-ID` (or `?after=`) misses none. A comment every 15 seconds keeps idle
+  /// connections open through proxies and the server's idle timeout.
+  func addChangeRoutes<Context: RequestContext>(to router: Router<Context>) {
+    router.get("v1/changes") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let resume = request.headers[Self.lastEventID] ?? values.query("after")
+        let after = try resume.map { try values.batchID($0, name: "Last-Event-ID") }
+        let head = try await ledger.head
+        if let after, after > head {
+          throw APIFailure.badRequest("batch \(after) is past the head (\(head))")
+        }
+        let batches = ledger.batches(after: after ?? head)
+        let ledger = ledger
+        let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let feed = Task {
+          do {
+            // A server shutting down ends the feed, so that its open connections do not hold
+            // the shutdown up; a client reconnects with Last-Event-ID.
+            try await withGracefulShutdownHandler {
+              for try await entry in batches {
+                let json = try ledger.logEntryJSON(entry)
+                let data = JSONWriter(options: []).string(from: json)
+                continuation.yield(ByteBuffer(string: "id: \(entry.batchID)\nevent: batch\ndata: \(data)\n\n"))
+              }
+            } onGracefulShutdown: {
+              continuation.finish()
+            }
+          } catch {
+            let message = (error as? LedgerError)?.message ?? "\(error)"
+            continuation.yield(
+              ByteBuffer(string: "event: error\ndata: \(message.replacingOccurrences(of: "\n", with: " "))\n\n"))
+          }
+          continuation.finish()
+        }
+        let keepAlive = Task {
+          while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(15))
+            continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+          }
+        }
+        continuation.onTermination = { _ in
+          feed.cancel()
+          keepAlive.cancel()
+        }
+        continuation.yield(ByteBuffer(string: ": jsonledger changes after batch \(after ?? head)\n\n"))
+        return Response(
+          status: .ok,
+          headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+          body: ResponseBody(asyncSequence: events))
+      }
+    }
+  }
+
+  static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Hummingbird
+import JSONLedger
+
+extension LedgerRoutes {
+  func addReadRoutes<Context: RequestContext>(to router: Router<Context>) {
+    router.get("healthz") { _, _ in
+      JSONResponse.make(["status": "ok", "head": .number(JSONNumber(try await ledger.head))])
+    }
+    router.get("openapi.json") { _, _ in
+      guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+        let data = try? Data(contentsOf: url)
+      else {
+        throw APIFailure(status: .internalServerError, code: "missingResource", message: "openapi.json is missing")
+      }
+      return Response(
+        status: .ok, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+    let v1 = router.group("v1")
+    v1.get("entities") { request, _ in
+      try await reading(request) {
+        let names = ledger.model.entities.map(\.name)
+        let counts = try await ledger.read { view in try names.map { try view.count($0) } }
+        return JSONResponse.make(
+          .array(
+            zip(names, counts).map { name, count in ["name": .string(name), "count": .number(JSONNumber(count))] }))
+      }
+    }
+    v1.get("entities/:entity/objects") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let query = try objectQuery(values)
+        let asOf = try values.asOf(in: ledger)
+        let body: @Sendable (borrowing View) throws -> JSONValue = { view in
+          let page = try view.objects(query)
+          return [
+            "objects": .array(try page.objects.map { try view.exportJSON($0) }),
+            "next": page.next.map { .string($0.token) } ?? .null,
+          ]
+        }
+        let page = try await read(asOf: asOf, body)
+        return JSONResponse.make(page)
+      }
+    }
+    v1.get("entities/:entity/objects/:key") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let entity = try values.path("entity")
+        let key = try values.path("key")
+        let asOf = try values.asOf(in: ledger)
+        let body: @Sendable (borrowing View) throws -> JSONValue? = { view in
+          try view.object(entity, key: .string(key)).map { try view.exportJSON($0) }
+        }
+        let found = try await read(asOf: asOf, body)
+        guard let found else { throw LedgerError.objectNotFound(entity: entity, key: key) }
+        return JSONResponse.make(found)
+      }
+    }
+    v1.get("entities/:entity/objects/:key/history") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let entries = try await ledger.log(entity: try values.path("entity"), key: .string(try values.path("key")))
+        return JSONResponse.make(.array(try entries.map { try ledger.logEntryJSON($0) }))
+      }
+    }
+    v1.get("entities/:entity/objects/:key/blame") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let blame = try await ledger.blame(entity: try values.path("entity"), key: .string(try values.path("key")))
+        return JSONResponse.make(.array(blame.map(\.jsonValue)))
+      }
+    }
+    v1.get("log") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let limit = try values.limit()
+        let before = try values.query("before").map { try values.batchID($0, name: "before") }
+        let entries = try await ledger.log(limit: limit, before: before)
+        let next: JSONValue =
+          entries.count == limit && (entries.last?.batchID ?? 0) > 1
+          ? .number(JSONNumber(entries.last?.batchID ?? 0)) : .null
+        return JSONResponse.make([
+          "batches": .array(try entries.map { try ledger.logEntryJSON($0) }), "before": next,
+        ])
+      }
+    }
+    v1.get("batches/:batch") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let record = try await ledger.record(try values.batchID(try values.path("batch"), name: "batch"))
+        return JSONResponse.make(try ledger.recordJSON(record))
+      }
+    }
+    v1.get("diff") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        guard let fromText = values.query("from"), let toText = values.query("to") else {
+          throw APIFailure.badRequest("a diff needs from and to (batch ids; 0 is the empty store)")
+        }
+        let diff = try await ledger.diff(
+          from: try values.batchID(fromText, name: "from"), to: try values.batchID(toText, name: "to"))
+        return JSONResponse.make([
+          "from": .number(JSONNumber(diff.from)), "to": .number(JSONNumber(diff.to)),
+          "changes": .array(try diff.changes.map { try ledger.changeJSON($0.withoutHiddenLinks) }),
+        ])
+      }
+    }
+    v1.get("export") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let options = ExportOptions(relationships: try relationshipMode(values))
+        let entity = values.query("entity")
+        let asOf = try values.asOf(in: ledger)
+        let body: @Sendable (borrowing View) throws -> JSONValue = { view in
+          guard let entity else { return try view.exportDocument(options: options) }
+          return try view.exportJSON(entity, options: options)
+        }
+        return JSONResponse.make(try await read(asOf: asOf, body))
+      }
+    }
+  }
+
+  /// The query of `GET /v1/entities/{entity}/objects`: `where=field=value` (repeated: every
+  /// one must hold), `sort=field` or `sort=-field` (repeated: in order), `limit`, `after`.
+  func objectQuery(_ values: RequestValues) throws -> Query {
+    var query = Query(try values.path("entity"))
+    for condition in values.queryAll("where") {
+      guard let equals = condition.firstIndex(of: "=") else {
+        throw APIFailure.badRequest("where takes field=value, not \"\(condition.prefix(80))\"")
+      }
+      let field = condition[..<equals].trimmingCharacters(in: .whitespaces)
+      query = query.filter(field, .equals(.string(String(condition[condition.index(after: equals)...]))))
+    }
+    let sortKeys = values.queryAll("sort").map { key in
+      key.hasPrefix("-") ? Query.SortKey.descending(String(key.dropFirst())) : .ascending(key)
+    }
+    if !sortKeys.isEmpty { query = query.sorted(by: sortKeys) }
+    query = query.limited(to: try values.limit())
+    if let after = values.query("after") { query = query.after(try QueryCursor(token: after)) }
+    return query
+  }
+
+  /// `relationships=none|ids|nested|rails` and `depth` (1 to 100) of an export.
+  func relationshipMode(_ values: RequestValues) throws -> RelationshipExport {
+    let depthText = values.query("depth") ?? "3"
+    guard let depth = Int(depthText), (1...100).contains(depth) else {
+      throw APIFailure.badRequest("depth must be from 1 to 100, not \"\(depthText.prefix(80))\"")
+    }
+    switch values.query("relationships") ?? "ids" {
+    case "none": return .none
+    case "ids": return .ids
+    case "nested": return .nested(depth: depth)
+    case "rails": return .rails(depth: depth)
+    case let other:
+      throw APIFailure.badRequest("relationships must be none, ids, nested or rails, not \"\(other.prefix(80))\"")
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import HTTPTypes
+import Hummingbird
+import JSONLedger
+
+extension LedgerRoutes {
+  func addWriteRoutes<Context: RequestContext>(to router: Router<Context>) {
+    let v1 = router.group("v1")
+    // A batch: a document keyed by collection, or with `entity=` an array of one entity's
+    // objects. `Idempotency-Key` makes a retry answer the first batch; `Expected-Head` fails
+    // with 409 unless the log's head is that batch.
+    v1.post("batches") { request, context in
+      try await writing(request) {
+        var request = request
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let expectedHead = try request.headers[Self.expectedHead].map { try values.batchID($0, name: "Expected-Head") }
+        let body = try await request.collectBody(upTo: options.maxBodyBytes)
+        let json: JSONValue
+        do { json = try JSONParser.parse(Array(buffer: body)) } catch let error as JSONSyntaxError {
+          throw LedgerError.syntax(error, source: nil)
+        }
+        var batch = ledger.makeBatch()
+        if let entity = values.query("entity") {
+          try batch.stage(json, as: entity)
+        } else {
+          try batch.stageDocument(json)
+        }
+        let summary = try await ledger.apply(
+          batch, message: values.query("message"), author: values.query("author"), source: values.query("source"),
+          idempotencyKey: request.headers[Self.idempotencyKey], expectedHead: expectedHead)
+        return JSONResponse.make(
+          BatchSummary.jsonValue(of: [summary]), status: summary.wasAlreadyApplied ? .ok : .created)
+      }
+    }
+    // What a revert would do, written nowhere: the console shows it before the revert.
+    v1.get("batches/:batch/revert-plan") { request, context in
+      try await reading(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let batch = try values.batchID(try values.path("batch"), name: "batch")
+        let mode = try values.revertMode()
+        let plan = try await ledger.revertPlan(batch, force: mode == .force, keepingLaterChanges: mode == .keepLater)
+        return JSONResponse.make(try plan.jsonValue(in: ledger))
+      }
+    }
+    v1.post("batches/:batch/revert") { request, context in
+      try await writing(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        let batch = try values.batchID(try values.path("batch"), name: "batch")
+        let mode = try values.revertMode()
+        let result = try await ledger.revert(
+          batch, force: mode == .force, keepingLaterChanges: mode == .keepLater, message: values.query("message"),
+          author: values.query("author"))
+        return JSONResponse.make(result.jsonValue(dateFormat: ledger.model.dateFormat), status: .created)
+      }
+    }
+    v1.post("rewind") { request, context in
+      try await writing(request) {
+        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+        guard let text = values.query("to") else { throw APIFailure.badRequest("a rewind needs to (a batch id)") }
+        let summary = try await ledger.rewind(
+          to: try values.batchID(text, name: "to"), message: values.query("message"), author: values.query("author"))
+        return JSONResponse.make(BatchSummary.jsonValue(of: [summary]), status: .created)
+      }
+    }
+  }
+
+  static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+  static let expectedHead = HTTPField.Name("Expected-Head")!
+}
+
+/// What a revert does with later changes to the same fields: `mode=refuse` (the default),
+/// `force` (override them) or `keepLater` (revert only what no later batch changed).
+enum RevertMode: String {
+  case refuse, force, keepLater
+}
+
+extension RequestValues {
+  func revertMode() throws -> RevertMode {
+    guard let text = query("mode") else { return .refuse }
+    guard let mode = RevertMode(rawValue: text) else {
+      throw APIFailure.badRequest("mode must be refuse, force or keepLater, not \"\(text.prefix(80))\"")
+    }
+    return mode
+  }
+}
+
+extension RevertPlan {
+  /// The plan as JSON: refused or not, why, and the changes a revert would write.
+  func jsonValue(in ledger: Ledger) throws -> JSONValue {
+    let dateFormat = ledger.model.dateFormat
+    return [
+      "batch": .number(JSONNumber(batchID)), "refused": .bool(isRefused),
+      "alreadyRevertedBy": alreadyRevertedBy.map { .number(JSONNumber($0)) } ?? .null,
+      "conflicts": .array(conflicts.map { $0.jsonValue(dateFormat: dateFormat) }),
+      "changes": .array(try changes.map { try ledger.changeJSON($0.withoutHiddenLinks) }),
+    ]
+  }
+}

@@ -1,0 +1,140 @@
+import Foundation
+public import Hummingbird
+public import JSONLedger
+public import Logging
+
+/// A ledger's HTTP API (under `/v1`, described by `/openapi.json`) and its audit console (at
+/// `/`), as routes an app adds to its own Hummingbird router:
+///
+/// ```swift
+/// let router = Router()
+/// LedgerRoutes(ledger: ledger, options: LedgerServerOptions(token: token)).addRoutes(to: router)
+/// let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
+/// try await app.runService()
+/// ```
+///
+/// Every value a route takes from a request — an entity, a key, a batch id — is looked up in
+/// the store; none reaches the file system.
+public struct LedgerRoutes: Sendable {
+  /// The ledger the routes read and write.
+  public let ledger: Ledger
+  /// What the routes allow.
+  public var options: LedgerServerOptions
+  /// Where failures that are not the caller's doing are logged.
+  public var logger = Logger(label: "jsonledger.server")
+
+  /// Routes over `ledger`.
+  public init(ledger: Ledger, options: LedgerServerOptions = LedgerServerOptions()) {
+    self.ledger = ledger
+    self.options = options
+  }
+
+  /// Adds the API, the feed of changes, the OpenAPI document, `/healthz` and the console to
+  /// `router`.
+  public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    addReadRoutes(to: router)
+    addWriteRoutes(to: router)
+    addChangeRoutes(to: router)
+    addConsoleRoutes(to: router)
+  }
+
+  /// `body` over the view of now, or of the state right after batch `asOf`.
+  func read<R: Sendable>(asOf: UInt64?, _ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
+    if let asOf { return try await ledger.read(asOf: asOf, body) }
+    return try await ledger.read(body)
+  }
+
+  /// Runs `body` as a read: the token checked when reads need it, ledger errors answered as
+  /// the API's JSON errors.
+  func reading(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+    if options.tokenForReads, !options.authorizes(request.headers[.authorization]) { throw APIFailure.unauthorized }
+    return try await answering(body)
+  }
+
+  /// Runs `body` as a write: refused on a read-only server, the token checked.
+  func writing(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+    if options.readOnly { throw APIFailure.readOnly }
+    if !options.authorizes(request.headers[.authorization]) { throw APIFailure.unauthorized }
+    return try await answering(body)
+  }
+
+  private func answering(_ body: () async throws -> Response) async throws -> Response {
+    do { return try await body() } catch let error as LedgerError {
+      throw APIFailure(error, dateFormat: ledger.model.dateFormat)
+    } catch let error as APIFailure {
+      throw error
+    } catch let error as any HTTPResponseError {
+      // Hummingbird's own refusals (a body over the limit is NIO's too-many-bytes error).
+      if error.status == .contentTooLarge {
+        throw APIFailure(
+          status: .contentTooLarge, code: "bodyTooLarge",
+          message: "the request body is larger than \(options.maxBodyBytes) bytes")
+      }
+      throw APIFailure(
+        status: error.status, code: "badRequest", message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
+    } catch {
+      // Not the caller's doing: said as JSON, and logged whole for the operator.
+      logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+      throw APIFailure(status: .internalServerError, code: "internal", message: "the server failed: \(error)")
+    }
+  }
+}
+
+/// What a request says, read the same way by the API and the console.
+struct RequestValues {
+  let request: Request
+  let parameters: Parameters
+  let options: LedgerServerOptions
+
+  /// A path parameter, percent-decoded.
+  func path(_ name: String) throws -> String {
+    guard let raw = parameters.get(name) else { throw APIFailure.badRequest("the path needs \(name)") }
+    guard let decoded = raw.removingPercentEncoding else {
+      throw APIFailure.badRequest("\(name) \"\(raw.prefix(80))\" is not percent-encoded text")
+    }
+    return decoded
+  }
+
+  /// A query parameter (percent-decoded by the router); empty counts as absent.
+  func query(_ name: String) -> String? {
+    guard let value = request.uri.queryParameters.get(name), !value.isEmpty else { return nil }
+    return value
+  }
+
+  /// Every value of a repeated query parameter.
+  func queryAll(_ name: String) -> [String] {
+    request.uri.queryParameters.getAll(name).filter { !$0.isEmpty }
+  }
+
+  func batchID(_ text: String, name: String) throws -> UInt64 {
+    guard let value = UInt64(text) else {
+      throw APIFailure.badRequest("\(name) must be a batch id, not \"\(text.prefix(80))\"")
+    }
+    return value
+  }
+
+  /// `limit`: the default page when absent, refused above the largest.
+  func limit() throws -> Int {
+    guard let text = query("limit") else { return options.defaultPageSize }
+    guard let value = Int(text), value >= 1 else {
+      throw APIFailure.badRequest("limit must be a whole number from 1, not \"\(text.prefix(80))\"")
+    }
+    guard value <= options.maxPageSize else {
+      throw APIFailure.badRequest("limit must be at most \(options.maxPageSize), not \(value)")
+    }
+    return value
+  }
+
+  /// `asOf`: a batch id, or an ISO 8601 time (the last batch applied by then); nil: now.
+  func asOf(in ledger: Ledger) throws -> UInt64? {
+    guard let text = query("asOf") else { return nil }
+    if let id = UInt64(text) { return id }
+    guard let date = ISO8601DateFormatter().date(from: text) else {
+      throw APIFailure.badRequest("asOf must be a batch id or an ISO 8601 time, not \"\(text.prefix(80))\"")
+    }
+    guard let batch = try ledger.lastBatch(atOrBefore: date) else {
+      throw APIFailure(status: .notFound, code: "batchNotFound", message: "no batch was applied by \(text)")
+    }
+    return batch
+  }
+}

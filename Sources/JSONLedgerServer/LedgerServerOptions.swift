@@ -1,0 +1,38 @@
+/// What a ledger's HTTP routes allow, and how much they take.
+public struct LedgerServerOptions: Sendable {
+  /// The bearer token that writes (and, with `tokenForReads`, reads) must carry; nil: none is
+  /// asked for.
+  public var token: String?
+  /// Whether reads need the token too.
+  public var tokenForReads = false
+  /// Whether every write is refused (405).
+  public var readOnly = false
+  /// The largest request body taken, in bytes (413 above it).
+  public var maxBodyBytes = 64 << 20
+  /// The largest page of objects or batches one request may ask for.
+  public var maxPageSize = 1000
+  /// The page size when a request names none.
+  public var defaultPageSize = 50
+
+  /// Options that allow reads and writes without a token.
+  public init(token: String? = nil, tokenForReads: Bool = false, readOnly: Bool = false) {
+    self.token = token
+    self.tokenForReads = tokenForReads
+    self.readOnly = readOnly
+  }
+
+  /// Whether `header` (an `Authorization` value) carries the token, compared in constant time
+  /// for tokens of the same length: how long the comparison takes does not tell how many
+  /// leading bytes were right.
+  func authorizes(_ header: String?) -> Bool {
+    guard let token else { return true }
+    guard let header, header.hasPrefix("Bearer ") else { return false }
+    let given = Array(header.utf8.dropFirst("Bearer ".utf8.count))
+    let expected = Array(token.utf8)
+    var difference = UInt8(given.count == expected.count ? 0 : 1)
+    for index in expected.indices {
+      difference |= expected[index] ^ (index < given.count ? given[index] : 0)
+    }
+    return difference == 0
+  }
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The audit console in a real browser: headless Chromium driven by Selenium.
+
+Builds a demo store with the `jsonledger` tool, serves it with a token, and walks the pages a
+person auditing imports would: the timeline, a batch with a field's before and after, a value
+holding <script> shown as text, a revert refused without the token, the revert plan, a revert
+with the token and the new batch it wrote. Screenshots of each page go to
+.build/console-screenshots/. Exits non-zero on the first failed check.
+
+    JSONLEDGER=.build/debug/jsonledger python3 Tests/Browser/console_test.py
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOL = os.environ.get("JSONLEDGER", os.path.join(ROOT, ".build", "debug", "jsonledger"))
+SHOTS = os.path.join(ROOT, ".build", "console-screenshots")
+TOKEN = "browser-test-token-0123456789abcdef"
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+    print("ok -", message)
+
+
+def run(*arguments):
+    subprocess.run([TOOL, *arguments], check=True, stdout=subprocess.DEVNULL)
+
+
+def start_server(store, token_file):
+    server = subprocess.Popen(
+        [TOOL, "serve", store, "--port", "0", "--token-file", token_file],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        line = server.stdout.readline()
+        if line.startswith("serving "):
+            return server, line.split(" at ")[1].strip().rstrip("/")
+        if server.poll() is not None:
+            break
+    server.kill()
+    raise AssertionError("jsonledger serve did not say where it listens")
+
+
+def head(base):
+    with urllib.request.urlopen(base + "/healthz") as response:
+        return json.load(response)["head"]
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
+        options.add_argument(argument)
+    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]:
+        if os.path.exists(candidate):
+            options.binary_location = candidate
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="jsonledger-console-")
+    store = os.path.join(work, "store")
+    run("demo", store)
+    payload = os.path.join(work, "script.json")
+    with open(payload, "w") as file:
+        json.dump({"bands": [{"name": "<script>window.pwned = 1</script>", "formed": 2026}]}, file)
+    run("import", store, payload, "--message", "<b>a script in a value</b>", "--author", "mallory")
+    token_file = os.path.join(work, "token")
+    with open(token_file, "w") as file:
+        file.write(TOKEN + "\n")
+    server, base = start_server(store, token_file)
+    driver = browser()
+    wait = WebDriverWait(driver, 10)
+    try:
+        # The timeline: newest first, every batch a link.
+        driver.get(base + "/")
+        check(driver.find_element(By.TAG_NAME, "h1").text == "Timeline", "the timeline opens")
+        rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+        check(len(rows) == 3, "the timeline lists the three batches")
+        check("<b>a script in a value</b>" in rows[0].text, "a message with markup shows as text")
+        driver.save_screenshot(os.path.join(SHOTS, "1-timeline.png"))
+
+        # Every field has a label, and the keyboard reaches the first link first.
+        for field in driver.find_elements(By.CSS_SELECTOR, "input, select"):
+            field_id = field.get_attribute("id")
+            check(bool(driver.find_elements(By.CSS_SELECTOR, f"label[for='{field_id}']")), f"input {field_id} has a label")
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+        check(driver.switch_to.active_element.tag_name == "a", "Tab moves the focus to the first link")
+
+        # A batch: its changes by entity, each field before and after.
+        driver.find_element(By.LINK_TEXT, "2").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Batch 2"))
+        label_rows = [row for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr") if row.text.startswith("label")]
+        check(any(row.find_element(By.CSS_SELECTOR, "td.old").text and row.find_element(By.CSS_SELECTOR, "td.new").text
+                  for row in label_rows), "batch 2 shows a label's value before and after")
+        driver.save_screenshot(os.path.join(SHOTS, "2-batch.png"))
+
+        # A <script> value is text on the batch page and the object page, and never runs.
+        driver.get(base + "/batches/3")
+        check("<script>window.pwned = 1</script>" in driver.find_element(By.TAG_NAME, "main").text,
+              "a <script> value shows as text")
+        check(driver.execute_script("return window.pwned === undefined"), "the <script> value did not run")
+        driver.find_element(By.PARTIAL_LINK_TEXT, "Band <script>").click()
+        wait.until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "caption")))
+        check(driver.execute_script("return window.pwned === undefined"), "nor on the object page")
+        driver.save_screenshot(os.path.join(SHOTS, "3-object-with-script-value.png"))
+
+        # A revert without the token is refused, and nothing is written.
+        driver.get(base + "/batches/3")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert='3']").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Refused (401)"))
+        check(head(base) == 3, "a write without the token is refused and writes nothing")
+        driver.save_screenshot(os.path.join(SHOTS, "4-revert-refused-without-token.png"))
+
+        # With the token: the plan of a conflicting revert, then a revert and its new batch.
+        driver.find_element(By.ID, "token").send_keys(TOKEN)
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "token-status"), "token saved"))
+        driver.get(base + "/batches/1")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='1']").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would be refused"))
+        check(driver.find_element(By.ID, "force-revert").is_displayed(), "a conflicting plan offers to revert anyway")
+        driver.save_screenshot(os.path.join(SHOTS, "5-revert-plan-conflicts.png"))
+        driver.get(base + "/batches/3")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='3']").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would write"))
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert='3']").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Reverted: batch 4"))
+        check(head(base) == 4, "the revert with the token wrote batch 4")
+        driver.find_element(By.ID, "new-batch").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Batch 4"))
+        check("revert" in driver.find_element(By.CSS_SELECTOR, "dd.kind").text, "the new batch is a revert")
+        driver.save_screenshot(os.path.join(SHOTS, "6-revert-batch.png"))
+        driver.get(base + "/")
+        check(driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text.startswith("4"),
+              "the new batch heads the timeline")
+
+        # The entity browser and an object as of an earlier batch.
+        driver.get(base + "/entities/Album?sort=-released")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "tbody tr")) == 8, "the entity browser lists the albums")
+        driver.save_screenshot(os.path.join(SHOTS, "7-entity.png"))
+        driver.get(base + "/objects/Band/Japan?asOf=1")
+        check("as of batch 1" in driver.find_element(By.TAG_NAME, "caption").text, "an object reads as of a batch")
+        driver.save_screenshot(os.path.join(SHOTS, "8-object-as-of.png"))
+
+        # The feed of changes carries a batch that another process writes.
+        feed = urllib.request.urlopen(base + "/v1/changes", timeout=20)
+        check(feed.readline().startswith(b": jsonledger changes"), "the feed of changes opens")
+        more = os.path.join(work, "more.json")
+        with open(more, "w") as file:
+            json.dump([{"name": "Can", "formed": 1968}], file)
+        run("import", store, more, "--entity", "Band", "--author", "another process")
+        lines = []
+        while not any(line.startswith(b"data: ") for line in lines):
+            lines.append(feed.readline())
+        check(b"id: 5\n" in lines, "the feed sends batch 5, written by another process, as event 5")
+        feed.close()
+    finally:
+        driver.quit()
+        server.terminate()
+        server.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+    print("console test passed; screenshots in", SHOTS)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as failure:
+        print("not ok -", failure)
+        sys.exit(1)

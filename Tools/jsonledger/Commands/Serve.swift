@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import JSONLedger
+import JSONLedgerServer
+import Logging
+
+struct Serve: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Serve the store's HTTP API (/v1, /openapi.json) and its audit console (/).",
+    discussion: """
+      Binds 127.0.0.1 by default. With --token-file, every write needs `Authorization: Bearer TOKEN` \
+      (and, with --token-for-reads, every read; the console asks for the token in its header). \
+      A server on another address takes writes only with a token, or none with --read-only.
+      """)
+
+  @OptionGroup var storeOptions: StoreOptions
+
+  @Option(help: "The address to bind.")
+  var host = "127.0.0.1"
+
+  @Option(help: "The port (0: any free one; the line printed at start names it).")
+  var port = 8080
+
+  @Option(help: "A file whose content (less surrounding whitespace) is the bearer token.")
+  var tokenFile: String?
+
+  @Flag(help: "Reads need the token too.")
+  var tokenForReads = false
+
+  @Flag(help: "Refuse every write (405).")
+  var readOnly = false
+
+  func validate() throws {
+    guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
+    if tokenForReads, tokenFile == nil { throw ValidationError("--token-for-reads needs --token-file") }
+    let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
+    if !loopback, tokenFile == nil, !readOnly {
+      throw ValidationError(
+        "serving \(host) (not loopback) takes writes from anyone who reaches it: give --token-file, or --read-only")
+    }
+  }
+
+  func run() async throws {
+    var options = LedgerServerOptions(tokenForReads: tokenForReads, readOnly: readOnly)
+    if let tokenFile { options.token = try Self.readToken(tokenFile) }
+    let ledger = try storeOptions.open()
+    let router = Router()
+    LedgerRoutes(ledger: ledger, options: options).addRoutes(to: router)
+    let store = storeOptions.store
+    let host = host
+    let app = Application(
+      router: router,
+      server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+      configuration: .init(address: .hostname(host, port: port), serverName: "jsonledger"),
+      onServerRunning: { channel in
+        let bound = channel.localAddress?.port ?? 0
+        Output.line("serving \(store) at http://\(host.contains(":") ? "[\(host)]" : host):\(bound)/")
+      },
+      logger: Logger(label: "jsonledger.serve")
+    )
+    try await app.runService()
+  }
+
+  static func readToken(_ path: String) throws -> String {
+    let token: String
+    do { token = try String(contentsOfFile: path, encoding: .utf8) } catch {
+      throw ValidationError("cannot read the token file \(path): \(JSONFileError.reason(of: error))")
+    }
+    let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard trimmed.count >= 16 else {
+      throw ValidationError("the token in \(path) is \(trimmed.count) characters: use at least 16")
+    }
+    return trimmed
+  }
+}
