@@ -20,6 +20,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     // Property tests that shrink a failing history to a small one (tests only).
     .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     // `swift package generate-documentation --target JSONLedger` builds the DocC catalog.
@@ -62,6 +64,8 @@ let package = Package(
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Logging", package: "swift-log"),
       ],
       resources: [.copy("Resources/openapi.json")]
@@ -75,6 +79,8 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
       ],
       path: "Tools/jsonledger"
     ),
@@ -96,6 +102,7 @@ let package = Package(
         "JSONLedger", "JSONLedgerServer", "JSONLedgerTestSupport",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
       ]),
     .testTarget(
       name: "JSONLedgerPostgresTests",

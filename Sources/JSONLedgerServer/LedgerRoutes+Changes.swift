@@ -9,7 +9,7 @@ extension LedgerRoutes {
   /// process's or another's), its id the batch id, so that a client that reconnects with
   /// `Last-Event-ID` (or `?after=`) misses none. A comment every 15 seconds keeps idle
   /// connections open through proxies and the server's idle timeout.
-  func addChangeRoutes<Context: RequestContext>(to router: Router<Context>) {
+  func addChangeRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("v1/changes") { request, context in
       try await reading(request) {
         let values = RequestValues(request: request, parameters: context.parameters, options: options)

@@ -3,7 +3,7 @@ import Hummingbird
 import JSONLedger
 
 extension LedgerRoutes {
-  func addReadRoutes<Context: RequestContext>(to router: Router<Context>) {
+  func addReadRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("healthz") { _, _ in
       JSONResponse.make(["status": "ok", "head": .number(JSONNumber(try await ledger.head))])
     }

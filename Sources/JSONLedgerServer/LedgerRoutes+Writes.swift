@@ -3,7 +3,7 @@ import Hummingbird
 import JSONLedger
 
 extension LedgerRoutes {
-  func addWriteRoutes<Context: RequestContext>(to router: Router<Context>) {
+  func addWriteRoutes<Routes: RouterMethods>(to router: Routes) {
     let v1 = router.group("v1")
     // A batch: a document keyed by collection, or with `entity=` an array of one entity's
     // objects. `Idempotency-Key` makes a retry answer the first batch; `Expected-Head` fails
@@ -27,6 +27,7 @@ extension LedgerRoutes {
         let summary = try await ledger.apply(
           batch, message: values.query("message"), author: values.query("author"), source: values.query("source"),
           idempotencyKey: request.headers[Self.idempotencyKey], expectedHead: expectedHead)
+        if !summary.wasAlreadyApplied { metrics?.applied.increment() }
         return JSONResponse.make(
           BatchSummary.jsonValue(of: [summary]), status: summary.wasAlreadyApplied ? .ok : .created)
       }
@@ -49,6 +50,7 @@ extension LedgerRoutes {
         let result = try await ledger.revert(
           batch, force: mode == .force, keepingLaterChanges: mode == .keepLater, message: values.query("message"),
           author: values.query("author"))
+        metrics?.applied.increment()
         return JSONResponse.make(result.jsonValue(dateFormat: ledger.model.dateFormat), status: .created)
       }
     }
@@ -58,6 +60,7 @@ extension LedgerRoutes {
         guard let text = values.query("to") else { throw APIFailure.badRequest("a rewind needs to (a batch id)") }
         let summary = try await ledger.rewind(
           to: try values.batchID(text, name: "to"), message: values.query("message"), author: values.query("author"))
+        metrics?.applied.increment()
         return JSONResponse.make(BatchSummary.jsonValue(of: [summary]), status: .created)
       }
     }

@@ -2,6 +2,7 @@ import Foundation
 public import Hummingbird
 public import JSONLedger
 public import Logging
+public import Prometheus
 
 /// A ledger's HTTP API (under `/v1`, described by `/openapi.json`) and its audit console (at
 /// `/`), as routes an app adds to its own Hummingbird router:
@@ -22,16 +23,34 @@ public struct LedgerRoutes: Sendable {
   public var options: LedgerServerOptions
   /// Where failures that are not the caller's doing are logged.
   public var logger = Logger(label: "jsonledger.server")
+  /// The registry `/metrics` answers from, when there is one.
+  let metrics: LedgerMetrics?
 
-  /// Routes over `ledger`.
-  public init(ledger: Ledger, options: LedgerServerOptions = LedgerServerOptions()) {
+  /// Routes over `ledger`; with `metrics`, `/metrics` answers in Prometheus's text format from
+  /// that registry, to which the routes add the ledger's head, store size and the batches they
+  /// applied, and every other route is measured (requests, durations, errors: Hummingbird's
+  /// `MetricsMiddleware`, through swift-metrics — bootstrap `MetricsSystem` with a
+  /// `PrometheusMetricsFactory` over the same registry to see them).
+  public init(
+    ledger: Ledger, options: LedgerServerOptions = LedgerServerOptions(), metrics: PrometheusCollectorRegistry? = nil
+  ) {
     self.ledger = ledger
     self.options = options
+    self.metrics = metrics.map(LedgerMetrics.init)
   }
 
-  /// Adds the API, the feed of changes, the OpenAPI document, `/healthz` and the console to
-  /// `router`.
+  /// Adds the API, the feed of changes, the OpenAPI document, `/healthz`, the console and,
+  /// with a registry, `/metrics` to `router`.
   public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    if let metrics {
+      addMetricsRoute(to: router, metrics)
+      addMeasuredRoutes(to: router.group().add(middleware: MetricsMiddleware()))
+    } else {
+      addMeasuredRoutes(to: router)
+    }
+  }
+
+  private func addMeasuredRoutes<Routes: RouterMethods>(to router: Routes) {
     addReadRoutes(to: router)
     addWriteRoutes(to: router)
     addChangeRoutes(to: router)

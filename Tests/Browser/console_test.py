@@ -172,6 +172,12 @@ def main():
             lines.append(feed.readline())
         check(b"id: 5\n" in lines, "the feed sends batch 5, written by another process, as event 5")
         feed.close()
+
+        # Prometheus metrics: the ledger's figures and the server's requests.
+        with urllib.request.urlopen(base + "/metrics") as response:
+            metrics = response.read().decode()
+        check("jsonledger_head 5" in metrics, "/metrics says the head")
+        check("http_server_request_duration" in metrics, "/metrics times the requests")
     finally:
         driver.quit()
         server.terminate()

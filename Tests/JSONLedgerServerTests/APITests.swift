@@ -5,6 +5,7 @@ import HummingbirdTesting
 import JSONLedger
 import JSONLedgerServer
 import JSONLedgerTestSupport
+import Prometheus
 import Testing
 
 /// The HTTP API through Hummingbird's testing client, over a real store.
@@ -276,6 +277,28 @@ struct APITests {
       }
     }
     #expect(try ledger.head == 4)
+  }
+
+  @Test func metricsSayTheHeadTheStoreSizeAndTheBatchesApplied() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let router = Router()
+    LedgerRoutes(
+      ledger: ledger, options: LedgerServerOptions(token: Self.token), metrics: PrometheusCollectorRegistry()
+    )
+    .addRoutes(to: router)
+    try await Application(router: router).test(.router) { client in
+      try await client.execute(
+        uri: "/v1/batches?entity=Band", method: .post, headers: Self.authorized, body: Self.body(#"[{"name": "Neu!"}]"#)
+      ) { #expect($0.status == .created) }
+      try await client.execute(uri: "/metrics", method: .get) { response in
+        let text = String(buffer: response.body)
+        #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(text.contains("jsonledger_head 2"), "\(text)")
+        #expect(text.contains("jsonledger_batches_applied_total 1"), "\(text)")
+        #expect(text.contains("jsonledger_store_bytes "), "\(text)")
+      }
+    }
   }
 
   @Test func aScriptValueIsTextOnEveryConsolePage() async throws {

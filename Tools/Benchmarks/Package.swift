@@ -9,6 +9,7 @@ let package = Package(
   dependencies: [
     .package(name: "JSONLedger", path: "../.."),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
   ],
   targets: [
     .executableTarget(
@@ -25,6 +26,15 @@ let package = Package(
       dependencies: [
         .product(name: "JSONLedger", package: "JSONLedger"),
         .product(name: "JSONLedgerPostgres", package: "JSONLedger"),
+      ]
+    ),
+    // The HTTP API under load (wrk from Debian's packages).
+    .executableTarget(
+      name: "jsonledger-serve-bench",
+      dependencies: [
+        .product(name: "JSONLedger", package: "JSONLedger"),
+        .product(name: "JSONLedgerServer", package: "JSONLedger"),
+        .product(name: "Hummingbird", package: "hummingbird"),
       ]
     ),
   ],

@@ -6,7 +6,7 @@ import JSONLedger
 // a payload or a request goes through `HTML`'s escaping interpolation.
 
 extension LedgerRoutes {
-  func addConsoleRoutes<Context: RequestContext>(to router: Router<Context>) {
+  func addConsoleRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("console.css") { _, _ in Self.asset(ConsoleAssets.css, type: "text/css; charset=utf-8") }
     router.get("console.js") { _, _ in Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8") }
     router.get("") { request, context in

@@ -4,10 +4,12 @@ import Hummingbird
 import JSONLedger
 import JSONLedgerServer
 import Logging
+import Metrics
+import Prometheus
 
 struct Serve: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Serve the store's HTTP API (/v1, /openapi.json) and its audit console (/).",
+    abstract: "Serve the store's HTTP API (/v1, /openapi.json, /metrics) and its audit console (/).",
     discussion: """
       Binds 127.0.0.1 by default. With --token-file, every write needs `Authorization: Bearer TOKEN` \
       (and, with --token-for-reads, every read; the console asks for the token in its header). \
@@ -45,8 +47,11 @@ struct Serve: AsyncParsableCommand {
     var options = LedgerServerOptions(tokenForReads: tokenForReads, readOnly: readOnly)
     if let tokenFile { options.token = try Self.readToken(tokenFile) }
     let ledger = try storeOptions.open()
+    // Hummingbird's request metrics and the ledger's own land in one registry: /metrics.
+    let registry = PrometheusCollectorRegistry()
+    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
     let router = Router()
-    LedgerRoutes(ledger: ledger, options: options).addRoutes(to: router)
+    LedgerRoutes(ledger: ledger, options: options, metrics: registry).addRoutes(to: router)
     let store = storeOptions.store
     let host = host
     let app = Application(
