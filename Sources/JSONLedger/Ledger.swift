@@ -239,17 +239,21 @@ public final class Ledger: Sendable {
 
   /// Runs `body` with a view of the current state.
   public func read<R>(_ body: (borrowing View) throws -> R) throws -> R {
-    try environment.read { txn in
-      try checkModelVersion(txn)
-      return try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: nil))
+    try LedgerError.wrappingStorageErrors {
+      try environment.read { txn in
+        try checkModelVersion(txn)
+        return try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: nil))
+      }
     }
   }
 
   /// Runs `body` with a view of the state right after batch `batchID`.
   public func read<R>(asOf batchID: UInt64, _ body: (borrowing View) throws -> R) throws -> R {
-    try environment.read { txn in
-      try checkModelVersion(txn)
-      return try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: batchID))
+    try LedgerError.wrappingStorageErrors {
+      try environment.read { txn in
+        try checkModelVersion(txn)
+        return try body(View(transaction: txn, layout: layout, model: model, transformers: transformers, asOf: batchID))
+      }
     }
   }
 

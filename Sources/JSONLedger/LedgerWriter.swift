@@ -15,14 +15,14 @@ final class LedgerWriter: Sendable {
   }
 
   /// Runs `body` on the writer thread, blocking the caller until it is done.
-  func sync<R>(_ body: () throws -> R) rethrows -> R {
-    try queue.sync(execute: body)
+  func sync<R>(_ body: () throws -> R) throws -> R {
+    try queue.sync { try LedgerError.wrappingStorageErrors(body) }
   }
 
   /// Runs `body` on the writer thread without blocking the caller.
   func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     try await withCheckedThrowingContinuation { continuation in
-      queue.async { continuation.resume(with: Result { try body() }) }
+      queue.async { continuation.resume(with: Result { try LedgerError.wrappingStorageErrors(body) }) }
     }
   }
 

@@ -1,3 +1,5 @@
+import LMDB
+
 // Each kind of ledger error, with its message in one place: a throw site names the kind and
 // its facts, never the words.
 
@@ -165,6 +167,12 @@ extension LedgerError {
   /// The storage engine failed.
   public static func storage(_ reason: String) -> LedgerError {
     LedgerError(.storage, "storage error: \(reason)")
+  }
+
+  /// `body`, with a failure of the storage engine (`LMDBError`) said as a ledger error: the
+  /// writes and reads of a `Ledger` throw ledger errors only.
+  static func wrappingStorageErrors<R>(_ body: () throws -> R) throws -> R {
+    do { return try body() } catch let error as LMDBError { throw LedgerError.storage(error.description) }
   }
 
   /// A file or directory at `path` could not be created, written, moved or removed.
