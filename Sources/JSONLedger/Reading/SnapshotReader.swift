@@ -57,6 +57,14 @@ struct SnapshotReader {
   /// Calls `body` for each object of `entity` and its sub-entities, in the order they were
   /// first stored: the current state is one cursor walk over the entity's range.
   func forEachObject(_ entity: String, _ body: (ObjectSnapshot) throws -> Void) throws {
+    try visitObjects(entity) { object in
+      try body(object)
+      return true
+    }
+  }
+
+  /// `forEachObject(_:_:)`, until `body` returns false: a page reads what it shows, not the entity.
+  func visitObjects(_ entity: String, _ body: (ObjectSnapshot) throws -> Bool) throws {
     let resolved = try self.entity(entity)
     let family = Set(resolved.family)
     // Many objects point to the same few (albums to their band): their keys are read once.
@@ -64,7 +72,7 @@ struct SnapshotReader {
     guard store.asOf == nil else {
       for id in try store.objectIDs(root: resolved.rootName) {
         guard let state = try store.state(of: id), family.contains(state.entity) else { continue }
-        try body(try snapshot(id, state, keys: &keys))
+        guard try body(try snapshot(id, state, keys: &keys)) else { return }
       }
       return
     }
@@ -74,8 +82,8 @@ struct SnapshotReader {
       do { guard try StateCoding.visit(bytes, model: model, &builder) else { return true } } catch {
         throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
       }
-      if !builder.isSkipped { try body(try builder.snapshot(id, keys: &keys)) }
-      return true
+      if builder.isSkipped { return true }
+      return try body(try builder.snapshot(id, keys: &keys))
     }
   }
 

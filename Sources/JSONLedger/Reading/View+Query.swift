@@ -1,6 +1,10 @@
 extension View {
   /// The objects a query matches, in its order: one page when it has a limit.
   public func objects(_ query: Query) throws -> QueryPage {
+    if query.sortKeys.isEmpty, let limit = query.limit {
+      let plan = try QueryPlan(query, entity: reader.entity(query.entity), reader: reader)
+      if plan.indexRanges == nil { return try storedOrderPage(plan, limit: max(0, limit), after: query.cursor) }
+    }
     let matches = try sortedMatches(query)
     var start = 0
     if let cursor = query.cursor {
@@ -18,6 +22,25 @@ extension View {
       next = QueryCursor(
         key: last.key, sortValues: query.sortKeys.map { last.attributes[$0.attribute] }, objectID: last.objectID)
     }
+    return QueryPage(objects: page, next: next)
+  }
+
+  /// A page in stored order (ids ascend in the order objects were first stored), read by one
+  /// scan that stops at the object after the page: a first page of 50 reads about 50 objects.
+  private func storedOrderPage(_ plan: QueryPlan, limit: Int, after cursor: QueryCursor?) throws -> QueryPage {
+    var page: [ObjectSnapshot] = []
+    var hasMore = false
+    try reader.visitObjects(plan.entity.name) { object in
+      if let cursor, object.objectID <= cursor.objectID { return true }
+      guard plan.matches(object) else { return true }
+      guard page.count < limit else {
+        hasMore = true
+        return false
+      }
+      page.append(object)
+      return true
+    }
+    let next = hasMore ? page.last.map { QueryCursor(key: $0.key, sortValues: [], objectID: $0.objectID) } : nil
     return QueryPage(objects: page, next: next)
   }
 

@@ -50,6 +50,32 @@ struct QueryTests {
     }
   }
 
+  @Test func pagesInStoredOrderStopEarlyAndGoOnPastADeletedCursorObject() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(in: directory)
+    let query = Query("Issue", where: "title", .hasPrefix("idea")).limited(to: 4)
+    let all = try ledger.read { view in
+      Self.ids(try view.objects(Query("Issue", where: "title", .hasPrefix("idea"))).objects)
+    }
+    var seen: [Int64] = []
+    var page = try ledger.read { view in try view.objects(query) }
+    seen += Self.ids(page.objects)
+    var deleted = false
+    while let next = page.next {
+      if !deleted {
+        // The cursor's object goes away between two pages: the next page starts behind its place.
+        var batch = ledger.makeBatch()
+        try batch.delete("Issue", key: .number(JSONNumber(Int(seen.last ?? 0))))
+        _ = try ledger.applySynchronously(batch)
+        deleted = true
+      }
+      page = try ledger.read { view in try view.objects(query.after(next)) }
+      seen += Self.ids(page.objects)
+    }
+    #expect(seen == all)
+    #expect(page.objects.count <= 4)
+  }
+
   @Test func aCursorTravelsAsATokenAndAForgedTokenIsRefused() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(in: directory)

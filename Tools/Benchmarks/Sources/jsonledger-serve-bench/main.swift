@@ -87,6 +87,8 @@ func post(_ url: URL, body: [UInt8]) async throws -> Int {
   request.httpMethod = "POST"
   request.httpBody = Data(body)
   request.timeoutInterval = 600
+  // libcurl would otherwise send `Expect: 100-continue` and wait for an answer before the body.
+  request.setValue("", forHTTPHeaderField: "Expect")
   let (_, response) = try await URLSession.shared.data(for: request)
   return (response as? HTTPURLResponse)?.statusCode ?? 0
 }
@@ -141,24 +143,30 @@ row("GET /hello (floor)", floor, floorP99)
 row("GET one object by key", byKey, byKeyP99)
 row("GET a page of 50", page, pageP99)
 
-// An import of new objects, over HTTP and through the library, into the same store.
-let start = arguments.objects + 1
-let overHTTP = JSONWriter(options: []).bytes(
-  from: items(start...(start + arguments.importObjects - 1), tag: "http"))
-let httpClock = ContinuousClock.now
-let status = try await post(URL(string: base + "/v1/batches?entity=Item")!, body: overHTTP)
-let httpTime = ContinuousClock.now - httpClock
-guard status == 201 else { throw BenchFailure("the POST answered \(status)") }
-let libraryStart = start + arguments.importObjects
-let libraryClock = ContinuousClock.now
-var batch = ledger.makeBatch()
-try batch.stage(
-  try JSONParser.parse(
-    JSONWriter(options: []).bytes(
-      from: items(libraryStart...(libraryStart + arguments.importObjects - 1), tag: "library"))), as: "Item")
-_ = try await ledger.apply(batch)
-let libraryTime = ContinuousClock.now - libraryClock
+// An import of new objects, over HTTP and through the library, into the same store: three
+// rounds each, alternating, the fastest of each kept (the first round also grows the file).
+var httpTimes: [Duration] = []
+var libraryTimes: [Duration] = []
+for round in 0..<3 {
+  let first = arguments.objects + 1 + round * 2 * arguments.importObjects
+  let overHTTP = JSONWriter(options: []).bytes(
+    from: items(first...(first + arguments.importObjects - 1), tag: "http"))
+  let httpClock = ContinuousClock.now
+  let status = try await post(URL(string: base + "/v1/batches?entity=Item")!, body: overHTTP)
+  httpTimes.append(ContinuousClock.now - httpClock)
+  guard status == 201 else { throw BenchFailure("the POST answered \(status)") }
+  let second = first + arguments.importObjects
+  let throughLibrary = JSONWriter(options: []).bytes(
+    from: items(second...(second + arguments.importObjects - 1), tag: "library"))
+  let libraryClock = ContinuousClock.now
+  var batch = ledger.makeBatch()
+  try batch.stage(try JSONParser.parse(throughLibrary), as: "Item")
+  _ = try await ledger.apply(batch)
+  libraryTimes.append(ContinuousClock.now - libraryClock)
+}
+let httpTime = httpTimes.min() ?? .zero
+let libraryTime = libraryTimes.min() ?? .zero
 print(
-  "import of \(arguments.importObjects) new objects: POST \(httpTime), library (parse + stage + apply) \(libraryTime): HTTP takes \(String(format: "%.2f×", httpTime / libraryTime)) the library's time"
+  "import of \(arguments.importObjects) new objects (fastest of 3): POST \(httpTime), library (parse + stage + apply) \(libraryTime): HTTP takes \(String(format: "%.2f×", httpTime / libraryTime)) the library's time"
 )
 server.cancel()
