@@ -107,7 +107,7 @@ public final class Ledger: Sendable {
   /// The id of the last applied batch (0 when the log is empty).
   public var head: UInt64 {
     get throws {
-      try environment.read { txn in try ProjectionStore(transaction: txn, layout: layout, model: model).head() }
+      try readTransaction { txn in try ProjectionStore(transaction: txn, layout: layout, model: model).head() }
     }
   }
 
@@ -237,6 +237,12 @@ public final class Ledger: Sendable {
     }
   }
 
+  /// `body` in a read transaction of the store, a storage engine failure said as a ledger
+  /// error: what the public reads of the log and the head go through.
+  func readTransaction<R>(_ body: (Transaction) throws -> R) throws -> R {
+    try LedgerError.wrappingStorageErrors { try environment.read(body) }
+  }
+
   /// Runs `body` with a view of the current state.
   public func read<R>(_ body: (borrowing View) throws -> R) throws -> R {
     try LedgerError.wrappingStorageErrors {
@@ -330,7 +336,7 @@ public final class Ledger: Sendable {
 
   /// The record of batch `batchID`.
   public func record(_ batchID: UInt64) throws -> ChangeRecord {
-    try environment.read { txn in try readRecord(batchID, txn) }
+    try readTransaction { txn in try readRecord(batchID, txn) }
   }
 
   /// `record(_:)`, off the caller's executor.

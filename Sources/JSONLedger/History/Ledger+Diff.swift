@@ -13,7 +13,7 @@ extension Ledger {
   /// (either order; 0 is the empty store). Costs in proportion to the batches between them
   /// and the objects they touched, not to the size of the store.
   public func diff(from: UInt64, to: UInt64) throws -> LedgerDiff {
-    try environment.read { txn in
+    try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let extent = try store.extent()
       for id in [from, to] { try extent.checkState(after: id) }

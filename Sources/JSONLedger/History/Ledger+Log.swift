@@ -32,7 +32,7 @@ extension Ledger {
   /// The batches, newest first (at most `limit` of them), from the head or from the batch
   /// before `before` (the next page of a log read page by page).
   public func log(limit: Int? = nil, before: UInt64? = nil) throws -> [LogEntry] {
-    try environment.read { txn in
+    try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
       let horizon = try store.horizon()
@@ -58,7 +58,7 @@ extension Ledger {
   }
 
   public func log(entity: String, key: JSONValue) throws -> [LogEntry] {
-    try environment.read { txn in
+    try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let reader = SnapshotReader(store: store, transformers: transformers)
       guard let resolved = model.resolved(entity) else {

@@ -46,7 +46,7 @@ extension Ledger {
   {
     let policy = try ConflictPolicy(force: force, keepingLaterChanges: keepingLaterChanges)
     let record = try revertableRecord(batchID)
-    return try environment.read { txn in try revertPlan(of: record, policy: policy, txn) }
+    return try readTransaction { txn in try revertPlan(of: record, policy: policy, txn) }
   }
 
   /// `revertPlan`, off the caller's thread.
