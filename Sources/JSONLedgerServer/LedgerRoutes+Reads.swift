@@ -112,11 +112,12 @@ extension LedgerRoutes {
         let options = ExportOptions(relationships: try relationshipMode(values))
         let entity = values.query("entity")
         let asOf = try values.asOf(in: ledger)
-        let body: @Sendable (borrowing View) throws -> JSONValue = { view in
-          guard let entity else { return try view.exportDocument(options: options) }
-          return try view.exportJSON(entity, options: options)
-        }
-        return JSONResponse.make(try await read(asOf: asOf, body))
+        // What would fail the export (an unknown entity, a batch outside the log) fails
+        // here, as an error with its status, before the first byte of a 200.
+        _ = try await read(asOf: asOf) { view in try entity.map { try view.count($0) } }
+        return Response(
+          status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+          body: ExportStream.body(ledger: ledger, asOf: asOf, entity: entity, options: options))
       }
     }
   }

@@ -279,6 +279,39 @@ struct APITests {
     #expect(try ledger.head == 4)
   }
 
+  @Test func anExportIsStreamedInChunksAndIsTheLibrarysExport() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    // Enough objects for several 64 KB chunks.
+    try batch.stage(
+      .array(
+        (1...3000).map { index in
+          ["name": .string("band \(index) <\"quoted\">"), "label": .string(String(repeating: "x", count: 40))]
+        }), as: "Band")
+    _ = try ledger.applySynchronously(batch)
+    let document = try await ledger.read { view in try view.exportDocument() }
+    let nested = ExportOptions(relationships: .nested(depth: 2))
+    let bands = try await ledger.read { view in try view.exportJSON("Band", options: nested) }
+    let before = try await ledger.read(asOf: 1) { view in try view.exportDocument() }
+    try await Self.application(ledger).test(.router) { client in
+      try await client.execute(uri: "/v1/export", method: .get) { response in
+        #expect(response.status == .ok)
+        #expect(response.body.readableBytes > 3 * (64 << 10))
+        #expect(Self.json(response) == document)
+      }
+      try await client.execute(uri: "/v1/export?entity=Band&relationships=nested&depth=2", method: .get) {
+        #expect(Self.json($0) == bands)
+      }
+      try await client.execute(uri: "/v1/export?asOf=1", method: .get) { #expect(Self.json($0) == before) }
+      try await client.execute(uri: "/v1/export?entity=Nope", method: .get) { response in
+        #expect(response.status == .notFound)
+        #expect(Self.json(response)["code"] == "unknownEntity")
+      }
+      try await client.execute(uri: "/v1/export?asOf=99", method: .get) { #expect($0.status == .notFound) }
+    }
+  }
+
   @Test func metricsSayTheHeadTheStoreSizeAndTheBatchesApplied() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)

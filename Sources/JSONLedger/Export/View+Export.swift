@@ -5,9 +5,10 @@ extension View {
   /// let json = try ledger.read { view in try view.exportJSON("Album", options: .init(relationships: .ids)) }
   /// ```
   public func exportJSON(_ entity: String, options: ExportOptions = ExportOptions()) throws -> JSONValue {
-    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
     var array: [JSONValue] = []
-    try reader.forEachObject(entity) { array.append(try exporter.export($0)) }
+    try export(entity, options: options) { piece in
+      if case .object(let object) = piece { array.append(object) }
+    }
     return .array(array)
   }
 
@@ -22,6 +23,43 @@ extension View {
   /// its own, so that importing the document again gives every object its entity back.
   public func exportDocument(options: ExportOptions = ExportOptions()) throws -> JSONValue {
     var document = JSONObject()
+    var collection: String?
+    var array: [JSONValue] = []
+    func finishCollection() {
+      if let collection { document[collection] = .array(array) }
+      array = []
+    }
+    try export(nil, options: options) { piece in
+      switch piece {
+      case .collection(let key):
+        finishCollection()
+        collection = key
+      case .object(let object):
+        array.append(object)
+      }
+    }
+    finishCollection()
+    return .object(document)
+  }
+
+  /// One piece of an export as it is read: a collection starts (in a whole-store export), or
+  /// an object of the current collection.
+  public enum ExportPiece: Sendable {
+    case collection(String)
+    case object(JSONValue)
+  }
+
+  /// The export of `entity` (its objects, in stored order) or, with nil, of the whole store
+  /// (each collection, then its objects), one piece at a time: what a streamed export writes
+  /// as it reads, holding one object, never the document (`exportJSON`, `exportDocument`).
+  public func export(_ entity: String?, options: ExportOptions = ExportOptions(), _ body: (ExportPiece) throws -> Void)
+    throws
+  {
+    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
+    if let entity {
+      try reader.forEachObject(entity) { try body(.object(try exporter.export($0))) }
+      return
+    }
     let model = reader.model
     let keyCase = options.keyCase ?? model.keyCase
     for entity in model.entities {
@@ -30,16 +68,14 @@ extension View {
       let listsWithRoot = root?.subentityKey != nil || (root?.family.count ?? 1) == 1
       if listsWithRoot {
         guard entity.parent == nil else { continue }
-        document[CollectionNames.key(of: entity, keyCase: keyCase)] = try exportJSON(entity.name, options: options)
+        try body(.collection(CollectionNames.key(of: entity, keyCase: keyCase)))
+        try reader.forEachObject(entity.name) { try body(.object(try exporter.export($0))) }
       } else if !entity.isAbstract {
-        let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
-        var array: [JSONValue] = []
+        try body(.collection(CollectionNames.key(of: entity, keyCase: keyCase)))
         try reader.forEachObject(entity.name) { object in
-          if object.entity == entity.name { array.append(try exporter.export(object)) }
+          if object.entity == entity.name { try body(.object(try exporter.export(object))) }
         }
-        document[CollectionNames.key(of: entity, keyCase: keyCase)] = .array(array)
       }
     }
-    return .object(document)
   }
 }
