@@ -13,7 +13,7 @@ extension LedgerRoutes {
         var request = request
         let values = RequestValues(request: request, parameters: context.parameters, options: options)
         let expectedHead = try request.headers[Self.expectedHead].map { try values.batchID($0, name: "Expected-Head") }
-        let body = try await request.collectBody(upTo: options.maxBodyBytes)
+        let body = try await collectBody(of: request)
         let json: JSONValue
         do { json = try JSONParser.parse(Array(buffer: body)) } catch let error as JSONSyntaxError {
           throw LedgerError.syntax(error, source: nil)
@@ -63,6 +63,27 @@ extension LedgerRoutes {
         metrics?.applied.increment()
         return JSONResponse.make(BatchSummary.jsonValue(of: [summary]), status: .created)
       }
+    }
+  }
+
+  /// The request's body, whole: at most `maxBodyBytes` (413), within `bodyTimeout` (408).
+  func collectBody(of request: Request) async throws -> ByteBuffer {
+    let body = request.body
+    let limit = options.maxBodyBytes
+    let timeout = options.bodyTimeout
+    return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+      group.addTask { try await body.collect(upTo: limit) }
+      group.addTask {
+        try await Task.sleep(for: timeout)
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let first = try await group.next(), let collected = first else {
+        throw APIFailure(
+          status: .requestTimeout, code: "requestTimeout",
+          message: "the request body did not arrive within \(timeout)")
+      }
+      return collected
     }
   }
 

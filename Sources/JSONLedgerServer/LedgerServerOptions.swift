@@ -9,6 +9,9 @@ public struct LedgerServerOptions: Sendable {
   public var readOnly = false
   /// The largest request body taken, in bytes (413 above it).
   public var maxBodyBytes = 64 << 20
+  /// How long a request body may take to arrive whole (408 after it): a client that sends its
+  /// body a byte at a time does not hold a write open for longer.
+  public var bodyTimeout: Duration = .seconds(60)
   /// The largest page of objects or batches one request may ask for.
   public var maxPageSize = 1000
   /// The page size when a request names none.

@@ -13,6 +13,7 @@ with the token and the new batch it wrote. Screenshots of each page go to
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,9 +43,9 @@ def run(*arguments):
     subprocess.run([TOOL, *arguments], check=True, stdout=subprocess.DEVNULL)
 
 
-def start_server(store, token_file):
+def start_server(store, token_file, *options):
     server = subprocess.Popen(
-        [TOOL, "serve", store, "--port", "0", "--token-file", token_file],
+        [TOOL, "serve", store, "--port", "0", "--token-file", token_file, *options],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -182,6 +183,24 @@ def main():
         driver.quit()
         server.terminate()
         server.wait(timeout=10)
+
+    # A client that trickles its body is answered 408 once --body-timeout has passed.
+    slow_server, slow_base = start_server(store, token_file, "--body-timeout", "2")
+    try:
+        host, port = slow_base.split("//")[1].split(":")
+        connection = socket.create_connection((host, int(port)))
+        connection.settimeout(15)
+        connection.sendall(
+            b"POST /v1/batches?entity=Band HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer " + TOKEN.encode()
+            + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"name\"")
+        started = time.time()
+        answer = connection.recv(4096)
+        check(answer.startswith(b"HTTP/1.1 408") and time.time() - started < 10,
+              "a body that does not arrive in time is answered 408")
+        connection.close()
+    finally:
+        slow_server.terminate()
+        slow_server.wait(timeout=10)
         shutil.rmtree(work, ignore_errors=True)
     print("console test passed; screenshots in", SHOTS)
 

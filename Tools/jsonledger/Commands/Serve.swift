@@ -33,8 +33,14 @@ struct Serve: AsyncParsableCommand {
   @Flag(help: "Refuse every write (405).")
   var readOnly = false
 
+  @Option(help: "Seconds a request body may take to arrive whole (408 after it).")
+  var bodyTimeout = 60
+
   func validate() throws {
     guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
+    guard (1...3600).contains(bodyTimeout) else {
+      throw ValidationError("--body-timeout must be from 1 to 3600 seconds, not \(bodyTimeout)")
+    }
     if tokenForReads, tokenFile == nil { throw ValidationError("--token-for-reads needs --token-file") }
     let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
     if !loopback, tokenFile == nil, !readOnly {
@@ -46,6 +52,7 @@ struct Serve: AsyncParsableCommand {
   func run() async throws {
     var options = LedgerServerOptions(tokenForReads: tokenForReads, readOnly: readOnly)
     if let tokenFile { options.token = try Self.readToken(tokenFile) }
+    options.bodyTimeout = .seconds(bodyTimeout)
     let ledger = try storeOptions.open()
     // Hummingbird's request metrics and the ledger's own land in one registry: /metrics.
     let registry = PrometheusCollectorRegistry()
