@@ -11,8 +11,7 @@ extension LedgerRoutes {
   /// connections open through proxies and the server's idle timeout.
   func addChangeRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("v1/changes") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let resume = request.headers[Self.lastEventID] ?? values.query("after")
         let after = try resume.map { try values.batchID($0, name: "Last-Event-ID") }
         let head = try await ledger.head

@@ -18,8 +18,8 @@ extension LedgerRoutes {
         body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
     let v1 = router.group("v1")
-    v1.get("entities") { request, _ in
-      try await reading(request) {
+    v1.get("entities") { request, context in
+      try await reading(request, context) { _ in
         let names = ledger.model.entities.map(\.name)
         let counts = try await ledger.read { view in try names.map { try view.count($0) } }
         return JSONResponse.make(
@@ -28,8 +28,7 @@ extension LedgerRoutes {
       }
     }
     v1.get("entities/:entity/objects") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let query = try objectQuery(values)
         let asOf = try values.asOf(in: ledger)
         let body: @Sendable (borrowing View) throws -> JSONValue = { view in
@@ -44,8 +43,7 @@ extension LedgerRoutes {
       }
     }
     v1.get("entities/:entity/objects/:key") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let entity = try values.path("entity")
         let key = try values.path("key")
         let asOf = try values.asOf(in: ledger)
@@ -58,22 +56,19 @@ extension LedgerRoutes {
       }
     }
     v1.get("entities/:entity/objects/:key/history") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let entries = try await ledger.log(entity: try values.path("entity"), key: .string(try values.path("key")))
         return JSONResponse.make(.array(try entries.map { try ledger.logEntryJSON($0) }))
       }
     }
     v1.get("entities/:entity/objects/:key/blame") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let blame = try await ledger.blame(entity: try values.path("entity"), key: .string(try values.path("key")))
         return JSONResponse.make(.array(blame.map(\.jsonValue)))
       }
     }
     v1.get("log") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let limit = try values.limit()
         let before = try values.query("before").map { try values.batchID($0, name: "before") }
         let entries = try await ledger.log(limit: limit, before: before)
@@ -86,15 +81,13 @@ extension LedgerRoutes {
       }
     }
     v1.get("batches/:batch") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let record = try await ledger.record(try values.batchID(try values.path("batch"), name: "batch"))
         return JSONResponse.make(try ledger.recordJSON(record))
       }
     }
     v1.get("diff") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         guard let fromText = values.query("from"), let toText = values.query("to") else {
           throw APIFailure.badRequest("a diff needs from and to (batch ids; 0 is the empty store)")
         }
@@ -107,8 +100,7 @@ extension LedgerRoutes {
       }
     }
     v1.get("export") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let options = ExportOptions(relationships: try relationshipMode(values))
         let entity = values.query("entity")
         let asOf = try values.asOf(in: ledger)

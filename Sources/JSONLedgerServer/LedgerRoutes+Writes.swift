@@ -9,9 +9,7 @@ extension LedgerRoutes {
     // objects. `Idempotency-Key` makes a retry answer the first batch; `Expected-Head` fails
     // with 409 unless the log's head is that batch.
     v1.post("batches") { request, context in
-      try await writing(request) {
-        var request = request
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await writing(request, context) { values in
         let expectedHead = try request.headers[Self.expectedHead].map { try values.batchID($0, name: "Expected-Head") }
         let body = try await collectBody(of: request)
         let json: JSONValue
@@ -34,8 +32,7 @@ extension LedgerRoutes {
     }
     // What a revert would do, written nowhere: the console shows it before the revert.
     v1.get("batches/:batch/revert-plan") { request, context in
-      try await reading(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await reading(request, context) { values in
         let batch = try values.batchID(try values.path("batch"), name: "batch")
         let mode = try values.revertMode()
         let plan = try await ledger.revertPlan(batch, force: mode == .force, keepingLaterChanges: mode == .keepLater)
@@ -43,8 +40,7 @@ extension LedgerRoutes {
       }
     }
     v1.post("batches/:batch/revert") { request, context in
-      try await writing(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await writing(request, context) { values in
         let batch = try values.batchID(try values.path("batch"), name: "batch")
         let mode = try values.revertMode()
         let result = try await ledger.revert(
@@ -55,8 +51,7 @@ extension LedgerRoutes {
       }
     }
     v1.post("rewind") { request, context in
-      try await writing(request) {
-        let values = RequestValues(request: request, parameters: context.parameters, options: options)
+      try await writing(request, context) { values in
         guard let text = values.query("to") else { throw APIFailure.badRequest("a rewind needs to (a batch id)") }
         let summary = try await ledger.rewind(
           to: try values.batchID(text, name: "to"), message: values.query("message"), author: values.query("author"))

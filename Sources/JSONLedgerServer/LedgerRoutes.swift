@@ -63,18 +63,26 @@ public struct LedgerRoutes: Sendable {
     return try await ledger.read(body)
   }
 
-  /// Runs `body` as a read: the token checked when reads need it, ledger errors answered as
-  /// the API's JSON errors.
-  func reading(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+  /// Runs `body` as a read, with what the request says: the token checked when reads need it,
+  /// ledger errors answered as the API's JSON errors.
+  func reading(
+    _ request: Request, _ context: some RequestContext, _ body: (RequestValues) async throws -> Response
+  ) async throws -> Response {
     if options.tokenForReads, !options.authorizes(request.headers[.authorization]) { throw APIFailure.unauthorized }
-    return try await answering(body)
+    return try await answering {
+      try await body(RequestValues(request: request, parameters: context.parameters, options: options))
+    }
   }
 
   /// Runs `body` as a write: refused on a read-only server, the token checked.
-  func writing(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+  func writing(
+    _ request: Request, _ context: some RequestContext, _ body: (RequestValues) async throws -> Response
+  ) async throws -> Response {
     if options.readOnly { throw APIFailure.readOnly }
     if !options.authorizes(request.headers[.authorization]) { throw APIFailure.unauthorized }
-    return try await answering(body)
+    return try await answering {
+      try await body(RequestValues(request: request, parameters: context.parameters, options: options))
+    }
   }
 
   private func answering(_ body: () async throws -> Response) async throws -> Response {

@@ -201,7 +201,7 @@ extension LedgerError {
   }
 
   /// A key that does not name an object of `entity` (a wrong count or type of values).
-  static func invalidKey(_ message: String, entity: String) -> LedgerError {
+  static func invalidKey(entity: String, _ message: String) -> LedgerError {
     LedgerError(.invalidKey, message).with { $0.entity = entity }
   }
 

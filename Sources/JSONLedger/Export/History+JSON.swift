@@ -9,7 +9,7 @@ extension Ledger {
   /// One batch as JSON: its id, time, kind, message, author, source, the batch it reverts (when it is a revert),
   /// the model version it was written under, its counts, and — with `changes` — every object
   /// change in model terms.
-  public func batchJSON(
+  func batchJSON(
     batchID: UInt64, time: Date, kind: ChangeRecord.Kind, metadata: ChangeRecord.Metadata,
     statistics: ChangeRecord.Statistics, modelVersion: UInt32, changes: [ObjectChange]?
   ) throws -> JSONValue {

@@ -43,7 +43,7 @@ struct SnapshotReader {
   func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
     switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
     case .success(let values): values
-    case .failure(let failure): throw LedgerError.invalidKey(failure.reason, entity: entity.name)
+    case .failure(let failure): throw LedgerError.invalidKey(entity: entity.name, failure.reason)
     }
   }
 

@@ -47,18 +47,14 @@ extension LedgerRoutes {
     do {
       let (title, content) = try await body(values)
       return Self.html(title: title, content, entities: entities)
-    } catch let error as LedgerError {
-      let failure = APIFailure(error, dateFormat: ledger.model.dateFormat)
+    } catch {
+      let failure =
+        (error as? LedgerError).map { APIFailure($0, dateFormat: ledger.model.dateFormat) } ?? (error as? APIFailure)
+      guard let failure else { throw error }
+      let message = failure.body.objectValue?["message"]?.stringValue ?? ""
       return Self.html(
         title: "Error",
-        HTML("<h1>\(failure.status.code) \(failure.status.reasonPhrase)</h1><p role=\"alert\">\(error.message)</p>"),
-        entities: entities, status: failure.status)
-    } catch let failure as APIFailure {
-      return Self.html(
-        title: "Error",
-        HTML(
-          "<h1>\(failure.status.code) \(failure.status.reasonPhrase)</h1><p role=\"alert\">\(failure.body.objectValue?["message"]?.stringValue ?? "")</p>"
-        ),
+        HTML("<h1>\(failure.status.code) \(failure.status.reasonPhrase)</h1><p role=\"alert\">\(message)</p>"),
         entities: entities, status: failure.status)
     }
   }
@@ -305,12 +301,10 @@ extension LedgerRoutes {
 
   /// A key in the comma form every read takes (`Hearts,J`): text as it is, other values as JSON.
   static func keyText(_ identity: [AttributeValue], dateFormat: DateFormat) -> String {
-    identity.map { value in
-      if case .string(let text) = value { return text }
-      return JSONWriter(options: []).string(from: value.jsonValue(dateFormat: dateFormat))
-    }.joined(separator: ",")
+    identity.map { text($0, dateFormat) }.joined(separator: ",")
   }
 
+  /// A value as the console shows it: text as it is, others as JSON, no value as a dash.
   static func text(_ value: AttributeValue?, _ dateFormat: DateFormat) -> String {
     guard let value else { return "—" }
     if case .string(let text) = value { return text }
