@@ -36,9 +36,15 @@ let package = Package(
     .target(name: "LMDB", dependencies: ["CLMDB"]),
     // JSON in and out: parser, stream, value, writer, decoder; its own errors, nothing of a store.
     .target(name: "JSONLedgerJSON"),
+    // Hash and name tables, FNV-1a, byte appending: generic helpers of the core, no product of
+    // their own. Their API is `package` and `@inlinable`, so the hot paths that use them
+    // specialise across the module boundary as they did inside it.
+    .target(name: "JSONLedgerSupport"),
     .target(
       name: "JSONLedger",
-      dependencies: ["LMDB", "JSONLedgerJSON", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "LMDB", "JSONLedgerJSON", "JSONLedgerSupport", .product(name: "Logging", package: "swift-log"),
+      ],
       // With JSONLEDGER_INTERNAL_CHECKS set in the environment (CI sets it), debug builds check
       // hand-rolled structures' invariants, `LinkGraph._checkInvariants()` among them, after
       // every change; an app that depends on the package does not pay for them.
@@ -89,7 +95,8 @@ let package = Package(
     .testTarget(
       name: "JSONLedgerTests",
       dependencies: [
-        "JSONLedger", "LMDB", "JSONLedgerTestSupport", .product(name: "Logging", package: "swift-log"),
+        "JSONLedger", "JSONLedgerSupport", "LMDB", "JSONLedgerTestSupport",
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "PropertyBased", package: "swift-property-based"),
       ],
       resources: [.copy("Fixtures")]

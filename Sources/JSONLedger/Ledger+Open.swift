@@ -128,9 +128,7 @@ extension Ledger {
     let layout = try environment.write { txn in
       let layout = try StoreLayout(creatingIn: txn)
       if try txn.value(forKey: MetaKey.format, in: layout.meta) != nil { throw LedgerError.storeExists(path: path) }
-      // A store that starts with several model versions (a restored archive's) is a migrated one.
-      let format = versions.current > 1 ? StoreFormat.migrated : StoreFormat.version
-      try txn.put([UInt8](bigEndian: UInt32(format)), forKey: MetaKey.format, in: layout.meta)
+      try txn.put([UInt8](bigEndian: UInt32(StoreFormat.version)), forKey: MetaKey.format, in: layout.meta)
       try versions.write(into: txn, in: layout.meta)
       return layout
     }
@@ -152,28 +150,32 @@ extension Ledger {
     case .store:
       break
     }
-    let layout = try StoreLayout(environment: environment)
+    // The format before any other database is opened: opening one a store of an older format
+    // lacks would create it, and the libraries of that format would take the store for
+    // another program's.
+    let meta = try environment.database(named: "meta")
     let (format, modelBytes) = try environment.read { txn in
-      (try txn.value(forKey: MetaKey.format, in: layout.meta), try txn.value(forKey: MetaKey.model, in: layout.meta))
+      (try txn.value(forKey: MetaKey.format, in: meta), try txn.value(forKey: MetaKey.model, in: meta))
     }
-    // A store whose databases an earlier version made one commit at a time, cut short before
-    // its metadata: nothing was stored, so it is finished like one that has nothing.
-    if format == nil, modelBytes == nil,
-      try environment.read({ txn in
+    if format == nil, modelBytes == nil {
+      // A store whose databases an earlier version made one commit at a time, cut short
+      // before its metadata: nothing was stored, so it is finished like one that has nothing.
+      let layout = try StoreLayout(environment: environment)
+      if try environment.read({ txn in
         try ([layout.log, layout.meta] + layout.projections).allSatisfy { try txn.statistics(of: $0).entries == 0 }
-      })
-    {
-      guard let expected else { throw cutShort(path) }
-      return try firstCommit(at: path, model: expected, environment: environment, options: options)
+      }) {
+        guard let expected else { throw cutShort(path) }
+        return try firstCommit(at: path, model: expected, environment: environment, options: options)
+      }
     }
     guard let format, format.count == 4, modelBytes != nil else {
       throw LedgerError.notAStore(path: path, reason: "its LMDB file holds no JSONLedger metadata")
     }
     let version = Int(UInt32(bigEndianBytes: format))
     guard StoreFormat.isCurrent(version) else {
-      let supported = version > formatVersion ? Int(StoreFormat.migrated) : formatVersion
-      throw LedgerError.unsupportedFormat(path: path, found: version, supported: supported)
+      throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion)
     }
+    let layout = try StoreLayout(environment: environment)
     let versions: ModelVersions
     do { versions = try environment.read { txn in try ModelVersions.load(from: txn, in: layout.meta) } } catch let
       failure as StoredModelFailure

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 public import LMDB
 public import Logging
 import Synchronization

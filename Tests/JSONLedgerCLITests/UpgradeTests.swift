@@ -44,7 +44,7 @@ struct UpgradeTests {
     let store = try format3Store(in: directory)
     let upgrade = try CommandRunner.run(["upgrade", store])
     #expect(upgrade.status == 0, "\(upgrade.error)")
-    #expect(upgrade.output.contains("from format 3 to 4: 6 batches replayed"), "\(upgrade.output)")
+    #expect(upgrade.output.contains("from format 3 to 6: 6 batches replayed"), "\(upgrade.output)")
     #expect(FileManager.default.fileExists(atPath: store + ".format3/data.mdb"))
     let verify = try CommandRunner.run(["verify", store])
     #expect(verify.status == 0, "\(verify.error)")
@@ -79,6 +79,72 @@ struct UpgradeTests {
     _ = try CommandRunner.run(["upgrade", store])
     let again = try CommandRunner.run(["upgrade", store])
     #expect(again.status == 0, "\(again.error)")
-    #expect(again.output.contains("already format 4"), "\(again.output)")
+    #expect(again.output.contains("already format 6"), "\(again.output)")
+  }
+}
+
+/// Stores of formats 4 and 5, made by jsonledger 0.10.0 (the last release of format 4): seven
+/// batches with idempotency keys, a revert (3 of 2), a revert of that revert (4 of 3) and a
+/// revert of an import (6 of 5); the format-5 store then migrated its model (8), imported the
+/// new attribute (9) and reverted that (10). Beside each: what 0.10.0 exported as of every
+/// batch, and its `log --json`. `Format4Store/README.md` has the commands.
+private let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  .deletingLastPathComponent().appendingPathComponent("JSONLedgerTests/Fixtures")
+
+@Suite("jsonledger upgrade: formats 4 and 5 in place")
+struct InPlaceUpgradeTests {
+  private func copy(_ fixture: String, in directory: TemporaryDirectory) throws -> String {
+    let store = directory.path + "/store"
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(
+      atPath: fixtures.appendingPathComponent("\(fixture)/data.mdb").path, toPath: store + "/data.mdb")
+    return store
+  }
+
+  private func fixtureText(_ fixture: String, _ name: String) throws -> String {
+    try String(contentsOf: fixtures.appendingPathComponent("\(fixture)/\(name)"), encoding: .utf8)
+  }
+
+  @Test(arguments: [("Format4Store", 4, 7), ("Format5Store", 5, 10)])
+  func anOlderFormatIsRefusedWithNothingWrittenThenUpgradedInPlaceWithEveryBatchAndPointInTime(
+    fixture: String, format: Int, head: Int
+  ) throws {
+    let directory = try TemporaryDirectory()
+    let store = try copy(fixture, in: directory)
+    let untouched = try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb"))
+    let refused = try CommandRunner.run(["export", store])
+    #expect(refused.status != 0)
+    #expect(refused.error.contains("format version \(format)"), "\(refused.error)")
+    #expect(refused.error.contains("jsonledger upgrade \(store)"), "\(refused.error)")
+    // Nothing written: the release that made the store still opens it as it was.
+    #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb")) == untouched)
+
+    let upgrade = try CommandRunner.run(["upgrade", store])
+    #expect(upgrade.status == 0, "\(upgrade.error)")
+    #expect(
+      upgrade.output.contains("from format \(format) to 6 in place: \(head) batches read"), "\(upgrade.output)")
+    #expect(!FileManager.default.fileExists(atPath: store + ".format\(format)"))
+    let verify = try CommandRunner.run(["verify", store])
+    #expect(verify.status == 0, "\(verify.error)")
+    // The log is the same, record for record: ids, times, kinds, keys and model versions.
+    #expect(try CommandRunner.run(["log", store, "--json"]).output == fixtureText(fixture, "log.json"))
+    for batch in 1...head {
+      let export = try CommandRunner.run(["export", store, "--as-of", "\(batch)", "--relationships", "ids"])
+      #expect(export.status == 0, "\(export.error)")
+      #expect(export.output == (try fixtureText(fixture, "export-\(batch).json")), "as of batch \(batch)")
+    }
+    // The reverts the log holds, found by the new projection: 3 undid 2 and 4 undid 3, so 2
+    // stands again and 3 is the reverted one; 6 undid 5.
+    for (batch, by) in [(3, 4), (5, 6)] {
+      let again = try CommandRunner.run(["revert", store, "\(batch)"])
+      #expect(again.status != 0)
+      #expect(again.error.contains("batch \(batch) was already reverted by batch \(by)"), "\(again.error)")
+    }
+    let second = try CommandRunner.run(["revert", store, "2", "--force", "--json"])
+    #expect(second.status == 0, "\(second.error)")
+    #expect(try CommandRunner.run(["revert", store, "2"]).error.contains("already reverted by batch \(head + 1)"))
+    #expect(try CommandRunner.run(["verify", store]).status == 0)
+    let again = try CommandRunner.run(["upgrade", store])
+    #expect(again.output.contains("already format 6"), "\(again.output)")
   }
 }

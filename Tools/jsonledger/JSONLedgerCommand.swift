@@ -10,7 +10,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     commandName: "jsonledger",
     abstract: "Cache backend JSON as entities in an append-only LMDB log: import, export, audit, time travel.",
     discussion: "Every command takes the store directory first. --json gives machine-readable output.",
-    version: "jsonledger \(jsonLedgerVersion) (store format \(Ledger.formatVersion); 5 once migrated)",
+    version: "jsonledger \(jsonLedgerVersion) (store format \(Ledger.formatVersion))",
     subcommands: [
       Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
       Rewind.self, Blame.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self,

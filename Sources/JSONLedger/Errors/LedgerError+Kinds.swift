@@ -26,7 +26,7 @@ extension LedgerError {
     } else if found >= Int(StoreFormat.oldestUpgradable) {
       error = LedgerError(
         .upgradeNeeded,
-        "the store at \(path) has format version \(found), written by an earlier JSONLedger; this library reads format \(supported): upgrade it (`Ledger.upgrade(at:)`) to replay its log into format \(supported)"
+        "the store at \(path) has format version \(found), written by an earlier JSONLedger; this library reads format \(supported): upgrade it (`Ledger.upgrade(at:)`) to format \(supported)"
       )
     } else {
       error = LedgerError(

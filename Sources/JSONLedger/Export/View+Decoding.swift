@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 
 extension View {
   /// Decodes the objects of `entity` (and its sub-entities) into your `Decodable` type, in

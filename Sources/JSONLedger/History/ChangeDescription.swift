@@ -36,7 +36,7 @@ extension Ledger {
   /// A change of a record, or of a diff, in the user's terms: keys and relationship names
   /// instead of internal ids. A linked object deleted since keeps its last key.
   public func describe(_ change: ObjectChange) throws -> ChangeDescription {
-    try environment.read { txn in
+    try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       func key(_ id: UInt64) throws -> ObjectKey {
         guard let header = try store.header(of: id) else {

@@ -81,7 +81,7 @@ extension Ledger {
 
   /// The key of the object with an internal id (for describing a record's links).
   public func objectKey(forID objectID: UInt64) throws -> ObjectKey? {
-    try environment.read { txn in
+    try readTransaction { txn in
       try ProjectionStore(transaction: txn, layout: layout, model: model).header(of: objectID).map {
         ObjectKey(entity: $0.entity, identity: $0.identity)
       }
@@ -101,7 +101,7 @@ extension Ledger {
   /// Nil when no batch the log holds is that old (the store was empty then, or the batches of
   /// that time were archived by `compact`: `LedgerError.batchArchived` says so).
   public func lastBatch(atOrBefore date: Date) throws -> UInt64? {
-    try environment.read { txn in
+    try readTransaction { txn in
       let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
       guard extent.head >= 1 else { return nil }
       var id = extent.head

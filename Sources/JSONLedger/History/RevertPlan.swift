@@ -61,16 +61,8 @@ extension Ledger {
     let batchID = record.batchID
     let store = ProjectionStore(transaction: txn, layout: layout, model: model)
     let head = try store.head()
-    for later in (batchID + 1)..<max(head + 1, batchID + 1) {
-      let laterRecord = try readRecord(later, txn)
-      if laterRecord.metadata.revertedBatchID == batchID, laterRecord.kind == .revert {
-        // A revert that was itself reverted no longer counts.
-        var undone = false
-        for id in (later + 1)..<(head + 1) where try readRecord(id, txn).metadata.revertedBatchID == later {
-          undone = true
-        }
-        if !undone { return RevertPlan(batchID: batchID, policy: policy, alreadyRevertedBy: later) }
-      }
+    if let later = try store.revert(of: batchID) {
+      return RevertPlan(batchID: batchID, policy: policy, alreadyRevertedBy: later)
     }
     if batchID == head {
       // Undoing the newest batch: nothing after it touched its objects, so its exact

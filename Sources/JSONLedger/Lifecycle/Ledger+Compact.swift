@@ -162,6 +162,10 @@ extension Ledger {
   /// is refused. The store is built beside `path` (in `<path>.restoring`) and takes its place
   /// once complete: a failed or killed restore leaves nothing at `path`.
   public static func restoreLog(from archive: String, to path: String, options: Options = Options()) throws -> Ledger {
+    try LedgerError.wrappingStorageErrors { try restoreLogNow(from: archive, to: path, options: options) }
+  }
+
+  private static func restoreLogNow(from archive: String, to path: String, options: Options) throws -> Ledger {
     let path = BuildDirectory.normalized(path)
     switch try StoreDirectory.inspect(path) {
     case .missing, .empty: break

@@ -21,8 +21,8 @@ public struct LedgerStatistics: Sendable, Equatable {
 extension Ledger {
   /// Counts and sizes of the store.
   public func statistics() throws -> LedgerStatistics {
-    let info = try environment.info()
-    return try environment.read { txn in
+    let info = try LedgerError.wrappingStorageErrors { try environment.info() }
+    return try readTransaction { txn in
       var counts: [String: Int] = [:]
       try txn.forEach(in: layout.state, prefix: []) { entry in
         let header: (entity: String, identity: [AttributeValue], since: UInt64)?

@@ -7,22 +7,33 @@ public struct UpgradeReport: Sendable, Equatable {
   public var fromFormat: Int
   /// The format it has now.
   public var toFormat: Int
-  /// Records replayed.
+  /// Records replayed (format 3), or read to build the `reverts` projection (formats 4 and 5).
   public var batches: Int
-  /// Where the store of the old format was kept (nil when there was nothing to upgrade).
+  /// Where the store of the old format was kept (nil when there was nothing to upgrade, or
+  /// when it was upgraded in place).
   public var previousStorePath: String?
 }
 
 extension Ledger {
-  /// Turns a store of an older format into the current one by replaying its log: every
-  /// record, with its batch id, time, kind, metadata and changes, is written again in the
-  /// current format into a new store beside it, which then takes the store's place. The old
-  /// store is kept as `<path>.format<N>` until you remove it.
+  /// Turns a store of an older format into the current one.
   ///
-  /// Object ids are internal and renumbered (ids now carry their entity); keys, batch ids
-  /// and everything a record says in the user's terms stay. A store already in the current
-  /// format is left alone. Nothing may have the store open meanwhile.
+  /// - Formats 4 and 5 have the current records and projections but one: the `reverts`
+  ///   projection is built from the log and the format set, in place, in one write
+  ///   transaction. The log is not touched: ids, records and checksums stay (a replica keeps
+  ///   following its remote). An interrupted upgrade leaves the store as it was.
+  /// - Format 3 is replayed: every record, with its batch id, time, kind, metadata and
+  ///   changes, is written again in the current format into a new store beside it, which then
+  ///   takes the store's place. The old store is kept as `<path>.format<N>` until you remove
+  ///   it. Object ids are internal and renumbered (ids now carry their entity); keys, batch
+  ///   ids and everything a record says in the user's terms stay.
+  ///
+  /// A store already in the current format is left alone. Nothing may have the store open
+  /// meanwhile: a process of an older library would go on writing without `reverts`.
   public static func upgrade(at path: String, options: Options = Options()) throws -> UpgradeReport {
+    try LedgerError.wrappingStorageErrors { try upgradeNow(at: path, options: options) }
+  }
+
+  private static func upgradeNow(at path: String, options: Options) throws -> UpgradeReport {
     let path = BuildDirectory.normalized(path)
     let build = BuildDirectory(for: path, suffix: "upgrading")
     let state = try StoreDirectory.inspect(path)
@@ -38,6 +49,10 @@ extension Ledger {
     let (version, model, records) = try upgradeSource(path)
     guard !StoreFormat.isCurrent(version) else {
       return UpgradeReport(fromFormat: version, toFormat: version, batches: 0, previousStorePath: nil)
+    }
+    if StoreFormat.upgradedInPlace.contains(version) {
+      let (from, batches) = try addRevertsProjection(at: path)
+      return UpgradeReport(fromFormat: from, toFormat: Int(formatVersion), batches: batches, previousStorePath: nil)
     }
     let kept = path + ".format\(version)"
     guard !FileManager.default.fileExists(atPath: kept) else {
@@ -79,6 +94,39 @@ extension Ledger {
     }
     return UpgradeReport(
       fromFormat: version, toFormat: Int(formatVersion), batches: replayed, previousStorePath: kept)
+  }
+
+  /// Completes a store of format 4 or 5 in one write transaction: creates `reverts`, enters
+  /// every revert of the log in it, and sets the current format. The format is read again in
+  /// the transaction, so two upgrades at once do the work once. Returns the format found and
+  /// the records read.
+  private static func addRevertsProjection(at path: String) throws -> (format: Int, batches: Int) {
+    let environment: Environment
+    do { environment = try Environment.shared(path: path) } catch {
+      throw LedgerError.notAStore(path: path, reason: "data.mdb does not open: \(SystemError.describe(error))")
+    }
+    return try environment.write { txn in
+      let meta = try txn.openDatabase(named: "meta", create: false)
+      let log = try txn.openDatabase(named: "log", create: false)
+      let version = try txn.value(forKey: MetaKey.format, in: meta).map { Int(UInt32(bigEndianBytes: $0)) }
+      guard let version, StoreFormat.upgradedInPlace.contains(version) else { return (version ?? 0, 0) }
+      let reverts = try txn.openDatabase(named: "reverts", create: true)
+      var batches = 0
+      try txn.forEach(in: log, prefix: []) { entry in
+        let batchID = UInt64(bigEndianBytes: entry.key)
+        let record: ChangeRecord
+        do { record = try RecordCoding.decode(entry.value) } catch {
+          throw LedgerError.corruptRecord(batchID: batchID, reason: "\(error)")
+        }
+        if record.kind == .revert, let reverted = record.metadata.revertedBatchID {
+          try txn.put([], forKey: StoreKeys.revert(of: reverted, by: batchID), in: reverts)
+        }
+        batches += 1
+        return true
+      }
+      try txn.put([UInt8](bigEndian: UInt32(StoreFormat.version)), forKey: MetaKey.format, in: meta)
+      return (version, batches)
+    }
   }
 
   /// An upgrade of the store at `path` (which is missing) that was cut short between its two
@@ -125,7 +173,7 @@ extension Ledger {
     }
     let version = Int(UInt32(bigEndianBytes: format))
     guard StoreFormat.isCurrent(version) || version >= Int(StoreFormat.oldestUpgradable) && version < Int(formatVersion)
-    else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: Int(StoreFormat.migrated)) }
+    else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion) }
     let model: Model
     do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
       throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(SystemError.describe(error))")

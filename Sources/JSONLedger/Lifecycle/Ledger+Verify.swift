@@ -18,6 +18,10 @@ extension Ledger {
   /// Throws `LedgerError.corruptRecord` naming the first bad batch, or
   /// `LedgerError.verificationFailed` naming the first differing entry.
   public func verify() throws -> VerificationReport {
+    try LedgerError.wrappingStorageErrors { try verifyNow() }
+  }
+
+  private func verifyNow() throws -> VerificationReport {
     // The pages first: LMDB would crash on a damaged one rather than say so.
     try checkPages()
     let scratchPath = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -90,7 +94,9 @@ extension Ledger {
   /// `LedgerError.damagedFile` naming the page, where LMDB would crash.
   @discardableResult
   public func checkPages() throws -> Int {
-    do { return try environment.checkPages() } catch let failure as PageCheckFailure {
+    do { return try LedgerError.wrappingStorageErrors { try environment.checkPages() } } catch let failure
+      as PageCheckFailure
+    {
       throw LedgerError.damagedFile(path: path, reason: failure.description)
     }
   }

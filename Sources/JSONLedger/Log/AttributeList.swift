@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// An object's attribute values by name, kept sorted by name.
 ///
 /// Reads like a dictionary (`attributes[name]`, `for (name, value) in attributes`) but is a

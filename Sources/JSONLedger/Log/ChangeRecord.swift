@@ -4,8 +4,9 @@ public import Foundation
 /// after, and the links it added and removed, so that replay needs no mapping and a revert
 /// needs no search.
 public struct ChangeRecord: Sendable, Equatable {
-  /// The format version every record carries: the store format it was written in.
-  public static var formatVersion: UInt16 { StoreFormat.version }
+  /// The version of the record encoding every record carries (4 since store format 4; it
+  /// stays when only the store's projections change, as in format 6).
+  public static var formatVersion: UInt16 { RecordFormat.version }
 
   /// What produced the batch.
   ///

@@ -24,7 +24,7 @@ extension Ledger {
   /// or nil when the store is not a replica.
   @_spi(Replication) public var replicaSource: String? {
     get throws {
-      try environment.read { txn in
+      try readTransaction { txn in
         try txn.value(forKey: MetaKey.replicaOf, in: layout.meta).map { String(decoding: $0, as: UTF8.self) }
       }
     }
@@ -74,7 +74,7 @@ extension Ledger {
 
   /// The bytes of batch `batchID`'s record as the log stores them.
   @_spi(Replication) public func encodedRecord(_ batchID: UInt64) throws -> [UInt8] {
-    try environment.read { txn in
+    try readTransaction { txn in
       guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
         try ProjectionStore(transaction: txn, layout: layout, model: model).extent().checkRecord(batchID)
         throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
@@ -85,7 +85,7 @@ extension Ledger {
 
   /// The first batch the log holds and its head.
   @_spi(Replication) public func logExtent() throws -> (first: UInt64, head: UInt64) {
-    try environment.read { txn in
+    try readTransaction { txn in
       let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
       return (extent.start, extent.head)
     }

@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// An object's link lists by relationship id, kept sorted by id.
 ///
 /// Reads like a dictionary (`lists[id]`, `for (id, targets) in lists`) but is a small array:

@@ -133,7 +133,7 @@ enum RecordCoding {
     let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
     guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
     let version = UInt16(bigEndianBytes: bytes[3...4])
-    guard version == ChangeRecord.formatVersion || version == StoreFormat.oldestUpgradable else {
+    guard version == RecordFormat.version || version == RecordFormat.version3 else {
       throw .unsupportedFormat(version)
     }
     // The checksum dropped in place: the record is read without a copy.
@@ -141,7 +141,7 @@ enum RecordCoding {
     var reader = BinaryReader(bytes, position: 5)
     do {
       var record = try readHeader(&reader)
-      if version == ChangeRecord.formatVersion {
+      if version == RecordFormat.version {
         let modelVersion = try reader.readVarint()
         guard modelVersion > 0, modelVersion <= UInt64(UInt32.max) else {
           throw DecodingFailure(reason: "model version \(modelVersion) is out of range")

@@ -1,19 +1,30 @@
-/// The version of the store format: written in the `meta` database when a store is made and
-/// at the head of every change record. A store or record of another version is refused with
-/// a message naming both versions.
+/// The version of the store format: written in the `meta` database when a store is made. A
+/// store of another version is refused with a message naming both versions.
 ///
-/// Format 4: the current state once, in `state`, keyed by ids that cluster each entity;
-/// undo images in `history`; records with a name table and no absent values. Format 3 (the
-/// state after each batch in `history`, plus `views`, `objects` and `rels`) is upgraded by
-/// `Ledger.upgrade(at:)`, which replays its records.
+/// Format 6: the databases of format 4, plus `reverts`, which answers "was this batch
+/// reverted?" with one seek. Formats 4 and 5 (format 4 once migrated) have the same records
+/// and projections less `reverts`: `Ledger.upgrade(at:)` adds it in place, in one write
+/// transaction. Format 3 (the state after each batch in `history`, plus `views`, `objects`
+/// and `rels`) is upgraded by replaying its records into a new store.
 enum StoreFormat {
-  static let version: UInt16 = 4
-  /// Format 4 once its model was migrated (`Ledger.migrate(at:to:)`): the same databases and
-  /// records, with the model's versions and numbering in `meta`. Libraries older than
-  /// migrations would read it with the wrong numbering, so it says it is newer than they are.
+  static let version: UInt16 = 6
+  /// Format 4 once its model was migrated: it said it was newer than libraries older than
+  /// migrations, which would read it with the wrong numbering. Format 6 holds either.
   static let migrated: UInt16 = 5
+  /// The formats `Ledger.upgrade(at:)` completes in place by adding `reverts`.
+  static let upgradedInPlace: ClosedRange<Int> = 4...5
   /// Whether this library reads a store of format `version` as it is.
-  static func isCurrent(_ version: Int) -> Bool { version == Int(Self.version) || version == Int(migrated) }
+  static func isCurrent(_ version: Int) -> Bool { version == Int(Self.version) }
   /// The oldest format `Ledger.upgrade(at:)` reads.
   static let oldestUpgradable: UInt16 = 3
+}
+
+/// The version of the change record encoding, at the head of every record. It changes only
+/// when a record's bytes do, so that records move verbatim between stores of one record
+/// format (archives, replicas) whatever their store format.
+enum RecordFormat {
+  /// Records of store formats 4 to 6.
+  static let version: UInt16 = 4
+  /// Records of store format 3, which `upgrade` reads.
+  static let version3: UInt16 = 3
 }

@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// For one entity, which JSON key feeds which attribute or relationship.
 ///
 /// A key finds its property by, in order: the custom key; the exact name; a case-insensitive

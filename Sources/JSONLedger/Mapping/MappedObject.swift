@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// One JSON object after mapping: typed values for the keys it had, relationship values, and
 /// its identity. Nothing is resolved against the store yet.
 struct MappedObject: Sendable {

@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// Maps JSON to `MappedObject`s through a model: key matching, coercion, transformers,
 /// sub-entity selection, nested objects and keys for relationships.
 struct Mapper: Sendable {

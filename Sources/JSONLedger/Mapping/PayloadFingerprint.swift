@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 
 /// A 64-bit fingerprint of what one mapped object's payload says, built by the mapper as it
 /// maps: the entity, the attributes the payload names (with their values, or their

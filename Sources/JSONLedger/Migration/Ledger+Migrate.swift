@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 import LMDB
 
 /// What `Ledger.migrate(at:to:)` did.
@@ -64,7 +65,7 @@ extension Ledger {
   /// The live objects of each entity `plan` removes (`MigrationPlan.removedEntities`) that
   /// holds any, in the plan's order.
   public func objectsRemoved(by plan: MigrationPlan) throws -> [(entity: String, objects: Int)] {
-    try environment.read { txn in try objectsRemoved(by: plan, txn) }
+    try readTransaction { txn in try objectsRemoved(by: plan, txn) }
   }
 
   private func objectsRemoved(by plan: MigrationPlan, _ txn: Transaction) throws -> [(entity: String, objects: Int)] {
@@ -96,40 +97,41 @@ extension Ledger {
     // A replay writes every projection anew while the old pages stay until the commit.
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
     let start = ContinuousClock.now
-    let (record, replayed) = try environment.write { txn -> (ChangeRecord, Int) in
-      try checkModelVersion(txn)
-      if !allowingRemovals {
-        let removed = try objectsRemoved(by: plan, txn)
-        guard removed.isEmpty else {
-          throw LedgerError.migrationRefused(
-            path: path,
-            reasons: removed.map {
-              ModelDifference(
-                place: $0.entity,
-                change:
-                  "removed, with \($0.objects) live object\($0.objects == 1 ? "" : "s"), which would be gone from every view; allow removals to migrate"
-              )
-            })
+    let (record, replayed) = try LedgerError.wrappingStorageErrors {
+      try environment.write { txn -> (ChangeRecord, Int) in
+        try checkModelVersion(txn)
+        if !allowingRemovals {
+          let removed = try objectsRemoved(by: plan, txn)
+          guard removed.isEmpty else {
+            throw LedgerError.migrationRefused(
+              path: path,
+              reasons: removed.map {
+                ModelDifference(
+                  place: $0.entity,
+                  change:
+                    "removed, with \($0.objects) live object\($0.objects == 1 ? "" : "s"), which would be gone from every view; allow removals to migrate"
+                )
+              })
+          }
         }
+        var replayed = 0
+        switch plan.method {
+        case .replay: replayed = try replayLog(under: plan, txn)
+        case .inPlace:
+          try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn)
+          if plan.changesIndexes { try rebuildIndexes(plan.next, txn) }
+        case .nothing: break
+        }
+        try checkValues(plan, txn)
+        try next.write(into: txn, in: layout.meta)
+        // Written under the next versions, which the store holds from here on.
+        let record = try appendNew(
+          kind: .migration,
+          metadata: ChangeRecord.Metadata(
+            message: "migrate the model from version \(versions.current) to \(next.current) (\(plan.method.rawValue))"),
+          statistics: ChangeRecord.Statistics(), changes: [], txn, under: next)
+        return (record, replayed)
       }
-      var replayed = 0
-      switch plan.method {
-      case .replay: replayed = try replayLog(under: plan, txn)
-      case .inPlace:
-        try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn)
-        if plan.changesIndexes { try rebuildIndexes(plan.next, txn) }
-      case .nothing: break
-      }
-      try checkValues(plan, txn)
-      try next.write(into: txn, in: layout.meta)
-      try txn.put([UInt8](bigEndian: UInt32(StoreFormat.migrated)), forKey: MetaKey.format, in: layout.meta)
-      // Written under the next versions, which the store holds from here on.
-      let record = try appendNew(
-        kind: .migration,
-        metadata: ChangeRecord.Metadata(
-          message: "migrate the model from version \(versions.current) to \(next.current) (\(plan.method.rawValue))"),
-        statistics: ChangeRecord.Statistics(), changes: [], txn, under: next)
-      return (record, replayed)
     }
     (report.batchID, report.replayedBatches, report.toVersion) = (record.batchID, replayed, next.current)
     announce(BatchSummary(record: record), since: start)

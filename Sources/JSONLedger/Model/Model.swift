@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// How JSON keys are cased when the model's names are written out (and read in).
 public enum KeyCase: String, Sendable, Hashable, CaseIterable {
   /// `first_name`, `list_image_url`.

@@ -1,3 +1,4 @@
+import JSONLedgerSupport
 import LMDB
 
 /// The reading logic behind `View`: a copyable value over one transaction, used only while

@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// The payload that made an object's working state what it is, as far as the unchanged-
 /// payload skip needs it (see `PayloadFingerprint`).
 struct PayloadMark {

@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// The objects a batch touches: for each, its state before the batch and its working state,
 /// which the resolver, the link graph and revert change in place.
 ///

@@ -57,9 +57,10 @@ public struct ChangeBatch: Sendable {
 
   /// Stages objects of `entity`: an array of objects (or of keys), or one object.
   ///
-  /// A bad object (a value of the wrong type, no identity) is not staged; its problem goes to
-  /// `problems`, and `Ledger.apply` refuses the batch naming it with every other. Only a
-  /// wrong call throws here: an unknown entity, a parent scope that does not fit.
+  /// An object without an identity is not staged, and a value of the wrong type is left out
+  /// of its object; each problem goes to `problems`, and `Ledger.apply` refuses the batch
+  /// naming it with every other. Only a wrong call throws here: an unknown entity, a parent
+  /// scope that does not fit.
   public mutating func stage(_ json: JSONValue, as entity: String, options: StagingOptions = StagingOptions())
     throws(LedgerError)
   {

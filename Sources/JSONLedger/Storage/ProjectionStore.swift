@@ -222,6 +222,24 @@ struct ProjectionStore: StateSource {
     try transaction.value(forKey: MetaKey.head, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 0
   }
 
+  /// The revert that undoes `batchID` now, if any: the oldest revert of it that no later
+  /// batch reverted in turn (a revert undone by another no longer counts). One seek per
+  /// revert of the batch, whatever the length of the log.
+  func revert(of batchID: UInt64) throws -> UInt64? {
+    for reverting in try reverts(of: batchID) where try reverts(of: reverting).isEmpty { return reverting }
+    return nil
+  }
+
+  /// The reverts of `batchID`, oldest first.
+  private func reverts(of batchID: UInt64) throws -> [UInt64] {
+    var found: [UInt64] = []
+    try transaction.forEach(in: layout.reverts, prefix: StoreKeys.batch(batchID)) { entry in
+      found.append(UInt64(bigEndianBytes: entry.key.dropFirst(8)))
+      return true
+    }
+    return found
+  }
+
   /// The batch ids (at or before `asOf`) that touched an object, oldest first: the batch
   /// that first created it (which leaves no undo image), then one per undo image.
   func batches(touching objectID: UInt64) throws -> [UInt64] {

@@ -6,7 +6,7 @@ import LMDB
 ///
 /// Per changed object it writes the state after the record to `state` (or deletes it), an
 /// undo image of the state before to `history` (none for an object created for the first
-/// time), and keeps `keys` and `indexes` in step.
+/// time), and keeps `keys` and `indexes` in step. A revert is entered in `reverts`.
 struct Projector {
   let transaction: Transaction
   let layout: StoreLayout
@@ -50,6 +50,9 @@ struct Projector {
     if let key = record.metadata.idempotencyKey {
       let (stored, full) = StoreKeys.idempotency(key)
       try transaction.put([UInt8](bigEndian: record.batchID) + (full ?? []), forKey: stored, in: layout.idempotency)
+    }
+    if record.kind == .revert, let reverted = record.metadata.revertedBatchID {
+      try transaction.put([], forKey: StoreKeys.revert(of: reverted, by: record.batchID), in: layout.reverts)
     }
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 
 /// Byte encodings of the store's keys.
 enum StoreKeys {
@@ -9,6 +10,11 @@ enum StoreKeys {
   /// in `state` and `history`.
   static func rootPrefix(_ root: UInt32) -> [UInt8] {
     Array([UInt8](bigEndian: ObjectIDs.firstID(root: root)).prefix(3))
+  }
+
+  /// A `reverts` key: the reverted batch, then the batch that reverted it.
+  static func revert(of revertedBatchID: UInt64, by batchID: UInt64) -> [UInt8] {
+    [UInt8](bigEndian: revertedBatchID) + [UInt8](bigEndian: batchID)
   }
 
   static func history(_ objectID: UInt64, _ batchID: UInt64) -> [UInt8] {

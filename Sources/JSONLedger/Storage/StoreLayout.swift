@@ -12,12 +12,13 @@ import LMDB
 /// | `history`     | object id (8) + batch id (8)               | undo image: the state before the batch, empty when absent before |
 /// | `idempotency` | idempotency key (hashed past 400 bytes)    | batch id (8), the whole key if hashed   |
 /// | `indexes`     | root entity id (4) + attribute name + 0 + value (≤ 400, ordered) + object id (8) | empty |
+/// | `reverts`     | reverted batch id (8) + reverting batch id (8) | empty                                   |
 ///
 /// Each serves a read: `keys` finds an object by key; `state` answers reads by id, entity
 /// scans (ids of one root entity are one range) and relationship traversal both ways (a
 /// state holds its link lists and the hidden reverse lists); `history` answers as-of reads
 /// and the batches that touched an object, with one seek; `indexes` answers queries on
-/// indexed attributes. The current state lives once: a batch writes an undo image only for
+/// indexed attributes; `reverts` answers whether a batch was reverted, and by which. The current state lives once: a batch writes an undo image only for
 /// the objects it changes or deletes, and none for the objects it creates for the first time
 /// (their state's `since` says when they began).
 ///
@@ -31,9 +32,12 @@ struct StoreLayout: Sendable {
   let history: Database
   let idempotency: Database
   let indexes: Database
+  let reverts: Database
 
   /// The names of the store's databases.
-  static let names: Set<String> = ["log", "meta", "keys", "state", "history", "idempotency", "indexes"]
+  static let names: Set<String> = [
+    "log", "meta", "keys", "state", "history", "idempotency", "indexes", "reverts",
+  ]
 
   /// The names of the databases of format 3, which `upgrade` replaces.
   static let version3Names: Set<String> = [
@@ -46,7 +50,7 @@ struct StoreLayout: Sendable {
     case nothing
     /// This store's databases.
     case store
-    /// A store of format 3 (`jsonledger upgrade` turns it into the current format).
+    /// A store of format 3 (`Ledger.upgrade(at:)` turns it into the current format).
     case version3
     /// Databases of another program.
     case foreign([String])
@@ -70,9 +74,11 @@ struct StoreLayout: Sendable {
     history = try txn.openDatabase(named: "history", create: true)
     idempotency = try txn.openDatabase(named: "idempotency", create: true)
     indexes = try txn.openDatabase(named: "indexes", create: true)
+    reverts = try txn.openDatabase(named: "reverts", create: true)
   }
 
-  /// Opens the databases of an existing store.
+  /// Opens the databases of an existing store of the current format (one of format 4 or 5
+  /// lacks `reverts`, which this would create: check the format first).
   init(environment: Environment) throws {
     log = try environment.database(named: "log")
     meta = try environment.database(named: "meta")
@@ -81,7 +87,8 @@ struct StoreLayout: Sendable {
     history = try environment.database(named: "history")
     idempotency = try environment.database(named: "idempotency")
     indexes = try environment.database(named: "indexes")
+    reverts = try environment.database(named: "reverts")
   }
 
-  var projections: [Database] { [keys, state, history, idempotency, indexes] }
+  var projections: [Database] { [keys, state, history, idempotency, indexes, reverts] }
 }

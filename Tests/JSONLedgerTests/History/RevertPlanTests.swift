@@ -52,4 +52,30 @@ struct RevertPlanTests {
     #expect(again.isRefused)
     #expect(again.alreadyRevertedBy == result.summary.batchID)
   }
+
+  /// Whether a batch stands reverted comes from the `reverts` projection: a revert counts
+  /// until a later batch reverts it in turn; compact and verify rebuild the projection.
+  @Test func aRevertCountsUntilItIsRevertedItselfAndTheProjectionRebuildsTheSame() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    func revertedBy(_ batch: UInt64) throws -> UInt64? {
+      try ledger.environment.read { txn in
+        try ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model).revert(of: batch)
+      }
+    }
+    _ = try ledger.revert(3)  // 4 reverts 3
+    #expect(try revertedBy(3) == 4)
+    _ = try ledger.revert(4)  // 5 reverts 4: 3 stands again
+    #expect(try revertedBy(3) == nil)
+    #expect(try revertedBy(4) == 5)
+    #expect(try ledger.revertPlan(3).alreadyRevertedBy == nil)
+    _ = try ledger.revert(3, force: true)  // 6 reverts 3 again
+    #expect(try revertedBy(3) == 6)
+    #expect(try ledger.revertPlan(3).alreadyRevertedBy == 6)
+    #expect(try ledger.verify().batches == 6)
+    // Compaction keeps the batches after its horizon and rebuilds the projections from them.
+    _ = try ledger.compact(keepingBatches: 4, archive: nil, discarding: true)
+    #expect(try revertedBy(3) == 6)
+    #expect(try ledger.verify().batches == 5)
+  }
 }

@@ -84,7 +84,7 @@ struct ReliabilityTests {
       // The newest format this library reads is a migrated store's.
       (
         UInt32(99),
-        "format version 99, newer than this library supports (\(StoreFormat.migrated)); use a newer JSONLedger"
+        "format version 99, newer than this library supports (\(Ledger.formatVersion)); use a newer JSONLedger"
       ),
       (
         UInt32(1),

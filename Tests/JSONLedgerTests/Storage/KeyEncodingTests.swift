@@ -1,3 +1,4 @@
+import JSONLedgerSupport
 import JSONLedgerTestSupport
 import Testing
 

@@ -1,3 +1,4 @@
+import JSONLedgerSupport
 import Testing
 
 @testable import JSONLedger

@@ -31,6 +31,22 @@ enum Fixtures {
   static func bandsModel() throws -> Model {
     try Model(jsonFile: try url("bands-model.json").path)
   }
+
+  /// Bands (name, formed) and their albums (name): the smallest model with a to-many and its
+  /// inverse.
+  static func bandsAndAlbums() throws -> Model {
+    try Model {
+      Entity("Band", identity: ["name"]) {
+        Attribute("name", .string)
+        Attribute("formed", .int32)
+        Relationship("albums", to: "Album", many: true, inverse: "band")
+      }
+      Entity("Album", identity: ["name"]) {
+        Attribute("name", .string)
+        Relationship("band", to: "Band", inverse: "albums")
+      }
+    }
+  }
 }
 
 /// Opens a store in `directory` with `model` and applies each document as one batch.

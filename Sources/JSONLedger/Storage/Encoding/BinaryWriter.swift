@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 
 /// Appends values in the store's binary encoding: LEB128 varints, length-prefixed strings,
 /// tagged attribute and JSON values. The same value always gives the same bytes (dictionaries

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 
 /// The byte encoding of identities whose byte order is the values' order (strings by their
 /// UTF-8 bytes, numbers and dates numerically). It is injective: two identities of one root

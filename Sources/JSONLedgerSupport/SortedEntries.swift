@@ -2,8 +2,8 @@ extension Array {
   /// Sets an entry of an array kept sorted by key, at the position a search for its key gave
   /// (`found`: an entry with that key is there): replaces or inserts `entry`, or removes the
   /// entry there when it is nil. Shared by `LinkLists` and `AttributeList`.
-  @inline(__always)
-  mutating func setSortedEntry(_ entry: consuming Element?, at position: (index: Int, found: Bool)) {
+  @inlinable @inline(__always)
+  package mutating func setSortedEntry(_ entry: consuming Element?, at position: (index: Int, found: Bool)) {
     switch (position.found, entry) {
     case (true, let entry?): self[position.index] = entry
     case (true, nil): remove(at: position.index)

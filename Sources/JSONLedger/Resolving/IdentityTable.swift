@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// Object ids by identity, for the identities a batch meets: the resolver's cache in front of
 /// the `keys` database, looked up several times per object (an album's own key, its band's,
 /// its producer's).

@@ -6,29 +6,33 @@
 /// FNV-1a, finds it by open addressing, and compares the stored name only when the hashes
 /// match. A name read from JSON is a different string from the model's, so the name itself
 /// has to be hashed: what is saved is the cost of the hash.
-struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
-  private var names: [String] = []
-  private var values: [Value] = []
+package struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
+  @usableFromInline var names: [String] = []
+  @usableFromInline var values: [Value] = []
   /// By bucket: 0 when empty, else the upper half of the name's hash and 1 + its index
   /// (`hash & 0xFFFF_FFFF_0000_0000 | index + 1`).
-  private var buckets: [UInt64] = Array(repeating: 0, count: 8)
+  @usableFromInline var buckets: [UInt64] = Array(repeating: 0, count: 8)
 
-  init() {}
+  @inlinable
+  package init() {}
 
-  init(dictionaryLiteral elements: (String, Value)...) {
+  @inlinable
+  package init(dictionaryLiteral elements: (String, Value)...) {
     for (name, value) in elements { updateValue(value, forName: name) }
   }
 
   /// The table of a dictionary's names and values.
-  init(_ dictionary: [String: Value]) {
+  @inlinable
+  package init(_ dictionary: [String: Value]) {
     for (name, value) in dictionary { updateValue(value, forName: name) }
   }
 
-  var count: Int { names.count }
-  var isEmpty: Bool { names.isEmpty }
+  @inlinable package var count: Int { names.count }
+  @inlinable package var isEmpty: Bool { names.isEmpty }
 
   /// The value stored under `name`, or nil.
-  subscript(name: String) -> Value? {
+  @inlinable
+  package subscript(name: String) -> Value? {
     let hash = Self.hash(name)
     var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     while true {
@@ -42,7 +46,8 @@ struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
 
   /// Stores `value` under `name`, replacing the value stored there before. (Names are never
   /// removed: the model's tables only grow while they are built.)
-  mutating func updateValue(_ value: Value, forName name: String) {
+  @inlinable
+  package mutating func updateValue(_ value: Value, forName name: String) {
     let hash = Self.hash(name)
     var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     while buckets[bucket] != 0 {
@@ -60,7 +65,8 @@ struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
     if names.count * 2 > buckets.count { rebuild(bucketCount: buckets.count * 2) }
   }
 
-  private mutating func rebuild(bucketCount: Int) {
+  @usableFromInline
+  mutating func rebuild(bucketCount: Int) {
     var rebuilt = [UInt64](repeating: 0, count: bucketCount)
     for index in names.indices {
       let hash = Self.hash(names[index])
@@ -71,5 +77,6 @@ struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
     buckets = rebuilt
   }
 
-  private static func hash(_ name: String) -> UInt64 { FNV1a.hash(name.utf8.span) }
+  @inlinable
+  static func hash(_ name: String) -> UInt64 { FNV1a.hash(name.utf8.span) }
 }

@@ -4,16 +4,17 @@
 /// Open addressing with linear probing and a multiplicative (Fibonacci) hash. Object ids are
 /// counters; `Dictionary` would run SipHash over each one, which costs several times the
 /// multiply and shift this table needs.
-struct SlotTable {
+package struct SlotTable {
   /// Object id by bucket; 0 marks an empty bucket (the id 0 is kept aside in `zeroSlot`).
-  private var ids: [UInt64]
-  private var slots: [Int]
-  private var zeroSlot: Int?
-  private var count = 0
+  @usableFromInline var ids: [UInt64]
+  @usableFromInline var slots: [Int]
+  @usableFromInline var zeroSlot: Int?
+  @usableFromInline var count = 0
   /// 64 minus log2 of the bucket count: the hash keeps the top bits of the product.
-  private var shift: UInt64
+  @usableFromInline var shift: UInt64
 
-  init(minimumCapacity: Int = 8) {
+  @inlinable
+  package init(minimumCapacity: Int = 8) {
     var buckets = 16
     while buckets < minimumCapacity * 2 { buckets *= 2 }
     ids = Array(repeating: 0, count: buckets)
@@ -21,12 +22,14 @@ struct SlotTable {
     shift = UInt64(64 - buckets.trailingZeroBitCount)
   }
 
-  private func bucket(of id: UInt64) -> Int {
+  @inlinable
+  func bucket(of id: UInt64) -> Int {
     Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> shift)
   }
 
   /// The slot of `id`, if it has one.
-  subscript(id: UInt64) -> Int? {
+  @inlinable
+  package subscript(id: UInt64) -> Int? {
     if id == 0 { return zeroSlot }
     var index = bucket(of: id)
     while true {
@@ -38,7 +41,8 @@ struct SlotTable {
   }
 
   /// Gives `id` its slot (`id` must not have one yet).
-  mutating func insert(_ id: UInt64, slot: Int) {
+  @inlinable
+  package mutating func insert(_ id: UInt64, slot: Int) {
     if id == 0 {
       zeroSlot = slot
       return
@@ -53,12 +57,14 @@ struct SlotTable {
   }
 
   /// Makes room for `count` ids without growing.
-  mutating func reserveCapacity(_ count: Int) {
+  @inlinable
+  package mutating func reserveCapacity(_ count: Int) {
     guard count * 2 > ids.count else { return }
     rebuild(minimumCapacity: count)
   }
 
-  private mutating func rebuild(minimumCapacity: Int) {
+  @usableFromInline
+  mutating func rebuild(minimumCapacity: Int) {
     var larger = SlotTable(minimumCapacity: max(minimumCapacity, count))
     for (id, slot) in zip(ids, slots) where id != 0 { larger.insert(id, slot: slot) }
     larger.zeroSlot = zeroSlot

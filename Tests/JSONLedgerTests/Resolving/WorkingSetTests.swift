@@ -1,0 +1,130 @@
+import JSONLedgerTestSupport
+import Testing
+
+@testable import JSONLedger
+
+/// `WorkingSet` on its own, over a real store: what it loads on first touch, and the changes,
+/// counts and payload marks `finish` makes of the working states.
+@Suite("WorkingSet: the objects a batch touches")
+struct WorkingSetTests {
+  static let model: Model = {
+    do { return try Fixtures.bandsAndAlbums() } catch { preconditionFailure("the test model is valid: \(error)") }
+  }()
+
+  /// A store holding the bands Japan (formed 1974) and Can (formed 1968), and a working set
+  /// over it, with the stored ids by name.
+  static func withWorkingSet(_ body: (inout WorkingSet, [String: UInt64], ProjectionStore) throws -> Void) throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(
+      in: directory, model: Self.model,
+      documents: [
+        try JSONParser.parse(#"{"bands": [{"name": "Japan", "formed": 1974}, {"name": "Can", "formed": 1968}]}"#)
+      ])
+    try ledger.environment.read { txn in
+      let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
+      var ids: [String: UInt64] = [:]
+      for id in try store.objectIDs(root: "Band") {
+        if case .string(let name)? = try store.state(of: id)?.identity.first { ids[name] = id }
+      }
+      var objects = WorkingSet(model: ledger.model, source: store)
+      try body(&objects, ids, store)
+    }
+  }
+
+  @Test func anObjectIsLoadedFromTheStoreOnItsFirstTouchAndKeepsItsSlot() throws {
+    try Self.withWorkingSet { objects, ids, store in
+      let japan = try #require(ids["Japan"])
+      #expect(objects.existingSlot(japan) == nil)
+      let slot = try objects.slot(japan)
+      #expect(objects.existingSlot(japan) == slot)
+      #expect(try objects.slot(japan) == slot)
+      #expect(try objects.state(of: japan) == store.state(of: japan))
+      #expect(try objects.exists(japan))
+      #expect(try objects.concreteEntity(of: japan) == "Band")
+      // A second object gets the next slot: slots follow first touch.
+      #expect(try objects.slot(try #require(ids["Can"])) == slot + 1)
+    }
+  }
+
+  @Test func touchedObjectsThatEndAsTheyBeganMakeNoChange() throws {
+    try Self.withWorkingSet { objects, ids, _ in
+      let japan = try #require(ids["Japan"])
+      let can = try #require(ids["Can"])
+      try objects.mention(japan)
+      _ = try objects.slot(can)
+      // Changed and changed back: still no change.
+      try objects.update(can) { $0.attributes["formed"] = .integer(1969) }
+      try objects.update(can) { $0.attributes["formed"] = .integer(1968) }
+      let (changes, statistics) = objects.finish(ignoredKeys: ["note"])
+      #expect(changes.isEmpty)
+      // Only the object the payload named counts as unchanged.
+      #expect(statistics.unchanged == 1)
+      #expect(statistics.ignoredKeys == ["note"])
+    }
+  }
+
+  @Test func finishTellsCreatedUpdatedAndDeletedObjectsApartInTouchOrder() throws {
+    try Self.withWorkingSet { objects, ids, store in
+      let japan = try #require(ids["Japan"])
+      let can = try #require(ids["Can"])
+      let root = try #require(Self.model.resolved("Album")).rootID
+      let album = ObjectIDs.make(root: root, sequence: try store.nextObjectSequence())
+      try objects.update(japan) { $0.attributes["formed"] = .integer(1973) }
+      _ = objects.addNewSlot(album)
+      try objects.set(album, to: ObjectState(entity: "Album", identity: [.string("Tin Drum")]))
+      try objects.set(can, to: nil)
+      #expect(try !objects.exists(can))
+      let (changes, statistics) = objects.finish(ignoredKeys: [])
+      #expect(changes.map(\.objectID) == [japan, album, can])
+      #expect(changes.map(\.kind) == [.updated, .created, .deleted])
+      #expect(changes[0].attributes.map(\.name) == ["formed"])
+      #expect(changes[0].attributes.first?.old == .integer(1974) && changes[0].attributes.first?.new == .integer(1973))
+      #expect((statistics.created, statistics.updated, statistics.deleted) == (1, 1, 1))
+      // The after-states: the projector is handed the updated one, and works out the rest.
+      let after = objects.takeAfterStates()
+      #expect(after.count == 3)
+      #expect(after[0]?.attributes["formed"] == .integer(1973))
+      #expect(after[1] == nil && after[2] == nil)
+    }
+  }
+
+  @Test func anUpdateOfAnAbsentObjectChangesNothing() throws {
+    try Self.withWorkingSet { objects, _, store in
+      let root = try #require(Self.model.resolved("Band")).rootID
+      let missing = ObjectIDs.make(root: root, sequence: try store.nextObjectSequence() + 5)
+      try objects.update(missing) { $0.attributes["formed"] = .integer(2000) }
+      #expect(try objects.state(of: missing) == nil)
+      #expect(objects.finish(ignoredKeys: []).changes.isEmpty)
+    }
+  }
+
+  @Test func aPayloadMarkIsKeptOnlyWhileNothingElseChangedTheObject() throws {
+    try Self.withWorkingSet { objects, ids, _ in
+      let japan = try #require(ids["Japan"])
+      let can = try #require(ids["Can"])
+      let albums = try #require(Self.model.resolved("Band")?.relationshipIndex["albums"]).id
+      // Japan: changed by its payload, then a link added in a list its payload does not name.
+      try objects.update(japan) { $0.attributes["formed"] = .integer(1973) }
+      objects.setPayload(japan, fingerprint: 42, mask: 0)
+      try objects.update(japan, changingLinksOf: albums) { $0.links[albums] = [7] }
+      // Can: changed by its payload, then by something else.
+      try objects.update(can) { $0.attributes["formed"] = .integer(1969) }
+      objects.setPayload(can, fingerprint: 43, mask: PayloadFingerprint.maskBit(albums))
+      try objects.update(can, changingLinksOf: albums) { $0.links[albums] = [8] }
+      let (changes, _) = objects.finish(ignoredKeys: [])
+      let byID = Dictionary(uniqueKeysWithValues: changes.map { ($0.objectID, $0) })
+      #expect(byID[japan]?.payloadFingerprint == 42)
+      #expect(byID[can]?.payloadFingerprint == 0)
+    }
+  }
+
+  @Test func seededStatesAreNotReadAgain() throws {
+    try Self.withWorkingSet { objects, ids, _ in
+      let japan = try #require(ids["Japan"])
+      // What the caller already read stands, even where the store says otherwise.
+      let seeded = ObjectState(entity: "Band", identity: [.string("Japan")], attributes: ["formed": .integer(1)])
+      objects.seed([(japan, seeded)])
+      #expect(try objects.state(of: japan) == seeded)
+    }
+  }
+}
