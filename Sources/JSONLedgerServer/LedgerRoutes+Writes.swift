@@ -22,9 +22,14 @@ extension LedgerRoutes {
         } else {
           try batch.stageDocument(json)
         }
-        let summary = try await ledger.apply(
-          batch, message: values.query("message"), author: values.query("author"), source: values.query("source"),
-          idempotencyKey: request.headers[Self.idempotencyKey], expectedHead: expectedHead)
+        let (message, author, source) = (values.query("message"), values.query("author"), values.query("source"))
+        let idempotencyKey = request.headers[Self.idempotencyKey]
+        let staged = batch
+        let summary = try await writes.write("a batch") { ledger in
+          try ledger.applySynchronously(
+            staged, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
+            expectedHead: expectedHead)
+        }
         if !summary.wasAlreadyApplied { metrics?.applied.increment() }
         return JSONResponse.make(
           BatchSummary.jsonValue(of: [summary]), status: summary.wasAlreadyApplied ? .ok : .created)
@@ -43,9 +48,11 @@ extension LedgerRoutes {
       try await writing(request, context) { values in
         let batch = try values.batchID(try values.path("batch"), name: "batch")
         let mode = try values.revertMode()
-        let result = try await ledger.revert(
-          batch, force: mode == .force, keepingLaterChanges: mode == .keepLater, message: values.query("message"),
-          author: values.query("author"))
+        let (message, author) = (values.query("message"), values.query("author"))
+        let result = try await writes.write("a revert") { ledger in
+          try ledger.revert(
+            batch, force: mode == .force, keepingLaterChanges: mode == .keepLater, message: message, author: author)
+        }
         metrics?.applied.increment()
         return JSONResponse.make(result.jsonValue(dateFormat: ledger.model.dateFormat), status: .created)
       }
@@ -53,8 +60,11 @@ extension LedgerRoutes {
     v1.post("rewind") { request, context in
       try await writing(request, context) { values in
         guard let text = values.query("to") else { throw APIFailure.badRequest("a rewind needs to (a batch id)") }
-        let summary = try await ledger.rewind(
-          to: try values.batchID(text, name: "to"), message: values.query("message"), author: values.query("author"))
+        let target = try values.batchID(text, name: "to")
+        let (message, author) = (values.query("message"), values.query("author"))
+        let summary = try await writes.write("a rewind") { ledger in
+          try ledger.rewind(to: target, message: message, author: author)
+        }
         metrics?.applied.increment()
         return JSONResponse.make(BatchSummary.jsonValue(of: [summary]), status: .created)
       }

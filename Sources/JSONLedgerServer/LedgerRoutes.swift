@@ -19,6 +19,8 @@ public import Prometheus
 public struct LedgerRoutes: Sendable {
   /// The ledger the routes read and write.
   public let ledger: Ledger
+  /// Where the routes' writes go: the ledger itself, or through a replica's remote.
+  public var writes: any LedgerWrites
   /// What the routes allow.
   public var options: LedgerServerOptions
   /// Where failures that are not the caller's doing are logged.
@@ -30,11 +32,14 @@ public struct LedgerRoutes: Sendable {
   /// that registry, to which the routes add the ledger's head, store size and the batches they
   /// applied, and every other route is measured (requests, durations, errors: Hummingbird's
   /// `MetricsMiddleware`, through swift-metrics — bootstrap `MetricsSystem` with a
-  /// `PrometheusMetricsFactory` over the same registry to see them).
+  /// `PrometheusMetricsFactory` over the same registry to see them). `writes` is where the
+  /// write routes go: the ledger itself unless given (a replica's remote).
   public init(
-    ledger: Ledger, options: LedgerServerOptions = LedgerServerOptions(), metrics: PrometheusCollectorRegistry? = nil
+    ledger: Ledger, options: LedgerServerOptions = LedgerServerOptions(), metrics: PrometheusCollectorRegistry? = nil,
+    writes: (any LedgerWrites)? = nil
   ) {
     self.ledger = ledger
+    self.writes = writes ?? LocalWrites(ledger: ledger)
     self.options = options
     self.metrics = metrics.map(LedgerMetrics.init)
   }
@@ -90,6 +95,8 @@ public struct LedgerRoutes: Sendable {
       throw APIFailure(error, dateFormat: ledger.model.dateFormat)
     } catch let error as APIFailure {
       throw error
+    } catch let error as WriteFailure {
+      throw APIFailure(status: error.status, code: error.code, message: error.message)
     } catch let error as any HTTPResponseError {
       // Hummingbird's own refusals (a body over the limit is NIO's too-many-bytes error).
       if error.status == .contentTooLarge {

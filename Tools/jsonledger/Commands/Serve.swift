@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import JSONLedger
+import JSONLedgerPostgres
 import JSONLedgerServer
 import Logging
 import Metrics
@@ -54,11 +55,13 @@ struct Serve: AsyncParsableCommand {
     if let tokenFile { options.token = try Self.readToken(tokenFile) }
     options.bodyTimeout = .seconds(bodyTimeout)
     let ledger = try storeOptions.open()
+    // A replica's server takes writes through its remote, as its CLI does.
+    let writes = try Replica.ifReplica(ledger).map(ReplicaWrites.init)
     // Hummingbird's request metrics and the ledger's own land in one registry: /metrics.
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
     let router = Router()
-    LedgerRoutes(ledger: ledger, options: options, metrics: registry).addRoutes(to: router)
+    LedgerRoutes(ledger: ledger, options: options, metrics: registry, writes: writes).addRoutes(to: router)
     let store = storeOptions.store
     let host = host
     let app = Application(
@@ -84,5 +87,28 @@ struct Serve: AsyncParsableCommand {
       throw ValidationError("the token in \(path) is \(trimmed.count) characters: use at least 16")
     }
     return trimmed
+  }
+}
+
+/// A replica's writes for `serve`: through the remote's head lock, its failures answered with
+/// a status of their own.
+struct ReplicaWrites: LedgerWrites {
+  let replica: Replica
+
+  func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
+    do { return try await replica.write(what, body) } catch let error as RemoteError {
+      throw Self.failure(error)
+    }
+  }
+
+  static func failure(_ error: RemoteError) -> WriteFailure {
+    switch error {
+    case .unavailable, .timedOut, .schema, .ledgerNotFound, .invalidLocation:
+      WriteFailure(status: .serviceUnavailable, code: "remoteUnavailable", message: error.description)
+    case .diverged: WriteFailure(status: .conflict, code: "diverged", message: error.description)
+    case .unsupported, .ledgerExists:
+      WriteFailure(status: .conflict, code: "remoteUnsupported", message: error.description)
+    case .corruptRecord, .refused: WriteFailure(status: .badGateway, code: "remoteFailed", message: error.description)
+    }
   }
 }
