@@ -23,6 +23,23 @@ extension Ledger {
     message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
     progress: ((ImportProgress) -> Void)? = nil
   ) throws -> [BatchSummary] {
+    try importFile(
+      at: path, entity: entity, chunkSize: chunkSize, options: options, message: message, author: author,
+      idempotencyKey: idempotencyKey, progress: progress
+    ) { batch, part in
+      try applySynchronously(
+        batch, message: part.message, author: part.author, source: part.source, idempotencyKey: part.idempotencyKey)
+    }
+  }
+
+  /// `importFile(at:entity:chunkSize:…)` with each part applied by `apply`, which writes it
+  /// as one batch and returns its summary: a replica's parts go through its remote.
+  @_spi(Replication)
+  public func importFile(
+    at path: String, entity: String?, chunkSize: Int, options: StagingOptions, message: String?, author: String?,
+    idempotencyKey: String?, progress: ((ImportProgress) -> Void)?,
+    applying apply: (ChangeBatch, ImportPart) throws -> BatchSummary
+  ) throws -> [BatchSummary] {
     guard chunkSize > 0 else { throw LedgerError.invalidArgument("the chunk size must be at least 1") }
     guard !options.prunes, options.parent == nil else {
       throw LedgerError.invalidArgument(
@@ -40,9 +57,11 @@ extension Ledger {
     do {
       try chunks.forEachChunk { batch, count, bytesRead in
         let part = summaries.count + 1
-        let summary = try applySynchronously(
-          batch, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)", author: author,
-          source: path, idempotencyKey: idempotencyKey.map { "\($0)#\(part)" })
+        let summary = try apply(
+          batch,
+          ImportPart(
+            number: part, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)",
+            author: author, source: path, idempotencyKey: idempotencyKey.map { "\($0)#\(part)" }))
         summaries.append(summary)
         applied += count
         // Pages of the map read while resolving this chunk would otherwise stay resident.
@@ -185,4 +204,16 @@ public struct ImportProgress: Sendable, Equatable {
 
   /// The part of the file read, 0 to 1 (nil when the size is unknown).
   public var fractionRead: Double? { totalBytes > 0 ? min(1, Double(bytesRead) / Double(totalBytes)) : nil }
+}
+
+/// One part of a chunked import, with the metadata its batch is applied with.
+@_spi(Replication)
+public struct ImportPart: Sendable {
+  /// 1 for the first part.
+  public var number: Int
+  public var message: String
+  public var author: String?
+  public var source: String
+  /// `key#number`, when the import has a key.
+  public var idempotencyKey: String?
 }

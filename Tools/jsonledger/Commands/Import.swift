@@ -81,13 +81,7 @@ struct Import: AsyncParsableCommand {
     let ledger = try storeOptions.open(durability: writeOptions.durability)
     let isReplica = try ReplicaRoute.isReplica(ledger)
     if let chunkSize {
-      if isReplica {
-        throw CommandFailure(
-          message:
-            "\(storeOptions.store) is a replica: --chunk-size (a batch per part) is not written through a remote yet; import the file as one batch"
-        )
-      }
-      try importInChunks(ledger, chunkSize: chunkSize)
+      try await importInChunks(ledger, chunkSize: chunkSize, throughRemote: isReplica)
       return
     }
     if files.count > 1 {
@@ -170,14 +164,27 @@ struct Import: AsyncParsableCommand {
     }
   }
 
-  func importInChunks(_ ledger: Ledger, chunkSize: Int) throws {
-    let line = ProgressLine(shown: !json, writesAtEnd: false)
+  private func importLocally(_ ledger: Ledger, at path: String, chunkSize: Int, line: ProgressLine) throws
+    -> [BatchSummary]
+  {
+    try ledger.importFile(
+      at: path, entity: entity, chunkSize: chunkSize, options: try stagingOptions(), message: message,
+      author: author, idempotencyKey: idempotencyKey, progress: { line.show($0) })
+  }
+
+  /// A batch per part; a replica's parts each go through its remote.
+  func importInChunks(_ ledger: Ledger, chunkSize: Int, throughRemote: Bool) async throws {
+    let line = ProgressLine(shown: !json && !throughRemote, writesAtEnd: false)
     let summaries: [BatchSummary]
+    let path = file == "-" ? "/dev/stdin" : file
     do {
-      summaries = try ledger.importFile(
-        at: file == "-" ? "/dev/stdin" : file, entity: entity, chunkSize: chunkSize, options: try stagingOptions(),
-        message: message, author: author, idempotencyKey: idempotencyKey,
-        progress: { line.show($0) })
+      if throughRemote {
+        summaries = try await ReplicaRoute.replica(of: ledger, store: storeOptions.store).importFile(
+          at: path, entity: entity, chunkSize: chunkSize, options: try stagingOptions(), message: message,
+          author: author, idempotencyKey: idempotencyKey)
+      } else {
+        summaries = try importLocally(ledger, at: path, chunkSize: chunkSize, line: line)
+      }
     } catch {
       line.finish()
       throw error
