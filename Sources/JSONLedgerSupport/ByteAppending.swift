@@ -5,7 +5,7 @@ extension Array where Element == UInt8 {
   /// Appends `value` as an LEB128 varint: 7 bits per byte, least significant first, the high
   /// bit set on every byte but the last (1 to 10 bytes).
   @inlinable
-  package mutating func appendVarint(_ value: UInt64) {
+  public mutating func appendVarint(_ value: UInt64) {
     // Most varints (lengths, counts, small numbers) are one byte, for which the span's setup
     // costs more than it saves.
     if value < 0x80 {
@@ -26,7 +26,7 @@ extension Array where Element == UInt8 {
   /// goes through the generic sequence path, several times the cost for the short strings
   /// (names, keys, values) written here.
   @inlinable
-  package mutating func appendUTF8(of string: String) {
+  public mutating func appendUTF8(of string: String) {
     let source = string.utf8.span
     append(addingCapacity: source.count) { output in
       for index in source.indices { output.append(source[index]) }

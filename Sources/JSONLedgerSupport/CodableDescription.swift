@@ -1,6 +1,6 @@
 /// Readable text for Foundation's decoding errors: the coding path and what was wrong.
-package enum CodableDescription {
-  package static func describe(_ error: DecodingError) -> String {
+public enum CodableDescription {
+  public static func describe(_ error: DecodingError) -> String {
     func path(_ context: DecodingError.Context) -> String {
       let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
       return text.isEmpty ? "(top level)" : String(text.drop(while: { $0 == "." }))

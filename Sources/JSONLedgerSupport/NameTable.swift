@@ -6,7 +6,7 @@
 /// FNV-1a, finds it by open addressing, and compares the stored name only when the hashes
 /// match. A name read from JSON is a different string from the model's, so the name itself
 /// has to be hashed: what is saved is the cost of the hash.
-package struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
+public struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
   @usableFromInline var names: [String] = []
   @usableFromInline var values: [Value] = []
   /// By bucket: 0 when empty, else the upper half of the name's hash and 1 + its index
@@ -14,25 +14,25 @@ package struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLite
   @usableFromInline var buckets: [UInt64] = Array(repeating: 0, count: 8)
 
   @inlinable
-  package init() {}
+  public init() {}
 
   @inlinable
-  package init(dictionaryLiteral elements: (String, Value)...) {
+  public init(dictionaryLiteral elements: (String, Value)...) {
     for (name, value) in elements { updateValue(value, forName: name) }
   }
 
   /// The table of a dictionary's names and values.
   @inlinable
-  package init(_ dictionary: [String: Value]) {
+  public init(_ dictionary: [String: Value]) {
     for (name, value) in dictionary { updateValue(value, forName: name) }
   }
 
-  @inlinable package var count: Int { names.count }
-  @inlinable package var isEmpty: Bool { names.isEmpty }
+  @inlinable public var count: Int { names.count }
+  @inlinable public var isEmpty: Bool { names.isEmpty }
 
   /// The value stored under `name`, or nil.
   @inlinable
-  package subscript(name: String) -> Value? {
+  public subscript(name: String) -> Value? {
     let hash = Self.hash(name)
     var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     while true {
@@ -47,7 +47,7 @@ package struct NameTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLite
   /// Stores `value` under `name`, replacing the value stored there before. (Names are never
   /// removed: the model's tables only grow while they are built.)
   @inlinable
-  package mutating func updateValue(_ value: Value, forName name: String) {
+  public mutating func updateValue(_ value: Value, forName name: String) {
     let hash = Self.hash(name)
     var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     while buckets[bucket] != 0 {

@@ -4,7 +4,7 @@
 /// Open addressing with linear probing and a multiplicative (Fibonacci) hash. Object ids are
 /// counters; `Dictionary` would run SipHash over each one, which costs several times the
 /// multiply and shift this table needs.
-package struct SlotTable {
+public struct SlotTable {
   /// Object id by bucket; 0 marks an empty bucket (the id 0 is kept aside in `zeroSlot`).
   @usableFromInline var ids: [UInt64]
   @usableFromInline var slots: [Int]
@@ -14,7 +14,7 @@ package struct SlotTable {
   @usableFromInline var shift: UInt64
 
   @inlinable
-  package init(minimumCapacity: Int = 8) {
+  public init(minimumCapacity: Int = 8) {
     var buckets = 16
     while buckets < minimumCapacity * 2 { buckets *= 2 }
     ids = Array(repeating: 0, count: buckets)
@@ -29,7 +29,7 @@ package struct SlotTable {
 
   /// The slot of `id`, if it has one.
   @inlinable
-  package subscript(id: UInt64) -> Int? {
+  public subscript(id: UInt64) -> Int? {
     if id == 0 { return zeroSlot }
     var index = bucket(of: id)
     while true {
@@ -42,7 +42,7 @@ package struct SlotTable {
 
   /// Gives `id` its slot (`id` must not have one yet).
   @inlinable
-  package mutating func insert(_ id: UInt64, slot: Int) {
+  public mutating func insert(_ id: UInt64, slot: Int) {
     if id == 0 {
       zeroSlot = slot
       return
@@ -58,7 +58,7 @@ package struct SlotTable {
 
   /// Makes room for `count` ids without growing.
   @inlinable
-  package mutating func reserveCapacity(_ count: Int) {
+  public mutating func reserveCapacity(_ count: Int) {
     guard count * 2 > ids.count else { return }
     rebuild(minimumCapacity: count)
   }

@@ -3,7 +3,7 @@ extension Array {
   /// (`found`: an entry with that key is there): replaces or inserts `entry`, or removes the
   /// entry there when it is nil. Shared by `LinkLists` and `AttributeList`.
   @inlinable @inline(__always)
-  package mutating func setSortedEntry(_ entry: consuming Element?, at position: (index: Int, found: Bool)) {
+  public mutating func setSortedEntry(_ entry: consuming Element?, at position: (index: Int, found: Bool)) {
     switch (position.found, entry) {
     case (true, let entry?): self[position.index] = entry
     case (true, nil): remove(at: position.index)

@@ -12,9 +12,12 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
   ],
   targets: [
+    // Callgrind's client requests (valgrind's headers; no-ops without them).
+    .target(name: "CCallgrind"),
     .executableTarget(
       name: "jsonledger-bench",
       dependencies: [
+        "CCallgrind",
         .product(name: "JSONLedger", package: "JSONLedger"),
         .product(name: "LMDB", package: "JSONLedger"),
         .product(name: "GRDB", package: "GRDB.swift"),

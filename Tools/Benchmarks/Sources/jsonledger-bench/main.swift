@@ -1,17 +1,28 @@
 import Foundation
 import JSONLedger
 
-// jsonledger-bench [--objects N] [--batches B] [--json]
+// jsonledger-bench [--objects N] [--batches B] [--json] [--instructions [--instruction-objects M]]
 // jsonledger-bench --write-model PATH | --write-albums[-without-producers] N PATH   (memory test inputs)
 var objects = 100_000
 var historyBatches = 10_000
 var emitJSON = false
+var countInstructions = false
+var instructionObjects: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
   switch argument {
   case "--objects": objects = Int(arguments.next() ?? "") ?? objects
   case "--batches": historyBatches = Int(arguments.next() ?? "") ?? historyBatches
   case "--json": emitJSON = true
+  case "--instructions": countInstructions = true
+  case "--instruction-objects": instructionObjects = Int(arguments.next() ?? "")
+  case "--count-instructions":
+    // A child of `--instructions`, under callgrind: one workload of one contender counted.
+    guard let workload = arguments.next(), let contender = arguments.next() else { exit(2) }
+    if arguments.next() == "--objects" { objects = Int(arguments.next() ?? "") ?? objects }
+    try Instructions.runChild(workload: workload, contender: contender, dataset: Dataset(objects: objects))
+    removeScratchDirectories()
+    exit(0)
   case "--single-batch-import-rss":
     // A child of the main run: imports FILE (albums) as one batch, as the CLI does, through
     // `jsonledger` or `grdb`, and prints its peak RSS in bytes.
@@ -34,7 +45,7 @@ while let argument = arguments.next() {
   default:
     FileHandle.standardError.write(
       Data(
-        "usage: jsonledger-bench [--objects N] [--batches B] [--json] | --write-model PATH | --write-albums[-without-producers] N PATH\n"
+        "usage: jsonledger-bench [--objects N] [--batches B] [--json] [--instructions [--instruction-objects M]] | --write-model PATH | --write-albums[-without-producers] N PATH\n"
           .utf8))
     exit(2)
   }
@@ -344,6 +355,15 @@ rows.append(
     name: "peak RSS of a single-batch import of \(objects) albums per input byte", unit: "× input",
     jsonledger: try childPeak("jsonledger") / albumsBytes, grdb: try childPeak("grdb") / albumsBytes, floor: nil))
 
+// Instructions per object, beside the times: callgrind's counts do not drift as times do.
+var instructionCounts: [String: [String: Double]]?
+let countedObjects = instructionObjects ?? min(objects, 20_000)
+if countInstructions {
+  log("instructions per object under callgrind (\(countedObjects) objects, each workload in a process of its own)")
+  instructionCounts = try Instructions.count(objects: countedObjects)
+  if instructionCounts == nil { log("valgrind is not installed: no instruction counts") }
+}
+
 let peak = peakResidentMegabytes()
 let machine =
   "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
@@ -361,6 +381,20 @@ if emitJSON {
     JSONWriter(options: [.prettyPrinted]).string(from: [
       "machine": .string(machine), "objects": .number(JSONNumber(objects)), "documentMegabytes": number(megabytes),
       "peakResidentMegabytes": number(peak), "workloads": .array(workloads),
+      "instructionsPerObject": instructionCounts.map { counts in
+        .object(
+          JSONObject(
+            counts.sorted { $0.key < $1.key }.map { workload, byContender in
+              JSONObject.Member(
+                key: workload,
+                value: .object(
+                  JSONObject(
+                    byContender.sorted { $0.key < $1.key }.map {
+                      JSONObject.Member(key: $0.key, value: number($0.value))
+                    }
+                  )))
+            }))
+      } ?? .null,
     ]))
 } else {
   func format(_ value: Double?) -> String {
@@ -387,5 +421,20 @@ if emitJSON {
   print(
     "Ratios are better-is-higher: throughput ÷ theirs, or their µs/op, MB or RSS ÷ ours. The floor of the store row is the JSON's own size."
   )
+  if let instructionCounts {
+    print("")
+    print("Instructions per object (callgrind, \(countedObjects) objects; lower is better, ratios their count ÷ ours):")
+    print("| workload | JSONLedger | GRDB | floor | vs GRDB | vs floor |")
+    print("|---|---:|---:|---:|---:|---:|")
+    var printed: Set<String> = []
+    for (workload, _) in Instructions.workloads where printed.insert(workload).inserted {
+      guard let byContender = instructionCounts[workload], let ours = byContender["jsonledger"] else { continue }
+      func ratio(_ other: Double?) -> String { other.map { String(format: "%.2f×", $0 / ours) } ?? "—" }
+      func count(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "—" }
+      print(
+        "| \(workload) | \(count(ours)) | \(count(byContender["grdb"])) | \(count(byContender["floor"])) | \(ratio(byContender["grdb"])) | \(ratio(byContender["floor"])) |"
+      )
+    }
+  }
 }
 removeScratchDirectories()

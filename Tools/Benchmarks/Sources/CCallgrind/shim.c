@@ -1,0 +1,2 @@
+// The target's functions are static inline, in include/CCallgrind.h.
+#include "CCallgrind.h"

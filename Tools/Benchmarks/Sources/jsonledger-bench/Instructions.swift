@@ -1,0 +1,138 @@
+import CCallgrind
+import Foundation
+import JSONLedger
+
+/// Instructions per object, counted by callgrind: a figure that stays put between runs where
+/// wall-clock time here moves by a third. Each workload runs in a child process of its own
+/// under `valgrind --tool=callgrind --collect-atstart=no`; the child sets its store up with
+/// counting off and counts only the workload (`jl_callgrind_start` … `jl_callgrind_stop`).
+enum Instructions {
+  /// The workloads counted, each by one contender: (workload, contender, objects it handles).
+  static let workloads: [(name: String, contender: String)] = [
+    ("fresh import", "jsonledger"), ("fresh import", "grdb"), ("fresh import", "floor"),
+    ("re-import, 10% changed", "jsonledger"), ("re-import, 10% changed", "grdb"),
+    ("read one object by key", "jsonledger"), ("read one object by key", "grdb"), ("read one object by key", "floor"),
+    ("read all of one entity with one relationship", "jsonledger"),
+    ("read all of one entity with one relationship", "grdb"),
+  ]
+
+  /// Runs every workload under callgrind with `objects` objects and returns instructions per
+  /// object by workload and contender; nil when valgrind is not installed.
+  static func count(objects: Int) throws -> [String: [String: Double]]? {
+    guard
+      let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first(where: {
+        FileManager.default.isExecutableFile(atPath: $0)
+      })
+    else { return nil }
+    var counts: [String: [String: Double]] = [:]
+    let directory = try scratchDirectory("callgrind")
+    for (name, contender) in workloads {
+      let output = directory + "/\(contender)-\(counts.count)-\(UUID().uuidString.prefix(6)).out"
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: valgrind)
+      process.arguments = [
+        "--tool=callgrind", "--collect-atstart=no", "--callgrind-out-file=\(output)",
+        CommandLine.arguments[0], "--count-instructions", name, contender, "--objects", "\(objects)",
+      ]
+      var environment = ProcessInfo.processInfo.environment
+      // Swift seeds its hashing afresh in each process: counts of one build would differ by a
+      // few percent between runs.
+      environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+      process.environment = environment
+      let result = Pipe()
+      process.standardOutput = result
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      let handled =
+        Double(
+          String(decoding: result.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+      process.waitUntilExit()
+      guard process.terminationStatus == 0, handled > 0, let total = try totalInstructions(output) else {
+        FileHandle.standardError.write(Data("… callgrind: \(name) (\(contender)) failed\n".utf8))
+        continue
+      }
+      counts[name, default: [:]][contender] = Double(total) / handled
+    }
+    return counts
+  }
+
+  /// The instructions a callgrind output file counts (its `summary:` or `totals:` line).
+  static func totalInstructions(_ path: String) throws -> UInt64? {
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    for line in text.split(separator: "\n").reversed() where line.hasPrefix("summary:") || line.hasPrefix("totals:") {
+      return line.split(separator: " ").dropFirst().first.flatMap { UInt64($0) }
+    }
+    return nil
+  }
+
+  /// In the child: sets up, counts `workload` of `contender` alone, prints how many objects
+  /// it handled.
+  static func runChild(workload: String, contender: String, dataset: Dataset) throws {
+    let document = dataset.document()
+    let keyCount = min(20_000, dataset.albumCount)
+    // Every 7,919th album: spread over the store, the same in every run.
+    let indices = (0..<keyCount).map { $0 * 7_919 % dataset.albumCount }
+    let keys = indices.map(dataset.albumName)
+    var handled = 0
+    switch (workload, contender) {
+    case ("fresh import", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      try counted { _ = try ledger.importDocument(document) }
+      handled = dataset.objects
+    case ("fresh import", "grdb"):
+      let grdb = try GRDBContender()
+      try counted { try grdb.importDocument(document) }
+      handled = dataset.objects
+    case ("fresh import", "floor"):
+      let floor = try FloorContender()
+      try counted { try floor.importDocument(document) }
+      handled = dataset.objects
+    case ("re-import, 10% changed", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      let changed = dataset.document(changedEvery: 10)
+      try counted { _ = try ledger.importDocument(changed) }
+      handled = dataset.objects
+    case ("re-import, 10% changed", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      let changed = dataset.document(changedEvery: 10)
+      try counted { try grdb.importDocument(changed) }
+      handled = dataset.objects
+    case ("read one object by key", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      try counted { try ledger.readByKey(keys) }
+      handled = keys.count
+    case ("read one object by key", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      try counted { try grdb.readByKey(keys) }
+      handled = keys.count
+    case ("read one object by key", "floor"):
+      let floor = try FloorContender()
+      try floor.importDocument(document)
+      let floorIndices = indices.map { $0 + dataset.bandCount }
+      try counted { try floor.readByKey(floorIndices) }
+      handled = keys.count
+    case ("read all of one entity with one relationship", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      try counted { handled = try ledger.readAllAlbumsWithBand() }
+    case ("read all of one entity with one relationship", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      try counted { handled = try grdb.readAllAlbumsWithBand() }
+    default:
+      throw LedgerError.invalidArgument("no workload \(workload) for \(contender)")
+    }
+    print(handled)
+  }
+
+  private static func counted(_ body: () throws -> Void) throws {
+    jl_callgrind_start()
+    defer { jl_callgrind_stop() }
+    try body()
+  }
+}
