@@ -379,11 +379,6 @@ public final class Replica: Sendable {
         try await connection.rows("COMMIT", "the commit of batch \(record.batchID)")
       }
       state.withLock { $0 = (sha, true) }
-      // A fault the tests inject: the commit reached the server but its acknowledgement was
-      // lost. The store then stays one batch behind, and the key tells a retry it landed.
-      if ProcessInfo.processInfo.environment["JSONLEDGER_FAULT_LOSE_COMMIT_ACK"] != nil {
-        throw RemoteError.unavailable("the connection dropped after COMMIT was sent (an injected fault)")
-      }
     }
     let ledger = self.ledger
     let result = try await offThePool { try ledger.withRecordGate(gate) { try body(ledger) } }
