@@ -146,5 +146,22 @@ struct InPlaceUpgradeTests {
     #expect(try CommandRunner.run(["verify", store]).status == 0)
     let again = try CommandRunner.run(["upgrade", store])
     #expect(again.output.contains("already format 6"), "\(again.output)")
+    // Its states, numbered by position as every earlier store's were, take a new attribute
+    // that sorts first without a rewrite, and still verify.
+    let model = try fixtureText(fixture, format == 5 ? "model-2.json" : "../bands-model.json")
+    var definition = try #require(try JSONSerialization.jsonObject(with: Data(model.utf8)) as? [String: Any])
+    var entities = try #require(definition["entities"] as? [String: Any])
+    var album = try #require(entities["Album"] as? [String: Any])
+    var attributes = try #require(album["attributes"] as? [String: Any])
+    attributes["aaa"] = "string"
+    album["attributes"] = attributes
+    entities["Album"] = album
+    definition["entities"] = entities
+    let widened = try directory.write(
+      "model-next.json", String(decoding: try JSONSerialization.data(withJSONObject: definition), as: UTF8.self))
+    let migrated = try CommandRunner.run(["migrate", store, "--model", widened])
+    #expect(migrated.status == 0, "\(migrated.error)")
+    #expect(migrated.output.contains("in place"), "\(migrated.output)")
+    #expect(try CommandRunner.run(["verify", store]).status == 0)
   }
 }

@@ -35,8 +35,9 @@ public struct MigrationPlan: Sendable {
   let newlyToOne: [(entity: String, relationship: ResolvedRelationship)]
   /// Whether any attribute's index flag changed: `indexes` is rebuilt.
   let changesIndexes: Bool
-  /// Entities (of `next`) that gained attributes: in place, their stored states and undo
-  /// images are rewritten with the new attribute numbering.
+  /// Entities (of `next`) whose stored states name an attribute by a number that changes:
+  /// in place, their states and undo images are rewritten. Empty when attributes are only
+  /// added (they keep their numbers).
   let renumberedEntities: Set<String>
 
   init(from old: Model, to new: Model) throws(ModelError) {
@@ -81,9 +82,13 @@ public struct MigrationPlan: Sendable {
         if !attribute.isOptional, before?.isOptional ?? true { newlyRequired.append((entity.name, attribute.name)) }
         if attribute.isIndexed != (before?.isIndexed ?? false) { changesIndexes = true }
       }
-      if previous.storedAttributeNames.map(\.name).map({ carried[$0]?.name })
-        != entity.storedAttributeNames.map(\.name).map({ Optional($0) })
-      {
+      // Stored states name attributes by number: they change only where a carried attribute's
+      // number does, or an attribute is gone. `followed(by:)` keeps numbers: adding an
+      // attribute rewrites nothing.
+      let renumbered = carried.contains { oldName, attribute in
+        previous.attributeNumber(of: oldName) != entity.attributeNumber(of: attribute.name)
+      }
+      if renumbered || previous.attributes.contains(where: { carried[$0.name] == nil }) {
         renumberedEntities.insert(entity.name)
       }
       for relationship in entity.relationships where relationship.owner == entity.name {

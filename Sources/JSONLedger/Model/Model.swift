@@ -126,9 +126,14 @@ public struct Model: Sendable {
     let ambiguous = ModelLineage.problems(from: self, to: other)
     guard ambiguous.isEmpty else { throw ModelError(problems: ambiguous) }
     let lineage = ModelLineage(from: self, to: other.entities)
+    var numbering = numbering.continued(to: other.entities, lineage: lineage)
+    // Attributes are numbered over each entity's resolved attributes (inherited ones too): a
+    // first resolution gives them, a second takes their numbers.
+    let draft = try Model(
+      keyCase: other.keyCase, dateFormat: other.dateFormat, entities: other.entities, numbering: numbering)
+    numbering.continueAttributes(from: self, to: draft, lineage: lineage)
     let next = try Model(
-      keyCase: other.keyCase, dateFormat: other.dateFormat, entities: other.entities,
-      numbering: numbering.continued(to: other.entities, lineage: lineage))
+      keyCase: other.keyCase, dateFormat: other.dateFormat, entities: other.entities, numbering: numbering)
     next.numbering.checkUniqueness()
     return next
   }
@@ -176,13 +181,21 @@ final class ResolvedEntity: Sendable {
   /// keeps their hash layout), so reading an object hashes none of its names.
   let storedAttributePositions: [String: Int]
   let relationshipPositions: [String: Int]
+  /// The number a stored state names each attribute by (`ModelNumbering`), in the order of
+  /// `storedAttributeNames`.
+  let storedAttributeNumbers: [UInt32]
+  /// The position in `storedAttributeNames` of each attribute number (-1: none).
+  let positionsByNumber: [Int]
+  /// The number the entity's next new attribute takes.
+  let nextAttributeNumber: UInt32
 
   var isInsertOnly: Bool { identity.isEmpty }
 
   init(
     declaration: Entity, id: UInt32, rootName: String, rootID: UInt32, family: [String], attributes: [Attribute],
     attributeIndex: [String: Attribute], relationships: [ResolvedRelationship],
-    relationshipIndex: [String: ResolvedRelationship], identity: [String], subentityKey: String?
+    relationshipIndex: [String: ResolvedRelationship], identity: [String], subentityKey: String?,
+    attributeNumbers: [String: UInt32]? = nil, nextAttributeNumber: UInt32? = nil
   ) {
     self.declaration = declaration
     self.id = id
@@ -207,6 +220,25 @@ final class ResolvedEntity: Sendable {
       uniqueKeysWithValues: storedAttributeNames.enumerated().map { ($0.element.name, $0.offset) })
     self.relationshipPositions = Dictionary(
       uniqueKeysWithValues: relationships.enumerated().map { ($0.element.name, $0.offset) })
+    // Without numbers of its own, an entity's attributes are numbered by position.
+    let numbers = storedAttributeNames.enumerated().map { position, name in
+      attributeNumbers?[name.name] ?? UInt32(position + 1)
+    }
+    self.storedAttributeNumbers = numbers
+    var positions = [Int](repeating: -1, count: Int(numbers.max() ?? 0) + 1)
+    for (position, number) in numbers.enumerated() { positions[Int(number)] = position }
+    self.positionsByNumber = positions
+    self.nextAttributeNumber = nextAttributeNumber ?? UInt32(numbers.count + 1)
+  }
+
+  /// The number a stored state names attribute `name` by.
+  func attributeNumber(of name: String) -> UInt32? {
+    storedAttributePositions[name].map { storedAttributeNumbers[$0] }
+  }
+
+  /// The position in `storedAttributeNames` of the attribute numbered `number`.
+  func position(ofAttributeNumber number: Int) -> Int? {
+    number >= 0 && number < positionsByNumber.count && positionsByNumber[number] >= 0 ? positionsByNumber[number] : nil
   }
 }
 

@@ -6,6 +6,12 @@
 /// A model made in Swift or read from a file is numbered by position (entities 1, 2, … in
 /// declaration order; relationships 1, 2, … across the entities); a store keeps the
 /// numbering of each version of its model beside it.
+///
+/// Attributes are numbered per concrete entity (inherited ones included): a stored state names
+/// each attribute by its number. An entity this numbering has no attribute numbers for numbers
+/// them by position among its sorted names (1, 2, …), as every store did before numbers were
+/// kept; a later version (`continued`) keeps each continued attribute's number and gives a new
+/// one the entity's next, so that adding an attribute changes no stored state.
 struct ModelNumbering: Sendable, Equatable {
   /// Entity number by entity name.
   private(set) var entities: [String: UInt32]
@@ -14,6 +20,10 @@ struct ModelNumbering: Sendable, Equatable {
   /// The next unused numbers.
   private(set) var nextEntity: UInt32
   private(set) var nextRelationship: UInt32
+  /// Attribute number by entity, then attribute name (absent entities: by position).
+  private(set) var attributes: [String: [String: UInt32]] = [:]
+  /// The next unused attribute number of each entity in `attributes`.
+  private(set) var nextAttributes: [String: UInt32] = [:]
 
   /// Numbers by position.
   init(positionsOf entities: [Entity]) {
@@ -72,6 +82,32 @@ struct ModelNumbering: Sendable, Equatable {
 
   static func key(_ entity: String, _ relationship: String) -> String { "\(entity).\(relationship)" }
 
+  /// The attribute numbers of the entities of `next`, a model numbered like this one but for
+  /// its attributes, that follows `old`: what `lineage` says continues an old attribute keeps
+  /// its number, a new one takes the entity's next; a new entity's are by position.
+  mutating func continueAttributes(from old: Model, to next: Model, lineage: ModelLineage) {
+    attributes = [:]
+    nextAttributes = [:]
+    for entity in next.resolvedInOrder {
+      guard let oldName = lineage.oldEntityName(of: entity.name), let previous = old.resolved(oldName) else {
+        continue
+      }
+      var numbers: [String: UInt32] = [:]
+      var nextNumber = previous.nextAttributeNumber
+      let predecessors = ModelLineage.oldAttributeNames(of: entity.attributes, among: previous.attributes)
+      for (attribute, predecessor) in zip(entity.attributes, predecessors) {
+        if let predecessor, let number = previous.attributeNumber(of: predecessor) {
+          numbers[attribute.name] = number
+        } else {
+          numbers[attribute.name] = nextNumber
+          nextNumber += 1
+        }
+      }
+      attributes[entity.name] = numbers
+      nextAttributes[entity.name] = nextNumber
+    }
+  }
+
   /// Checks (with `JSONLEDGER_INTERNAL_CHECKS`) that no two entities and no two
   /// relationships share a number, and that every number is below the next unused one.
   func checkUniqueness() {
@@ -81,6 +117,10 @@ struct ModelNumbering: Sendable, Equatable {
         Set(relationships.values).count == relationships.count, "two relationships share a number: \(relationships)")
       precondition(
         entities.values.allSatisfy { $0 < nextEntity } && relationships.values.allSatisfy { $0 < nextRelationship })
+      for (entity, numbers) in attributes {
+        precondition(Set(numbers.values).count == numbers.count, "two attributes of \(entity) share a number")
+        precondition(numbers.values.allSatisfy { $0 < nextAttributes[entity] ?? 0 })
+      }
     #endif
   }
 
@@ -91,7 +131,9 @@ struct ModelNumbering: Sendable, Equatable {
 }
 
 extension ModelNumbering {
-  /// `{"entities": {name: number}, "relationships": {"Entity.name": number}, "next": [e, r]}`.
+  /// `{"entities": {name: number}, "relationships": {"Entity.name": number}, "next": [e, r]}`,
+  /// with `"attributes": {entity: {name: number}}` and `"nextAttributes": {entity: number}`
+  /// when it numbers attributes.
   var jsonValue: JSONValue {
     var entityObject = JSONObject()
     for (name, number) in entities.sorted(by: { $0.value < $1.value }) {
@@ -101,10 +143,27 @@ extension ModelNumbering {
     for (name, number) in relationships.sorted(by: { $0.value < $1.value }) {
       relationshipObject[name] = .number(JSONNumber(Int(number)))
     }
-    return .object([
+    var object: JSONObject = [
       "entities": .object(entityObject), "relationships": .object(relationshipObject),
       "next": .array([.number(JSONNumber(Int(nextEntity))), .number(JSONNumber(Int(nextRelationship)))]),
-    ])
+    ]
+    if !attributes.isEmpty {
+      var attributeObject = JSONObject()
+      for (entity, numbers) in attributes.sorted(by: { $0.key < $1.key }) {
+        var entityNumbers = JSONObject()
+        for (name, number) in numbers.sorted(by: { $0.value < $1.value }) {
+          entityNumbers[name] = .number(JSONNumber(Int(number)))
+        }
+        attributeObject[entity] = .object(entityNumbers)
+      }
+      var nextObject = JSONObject()
+      for (entity, number) in nextAttributes.sorted(by: { $0.key < $1.key }) {
+        nextObject[entity] = .number(JSONNumber(Int(number)))
+      }
+      object["attributes"] = .object(attributeObject)
+      object["nextAttributes"] = .object(nextObject)
+    }
+    return .object(object)
   }
 
   /// A numbering read back from `jsonValue`; nil when it is not one.
@@ -125,6 +184,20 @@ extension ModelNumbering {
     }
     self.init(
       entities: entities, relationships: relationships, nextEntity: nextEntity, nextRelationship: nextRelationship)
+    // Absent in the numberings of stores made before attributes were numbered.
+    guard let attributeValue = root["attributes"] else { return }
+    guard case .object(let attributeObject) = attributeValue, case .object(let nextObject)? = root["nextAttributes"]
+    else { return nil }
+    for entity in attributeObject {
+      guard case .object(let numbers) = entity.value, let next = nextObject[entity.key]?.storedNumber else { return nil }
+      var entityNumbers: [String: UInt32] = [:]
+      for member in numbers {
+        guard let number = member.value.storedNumber, number < next else { return nil }
+        entityNumbers[member.key] = number
+      }
+      attributes[entity.key] = entityNumbers
+      nextAttributes[entity.key] = next
+    }
   }
 }
 

@@ -143,6 +143,11 @@ struct ModelResolver {
           identity = ["remoteID"]
         }
       }
+      if let numbers = numbering.attributes[entity.name],
+        let unnumbered = attributes.first(where: { numbers[$0.name] == nil })
+      {
+        problem("\(place).attributes.\(unnumbered.name)", "the store's numbering has no number for it")
+      }
       let family = families[entity.name] ?? [entity.name]
       let rootName = chain.first?.name ?? entity.name
       resolved[entity.name] = ResolvedEntity(
@@ -150,7 +155,8 @@ struct ModelResolver {
         rootID: numbering.entities[rootName] ?? 0,
         family: family, attributes: attributes, attributeIndex: attributeIndex,
         relationships: relationships, relationshipIndex: relationshipIndex, identity: identity,
-        subentityKey: chain.reversed().lazy.compactMap(\.subentityKey).first)
+        subentityKey: chain.reversed().lazy.compactMap(\.subentityKey).first,
+        attributeNumbers: numbering.attributes[entity.name], nextAttributeNumber: numbering.nextAttributes[entity.name])
     }
     if !problems.isEmpty { throw ModelError(problems: problems) }
     return (resolved, relationshipsByID)

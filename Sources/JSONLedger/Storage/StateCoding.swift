@@ -9,11 +9,13 @@
 ///   list (`write(compactIDs:)`), or, in an undo image only,
 ///   1, a chain length and the change that turns the list after the batch back into this
 ///   one (`StoredLinkList`);
-/// - attributes: their count, then for each 1 + its position among the entity's stored
-///   attribute names (or 0 and its name), and its value (an identity value as a reference).
+/// - attributes: their count, then for each its number (`ModelNumbering`: stable across the
+///   model's versions; 1 + its position among the entity's sorted names in a store made before
+///   numbers were kept) or 0 and its name, and its value (an identity value as a reference).
 ///
-/// An empty undo image means the object did not exist before the batch. Attributes are named
-/// by position, so a migration that changes an entity's attributes rewrites its states.
+/// An empty undo image means the object did not exist before the batch. An attribute keeps its
+/// number through every version of the model, so a migration that adds attributes rewrites no
+/// state.
 enum StateCoding {
   /// Appends `state` as lived since batch `since`; lists named in `deltas` are written as
   /// those changes with those chain lengths, every other list whole.
@@ -51,8 +53,8 @@ enum StateCoding {
     writer.write(varint: UInt64(state.attributes.count))
     for (name, value) in state.attributes {
       while position < names.count, names[position].name < name { position += 1 }
-      if position < names.count, names[position].name == name {
-        writer.write(varint: UInt64(position + 1))
+      if let entity, position < names.count, names[position].name == name {
+        writer.write(varint: UInt64(entity.storedAttributeNumbers[position]))
         position += 1
       } else {
         writer.write(0)
@@ -107,11 +109,10 @@ enum StateCoding {
         let name = try reader.readString()
         visitor.visitAttribute(name, position: nil, try reader.readValue(identity: identity))
       } else {
-        guard reference <= names.count else {
+        guard let position = resolved?.position(ofAttributeNumber: reference) else {
           throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
         }
-        visitor.visitAttribute(
-          names[reference - 1].name, position: reference - 1, try reader.readValue(identity: identity))
+        visitor.visitAttribute(names[position].name, position: position, try reader.readValue(identity: identity))
       }
     }
     guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
@@ -120,7 +121,8 @@ enum StateCoding {
 
   /// A state or undo image written under `old` as `new` writes it, for an entity whose
   /// attributes `new` only adds to: everything up to the attributes is kept, each attribute's
-  /// reference is renumbered among `new`'s names, and values are copied as they are.
+  /// number is `new`'s, and values are copied as they are. (A migration that keeps numbers,
+  /// as `Model.followed(by:)` does, needs none of this.)
   static func renumberingAttributes(_ bytes: [UInt8], from old: Model, to new: Model) throws(DecodingFailure)
     -> [UInt8]
   {
@@ -143,19 +145,24 @@ enum StateCoding {
     var writer = BinaryWriter(capacity: bytes.count + 16)
     writer.append(encoded: Array(bytes[..<reader.position]))
     let oldNames = resolved?.storedAttributeNames ?? []
-    let newPositions = new.resolved(entity)?.storedAttributePositions ?? [:]
+    let newEntity = new.resolved(entity)
     let count = try reader.readCount()
     writer.write(varint: UInt64(count))
     for _ in 0..<count {
       let reference = try reader.readCount()
-      guard reference <= oldNames.count else {
-        throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
+      let name: String
+      if reference == 0 {
+        name = try reader.readString()
+      } else {
+        guard let position = resolved?.position(ofAttributeNumber: reference) else {
+          throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
+        }
+        name = oldNames[position].name
       }
-      let name = reference == 0 ? try reader.readString() : oldNames[reference - 1].name
       let valueStart = reader.position
       _ = try reader.readValue(identity: identity)
-      if let position = newPositions[name] {
-        writer.write(varint: UInt64(position + 1))
+      if let number = newEntity?.attributeNumber(of: name) {
+        writer.write(varint: UInt64(number))
       } else {
         writer.write(0)
         writer.write(name)
