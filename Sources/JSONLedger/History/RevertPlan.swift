@@ -59,6 +59,10 @@ extension Ledger {
   /// The plan of a revert of `record` against the store `txn` sees.
   func revertPlan(of record: ChangeRecord, policy: ConflictPolicy, _ txn: Transaction) throws -> RevertPlan {
     let batchID = record.batchID
+    let model = model
+    func isToOne(_ relationshipID: UInt32) -> Bool {
+      model.relationshipsByID[relationshipID].map { !$0.isToMany } ?? false
+    }
     let store = ProjectionStore(transaction: txn, layout: layout, model: model)
     let head = try store.head()
     if let later = try store.revert(of: batchID) {
@@ -103,7 +107,12 @@ extension Ledger {
               object: key, field: attribute.name, setByBatch: .attribute(attribute.new),
               now: .attribute(now?.attributes[attribute.name]), changedBy: later))
         }
-        for link in change.links where laterChange.links.contains(where: { link.conflicts(with: $0) }) {
+        for link in change.links
+        where laterChange.links.contains(where: { later in
+          // A to-one is one value, as an ordered list is: any later change to it conflicts
+          // (its old target comes back whatever is linked now, below).
+          later.relationshipID == link.relationshipID && isToOne(link.relationshipID) || link.conflicts(with: later)
+        }) {
           laterLinks[change.objectID, default: []].insert(link.relationshipID)
           conflicts.append(
             RevertConflict(
@@ -132,8 +141,9 @@ extension Ledger {
       }
       for link in change.links where !keptLinks.contains(link.relationshipID) {
         // A to-one is one value: its old target comes back whatever is linked now.
-        let isToOne = model.relationshipsByID[link.relationshipID].map { !$0.isToMany } ?? false
-        let list = isToOne ? link.removed : link.inverted.applied(to: state.links[link.relationshipID] ?? [])
+        let list =
+          isToOne(link.relationshipID)
+          ? link.removed : link.inverted.applied(to: state.links[link.relationshipID] ?? [])
         state.links[link.relationshipID] = list.isEmpty ? nil : list
       }
       targets[change.objectID] = .some(state)

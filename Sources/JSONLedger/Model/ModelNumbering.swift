@@ -189,7 +189,9 @@ extension ModelNumbering {
     guard case .object(let attributeObject) = attributeValue, case .object(let nextObject)? = root["nextAttributes"]
     else { return nil }
     for entity in attributeObject {
-      guard case .object(let numbers) = entity.value, let next = nextObject[entity.key]?.storedNumber else { return nil }
+      guard case .object(let numbers) = entity.value, let next = nextObject[entity.key]?.storedNumber else {
+        return nil
+      }
       var entityNumbers: [String: UInt32] = [:]
       for member in numbers {
         guard let number = member.value.storedNumber, number < next else { return nil }

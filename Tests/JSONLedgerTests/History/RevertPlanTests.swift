@@ -78,4 +78,39 @@ struct RevertPlanTests {
     #expect(try revertedBy(3) == 6)
     #expect(try ledger.verify().batches == 5)
   }
+
+  /// Found by the shrinking history test: batch 3 unlinked an album from its band (a forced
+  /// revert of the band's creation), batch 4 linked it to another band. Reverting batch 3
+  /// brings the first band back; the album's to-one, which batch 4 changed, is a conflict (a
+  /// to-one is one value), and a forced revert moves the album off the second band on both
+  /// sides. Before, no conflict was seen, nothing repaired, and the second band kept a link
+  /// the album no longer had.
+  @Test func aToOneALaterBatchChangedConflictsAndAForcedRevertKeepsItsLinksTwoSided() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(
+      in: directory, model: try Fixtures.bandsAndAlbums(),
+      documents: [
+        try JSONParser.parse(#"{"albums": [{"name": "Tin Drum", "band": "Japan"}]}"#),
+        try JSONParser.parse(#"{"albums": [{"name": "Polaroids", "band": "Japan"}]}"#),
+      ])
+    _ = try ledger.revert(1, force: true)  // 3: Japan and Tin Drum gone, Polaroids unlinked
+    var batch = ledger.makeBatch()
+    try batch.stageDocument(try JSONParser.parse(#"{"albums": [{"name": "Polaroids", "band": "Rain Tree Crow"}]}"#))
+    _ = try ledger.applySynchronously(batch)  // 4
+    let plan = try ledger.revertPlan(3)
+    #expect(plan.isRefused)
+    #expect(plan.conflicts.map(\.field) == ["band"])
+    #expect(plan.conflicts.first?.changedBy == 4)
+    _ = try ledger.revert(3, force: true)
+    try expectLinksAreTwoSided(ledger)
+    let (band, albums) = try ledger.read { view in
+      (
+        try view.object("Album", key: "Polaroids")?.relationships["band"],
+        try view.object("Band", key: "Rain Tree Crow")?.relationships["albums"]
+      )
+    }
+    #expect(band == [ObjectKey(entity: "Band", identity: [.string("Japan")])])
+    #expect(albums == [])
+    #expect(try ledger.verify().batches == 5)
+  }
 }
