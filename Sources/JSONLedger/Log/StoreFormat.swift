@@ -8,10 +8,9 @@
 /// and `rels`) is upgraded by replaying its records into a new store.
 enum StoreFormat {
   static let version: UInt16 = 6
-  /// Format 4 once its model was migrated: it said it was newer than libraries older than
-  /// migrations, which would read it with the wrong numbering. Format 6 holds either.
-  static let migrated: UInt16 = 5
-  /// The formats `Ledger.upgrade(at:)` completes in place by adding `reverts`.
+  /// The formats `Ledger.upgrade(at:)` completes in place by adding `reverts`: 4, and 5
+  /// (format 4 once migrated, which said it was newer than libraries older than migrations;
+  /// format 6 holds either).
   static let upgradedInPlace: ClosedRange<Int> = 4...5
   /// Whether this library reads a store of format `version` as it is.
   static func isCurrent(_ version: Int) -> Bool { version == Int(Self.version) }
