@@ -126,7 +126,11 @@ final class TCPProxy: Sendable {
       guard forward(bytes) else { break }
       var sent = 0
       while sent < count {
-        let written = bytes.withUnsafeBytes { write(destination, $0.baseAddress! + sent, count - sent) }
+        // `send` with MSG_NOSIGNAL: a peer that has gone is an error here, where `write` would
+        // raise SIGPIPE and end the whole test process.
+        let written = bytes.withUnsafeBytes {
+          send(destination, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL))
+        }
         if written <= 0 { break }
         sent += written
       }
