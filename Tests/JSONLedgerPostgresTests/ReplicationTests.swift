@@ -163,15 +163,23 @@ struct ReplicationTests {
     try Self.run(["clone", cluster.url, clone, "--ledger", "main"])
     let big = try directory.write("big.json", ReplicaFixtures.albums("big", count: 20_000))
     let stalled = try Self.start("exec \"$J\" import '\(leader)' '\(big)' --entity Album --idempotency-key big")
-    // Stopped once its session holds the lock and idles in its transaction (resolving locally).
+    // Stopped once its session has taken the head's row lock (its SELECT … FOR UPDATE left a
+    // RowShareLock on the table) and idles in its transaction, resolving locally. Idling alone
+    // is not enough: between BEGIN and the lock the session idles too, and a writer stopped
+    // there, resumed before the server's timeout, goes on to write.
+    let lockHeld = """
+      SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+      WHERE a.state = 'idle in transaction' AND l.relation = 'jsonledger_ledgers'::regclass
+        AND l.mode = 'RowShareLock'
+      """
     var holding = false
     for _ in 0..<1_000 where !holding {
-      holding =
-        (try? cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'")) == "1"
+      holding = (try? cluster.psql(lockHeld)) == "1"
       if !holding { usleep(5_000) }
     }
     kill(stalled.processIdentifier, SIGSTOP)
     #expect(holding, "the writer was never seen holding the lock")
+    #expect(try cluster.psql(lockHeld) == "1", "the stopped writer no longer holds the lock")
     let small = try directory.write("small.json", ReplicaFixtures.albums("small", count: 2))
     let started = Date()
     try Self.run(["import", clone, small, "--entity", "Album", "--idempotency-key", "small"])
