@@ -91,6 +91,7 @@ struct LedgerRow: Sendable {
 /// One row of the log.
 struct LogRow: Sendable {
   var batch: UInt64
+  var kind: String
   var previousSHA: [UInt8]
   var sha: [UInt8]
   var modelVersion: UInt32
@@ -139,14 +140,14 @@ extension RemoteConnection {
     let ledger = location.ledger
     let found = try await rows(
       """
-      SELECT batch, prev_sha256, sha256, model_version, record FROM jsonledger_log
+      SELECT batch, kind, prev_sha256, sha256, model_version, record FROM jsonledger_log
       WHERE ledger = \(ledger) AND batch > \(Int64(batch)) ORDER BY batch LIMIT \(limit)
       """, "the log after batch \(batch)", timeout: .seconds(60))
     return try found.map { row in
-      let (id, previous, sha, version, record) = try row.decode((Int64, Data, Data, Int32, Data).self)
+      let (id, kind, previous, sha, version, record) = try row.decode((Int64, String, Data, Data, Int32, Data).self)
       return LogRow(
-        batch: UInt64(max(0, id)), previousSHA: Array(previous), sha: Array(sha), modelVersion: UInt32(max(0, version)),
-        record: Array(record))
+        batch: UInt64(max(0, id)), kind: kind, previousSHA: Array(previous), sha: Array(sha),
+        modelVersion: UInt32(max(0, version)), record: Array(record))
     }
   }
 
@@ -169,6 +170,15 @@ extension RemoteConnection {
       let (batch, previous, sha) = try row.decode((Int64, Data, Data).self)
       return (UInt64(max(0, batch)), Array(previous), Array(sha))
     }
+  }
+
+  /// Moves the ledger's model to `version`, whose definition (every version) is `model`: in
+  /// the transaction that inserts the migration record to it, under the head's lock.
+  func setModel(_ model: String, version: UInt32) async throws {
+    let ledger = location.ledger
+    try await rows(
+      "UPDATE jsonledger_ledgers SET model = \(model), model_version = \(Int32(version)) WHERE ledger = \(ledger)",
+      "the ledger's model")
   }
 
   /// Inserts one record after `previous` (the trigger checks it follows the head).

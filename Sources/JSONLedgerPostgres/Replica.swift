@@ -20,8 +20,11 @@ import Synchronization
 /// try await replica.follow()  // until cancelled
 /// ```
 public final class Replica: Sendable {
-  /// The local store: read it as any ledger.
-  public let ledger: Ledger
+  /// The local store: read it as any ledger. After the replica applies a migration (its own
+  /// or another machine's) this is a new `Ledger` under the new model version; one taken
+  /// before throws `LedgerError.modelChanged`.
+  public var ledger: Ledger { current.withLock { $0 } }
+  private let current: Mutex<Ledger>
   /// The remote log.
   public let remote: RemoteLocation
   let logger: Logger
@@ -64,7 +67,7 @@ public final class Replica: Sendable {
   }
 
   init(ledger: Ledger, remote: RemoteLocation, logger: Logger) {
-    self.ledger = ledger
+    self.current = Mutex(ledger)
     self.remote = remote
     self.logger = logger
   }
@@ -96,8 +99,9 @@ public final class Replica: Sendable {
 
   /// Publishes `ledger`'s log to `remote` verbatim (the same batch ids and bytes), creating the
   /// tables when the database has none, and makes the store its first replica. Refused when
-  /// the ledger exists there already, when the store was compacted or migrated (a remote log
-  /// starts at batch 1 under model version 1, for now), or when the store is a replica.
+  /// the ledger exists there already, when the store was compacted (a remote log starts at
+  /// batch 1, for now), or when the store is a replica. Migration records go with the rest:
+  /// each moves the remote's model version as it did the store's.
   public static func publish(
     _ ledger: Ledger, to remote: RemoteLocation,
     logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -109,11 +113,6 @@ public final class Replica: Sendable {
     guard first == 1 else {
       throw RemoteError.unsupported(
         "\(ledger.path) was compacted (its log starts at batch \(first)): only a log from batch 1 can be published")
-    }
-    guard ledger.modelVersion == 1 else {
-      throw RemoteError.unsupported(
-        "\(ledger.path) was migrated (model version \(ledger.modelVersion)): only a store at model version 1 can be published"
-      )
     }
     let model = String(decoding: JSONWriter().bytes(from: ledger.modelDefinition), as: UTF8.self)
     // Marked first: from here on no local write slips in between the upload and the mark.
@@ -145,6 +144,7 @@ public final class Replica: Sendable {
           let bytes = try ledger.encodedRecord(batch)
           let record = try await ledger.record(batch)
           let sha = RecordDigest.of(bytes)
+          if record.kind == .migration { try await connection.setModel(model, version: record.modelVersion) }
           try await connection.insert(
             batch: batch, kind: record.kind.description, modelVersion: record.modelVersion,
             idempotencyKey: record.metadata.idempotencyKey, previous: previous, sha: sha, writer: writer, record: bytes)
@@ -185,10 +185,10 @@ public final class Replica: Sendable {
       connection.close()
       throw error
     }
-    guard row.logStart == 1, row.modelVersion == 1 || backup != nil else {
+    guard row.logStart == 1 else {
       connection.close()
       throw RemoteError.unsupported(
-        "the remote ledger \"\(remote.ledger)\" starts at batch \(row.logStart) under model version \(row.modelVersion): a clone needs a log from batch 1 under version 1"
+        "the remote ledger \"\(remote.ledger)\" starts at batch \(row.logStart): a clone needs a log from batch 1"
       )
     }
     let definition: JSONValue
@@ -202,22 +202,24 @@ public final class Replica: Sendable {
       if let backup {
         try FileManager.default.copyItem(atPath: backup, toPath: building)
         ledger = try Ledger.open(at: building, options: options)
-        // Compared as the text both sides write: the same model, the same numbering.
-        let writer = JSONWriter(options: [.sortedKeys])
-        guard writer.bytes(from: ledger.modelDefinition) == writer.bytes(from: definition) else {
+        // The backup's versions must be the remote's first ones: the same models, numbered the
+        // same; the migrations after its head follow with the tail.
+        guard try ledger.hasFirstModelVersions(of: definition) else {
           ledger.close()
           throw RemoteError.unsupported(
             "the backup \(backup) has another model than the remote ledger \"\(remote.ledger)\": it is not a backup of this ledger"
           )
         }
       } else {
-        ledger = try Ledger.create(at: building, modelDefinition: definition, options: options)
+        // At the first version: the migration records bring it to the others as they come.
+        ledger = try Ledger.create(at: building, modelDefinition: definition, version: 1, options: options)
       }
       try ledger.setReplicaSource(remote.remembered)
       replica = Replica(ledger: ledger, remote: remote, logger: logger)
       _ = try await replica.catchUp(on: connection, to: row.head)
       connection.close()
-      _ = try await ledger.verify()
+      _ = try await replica.ledger.verify()
+      replica.ledger.close()
       ledger.close()
     } catch {
       connection.close()
@@ -269,6 +271,14 @@ public final class Replica: Sendable {
     }
   }
 
+  /// Takes the store as it is after a migration it applied: the `Ledger` it reads through
+  /// from now on.
+  private func reopenAfterMigration() throws -> Ledger {
+    let reopened = try ledger.reopened()
+    current.withLock { $0 = reopened }
+    return reopened
+  }
+
   var followerName: String { "\(ProcessInfo.processInfo.hostName):\(ledger.path)" }
 
   /// Applies the remote's records after the local head up to `remoteHead`, each checked: its
@@ -305,20 +315,43 @@ public final class Replica: Sendable {
         guard RecordDigest.of(row.record) == row.sha else {
           throw RemoteError.corruptRecord(batch: row.batch, reason: "its bytes do not have the checksum its row gives")
         }
-        guard row.modelVersion == ledger.modelVersion else {
-          throw RemoteError.unsupported(
-            "batch \(row.batch) is written under model version \(row.modelVersion), this replica's is \(ledger.modelVersion): migrations do not travel to replicas yet"
-          )
-        }
         let ledger = self.ledger
         let bytes = row.record
-        _ = try await offThePool { try ledger.appendReplicated(bytes) }
+        if row.kind == ChangeRecord.Kind.migration.description {
+          guard row.modelVersion == ledger.modelVersion + 1 else {
+            throw RemoteError.corruptRecord(
+              batch: row.batch,
+              reason:
+                "a migration to model version \(row.modelVersion) cannot follow version \(ledger.modelVersion)")
+          }
+          let definition = try await remoteModel(on: connection, batch: row.batch)
+          _ = try await offThePool { try ledger.appendReplicatedMigration(bytes, modelDefinition: definition) }
+          _ = try reopenAfterMigration()
+        } else {
+          guard row.modelVersion == ledger.modelVersion else {
+            throw RemoteError.corruptRecord(
+              batch: row.batch,
+              reason:
+                "it is written under model version \(row.modelVersion), but the log before it is at \(ledger.modelVersion)"
+            )
+          }
+          _ = try await offThePool { try ledger.appendReplicated(bytes) }
+        }
         local = row.batch
         localSHA = row.sha
         applied += 1
       }
     }
     return applied
+  }
+
+  /// Every version of the remote ledger's model (a migration's record names its version; the
+  /// ledger's row keeps them all).
+  private func remoteModel(on connection: RemoteConnection, batch: UInt64) async throws -> JSONValue {
+    let row = try await connection.ledgerRow()
+    do { return try JSONParser.parse(Array(row.model.utf8)) } catch {
+      throw RemoteError.corruptRecord(batch: batch, reason: "the ledger's model does not read: \(error)")
+    }
   }
 
   // MARK: - Writing
@@ -345,6 +378,15 @@ public final class Replica: Sendable {
     try await withConnection { connection in try await write(what, on: connection, body) }
   }
 
+  /// Migrates the store to `model` through the remote (`Ledger.migrate(to:allowingRemovals:)`):
+  /// under the head lock, caught up, the migration's record committed to PostgreSQL with the
+  /// new model's definition, then to the store. Every other replica migrates when it applies
+  /// the record. `ledger` is then a new `Ledger` under the new version.
+  @discardableResult
+  public func migrate(to model: Model, allowingRemovals: Bool = false) async throws -> MigrationReport {
+    try await write("a migration") { ledger in try ledger.migrate(to: model, allowingRemovals: allowingRemovals) }
+  }
+
   private func write<R: Sendable>(
     _ what: String, on connection: RemoteConnection, _ body: @escaping @Sendable (Ledger) throws -> R
   ) async throws -> R {
@@ -354,12 +396,17 @@ public final class Replica: Sendable {
     try await connection.rows("SET LOCAL idle_in_transaction_session_timeout = '20s'", "the session's limits")
     try await connection.rows("SET LOCAL lock_timeout = '60s'", "the session's limits")
     let row = try await connection.ledgerRow(locking: true, timeout: .seconds(70))
-    guard row.modelVersion == ledger.modelVersion else {
-      throw RemoteError.unsupported(
-        "the remote ledger is at model version \(row.modelVersion), this replica at \(ledger.modelVersion)")
-    }
+    // Caught up, the store follows every migration the remote's log holds.
     _ = try await catchUp(on: connection, to: row.head)
-    let state = Mutex<(previous: [UInt8], appended: Bool)>((row.headSHA, false))
+    let ledger = self.ledger
+    guard row.modelVersion == ledger.modelVersion else {
+      throw RemoteError.corruptRecord(
+        batch: row.head,
+        reason:
+          "the remote ledger says model version \(row.modelVersion), but its log up to here brings this replica to \(ledger.modelVersion)"
+      )
+    }
+    let state = Mutex<(previous: [UInt8], appended: Bool, migrated: Bool)>((row.headSHA, false, false))
     let writer = Self.thisWriter
     let gate: RecordGate = { record in
       let previous = try state.withLock { state -> [UInt8] in
@@ -368,21 +415,33 @@ public final class Replica: Sendable {
         }
         return state.previous
       }
-      guard record.kind != .migration else {
-        throw RemoteError.unsupported("migrations do not travel to replicas yet: migrate before publishing")
+      // A migration moves the ledger's model in the same transaction: every replica that
+      // applies the record finds the version it moves to.
+      let model: String?
+      if record.kind == .migration {
+        guard let definition = record.modelDefinition, record.modelVersion == row.modelVersion + 1 else {
+          throw RemoteError.unsupported(
+            "a migration through the remote moves the model from version \(row.modelVersion) to the next, with its definition"
+          )
+        }
+        model = String(decoding: JSONWriter().bytes(from: definition), as: UTF8.self)
+      } else {
+        model = nil
       }
       let sha = RecordDigest.of(record.bytes)
       try waitBlocking {
+        if let model { try await connection.setModel(model, version: record.modelVersion) }
         try await connection.insert(
           batch: record.batchID, kind: record.kind.description, modelVersion: record.modelVersion,
           idempotencyKey: record.idempotencyKey, previous: previous, sha: sha, writer: writer, record: record.bytes)
         try await connection.rows("COMMIT", "the commit of batch \(record.batchID)")
       }
-      state.withLock { $0 = (sha, true) }
+      state.withLock { $0 = (sha, true, model != nil) }
     }
-    let ledger = self.ledger
     let result = try await offThePool { try ledger.withRecordGate(gate) { try body(ledger) } }
-    if !state.withLock({ $0.appended }) { try await connection.rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5)) }
+    let (appended, migrated) = state.withLock { ($0.appended, $0.migrated) }
+    if !appended { try await connection.rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5)) }
+    if migrated { _ = try reopenAfterMigration() }
     return result
   }
 

@@ -64,7 +64,7 @@ extension Ledger {
     }
     // A new record of a replica goes to its remote first (`passGate`); the transaction
     // commits only when the remote took it.
-    if isNew { try passGate(record, bytes: bytes, txn) }
+    if isNew { try passGate(record, bytes: bytes, under: versions, txn) }
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(bytes, forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     try Projector(transaction: txn, layout: layout, model: versions.model).apply(record, knownStates: knownStates)

@@ -9,6 +9,9 @@ import LMDB
   public var idempotencyKey: String?
   /// The record's bytes, as the log stores them.
   public var bytes: [UInt8]
+  /// For a migration record, every version of the model up to the one it moves to
+  /// (`Ledger.modelDefinition`'s form): what other replicas migrate to when they apply it.
+  public var modelDefinition: JSONValue?
 }
 
 /// What a replica's new records pass through before their transaction commits: the remote
@@ -61,15 +64,100 @@ extension Ledger {
   /// replica is created from it, so that it reads the records as their writer meant them.
   @_spi(Replication) public var modelDefinition: JSONValue { versions.jsonValue }
 
-  /// Creates a new store whose model is `definition` (another store's `modelDefinition`).
+  /// Creates a new store whose model is `definition` (another store's `modelDefinition`), or
+  /// its first `version` versions: a replica built from batch 1 starts at version 1 and
+  /// follows the migration records as they come.
   @_spi(Replication) public static func create(
-    at path: String, modelDefinition definition: JSONValue, options: Options = Options()
+    at path: String, modelDefinition definition: JSONValue, version: UInt32? = nil, options: Options = Options()
   ) throws -> Ledger {
-    let versions: ModelVersions
-    do { versions = try ModelVersions(json: definition) } catch {
-      throw LedgerError(.invalidModel, "the model definition does not read: \(error)")
+    let all = try modelVersions(definition)
+    guard let versions = all.through(version ?? all.current) else {
+      throw LedgerError(.invalidModel, "the model definition has \(all.current) versions, not \(version ?? 0)")
     }
     return try create(at: path, versions: versions, options: options)
+  }
+
+  private static func modelVersions(_ definition: JSONValue) throws -> ModelVersions {
+    do { return try ModelVersions(json: definition) } catch {
+      throw LedgerError(.invalidModel, "the model definition does not read: \(error)")
+    }
+  }
+
+  /// Whether this store's model versions are the first versions of `definition` (another
+  /// store's `modelDefinition`): the same models, numbered the same.
+  @_spi(Replication) public func hasFirstModelVersions(of definition: JSONValue) throws -> Bool {
+    try Self.modelVersions(definition).firstVersion(differingFrom: versions) == nil
+  }
+
+  /// This store opened anew, under the model version it holds now: after a replica applied a
+  /// migration, this `Ledger` throws `LedgerError.modelChanged` and the new one reads.
+  @_spi(Replication) public func reopened() throws -> Ledger {
+    let environment = try environment
+    let versions: ModelVersions
+    do { versions = try readTransaction { txn in try ModelVersions.load(from: txn, in: layout.meta) } } catch let
+      failure as StoredModelFailure
+    {
+      throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(failure.reason)")
+    }
+    var options = Options()
+    options.transformers = transformers
+    options.logger = logger
+    do { try transformers.validate(versions.model) } catch { throw LedgerError.model(error) }
+    return Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)
+  }
+
+  /// Applies another machine's migration record, as its bytes: the store follows the model
+  /// to the record's version (the next, taken from `definition`, every version of the
+  /// remote's model) as the writer's store did, and appends the record as it is, in one
+  /// transaction. Refused with nothing written when the definition does not continue this
+  /// store's versions, names a transformer this process lacks, or numbers the new version
+  /// otherwise than this store would. Afterwards this `Ledger` throws
+  /// `LedgerError.modelChanged`: `reopened()` reads under the new version.
+  @_spi(Replication) public func appendReplicatedMigration(
+    _ bytes: [UInt8], modelDefinition definition: JSONValue
+  ) throws -> BatchSummary {
+    let claimed: UInt64
+    do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
+      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
+    }
+    let all = try Self.modelVersions(definition)
+    guard let target = all.through(versions.current + 1) else {
+      throw LedgerError(
+        .invalidModel,
+        "batch \(claimed) moves the model to version \(versions.current + 1), which the remote's model does not have")
+    }
+    if let version = target.firstVersion(differingFrom: versions) {
+      throw LedgerError(
+        .invalidModel, "the remote's model version \(version) is not this store's: the store is not of this ledger")
+    }
+    let record = try Self.decodeRecord(bytes, batchID: claimed, versions: target)
+    guard record.kind == .migration, record.modelVersion == target.current else {
+      throw LedgerError.corruptRecord(
+        batchID: claimed, reason: "it is not a migration to model version \(target.current)")
+    }
+    do { try transformers.validate(target.model) } catch { throw LedgerError.model(error) }
+    let plan = try migrationPlan(to: target.model)
+    guard plan.refusals.isEmpty else { throw LedgerError.migrationRefused(path: path, reasons: plan.refusals) }
+    guard ModelVersions(first: plan.next).firstVersion(differingFrom: ModelVersions(first: target.model)) == nil else {
+      throw LedgerError(
+        .invalidModel,
+        "model version \(target.current) numbers its elements otherwise than this store would: it was not made from this store's model"
+      )
+    }
+    let environment = try environment
+    return try writer.sync {
+      try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
+      let start = ContinuousClock.now
+      try LedgerError.wrappingStorageErrors {
+        try environment.write { txn in
+          _ = try follow(plan, to: target, allowingRemovals: true, txn)
+          try append(record, txn, encoded: bytes, under: target)
+        }
+      }
+      let summary = BatchSummary(record: record)
+      announce(summary, since: start)
+      return summary
+    }
   }
 
   /// The bytes of batch `batchID`'s record as the log stores them.
@@ -99,12 +187,13 @@ extension Ledger {
   }
 
   /// Passes a new record through the gate; without one, refuses it on a replica.
-  func passGate(_ record: ChangeRecord, bytes: [UInt8], _ txn: Transaction) throws {
+  func passGate(_ record: ChangeRecord, bytes: [UInt8], under versions: ModelVersions, _ txn: Transaction) throws {
     if let gate = recordGate.withLock({ $0?.gate }) {
       try gate(
         OutgoingRecord(
           batchID: record.batchID, kind: record.kind, modelVersion: record.modelVersion,
-          idempotencyKey: record.metadata.idempotencyKey, bytes: bytes))
+          idempotencyKey: record.metadata.idempotencyKey, bytes: bytes,
+          modelDefinition: record.kind == .migration ? versions.jsonValue : nil))
     } else if let source = try txn.value(forKey: MetaKey.replicaOf, in: layout.meta) {
       throw LedgerError.replicaWrite(path: path, source: String(decoding: source, as: UTF8.self))
     }

@@ -99,31 +99,7 @@ extension Ledger {
     let start = ContinuousClock.now
     let (record, replayed) = try LedgerError.wrappingStorageErrors {
       try environment.write { txn -> (ChangeRecord, Int) in
-        try checkModelVersion(txn)
-        if !allowingRemovals {
-          let removed = try objectsRemoved(by: plan, txn)
-          guard removed.isEmpty else {
-            throw LedgerError.migrationRefused(
-              path: path,
-              reasons: removed.map {
-                ModelDifference(
-                  place: $0.entity,
-                  change:
-                    "removed, with \($0.objects) live object\($0.objects == 1 ? "" : "s"), which would be gone from every view; allow removals to migrate"
-                )
-              })
-          }
-        }
-        var replayed = 0
-        switch plan.method {
-        case .replay: replayed = try replayLog(under: plan, txn)
-        case .inPlace:
-          try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn)
-          if plan.changesIndexes { try rebuildIndexes(plan.next, txn) }
-        case .nothing: break
-        }
-        try checkValues(plan, txn)
-        try next.write(into: txn, in: layout.meta)
+        let replayed = try follow(plan, to: next, allowingRemovals: allowingRemovals, txn)
         // Written under the next versions, which the store holds from here on.
         let record = try appendNew(
           kind: .migration,
@@ -144,6 +120,38 @@ extension Ledger {
         "milliseconds": "\(elapsed.wholeMilliseconds)",
       ])
     return report
+  }
+
+  /// Takes the projections and the stored model from the current version to `next` as `plan`
+  /// says, in `txn`: the part of a migration before its record, shared by `migrate(to:)` and
+  /// a replica applying another machine's migration. Returns the records replayed.
+  func follow(_ plan: MigrationPlan, to next: ModelVersions, allowingRemovals: Bool, _ txn: Transaction) throws -> Int {
+    try checkModelVersion(txn)
+    if !allowingRemovals {
+      let removed = try objectsRemoved(by: plan, txn)
+      guard removed.isEmpty else {
+        throw LedgerError.migrationRefused(
+          path: path,
+          reasons: removed.map {
+            ModelDifference(
+              place: $0.entity,
+              change:
+                "removed, with \($0.objects) live object\($0.objects == 1 ? "" : "s"), which would be gone from every view; allow removals to migrate"
+            )
+          })
+      }
+    }
+    var replayed = 0
+    switch plan.method {
+    case .replay: replayed = try replayLog(under: plan, txn)
+    case .inPlace:
+      try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn)
+      if plan.changesIndexes { try rebuildIndexes(plan.next, txn) }
+    case .nothing: break
+    }
+    try checkValues(plan, txn)
+    try next.write(into: txn, in: layout.meta)
+    return replayed
   }
 
   /// Rebuilds the projections from the log, each record told in the new model's terms; a

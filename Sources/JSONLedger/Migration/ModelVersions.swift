@@ -31,6 +31,27 @@ struct ModelVersions: Sendable {
   /// These versions and then `next` (numbered after the current one).
   func appending(_ next: Model) -> ModelVersions { ModelVersions(models: models + [next]) }
 
+  /// Versions 1 through `version` of these, or nil when there are fewer.
+  func through(_ version: UInt32) -> ModelVersions? {
+    guard version >= 1, version <= current else { return nil }
+    return ModelVersions(models: Array(models.prefix(Int(version))))
+  }
+
+  /// The first of `other`'s versions that is not the same version of these (another model,
+  /// or numbered otherwise), or nil when `other`'s versions are these versions' first ones.
+  /// Compared as sorted JSON: a model read back from JSON lists its entities and attributes
+  /// in name order, one made from a file in the file's, and that order changes nothing stored.
+  func firstVersion(differingFrom other: ModelVersions) -> UInt32? {
+    let writer = JSONWriter(options: [.sortedKeys])
+    func text(_ model: Model) -> [UInt8] {
+      writer.bytes(from: .object(["model": model.jsonValue, "numbering": model.numbering.jsonValue]))
+    }
+    for (index, (mine, theirs)) in zip(models, other.models).enumerated() where text(mine) != text(theirs) {
+      return UInt32(index + 1)
+    }
+    return other.current <= current ? nil : current + 1
+  }
+
   /// `record` in the current version's terms (its `modelVersion` still names the version it
   /// was written under); `identities` tells the identity of an object whose entity's identity
   /// changed since (`RecordTranslation.IdentityLookup`).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import JSONLedger
+import JSONLedgerPostgres
 
 struct Migrate: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -9,7 +10,8 @@ struct Migrate: AsyncParsableCommand {
       entities, relationships, index flags, relaxed optionality, mapping settings) are written in \
       place; renames (renamedFrom, or Core Data's renamingIdentifier), removals, type changes and \
       a new identity replay the log under the new model into fresh projections. Either way it is \
-      one commit, recorded as a migration batch. A change that cannot be derived is refused with \
+      one commit, recorded as a migration batch; on a replica it goes through the remote and \
+      every other replica follows it. A change that cannot be derived is refused with \
       the reasons, and nothing is written. --dry-run checks the models; what depends on the data \
       (a value its new type does not take, a missing or shared new identity) is found by the \
       migration itself.
@@ -67,8 +69,20 @@ struct Migrate: AsyncParsableCommand {
     var options = Ledger.Options()
     options.durability = writeOptions.durability
     options.transformers.passesUnknownThrough = storeOptions.passThroughTransformers
-    let report = try await Ledger.migrate(
-      at: storeOptions.store, to: next, options: options, allowingRemovals: allowRemovals)
+    // A replica migrates through its remote, and every other replica follows.
+    let report: MigrationReport
+    let store = try Ledger.open(at: storeOptions.store, options: options)
+    if let replica = try Replica.ifReplica(store) {
+      defer {
+        replica.ledger.close()
+        store.close()
+      }
+      report = try await replica.migrate(to: next, allowingRemovals: allowRemovals)
+    } else {
+      store.close()
+      report = try await Ledger.migrate(
+        at: storeOptions.store, to: next, options: options, allowingRemovals: allowRemovals)
+    }
     if json {
       Output.json(summary(plan, report: report, removed: removed))
     } else if let batch = report.batchID {
