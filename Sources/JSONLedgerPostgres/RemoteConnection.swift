@@ -88,6 +88,15 @@ struct LedgerRow: Sendable {
   var updatedAt: Date
 }
 
+/// A snapshot: a checkpoint standing for the log up to `batch`.
+struct SnapshotRow: Sendable {
+  var batch: UInt64
+  var modelVersion: UInt32
+  /// The SHA-256 of the log's record of `batch`.
+  var logSHA: [UInt8]
+  var record: [UInt8]
+}
+
 /// One row of the log.
 struct LogRow: Sendable {
   var batch: UInt64
@@ -116,6 +125,50 @@ extension RemoteConnection {
       throw RemoteError.schema(
         "\(location) holds JSONLedger tables of version \(version); this library knows \(RemoteSchema.version)")
     }
+  }
+
+  /// Brings the tables to this library's version, in the caller's transaction (each step is
+  /// idempotent: two machines upgrading at once leave one result).
+  func upgradeSchema() async throws {
+    try await checkSchema()
+    guard var version = try await schemaVersion() else { return }
+    while version < RemoteSchema.version {
+      for statement in RemoteSchema.upgrades[version] ?? [] {
+        try await rows(PostgresQuery(unsafeSQL: statement), "the schema's upgrade to version \(version + 1)")
+      }
+      version += 1
+    }
+  }
+
+  /// The newest snapshot at or before `head`, or nil (none, or tables of version 1).
+  func newestSnapshot(atOrBefore head: UInt64) async throws -> SnapshotRow? {
+    guard let version = try await schemaVersion(), version >= 2 else { return nil }
+    let ledger = location.ledger
+    let found = try await rows(
+      """
+      SELECT batch, model_version, log_sha256, record FROM jsonledger_snapshots
+      WHERE ledger = \(ledger) AND batch <= \(Int64(head)) ORDER BY batch DESC LIMIT 1
+      """, "the newest snapshot", timeout: .seconds(300))
+    return try found.first.map { row in
+      let (batch, modelVersion, sha, record) = try row.decode((Int64, Int32, Data, Data).self)
+      return SnapshotRow(
+        batch: UInt64(max(0, batch)), modelVersion: UInt32(max(0, modelVersion)), logSHA: Array(sha),
+        record: Array(record))
+    }
+  }
+
+  /// Keeps `record` (a checkpoint at `batch`, standing for the log's record whose SHA-256 is
+  /// `logSHA`) as a snapshot; one already there for that batch stays.
+  func insertSnapshot(batch: UInt64, modelVersion: UInt32, logSHA: [UInt8], record: [UInt8], writer: String)
+    async throws
+  {
+    let ledger = location.ledger
+    try await rows(
+      """
+      INSERT INTO jsonledger_snapshots (ledger, batch, model_version, log_sha256, record, writer)
+      VALUES (\(ledger), \(Int64(batch)), \(Int32(modelVersion)), \(Data(logSHA)), \(Data(record)), \(writer))
+      ON CONFLICT (ledger, batch) DO NOTHING
+      """, "the snapshot at batch \(batch)", timeout: .seconds(300))
   }
 
   /// The ledger's row, locked until the transaction ends when `locking` (the write queue).

@@ -7,12 +7,34 @@
 ///   the previous record's (a chain), kind, model version, idempotency key (unique per ledger),
 ///   writer and commit time.
 /// - `jsonledger_followers`: each replica's position, for `remote status`.
+/// - `jsonledger_snapshots` (version 2): checkpoints replicas made when they compacted, each
+///   standing for the log up to its batch (the SHA-256 of that batch's record in the log, which
+///   the next record chains to): a new replica starts from the newest and applies the tail.
+///   The log itself is never pruned.
 ///
 /// A trigger refuses an insert that is not head + 1 with the previous record's checksum and a
 /// checksum that is the record's; it moves the head and announces the batch (`NOTIFY`). Another
 /// refuses every update, delete and truncate of the log: it is append-only for everyone.
 enum RemoteSchema {
-  static let version = 1
+  static let version = 2
+
+  /// Version 2: snapshots.
+  static let snapshots = """
+    CREATE TABLE IF NOT EXISTS jsonledger_snapshots (
+      ledger text NOT NULL REFERENCES jsonledger_ledgers (ledger),
+      batch bigint NOT NULL,
+      model_version integer NOT NULL,
+      log_sha256 bytea NOT NULL,
+      record bytea NOT NULL,
+      writer text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (ledger, batch))
+    """
+
+  /// What takes the tables from each earlier version to the next, in one transaction.
+  static let upgrades: [Int: [String]] = [
+    1: [snapshots, "INSERT INTO jsonledger_schema (version) VALUES (2)"]
+  ]
 
   static let statements: [String] = [
     """
@@ -102,8 +124,9 @@ enum RemoteSchema {
     CREATE TRIGGER jsonledger_log_no_truncate BEFORE TRUNCATE ON jsonledger_log
       FOR EACH STATEMENT EXECUTE FUNCTION jsonledger_refuse_change()
     """,
+    snapshots,
     """
-    INSERT INTO jsonledger_schema (version) VALUES (1)
+    INSERT INTO jsonledger_schema (version) VALUES (2)
     """,
   ]
 }

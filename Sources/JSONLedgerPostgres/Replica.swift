@@ -159,14 +159,16 @@ public final class Replica: Sendable {
     return Replica(ledger: ledger, remote: remote, logger: logger)
   }
 
-  /// Builds a new replica at `path` from the remote's log (from batch 1), then verifies it.
-  /// With `reset`, a store already at `path` is replaced once the new one is whole (how a
-  /// diverged replica recovers); without, it is refused. With `backup` (a `jsonledger backup`
-  /// of a store of this ledger), the new replica starts from a copy of it and applies only the
-  /// batches after its head, once its head record's checksum is found to be the remote's.
+  /// Builds a new replica at `path` from the remote's log, then verifies it: from the newest
+  /// snapshot (a replica's compaction published it) and the batches after it, or from batch 1
+  /// when there is none or `fromSnapshot` is false. With `reset`, a store already at `path` is
+  /// replaced once the new one is whole (how a diverged replica recovers); without, it is
+  /// refused. With `backup` (a `jsonledger backup` of a store of this ledger), the new replica
+  /// starts from a copy of it and applies only the batches after its head, once its head
+  /// record's checksum is found to be the remote's.
   public static func clone(
     from remote: RemoteLocation, into path: String, reset: Bool = false, fromBackup backup: String? = nil,
-    options: Ledger.Options = Ledger.Options(),
+    fromSnapshot: Bool = true, options: Ledger.Options = Ledger.Options(),
     logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
   ) async throws -> Replica {
     let target = URL(fileURLWithPath: path).standardizedFileURL.path
@@ -210,6 +212,15 @@ public final class Replica: Sendable {
             "the backup \(backup) has another model than the remote ledger \"\(remote.ledger)\": it is not a backup of this ledger"
           )
         }
+      } else if fromSnapshot, let snapshot = try await connection.newestSnapshot(atOrBefore: row.head) {
+        // From the newest snapshot, under the version it was written under; the tail follows.
+        guard try await connection.checksum(of: snapshot.batch) == snapshot.logSHA else {
+          throw RemoteError.corruptRecord(
+            batch: snapshot.batch, reason: "the snapshot stands for another record than the log's")
+        }
+        ledger = try Ledger.create(
+          at: building, modelDefinition: definition, version: snapshot.modelVersion, options: options)
+        _ = try ledger.startReplica(atCheckpoint: snapshot.record, digest: snapshot.logSHA)
       } else {
         // At the first version: the migration records bring it to the others as they come.
         ledger = try Ledger.create(at: building, modelDefinition: definition, version: 1, options: options)
@@ -279,6 +290,21 @@ public final class Replica: Sendable {
     return reopened
   }
 
+  /// The remote's checksum of the store's record of `batch` (0: the chain's start): its bytes',
+  /// or, where the log starts at a checkpoint, the one of the record the checkpoint stands for.
+  func remoteChecksum(ofLocal batch: UInt64) throws -> [UInt8] {
+    guard batch > 0 else { return RecordDigest.genesis }
+    let ledger = self.ledger
+    let start = try ledger.logExtent().first
+    guard batch == start, start > 1 else { return RecordDigest.of(try ledger.encodedRecord(batch)) }
+    guard let digest = try ledger.replicaStartDigest else {
+      throw RemoteError.unsupported(
+        "\(ledger.path) starts at a checkpoint (batch \(start)) that does not say which remote record it stands for: clone it again (clone --reset)"
+      )
+    }
+    return digest
+  }
+
   var followerName: String { "\(ProcessInfo.processInfo.hostName):\(ledger.path)" }
 
   /// Applies the remote's records after the local head up to `remoteHead`, each checked: its
@@ -287,7 +313,7 @@ public final class Replica: Sendable {
   /// is applied (`RemoteError.diverged`).
   func catchUp(on connection: RemoteConnection, to remoteHead: UInt64) async throws -> Int {
     var local = try ledger.logExtent().head
-    var localSHA = local == 0 ? RecordDigest.genesis : RecordDigest.of(try ledger.encodedRecord(local))
+    var localSHA = try remoteChecksum(ofLocal: local)
     if local > remoteHead {
       throw RemoteError.diverged(
         batch: local, local: Hex.string(localSHA),
@@ -445,6 +471,48 @@ public final class Replica: Sendable {
     return result
   }
 
+  // MARK: - Compacting
+
+  /// Compacts the store (`Ledger.compact(keepingBatches:before:archive:discarding:)`) and
+  /// publishes its checkpoint as a snapshot, from which new replicas start (`clone`). The
+  /// remote's log is not pruned: it keeps every batch, and other replicas are not affected.
+  /// Run again, it publishes the store's checkpoint if an earlier run could not.
+  @discardableResult
+  public func compact(
+    keepingBatches count: Int? = nil, before date: Date? = nil, archive: String?, discarding: Bool = false
+  ) async throws -> CompactReport {
+    let ledger = self.ledger
+    let report = try await offThePool {
+      try ledger.compactReplica(
+        keepingBatches: count, before: date, archive: archive, discarding: discarding, digest: RecordDigest.of)
+    }
+    try await publishSnapshot()
+    return report
+  }
+
+  /// Publishes the checkpoint the store's log starts at, when it starts at one, once the
+  /// remote's record of that batch is found to be the one the checkpoint stands for.
+  func publishSnapshot() async throws {
+    let ledger = self.ledger
+    let start = try ledger.logExtent().first
+    guard start > 1 else { return }
+    let digest = try remoteChecksum(ofLocal: start)
+    let record = try ledger.encodedRecord(start)
+    let modelVersion = ledger.modelVersion
+    let writer = Self.thisWriter
+    try await withConnection { connection in
+      let remote = try await connection.checksum(of: start)
+      guard remote == digest else {
+        throw RemoteError.diverged(batch: start, local: Hex.string(digest), remote: remote.map(Hex.string) ?? "none")
+      }
+      try await connection.rows("BEGIN", "BEGIN")
+      try await connection.upgradeSchema()
+      try await connection.insertSnapshot(
+        batch: start, modelVersion: modelVersion, logSHA: digest, record: record, writer: writer)
+      try await connection.rows("COMMIT", "the snapshot's commit")
+    }
+  }
+
   // MARK: - Status
 
   /// Where the replica stands against its remote.
@@ -497,14 +565,15 @@ public final class Replica: Sendable {
       }
       previous = entry.sha
     }
-    let head = try ledger.logExtent().head
+    let (first, head) = try ledger.logExtent()
     guard head <= UInt64(checksums.count) else {
       throw RemoteError.diverged(
         batch: UInt64(checksums.count) + 1, local: "present", remote: "none (the remote's head is \(checksums.count))")
     }
     if head > 0 {
-      for batch in 1...head {
-        let local = RecordDigest.of(try ledger.encodedRecord(batch))
+      // A compacted replica's log starts at a checkpoint: from there on.
+      for batch in first...head {
+        let local = try remoteChecksum(ofLocal: batch)
         let remote = checksums[Int(batch) - 1].sha
         guard local == remote else {
           throw RemoteError.diverged(batch: batch, local: Hex.string(local), remote: Hex.string(remote))

@@ -42,14 +42,36 @@ extension Ledger {
         "compact needs an archive file for the batches it moves out, unless they are discarded")
     }
     if let count, count < 0 { throw LedgerError.invalidArgument("the batches to keep cannot be negative") }
-    // A replica's log is its remote's: a checkpoint written here would be a record the others lack.
+    // A replica's log is its remote's: it compacts through `JSONLedgerPostgres`, which keeps
+    // what the checkpoint stands for (`compactReplica`).
     if let source = try replicaSource { throw LedgerError.replicaWrite(path: path, source: source) }
-    return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive) }
+    return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive, digest: nil) }
   }
 
-  private func compactNow(keepingBatches count: Int?, before date: Date?, archive: String?) throws -> CompactReport {
+  /// `compact`, on a replica: `digest` gives the remote's checksum of a record's bytes, and the
+  /// store keeps the one of the record its checkpoint replaces (`replicaStartDigest`), in the
+  /// same transaction: the records after it chain to that, not to the checkpoint.
+  @_spi(Replication) public func compactReplica(
+    keepingBatches count: Int? = nil, before date: Date? = nil, archive: String?, discarding: Bool = false,
+    digest: @escaping ([UInt8]) -> [UInt8]
+  ) throws -> CompactReport {
+    guard (count == nil) != (date == nil) else {
+      throw LedgerError.invalidArgument("compact needs one horizon: a number of batches to keep, or a date")
+    }
+    guard archive != nil || discarding else {
+      throw LedgerError.invalidArgument(
+        "compact needs an archive file for the batches it moves out, unless they are discarded")
+    }
+    if let count, count < 0 { throw LedgerError.invalidArgument("the batches to keep cannot be negative") }
+    return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive, digest: digest) }
+  }
+
+  private func compactNow(
+    keepingBatches count: Int?, before date: Date?, archive: String?, digest: (([UInt8]) -> [UInt8])?
+  ) throws -> CompactReport {
     // The horizon, and the checkpoint: the state after it, read before anything is written.
-    let (start, horizon, checkpoint) = try environment.read { txn -> (UInt64, UInt64, ChangeRecord?) in
+    let (start, horizon, checkpoint, replaced) = try environment.read {
+      txn -> (UInt64, UInt64, ChangeRecord?, [UInt8]?) in
       try checkModelVersion(txn)
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
@@ -65,8 +87,11 @@ extension Ledger {
         }
       }
       // Nothing before the horizon, or the log starts there already (at a checkpoint).
-      guard start == 1 ? horizon >= 1 : horizon > start else { return (start, 0, nil) }
-      return (start, horizon, try checkpointRecord(at: horizon, txn))
+      guard start == 1 ? horizon >= 1 : horizon > start else { return (start, 0, nil, nil) }
+      // On a replica, the record the checkpoint replaces: its checksum is what the next record chains to.
+      var replaced: [UInt8]?
+      if digest != nil { replaced = try txn.value(forKey: StoreKeys.batch(horizon), in: layout.log).map(Array.init) }
+      return (start, horizon, try checkpointRecord(at: horizon, txn), replaced)
     }
     guard let checkpoint else {
       return CompactReport(horizon: start, archivedBatches: 0, archivePath: nil, objects: 0)
@@ -74,7 +99,7 @@ extension Ledger {
     // A failed archive leaves no file; a failed commit removes the archive this call wrote.
     if let archive { try writeArchive(archive, from: start, to: horizon) }
     do {
-      try commit(checkpoint, logStart: start)
+      try commit(checkpoint, logStart: start, startDigest: replaced.flatMap { bytes in digest.map { $0(bytes) } })
     } catch {
       if let archive { try? FileManager.default.removeItem(atPath: archive) }
       throw error
@@ -109,7 +134,7 @@ extension Ledger {
   /// Replaces the records from `start` to the checkpoint's batch with the checkpoint and
   /// rebuilds the projections, provided the log still starts at `start` and the model is the
   /// one read.
-  private func commit(_ checkpoint: ChangeRecord, logStart start: UInt64) throws {
+  private func commit(_ checkpoint: ChangeRecord, logStart start: UInt64, startDigest: [UInt8]?) throws {
     let horizon = checkpoint.batchID
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: checkpoint.changes.count * 2))
     try environment.write { txn in
@@ -125,6 +150,7 @@ extension Ledger {
       for id in start...horizon { try txn.delete(StoreKeys.batch(id), in: layout.log) }
       try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(horizon), in: layout.log)
       try txn.put([UInt8](bigEndian: horizon), forKey: MetaKey.horizon, in: layout.meta)
+      if let startDigest { try txn.put(startDigest, forKey: MetaKey.replicaStartDigest, in: layout.meta) }
       // The projections again, from the checkpoint and the batches kept.
       _ = try rebuildProjections(txn, model: model) { $0 }
     }

@@ -47,6 +47,53 @@ extension Ledger {
     }
   }
 
+  /// On a replica whose log starts at a checkpoint, the remote's checksum of the record the
+  /// checkpoint replaced (what the record after it chains to); nil otherwise.
+  @_spi(Replication) public var replicaStartDigest: [UInt8]? {
+    get throws {
+      try readTransaction { txn in
+        try txn.value(forKey: MetaKey.replicaStartDigest, in: layout.meta).map(Array.init)
+      }
+    }
+  }
+
+  /// Starts an empty replica at another store's checkpoint (`compactReplica`'s, as its bytes):
+  /// the log starts at its batch, whose remote checksum is `digest`; the records after it
+  /// follow with `appendReplicated`. One transaction: a kill leaves the store empty or started.
+  @_spi(Replication) public func startReplica(atCheckpoint bytes: [UInt8], digest: [UInt8]) throws -> BatchSummary {
+    let claimed: UInt64
+    do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
+      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
+    }
+    let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions)
+    guard record.kind == .checkpoint else {
+      throw LedgerError.corruptRecord(batchID: claimed, reason: "it is not a checkpoint")
+    }
+    guard record.modelVersion == versions.current else {
+      throw LedgerError.corruptRecord(
+        batchID: claimed,
+        reason: "it is written under model version \(record.modelVersion), the store's is \(versions.current)")
+    }
+    let environment = try environment
+    return try writer.sync {
+      try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count * 2))
+      let start = ContinuousClock.now
+      try LedgerError.wrappingStorageErrors {
+        try environment.write { txn in
+          guard try ProjectionStore(transaction: txn, layout: layout, model: model).head() == 0 else {
+            throw LedgerError.invalidArgument("a replica starts at a checkpoint only while its log is empty")
+          }
+          try txn.put([UInt8](bigEndian: claimed), forKey: MetaKey.horizon, in: layout.meta)
+          try txn.put(digest, forKey: MetaKey.replicaStartDigest, in: layout.meta)
+          try append(record, txn, encoded: bytes)
+        }
+      }
+      let summary = BatchSummary(record: record)
+      announce(summary, since: start)
+      return summary
+    }
+  }
+
   /// Runs `body` with `gate` receiving each new record before it commits.
   @_spi(Replication) public func withRecordGate<R>(_ gate: @escaping RecordGate, _ body: () throws -> R) throws -> R {
     let token = recordGateTokens.withLock { next in

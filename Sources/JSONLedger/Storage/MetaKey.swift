@@ -13,6 +13,9 @@ enum MetaKey {
   static let horizon = Array("horizon".utf8)
   /// Set on a replica: where its records come from and go to (`Ledger.replicaSource`).
   static let replicaOf = Array("replicaOf".utf8)
+  /// On a replica whose log starts at a checkpoint: the remote's checksum of the record the
+  /// checkpoint stands for, which the next record chains to (`Ledger.replicaStartDigest`).
+  static let replicaStartDigest = Array("replicaStartDigest".utf8)
   /// The next unused sequence number of object ids (`ObjectIDs`).
   static let nextObjectSequence = Array("nextObjectSequence".utf8)
 }

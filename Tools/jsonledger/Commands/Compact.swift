@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSONLedger
+import JSONLedgerPostgres
 
 struct Compact: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -9,7 +10,9 @@ struct Compact: AsyncParsableCommand {
       The batches up to the horizon are written to the archive (which restore-log replays into a \
       new store) and replaced by one checkpoint record holding the whole state after the horizon's \
       batch. Batch ids go on; as-of reads before the horizon are refused. Nothing is dropped \
-      without an archive unless --discard is given.
+      without an archive unless --discard is given. On a replica the checkpoint is also \
+      published to the remote as a snapshot, from which new replicas start (clone); the remote's \
+      log keeps every batch.
       """)
 
   @OptionGroup var storeOptions: StoreOptions
@@ -46,12 +49,19 @@ struct Compact: AsyncParsableCommand {
       throw CommandFailure(message: "compact needs an archive file for the batches it moves out: \(Hints.discard)")
     }
     let ledger = try storeOptions.open(durability: writeOptions.durability)
-    let report = try ledger.compact(keepingBatches: keepBatches, before: date, archive: archive, discarding: discard)
+    let replica = try Replica.ifReplica(ledger)
+    let report =
+      if let replica {
+        try await replica.compact(keepingBatches: keepBatches, before: date, archive: archive, discarding: discard)
+      } else {
+        try ledger.compact(keepingBatches: keepBatches, before: date, archive: archive, discarding: discard)
+      }
     if json {
       Output.json([
         "horizon": .number(JSONNumber(Int(report.horizon))),
         "archivedBatches": .number(JSONNumber(report.archivedBatches)),
         "archive": report.archivePath.map { .string($0) } ?? .null, "objects": .number(JSONNumber(report.objects)),
+        "snapshot": replica != nil && report.horizon > 1 ? .number(JSONNumber(Int(report.horizon))) : .null,
       ])
     } else if report.archivedBatches == 0 {
       Output.line("nothing to compact: the log starts at batch \(report.horizon)")
@@ -59,6 +69,9 @@ struct Compact: AsyncParsableCommand {
       Output.line(
         "moved \(report.archivedBatches) batches \(report.archivePath.map { "to \($0)" } ?? "out (discarded)"); the log starts at batch \(report.horizon), a checkpoint of \(report.objects) objects"
       )
+    }
+    if replica != nil, report.horizon > 1, !json {
+      Output.line("the checkpoint at batch \(report.horizon) is published as the remote's snapshot")
     }
   }
 }

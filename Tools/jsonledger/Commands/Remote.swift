@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import JSONLedger
+@_spi(Replication) import JSONLedger
 import JSONLedgerPostgres
 
 /// `--remote` and `--ledger`: a PostgreSQL database and a ledger in it.
@@ -114,11 +114,17 @@ struct Clone: AsyncParsableCommand {
     help: "Start from this backup of a store of the ledger (`jsonledger backup`) and apply only the later batches.")
   var fromBackup: String?
 
+  @Flag(help: "Apply the remote's log from batch 1, even where a snapshot would start the store later.")
+  var fullLog = false
+
   func run() async throws {
     let location = try RemoteLocation(url: url, ledger: ledger)
-    let replica = try await Replica.clone(from: location, into: store, reset: reset, fromBackup: fromBackup)
-    let head = try replica.ledger.head
-    Output.line("cloned \(head) batch\(head == 1 ? "" : "es") of \(location) (ledger \"\(ledger)\") into \(store)")
+    let replica = try await Replica.clone(
+      from: location, into: store, reset: reset, fromBackup: fromBackup, fromSnapshot: !fullLog)
+    let (first, head) = try replica.ledger.logExtent()
+    let from = first > 1 ? " (from the snapshot at batch \(first))" : ""
+    Output.line(
+      "cloned \(head) batch\(head == 1 ? "" : "es") of \(location) (ledger \"\(ledger)\") into \(store)\(from)")
   }
 }
 

@@ -1,0 +1,78 @@
+import Foundation
+import JSONLedgerTestSupport
+import Testing
+
+/// Compaction on replicated ledgers: a replica compacts its own store and publishes the
+/// checkpoint as a snapshot; the remote's log keeps every batch, so no other replica is
+/// affected, and a new replica starts from the snapshot and the tail.
+@Suite("Compaction of replicas", .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is installed"))
+struct ReplicaCompactionTests {
+  static func importAlbums(_ store: String, _ name: String, in directory: TemporaryDirectory) throws {
+    let file = try directory.write("\(name).json", ReplicaFixtures.albums(name, count: 3))
+    try ReplicationTests.run(["import", store, file, "--entity", "Album", "--idempotency-key", name])
+  }
+
+  @Test func aReplicaCompactsAndANewCloneStartsFromItsSnapshotWhileOthersGoOn() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let writer = directory.path + "/writer"
+    try ReplicationTests.run(["clone", cluster.url, writer, "--ledger", "main"])
+    let lagging = directory.path + "/lagging"
+    try ReplicationTests.run(["clone", cluster.url, lagging, "--ledger", "main"])
+    for name in ["two", "three", "four"] { try Self.importAlbums(writer, name, in: directory) }
+    try ReplicationTests.run(["follow", leader, "--until-caught-up"])
+
+    let compacted = try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    #expect(compacted.output.contains("published as the remote's snapshot"), "\(compacted.output)")
+    #expect(try cluster.psql("SELECT batch, model_version FROM jsonledger_snapshots") == "3|1")
+    #expect(try cluster.psql("SELECT count(*) FROM jsonledger_log") == "4")
+    // Others go on: the writer writes, the lagging one catches up from batch 1, the
+    // compacted one follows and writes from its checkpoint.
+    try Self.importAlbums(writer, "five", in: directory)
+    try Self.importAlbums(leader, "six", in: directory)
+    let fresh = directory.path + "/fresh"
+    let cloned = try ReplicationTests.run(["clone", cluster.url, fresh, "--ledger", "main"])
+    #expect(cloned.output.contains("from the snapshot at batch 3"), "\(cloned.output)")
+    let full = directory.path + "/full"
+    let replayed = try ReplicationTests.run(["clone", cluster.url, full, "--ledger", "main", "--full-log"])
+    #expect(!replayed.output.contains("snapshot"), "\(replayed.output)")
+    try ReplicationTests.expectIdentical([writer, leader, lagging, fresh, full])
+    // The as-of reads the snapshot covers are refused there, and answered by the full clone.
+    #expect(try CommandRunner.run(["get", fresh, "Album", "two-0", "--as-of", "2"]).status != 0)
+    #expect(try ReplicationTests.run(["get", full, "Album", "two-0", "--as-of", "2"]).output.contains("two-0"))
+
+    // Compacted to its head, a replica's next record chains to the checkpoint's original.
+    try ReplicationTests.run(["compact", fresh, "--keep-batches", "0", "--discard"])
+    #expect(try cluster.psql("SELECT string_agg(batch::text, ',' ORDER BY batch) FROM jsonledger_snapshots") == "3,6")
+    try Self.importAlbums(writer, "seven", in: directory)
+    try Self.importAlbums(fresh, "eight", in: directory)
+    let newest = directory.path + "/newest"
+    let again = try ReplicationTests.run(["clone", cluster.url, newest, "--ledger", "main"])
+    #expect(again.output.contains("from the snapshot at batch 6"), "\(again.output)")
+    try ReplicationTests.expectIdentical([writer, leader, lagging, fresh, full, newest])
+  }
+
+  /// With the remote down the store is compacted but the snapshot is not published: the
+  /// command fails saying so, and run again it publishes it. An older remote (tables of
+  /// version 1, before snapshots) is brought to version 2 on the way.
+  @Test func aSnapshotThatCouldNotBePublishedIsPublishedByARerun() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    for name in ["two", "three"] { try Self.importAlbums(leader, name, in: directory) }
+    try cluster.psql("DROP TABLE jsonledger_snapshots; UPDATE jsonledger_schema SET version = 1")
+    try cluster.stop()
+    let failed = try CommandRunner.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    #expect(failed.status != 0)
+    #expect(failed.error.contains("unavailable"), "\(failed.error)")
+    try cluster.start()
+    let rerun = try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    #expect(rerun.output.contains("published as the remote's snapshot"), "\(rerun.output)")
+    #expect(try cluster.psql("SELECT max(version) FROM jsonledger_schema") == "2")
+    #expect(try cluster.psql("SELECT batch FROM jsonledger_snapshots") == "2")
+    let fresh = directory.path + "/fresh"
+    try ReplicationTests.run(["clone", cluster.url, fresh, "--ledger", "main"])
+    try ReplicationTests.expectIdentical([leader, fresh])
+  }
+}
