@@ -189,6 +189,27 @@ struct LifecycleEdgeCLITests {
     #expect(FileManager.default.fileExists(atPath: store + "/data.mdb"))
   }
 
+  /// Killed between creating its build directory and writing the marker in it, a restore
+  /// leaves an empty directory, or one holding only the marker's temporary file: nothing of
+  /// the user's, so a rerun takes it as its own (one CI run in about five hit this window).
+  @Test(arguments: [nil, "", "building\n", "buil"])
+  func aBuildDirectoryCutShortBeforeItsMarkerIsTakenAgain(temporaryMarker: String?) throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["stress", store, "--batches", "3", "--objects", "2"])
+    let archive = directory.path + "/archive"
+    #expect(try CommandRunner.run(["compact", store, "--keep-batches", "0", "--archive", archive]).status == 0)
+    let restored = directory.path + "/restored"
+    try FileManager.default.createDirectory(atPath: restored + ".restoring", withIntermediateDirectories: false)
+    if let temporaryMarker {
+      _ = try directory.write("restored.restoring/jsonledger-build.new", temporaryMarker)
+    }
+    let rerun = try CommandRunner.run(["restore-log", restored, archive])
+    #expect(rerun.status == 0, "\(rerun.error)")
+    #expect(try CommandRunner.run(["verify", restored]).status == 0)
+    #expect(!FileManager.default.fileExists(atPath: restored + ".restoring"))
+  }
+
   @Test func upgradeTakesATrailingSlashAndTheCurrentDirectory() throws {
     let directory = try TemporaryDirectory()
     let slashed = directory.path + "/slashed"

@@ -4,7 +4,9 @@ import Foundation
 /// directory `<target>.<suffix>` (`S.upgrading`, `S.restoring`), holding a marker file that
 /// says this library made it and how far it got, and the store being built, `store/`. The
 /// store is moved to its place by one rename, so a crash leaves the target as it was or
-/// whole; a directory of that name that the library did not make is never removed.
+/// whole; a directory of that name that the library did not make is never removed (an empty
+/// one, or one holding only the marker's temporary file, is what a build cut short at its
+/// start leaves, and is taken again).
 struct BuildDirectory {
   /// The directory.
   let path: String
@@ -30,6 +32,14 @@ struct BuildDirectory {
   func state() throws -> State? {
     var status = stat()
     guard lstat(path, &status) == 0 else { return nil }
+    // Cut short between `mkdir` and the marker's rename, a build leaves the directory empty or
+    // holding only the marker's temporary file: nothing of anyone else's, so it is taken again.
+    if (status.st_mode & S_IFMT) == S_IFDIR, !FileManager.default.fileExists(atPath: markerPath),
+      let entries = try? FileManager.default.contentsOfDirectory(atPath: path),
+      entries.allSatisfy({ $0 == Self.markerName + ".new" })
+    {
+      return .building
+    }
     guard (status.st_mode & S_IFMT) == S_IFDIR,
       let text = try? String(contentsOfFile: markerPath, encoding: .utf8),
       let state = State(rawValue: text.trimmingCharacters(in: .whitespacesAndNewlines))
