@@ -95,6 +95,63 @@ public final class Replica: Sendable {
     return replica
   }
 
+  /// Opens the replica at `path` as an app starts one. A missing or empty folder is first
+  /// cloned from `remote`; a store that is a replica of another remote or ledger than `remote`
+  /// is refused. With `model` (the app's), a store whose model differs is first caught up
+  /// (`sync`: another machine may have migrated it already); a model that still differs throws
+  /// `LedgerError.modelDiffers`, or, with `migration: .automatic`, is migrated to through the
+  /// remote (`migrate(to:)`), and every other replica follows.
+  ///
+  /// ```swift
+  /// let replica = try await Replica.open(
+  ///   at: "/var/cache/bands", model: model, remote: remote, migration: .automatic)
+  /// ```
+  public static func open(
+    at path: String, model: Model?, remote: RemoteLocation? = nil, migration: Ledger.Migration = .none,
+    options: Ledger.Options = Ledger.Options(),
+    logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) async throws -> Replica {
+    let isEmpty = (try? FileManager.default.contentsOfDirectory(atPath: path))?.isEmpty ?? true
+    let replica: Replica
+    if isEmpty {
+      guard let remote else {
+        throw RemoteError.unsupported("\(path) holds no store: give the remote to clone it from")
+      }
+      replica = try await clone(from: remote, into: path, options: options, logger: logger)
+    } else {
+      replica = try open(at: path, options: options, logger: logger)
+    }
+    do {
+      if let remote, let source = try replica.ledger.replicaSource, source != remote.remembered {
+        throw RemoteError.unsupported("\(path) is a replica of \(source), not of \(remote.remembered)")
+      }
+      guard let model, let difference = try modelDifference(at: path, from: model, options: options) else {
+        return replica
+      }
+      try await replica.sync()
+      guard try modelDifference(at: path, from: model, options: options) != nil else { return replica }
+      guard migration == .automatic else { throw difference }
+      try await replica.migrate(to: model)
+      return replica
+    } catch {
+      replica.ledger.close()
+      throw error
+    }
+  }
+
+  /// What `Ledger.open(at:model:)` says of `model` against the store's: nil when they are the
+  /// same, else its `modelDiffers` error.
+  private static func modelDifference(at path: String, from model: Model, options: Ledger.Options) throws
+    -> LedgerError?
+  {
+    do {
+      try Ledger.open(at: path, model: model, options: options).close()
+      return nil
+    } catch let error as LedgerError where error.code == .modelDiffers {
+      return error
+    }
+  }
+
   // MARK: - Publishing and cloning
 
   /// Publishes `ledger`'s log to `remote` verbatim (the same batch ids and bytes), creating the
@@ -114,7 +171,9 @@ public final class Replica: Sendable {
       throw RemoteError.unsupported(
         "\(ledger.path) was compacted (its log starts at batch \(first)): only a log from batch 1 can be published")
     }
-    let model = String(decoding: JSONWriter().bytes(from: ledger.modelDefinition), as: UTF8.self)
+    // In document order: the order of the entities is part of the model (sorted keys made a
+    // clone's model differ from the app's by it).
+    let model = String(decoding: JSONWriter(options: []).bytes(from: ledger.modelDefinition), as: UTF8.self)
     // Marked first: from here on no local write slips in between the upload and the mark.
     try ledger.setReplicaSource(remote.remembered)
     let connection = try await RemoteConnection.open(remote, logger: logger)
@@ -450,7 +509,7 @@ public final class Replica: Sendable {
             "a migration through the remote moves the model from version \(row.modelVersion) to the next, with its definition"
           )
         }
-        model = String(decoding: JSONWriter().bytes(from: definition), as: UTF8.self)
+        model = String(decoding: JSONWriter(options: []).bytes(from: definition), as: UTF8.self)
       } else {
         model = nil
       }

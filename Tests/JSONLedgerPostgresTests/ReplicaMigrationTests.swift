@@ -82,6 +82,42 @@ struct ReplicaMigrationTests {
     #expect(try ReplicationTests.run(["get", clone, "Album", "first-1"]).output.contains("1977"))
   }
 
+  /// `Replica.open(at:model:remote:migration:)`, as apps start: a missing store is cloned, a
+  /// new model is migrated to through the remote once (automatic), another app's store
+  /// catches that migration up instead of migrating again, and an older model is refused.
+  @Test func appsOpeningTheirReplicasCloneMigrateOnceAndFollow() async throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    _ = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let remote = try RemoteLocation(url: cluster.url, ledger: "main")
+    let first = try Model(json: try JSONParser.parse(Array(ReplicaFixtures.model.utf8)))
+    let second = try Model(json: try JSONParser.parse(Array(Self.withYear.utf8)))
+    let one = directory.path + "/app-one"
+    let two = directory.path + "/app-two"
+    let started = try await Replica.open(at: one, model: first, remote: remote)
+    #expect(try started.ledger.head == 1)
+    started.ledger.close()
+    let migrating = try await Replica.open(at: two, model: second, remote: remote, migration: .automatic)
+    #expect(migrating.ledger.modelVersion == 2)
+    migrating.ledger.close()
+    #expect(try cluster.psql("SELECT model_version, head FROM jsonledger_ledgers") == "2|2")
+    // The other app, updated too: it finds the migration in the log and writes nothing.
+    let following = try await Replica.open(at: one, model: second, remote: remote, migration: .automatic)
+    #expect(following.ledger.modelVersion == 2)
+    following.ledger.close()
+    #expect(try cluster.psql("SELECT head FROM jsonledger_ledgers") == "2")
+    await #expect {
+      try await Replica.open(at: one, model: first, remote: remote)
+    } throws: { error in
+      LedgerError.Code.modelDiffers ~= error
+    }
+    await #expect {
+      try await Replica.open(at: one, model: second, remote: try RemoteLocation(url: cluster.url, ledger: "other"))
+    } throws: { error in
+      "\(error)".contains("is a replica of")
+    }
+  }
+
   /// A follower that cannot take the new version (here: it names a value transformer the
   /// process does not register) stops before the migration with nothing applied; once it can,
   /// it goes on.

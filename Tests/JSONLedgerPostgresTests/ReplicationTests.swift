@@ -259,6 +259,55 @@ struct ReplicationTests {
     try Self.expectIdentical([leader, fresh])
   }
 
+  /// A network that swallows every byte while the connections stay open (no error, no
+  /// close): the follower's stuck call is abandoned at its deadline, the supervisor starts a
+  /// new session, and once bytes pass again the follower catches up, each record once.
+  @Test func aFollowerBehindAStalledNetworkAbandonsTheStuckCallAndCatchesUp() throws {
+    let cluster = try PostgresCluster()
+    let proxy = try TCPProxy(to: cluster.port)
+    defer { proxy.close() }
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let follower = directory.path + "/follower"
+    // Cloned through the proxy, the follower remembers the proxy as its remote.
+    try Self.run(["clone", proxy.url, follower, "--ledger", "main"])
+    let following = try Self.start("exec \"$J\" follow '\(follower)' --poll-interval 200")
+    defer {
+      kill(following.processIdentifier, SIGKILL)
+      following.waitUntilExit()
+    }
+    func head() throws -> UInt64 {
+      let ledger = try Ledger.open(at: follower)
+      defer { ledger.close() }
+      return try ledger.head
+    }
+    func waitForHead(_ batch: UInt64, seconds: Int) throws -> Bool {
+      for _ in 0..<(seconds * 10) {
+        if try head() >= batch { return true }
+        usleep(100_000)
+      }
+      return false
+    }
+    try Self.run([
+      "import", leader, try directory.write("a.json", ReplicaFixtures.albums("a", count: 3)), "--entity", "Album",
+    ])
+    #expect(try waitForHead(2, seconds: 30))
+    proxy.set(.stall)
+    try Self.run([
+      "import", leader, try directory.write("b.json", ReplicaFixtures.albums("b", count: 3)), "--entity", "Album",
+    ])
+    sleep(2)
+    #expect(try head() == 2, "bytes passed through a stalled proxy")
+    proxy.set(.pass)
+    let resumed = Date()
+    #expect(try waitForHead(3, seconds: 120), "the follower never came back from the stall")
+    #expect(following.isRunning)
+    #expect(Date().timeIntervalSince(resumed) < 100)
+    kill(following.processIdentifier, SIGKILL)
+    following.waitUntilExit()
+    try Self.expectIdentical([leader, follower])
+  }
+
   /// A follower whose sessions are terminated under it (its LISTEN lost with them) and that
   /// gets a storm of notifications for batches that do not exist: it catches up all the same,
   /// applying each record once.

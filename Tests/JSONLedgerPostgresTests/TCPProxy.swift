@@ -6,15 +6,25 @@ import Synchronization
 #endif
 
 /// A TCP proxy on 127.0.0.1 in front of a PostgreSQL server, for faults a real network has:
-/// it passes bytes both ways, or, told to, lets a `COMMIT` through and drops the connection
+/// it passes bytes both ways; or, told to, lets a `COMMIT` through and drops the connection
 /// before the server's answer reaches the client (the commit is made, its acknowledgement
-/// lost). One thread accepts; two threads pump each connection.
+/// lost); or stalls, swallowing every byte both ways while the connections stay open (a
+/// black hole: a call waits for an answer that never comes). One thread accepts; two threads
+/// pump each connection.
 final class TCPProxy: Sendable {
   enum Mode: Sendable {
     /// Bytes pass both ways.
     case pass
     /// After a client sends COMMIT, the server's next bytes are dropped with the connection.
     case loseCommitAcknowledgement
+    /// Bytes are read and thrown away, both ways; connections stay open. A connection that
+    /// lost bytes so is of no use afterwards: only new ones work once bytes pass again.
+    case stall
+  }
+
+  /// What a pump does with the bytes it read.
+  private enum Verdict {
+    case forward, swallow, cut
   }
 
   let port: Int
@@ -97,33 +107,42 @@ final class TCPProxy: Sendable {
     let commitSent = Atomic<Bool>(false)
     Thread.detachNewThread { [self] in
       pump(from: client, to: server) { bytes in
-        if case .loseCommitAcknowledgement = self.state.withLock({ $0.mode }),
-          bytes.firstRange(of: Array("COMMIT".utf8)) != nil
-        {
+        switch self.state.withLock({ $0.mode }) {
+        case .stall: return .swallow
+        case .loseCommitAcknowledgement where bytes.firstRange(of: Array("COMMIT".utf8)) != nil:
           commitSent.store(true, ordering: .sequentiallyConsistent)
+        case .pass, .loseCommitAcknowledgement: break
         }
-        return true
+        return .forward
       }
     }
     Thread.detachNewThread { [self] in
       pump(from: server, to: client) { _ in
-        guard commitSent.load(ordering: .sequentiallyConsistent) else { return true }
+        if case .stall = self.state.withLock({ $0.mode }) { return .swallow }
+        guard commitSent.load(ordering: .sequentiallyConsistent) else { return .forward }
         self.state.withLock { $0.dropped += 1 }
-        return false
+        return .cut
       }
     }
   }
 
-  /// Copies bytes from `source` to `destination` while `forward` says so; on its refusal, an
-  /// end or an error, both sockets are shut down (not closed: the other pump may still be in a
-  /// call on them; a test's proxy leaves its few descriptors to the process's end).
-  private func pump(from source: Int32, to destination: Int32, forward: ([UInt8]) -> Bool) {
+  /// Copies bytes from `source` to `destination` as `verdict` says; when it cuts, at an end or
+  /// an error, both sockets are shut down (not closed: the other pump may still be in a call
+  /// on them; a test's proxy leaves its few descriptors to the process's end).
+  private func pump(from source: Int32, to destination: Int32, verdict: ([UInt8]) -> Verdict) {
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
       let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
       guard count > 0 else { break }
       let bytes = Array(buffer[0..<count])
-      guard forward(bytes) else { break }
+      switch verdict(bytes) {
+      case .forward: break
+      case .swallow: continue
+      case .cut:
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(destination, Int32(SHUT_RDWR))
+        return
+      }
       var sent = 0
       while sent < count {
         // `send` with MSG_NOSIGNAL: a peer that has gone is an error here, where `write` would

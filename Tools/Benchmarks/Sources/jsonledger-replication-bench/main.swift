@@ -1,7 +1,8 @@
 // Replication through PostgreSQL, measured in one run against a server you start (its
 // README section says how): append throughput by writers, a follower's apply rate against a
-// local import of the same batches, replication lag under a steady import, and PostgreSQL's
-// bytes per million objects.
+// local import of the same batches, replication lag under a steady import, PostgreSQL's
+// bytes per million objects, and bootstrapping a replica of `--bootstrap-objects` objects by
+// replay and from a snapshot against a local `restore-log` of the same batches (0 skips it).
 import Foundation
 import JSONLedger
 import JSONLedgerPostgres
@@ -15,6 +16,7 @@ func option(_ name: String, _ fallback: String) -> String {
 let url = option("--remote", "postgres://postgres@127.0.0.1:55432/postgres")
 let batches = Int(option("--batches", "200")) ?? 200
 let perBatch = Int(option("--objects-per-batch", "500")) ?? 500
+let bootstrapObjects = Int(option("--bootstrap-objects", "200000")) ?? 200_000
 let root = FileManager.default.temporaryDirectory.appendingPathComponent(
   "jsonledger-rbench-\(UUID().uuidString.prefix(8))"
 ).path
@@ -169,6 +171,63 @@ do {
     (
       "replication lag, commit → applied on the follower (\(values.count) batches of 20, one every 20 ms)",
       String(format: "p50 %.1f ms, p99 %.1f ms", percentile(values, 0.5), percentile(values, 0.99)), "—"
+    ))
+}
+
+// 4. Bootstrap: the same batches of 10,000 objects in a local store, archived by a compaction
+//    and restored (`restore-log`: the baseline); published, then cloned by replay; compacted
+//    on the leader (a snapshot), then cloned from the snapshot.
+if bootstrapObjects > 0 {
+  let chunk = 10_000
+  let parts = max(1, bootstrapObjects / chunk)
+  let payloads = (0..<parts).map { albums("boot\($0)", chunk) }
+  let plain = try Ledger.open(at: root + "/boot-plain", model: model)
+  let location = try RemoteLocation(url: url, ledger: newLedgerName())
+  let leaderStore = try Ledger.open(at: root + "/boot-leader", model: model)
+  for payload in payloads {
+    for ledger in [plain, leaderStore] {
+      var batch = ledger.makeBatch()
+      try batch.stage(payload, as: "Album")
+      _ = try ledger.applySynchronously(batch)
+    }
+  }
+  _ = try plain.compact(keepingBatches: 0, archive: root + "/boot.archive")
+  plain.close()
+  var start = ContinuousClock.now
+  let restored = try Ledger.restoreLog(from: root + "/boot.archive", to: root + "/boot-restored")
+  let restoreSeconds = seconds(start)
+  restored.close()
+  let leader = try await Replica.publish(leaderStore, to: location)
+  start = ContinuousClock.now
+  let replayed = try await Replica.clone(from: location, into: root + "/boot-replay", fromSnapshot: false)
+  let replaySeconds = seconds(start)
+  replayed.ledger.close()
+  start = ContinuousClock.now
+  try await leader.compact(keepingBatches: 0, archive: nil, discarding: true)
+  let compactSeconds = seconds(start)
+  start = ContinuousClock.now
+  let snapshotted = try await Replica.clone(from: location, into: root + "/boot-snapshot")
+  let snapshotSeconds = seconds(start)
+  snapshotted.ledger.close()
+  let objects = parts * chunk
+  rows.append(
+    (
+      "bootstrap of \(objects) objects: local restore-log of the same \(parts) batches (the baseline here)",
+      String(format: "%.2f s", restoreSeconds), "1.00×"
+    ))
+  rows.append(
+    (
+      "the same, a clone replaying the remote's log (then verify)", String(format: "%.2f s", replaySeconds),
+      String(format: "%.2f× the restore", replaySeconds / restoreSeconds)
+    ))
+  rows.append(
+    (
+      "a replica compacting to its head and publishing the snapshot", String(format: "%.2f s", compactSeconds), "—"
+    ))
+  rows.append(
+    (
+      "the same, a clone from the snapshot (then verify)", String(format: "%.2f s", snapshotSeconds),
+      String(format: "%.2f× the restore", snapshotSeconds / restoreSeconds)
     ))
 }
 
