@@ -258,11 +258,15 @@ public final class Replica: Sendable {
       throw RemoteError.corruptRecord(batch: 0, reason: "the ledger's model does not read: \(error)")
     }
     let replica: Replica
+    // Built without a flush per commit, then flushed once: the store takes its place only
+    // whole, so a crash meanwhile leaves nothing to trust.
+    var buildOptions = options
+    buildOptions.durability = .noSync
     do {
       let ledger: Ledger
       if let backup {
         try FileManager.default.copyItem(atPath: backup, toPath: building)
-        ledger = try Ledger.open(at: building, options: options)
+        ledger = try Ledger.open(at: building, options: buildOptions)
         // The backup's versions must be the remote's first ones: the same models, numbered the
         // same; the migrations after its head follow with the tail.
         guard try ledger.hasFirstModelVersions(of: definition) else {
@@ -278,17 +282,18 @@ public final class Replica: Sendable {
             batch: snapshot.batch, reason: "the snapshot stands for another record than the log's")
         }
         ledger = try Ledger.create(
-          at: building, modelDefinition: definition, version: snapshot.modelVersion, options: options)
+          at: building, modelDefinition: definition, version: snapshot.modelVersion, options: buildOptions)
         _ = try ledger.startReplica(atCheckpoint: snapshot.record, digest: snapshot.logSHA)
       } else {
         // At the first version: the migration records bring it to the others as they come.
-        ledger = try Ledger.create(at: building, modelDefinition: definition, version: 1, options: options)
+        ledger = try Ledger.create(at: building, modelDefinition: definition, version: 1, options: buildOptions)
       }
       try ledger.setReplicaSource(remote.remembered)
       replica = Replica(ledger: ledger, remote: remote, logger: logger)
       _ = try await replica.catchUp(on: connection, to: row.head)
       connection.close()
       _ = try await replica.ledger.verify()
+      try replica.ledger.flushToDisk()
       replica.ledger.close()
       ledger.close()
     } catch {

@@ -47,6 +47,12 @@ extension Ledger {
     }
   }
 
+  /// Flushes every commit to disk (a store built with `.noSync` durability before it is put
+  /// in place).
+  @_spi(Replication) public func flushToDisk() throws {
+    try LedgerError.wrappingStorageErrors { try environment.sync() }
+  }
+
   /// On a replica whose log starts at a checkpoint, the remote's checksum of the record the
   /// checkpoint replaced (what the record after it chains to); nil otherwise.
   @_spi(Replication) public var replicaStartDigest: [UInt8]? {

@@ -112,8 +112,8 @@ do {
   clone.ledger.close()
 }
 
-// 2. Append throughput for 1, 2 and 4 writers, each a replica of its own, racing.
-for writers in [1, 2, 4] {
+// 2. Append throughput for 1, 2, 4 and 8 writers, each a replica of its own, racing.
+for writers in [1, 2, 4, 8] {
   let (leader, location) = try await publishedLeader()
   var replicas = [leader]
   for index in 1..<writers {
@@ -201,6 +201,9 @@ if bootstrapObjects > 0 {
   start = ContinuousClock.now
   let replayed = try await Replica.clone(from: location, into: root + "/boot-replay", fromSnapshot: false)
   let replaySeconds = seconds(start)
+  start = ContinuousClock.now
+  _ = try await replayed.ledger.verify()
+  let verifySeconds = seconds(start)
   replayed.ledger.close()
   start = ContinuousClock.now
   try await leader.compact(keepingBatches: 0, archive: nil, discarding: true)
@@ -219,6 +222,11 @@ if bootstrapObjects > 0 {
     (
       "the same, a clone replaying the remote's log (then verify)", String(format: "%.2f s", replaySeconds),
       String(format: "%.2f× the restore", replaySeconds / restoreSeconds)
+    ))
+  rows.append(
+    (
+      "a verify of that clone alone (what the clone ends with)", String(format: "%.2f s", verifySeconds),
+      String(format: "%.2f× the restore", verifySeconds / restoreSeconds)
     ))
   rows.append(
     (
