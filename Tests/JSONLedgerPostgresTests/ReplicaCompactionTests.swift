@@ -53,6 +53,28 @@ struct ReplicaCompactionTests {
     try ReplicationTests.expectIdentical([writer, leader, lagging, fresh, full, newest])
   }
 
+  /// A clone running while another replica compacts and publishes a snapshot: the clone
+  /// reads the log it started from and ends whole; the next clone starts from the snapshot.
+  @Test func aCloneRunningWhileAnotherReplicaCompactsEndsWhole() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    for part in 0..<4 {
+      let file = try directory.write("p\(part).json", ReplicaFixtures.albums("p\(part)", count: 5_000))
+      try ReplicationTests.run(["import", leader, file, "--entity", "Album"])
+    }
+    let cloning = directory.path + "/cloning"
+    let clone = try ReplicationTests.start(
+      "exec \"$J\" clone '\(cluster.url)' '\(cloning)' --ledger main --full-log")
+    try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    ReplicationTests.wait(clone, seconds: 120, "the clone")
+    #expect(clone.terminationStatus == 0)
+    let next = directory.path + "/next"
+    let cloned = try ReplicationTests.run(["clone", cluster.url, next, "--ledger", "main"])
+    #expect(cloned.output.contains("from the snapshot at batch 4"), "\(cloned.output)")
+    try ReplicationTests.expectIdentical([leader, cloning, next])
+  }
+
   /// With the remote down the store is compacted but the snapshot is not published: the
   /// command fails saying so, and run again it publishes it. An older remote (tables of
   /// version 1, before snapshots) is brought to version 2 on the way.
