@@ -125,11 +125,14 @@ extension Ledger {
               changedBy: later))
         }
       }
+    }
+    // The targets, once every object's kept fields and links are known: each object's current
+    // state with the batch's before-values put back.
+    for (change, (_, now)) in zip(record.changes, currentStates) {
       // Keeping later work: an object a later batch deleted or re-created stays as it is.
       if policy == .keepLater, laterObjects.contains(change.objectID) { continue }
       let keptFields = policy == .keepLater ? laterFields[change.objectID] ?? [] : []
       let keptLinks = policy == .keepLater ? laterLinks[change.objectID] ?? [] : []
-      // The target: the current state with the batch's before-values put back.
       if change.kind == .created {
         targets[change.objectID] = .some(nil)
         continue
@@ -140,10 +143,20 @@ extension Ledger {
         state.attributes[attribute.name] = attribute.old
       }
       for link in change.links where !keptLinks.contains(link.relationshipID) {
+        // A link whose other side a later batch set, and this revert keeps, is kept on this
+        // side too: putting it back here would let the link repair undo the kept side.
+        let counterpart = model.counterpart(of: link.relationshipID)
+        let keptByPartner = { (partner: UInt64) in laterLinks[partner]?.contains(counterpart) ?? false }
+        var restored = link
+        if policy == .keepLater, link.order == nil {
+          restored.added.removeAll(where: keptByPartner)
+          restored.removed.removeAll(where: keptByPartner)
+          if restored.added.isEmpty, restored.removed.isEmpty { continue }
+        }
         // A to-one is one value: its old target comes back whatever is linked now.
         let list =
           isToOne(link.relationshipID)
-          ? link.removed : link.inverted.applied(to: state.links[link.relationshipID] ?? [])
+          ? restored.removed : restored.inverted.applied(to: state.links[link.relationshipID] ?? [])
         state.links[link.relationshipID] = list.isEmpty ? nil : list
       }
       targets[change.objectID] = .some(state)

@@ -141,6 +141,22 @@ struct HistoryPropertyTests {
 
   @Test(arguments: [51, 52, 53, 54, 55, 56] as [UInt64])
   func revertsThatKeepLaterWorkKeepEveryLinkTwoSidedAndLeaveLaterValues(seed: UInt64) async throws {
+    try await Self.revertKeepingLaterWork(seed: seed)
+  }
+
+  /// Known: in 14 histories of 200 (seeds 51–250), a link list a revert reports kept is still
+  /// changed by the link repair, through a partner the revert puts back (ordered lists mostly;
+  /// seed 241 an unordered one). Links stay two-sided and reverting the revert gives the state
+  /// back; the report is what is wrong. The fix: the repair lets a kept list win over a
+  /// restored one (`LinkGraph.repair` with the kept lists pinned).
+  @Test(arguments: [68, 241] as [UInt64])
+  func aKeptListTheLinkRepairStillChanges(seed: UInt64) async throws {
+    await withKnownIssue("a list reported kept is changed by the link repair") {
+      try await Self.revertKeepingLaterWork(seed: seed)
+    }
+  }
+
+  static func revertKeepingLaterWork(seed: UInt64) async throws {
     var generator = SeededGenerator(seed: seed)
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
@@ -152,6 +168,17 @@ struct HistoryPropertyTests {
         let batch = UInt64.random(in: 1...head, using: &generator)
         guard let result = try? await ledger.revert(batch, keepingLaterChanges: true) else { continue }
         if !result.kept.isEmpty { kept += 1 }
+        // Each field it says it kept is as it was before the revert.
+        for conflict in result.kept where conflict.field != "(object)" {
+          guard let identity = conflict.object.identity.first?.jsonValue(dateFormat: .iso8601) else { continue }
+          @Sendable func field(_ view: borrowing View) throws -> String {
+            let object = try view.object(conflict.object.entity, key: identity)
+            return "\(object?.attributes[conflict.field].map { "\($0)" } ?? "")\(object?.relationships[conflict.field] ?? [])"
+          }
+          let was = try await ledger.read(asOf: head) { view in try field(view) }
+          let now = try await ledger.read { view in try field(view) }
+          #expect(now == was, "batch \(batch): \(conflict.object).\(conflict.field) was reported kept")
+        }
         // Nothing a later batch changed is reverted: reverting the revert gives the state back.
         if result.summary.batchID == head + 1,
           result.summary.created + result.summary.updated + result.summary.deleted > 0

@@ -113,4 +113,31 @@ struct RevertPlanTests {
     #expect(albums == [])
     #expect(try ledger.verify().batches == 5)
   }
+
+  /// An album moved from one band to a second (batch 2), then to a third (batch 3). Reverting
+  /// batch 2 keeping later work keeps the album's band, which batch 3 set: the first band's
+  /// list, which batch 2 took the album off, must not take it back either, or the link repair
+  /// moves the album to it (it did: the album reported kept ended on the first band).
+  @Test func aRevertKeepingLaterWorkKeepsAToOneALaterBatchSetOnBothSides() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(
+      in: directory, model: try Fixtures.bandsAndAlbums(),
+      documents: [
+        try JSONParser.parse(#"{"albums": [{"name": "Tin Drum", "band": "Japan"}]}"#),
+        try JSONParser.parse(#"{"albums": [{"name": "Tin Drum", "band": "Can"}]}"#),
+        try JSONParser.parse(#"{"albums": [{"name": "Tin Drum", "band": "Faust"}]}"#),
+      ])
+    let result = try ledger.revert(2, keepingLaterChanges: true)
+    #expect(result.kept.map(\.field).contains("band"))
+    try expectLinksAreTwoSided(ledger)
+    let (band, japan) = try ledger.read { view in
+      (
+        try view.object("Album", key: "Tin Drum")?.relationships["band"],
+        try view.object("Band", key: "Japan")?.relationships["albums"]
+      )
+    }
+    #expect(band == [ObjectKey(entity: "Band", identity: [.string("Faust")])])
+    #expect(japan == [])
+    _ = try ledger.verify()
+  }
 }
