@@ -173,7 +173,8 @@ struct HistoryPropertyTests {
           guard let identity = conflict.object.identity.first?.jsonValue(dateFormat: .iso8601) else { continue }
           @Sendable func field(_ view: borrowing View) throws -> String {
             let object = try view.object(conflict.object.entity, key: identity)
-            return "\(object?.attributes[conflict.field].map { "\($0)" } ?? "")\(object?.relationships[conflict.field] ?? [])"
+            let attribute = object?.attributes[conflict.field].map { "\($0)" } ?? ""
+            return attribute + "\(object?.relationships[conflict.field] ?? [])"
           }
           let was = try await ledger.read(asOf: head) { view in try field(view) }
           let now = try await ledger.read { view in try field(view) }
