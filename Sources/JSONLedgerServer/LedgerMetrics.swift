@@ -25,7 +25,7 @@ extension LedgerRoutes {
   func addMetricsRoute<Routes: RouterMethods>(to router: Routes, _ metrics: LedgerMetrics) {
     router.get("metrics") { request, context in
       try await reading(request, context) { _ in
-        metrics.head.set(Double(try await ledger.head))
+        metrics.head.set(Double(try ledger.head))
         let size = (try? FileManager.default.attributesOfItem(atPath: ledger.path + "/data.mdb")[.size] as? Int) ?? 0
         metrics.storeBytes.set(Double(size))
         return Response(

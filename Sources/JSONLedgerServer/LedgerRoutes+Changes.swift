@@ -14,7 +14,7 @@ extension LedgerRoutes {
       try await reading(request, context) { values in
         let resume = request.headers[Self.lastEventID] ?? values.query("after")
         let after = try resume.map { try values.batchID($0, name: "Last-Event-ID") }
-        let head = try await ledger.head
+        let head = try ledger.head
         if let after, after > head {
           throw APIFailure.badRequest("batch \(after) is past the head (\(head))")
         }

@@ -5,7 +5,7 @@ import JSONLedger
 extension LedgerRoutes {
   func addReadRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("healthz") { _, _ in
-      JSONResponse.make(["status": "ok", "head": .number(JSONNumber(try await ledger.head))])
+      JSONResponse.make(["status": "ok", "head": .number(JSONNumber(try ledger.head))])
     }
     router.get("openapi.json") { _, _ in
       guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),

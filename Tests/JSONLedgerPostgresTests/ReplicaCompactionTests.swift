@@ -83,7 +83,7 @@ struct ReplicaCompactionTests {
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
     for name in ["two", "three"] { try Self.importAlbums(leader, name, in: directory) }
-    try cluster.psql("DROP TABLE jsonledger_snapshots; UPDATE jsonledger_schema SET version = 1")
+    _ = try cluster.psql("DROP TABLE jsonledger_snapshots; UPDATE jsonledger_schema SET version = 1")
     try cluster.stop()
     let failed = try CommandRunner.run(["compact", leader, "--keep-batches", "1", "--discard"])
     #expect(failed.status != 0)

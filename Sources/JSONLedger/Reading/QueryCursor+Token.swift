@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension QueryCursor {
   /// The cursor as text, to hand to a client that asks for the next page later (an HTTP API's
