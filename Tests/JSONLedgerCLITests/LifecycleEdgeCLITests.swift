@@ -190,10 +190,14 @@ struct LifecycleEdgeCLITests {
   }
 
   /// Killed between creating its build directory and writing the marker in it, a restore
-  /// leaves an empty directory, or one holding only the marker's temporary file: nothing of
-  /// the user's, so a rerun takes it as its own (one CI run in about five hit this window).
-  @Test(arguments: [nil, "", "building\n", "buil"])
-  func aBuildDirectoryCutShortBeforeItsMarkerIsTakenAgain(temporaryMarker: String?) throws {
+  /// leaves an empty directory, or one holding only the marker's temporary file (under the
+  /// name it is written to, or a temporary name of Foundation's atomic write): nothing of the
+  /// user's, so a rerun takes it as its own (one CI run in about five hit this window).
+  @Test(arguments: [
+    "", "jsonledger-build.new=", "jsonledger-build.new=building\n", "jsonledger-build.new=buil",
+    ".jsonledger-build.new.x7Yq2a=build",
+  ])
+  func aBuildDirectoryCutShortBeforeItsMarkerIsTakenAgain(leftover: String) throws {
     let directory = try TemporaryDirectory()
     let store = directory.storePath
     _ = try CommandRunner.run(["stress", store, "--batches", "3", "--objects", "2"])
@@ -201,8 +205,9 @@ struct LifecycleEdgeCLITests {
     #expect(try CommandRunner.run(["compact", store, "--keep-batches", "0", "--archive", archive]).status == 0)
     let restored = directory.path + "/restored"
     try FileManager.default.createDirectory(atPath: restored + ".restoring", withIntermediateDirectories: false)
-    if let temporaryMarker {
-      _ = try directory.write("restored.restoring/jsonledger-build.new", temporaryMarker)
+    if let split = leftover.firstIndex(of: "=") {
+      _ = try directory.write(
+        "restored.restoring/" + leftover[..<split], String(leftover[leftover.index(after: split)...]))
     }
     let rerun = try CommandRunner.run(["restore-log", restored, archive])
     #expect(rerun.status == 0, "\(rerun.error)")

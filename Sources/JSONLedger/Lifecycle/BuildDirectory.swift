@@ -33,10 +33,12 @@ struct BuildDirectory {
     var status = stat()
     guard lstat(path, &status) == 0 else { return nil }
     // Cut short between `mkdir` and the marker's rename, a build leaves the directory empty or
-    // holding only the marker's temporary file: nothing of anyone else's, so it is taken again.
+    // holding only the marker's temporary file (`jsonledger-build.new`; earlier versions wrote
+    // it through Foundation, whose atomic write names its own temporary file after it, as
+    // `.jsonledger-build.new.XXXXXX`): nothing of anyone else's, so it is taken again.
     if (status.st_mode & S_IFMT) == S_IFDIR, !FileManager.default.fileExists(atPath: markerPath),
       let entries = try? FileManager.default.contentsOfDirectory(atPath: path),
-      entries.allSatisfy({ $0 == Self.markerName + ".new" })
+      entries.allSatisfy({ $0.hasPrefix(Self.markerName + ".new") || $0.hasPrefix("." + Self.markerName + ".new") })
     {
       return .building
     }
@@ -61,14 +63,19 @@ struct BuildDirectory {
 
   /// Records how far the build got, durably.
   func mark(_ state: State) throws {
+    // Written by hand: the only file a kill can leave behind is `jsonledger-build.new`.
     let temporary = markerPath + ".new"
-    guard FileManager.default.createFile(atPath: temporary, contents: Data((state.rawValue + "\n").utf8)) else {
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
       throw LedgerError.fileSystem("cannot write \(temporary): \(SystemError.reason(errno))", path: temporary)
     }
-    let descriptor = open(temporary, O_RDONLY)
-    if descriptor >= 0 {
-      fsync(descriptor)
-      close(descriptor)
+    let bytes = Array((state.rawValue + "\n").utf8)
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    let failure = written == bytes.count ? nil : errno
+    fsync(descriptor)
+    close(descriptor)
+    if let failure {
+      throw LedgerError.fileSystem("cannot write \(temporary): \(SystemError.reason(failure))", path: temporary)
     }
     guard rename(temporary, markerPath) == 0 else {
       throw LedgerError.fileSystem("cannot write \(markerPath): \(SystemError.reason(errno))", path: markerPath)
@@ -86,9 +93,18 @@ struct BuildDirectory {
     try? remove()
   }
 
-  /// Removes the directory and what it holds; only ever one this library made.
+  /// Removes the directory and what it holds; only ever one this library made. The marker
+  /// goes last: a removal cut short leaves a directory still marked as this library's (or an
+  /// empty one), which the next run takes again.
   func remove() throws {
-    do { try FileManager.default.removeItem(atPath: path) } catch {
+    do {
+      let entries = try FileManager.default.contentsOfDirectory(atPath: path)
+      for entry in entries where entry != Self.markerName {
+        try FileManager.default.removeItem(atPath: path + "/" + entry)
+      }
+      if entries.contains(Self.markerName) { try FileManager.default.removeItem(atPath: markerPath) }
+      try FileManager.default.removeItem(atPath: path)
+    } catch {
       throw LedgerError.fileSystem("cannot remove \(path): \(SystemError.describe(error))", path: path)
     }
   }
