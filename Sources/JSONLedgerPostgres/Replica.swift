@@ -348,10 +348,9 @@ public final class Replica: Sendable {
 
   /// Takes the store as it is after a migration it applied: the `Ledger` it reads through
   /// from now on.
-  private func reopenAfterMigration() throws -> Ledger {
+  private func reopenAfterMigration() throws {
     let reopened = try ledger.reopened()
     current.withLock { $0 = reopened }
-    return reopened
   }
 
   /// The remote's checksum of the store's record of `batch` (0: the chain's start): its bytes',
@@ -416,7 +415,7 @@ public final class Replica: Sendable {
           }
           let definition = try await remoteModel(on: connection, batch: row.batch)
           _ = try await offThePool { try ledger.appendReplicatedMigration(bytes, modelDefinition: definition) }
-          _ = try reopenAfterMigration()
+          try reopenAfterMigration()
         } else {
           guard row.modelVersion == ledger.modelVersion else {
             throw RemoteError.corruptRecord(
@@ -531,7 +530,7 @@ public final class Replica: Sendable {
     let result = try await offThePool { try ledger.withRecordGate(gate) { try body(ledger) } }
     let (appended, migrated) = state.withLock { ($0.appended, $0.migrated) }
     if !appended { try await connection.rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5)) }
-    if migrated { _ = try reopenAfterMigration() }
+    if migrated { try reopenAfterMigration() }
     return result
   }
 

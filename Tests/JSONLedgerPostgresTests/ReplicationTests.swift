@@ -39,6 +39,22 @@ struct ReplicationTests {
     process.waitUntilExit()
   }
 
+  /// The store's head, read by opening it (another process is writing it).
+  static func head(of store: String) throws -> UInt64 {
+    let ledger = try Ledger.open(at: store)
+    defer { ledger.close() }
+    return try ledger.head
+  }
+
+  /// Whether the store's head reaches `batch` within `seconds`, looking every 100 ms.
+  static func waitForHead(_ batch: UInt64, of store: String, seconds: Int) throws -> Bool {
+    for _ in 0..<(seconds * 10) {
+      if try head(of: store) >= batch { return true }
+      usleep(100_000)
+    }
+    return false
+  }
+
   /// Every store caught up, verified against the remote, and exporting what the first does.
   static func expectIdentical(_ stores: [String]) throws {
     for store in stores {
@@ -276,31 +292,19 @@ struct ReplicationTests {
       kill(following.processIdentifier, SIGKILL)
       following.waitUntilExit()
     }
-    func head() throws -> UInt64 {
-      let ledger = try Ledger.open(at: follower)
-      defer { ledger.close() }
-      return try ledger.head
-    }
-    func waitForHead(_ batch: UInt64, seconds: Int) throws -> Bool {
-      for _ in 0..<(seconds * 10) {
-        if try head() >= batch { return true }
-        usleep(100_000)
-      }
-      return false
-    }
     try Self.run([
       "import", leader, try directory.write("a.json", ReplicaFixtures.albums("a", count: 3)), "--entity", "Album",
     ])
-    #expect(try waitForHead(2, seconds: 30))
+    #expect(try Self.waitForHead(2, of: follower, seconds: 30))
     proxy.set(.stall)
     try Self.run([
       "import", leader, try directory.write("b.json", ReplicaFixtures.albums("b", count: 3)), "--entity", "Album",
     ])
     sleep(2)
-    #expect(try head() == 2, "bytes passed through a stalled proxy")
+    #expect(try Self.head(of: follower) == 2, "bytes passed through a stalled proxy")
     proxy.set(.pass)
     let resumed = Date()
-    #expect(try waitForHead(3, seconds: 120), "the follower never came back from the stall")
+    #expect(try Self.waitForHead(3, of: follower, seconds: 120), "the follower never came back from the stall")
     #expect(following.isRunning)
     #expect(Date().timeIntervalSince(resumed) < 100)
     kill(following.processIdentifier, SIGKILL)
@@ -333,14 +337,8 @@ struct ReplicationTests {
       _ = try cluster.psql(
         "SELECT pg_notify('jsonledger_' || left(md5('main'), 24), g::text) FROM generate_series(1, 200) g")
     }
-    var head: UInt64 = 0
-    for _ in 0..<300 where head < 11 {
-      let ledger = try Ledger.open(at: follower)
-      head = try ledger.head
-      ledger.close()
-      if head < 11 { usleep(100_000) }
-    }
-    #expect(head == 11)
+    #expect(try Self.waitForHead(11, of: follower, seconds: 30))
+    #expect(try Self.head(of: follower) == 11)
     kill(following.processIdentifier, SIGKILL)
     following.waitUntilExit()
     try Self.expectIdentical([leader, follower])

@@ -34,14 +34,7 @@ extension Ledger {
   public func compact(
     keepingBatches count: Int? = nil, before date: Date? = nil, archive: String?, discarding: Bool = false
   ) throws -> CompactReport {
-    guard (count == nil) != (date == nil) else {
-      throw LedgerError.invalidArgument("compact needs one horizon: a number of batches to keep, or a date")
-    }
-    guard archive != nil || discarding else {
-      throw LedgerError.invalidArgument(
-        "compact needs an archive file for the batches it moves out, unless they are discarded")
-    }
-    if let count, count < 0 { throw LedgerError.invalidArgument("the batches to keep cannot be negative") }
+    try Self.checkCompactArguments(count, date, archive, discarding)
     // A replica's log is its remote's: it compacts through `JSONLedgerPostgres`, which keeps
     // what the checkpoint stands for (`compactReplica`).
     if let source = try replicaSource { throw LedgerError.replicaWrite(path: path, source: source) }
@@ -55,6 +48,14 @@ extension Ledger {
     keepingBatches count: Int? = nil, before date: Date? = nil, archive: String?, discarding: Bool = false,
     digest: @escaping ([UInt8]) -> [UInt8]
   ) throws -> CompactReport {
+    try Self.checkCompactArguments(count, date, archive, discarding)
+    return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive, digest: digest) }
+  }
+
+  /// One horizon, an archive unless discarding, and no negative count.
+  private static func checkCompactArguments(_ count: Int?, _ date: Date?, _ archive: String?, _ discarding: Bool)
+    throws
+  {
     guard (count == nil) != (date == nil) else {
       throw LedgerError.invalidArgument("compact needs one horizon: a number of batches to keep, or a date")
     }
@@ -63,7 +64,6 @@ extension Ledger {
         "compact needs an archive file for the batches it moves out, unless they are discarded")
     }
     if let count, count < 0 { throw LedgerError.invalidArgument("the batches to keep cannot be negative") }
-    return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive, digest: digest) }
   }
 
   private func compactNow(
