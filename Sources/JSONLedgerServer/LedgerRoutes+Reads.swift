@@ -63,7 +63,8 @@ extension LedgerRoutes {
     }
     v1.get("entities/:entity/objects/:key/blame") { request, context in
       try await reading(request, context) { values in
-        let blame = try await ledger.blame(entity: try values.path("entity"), key: .string(try values.path("key")))
+        let blame = try await ledger.blame(
+          entity: try values.path("entity"), key: .string(try values.path("key")), asOf: try values.asOf(in: ledger))
         return JSONResponse.make(.array(blame.map(\.jsonValue)))
       }
     }

@@ -191,13 +191,23 @@ public final class Transaction {
   public func forEachInPlace(
     in database: Database, prefix: [UInt8], _ body: (_ key: Span<UInt8>, _ value: Span<UInt8>) throws -> Bool
   ) throws {
+    // The spans borrow LMDB's pages for this call only; the transaction keeps them valid.
+    try forEachRaw(in: database, prefix: prefix) { key, value in
+      try body(Span(_unsafeBytes: key), Span(_unsafeBytes: value))
+    }
+  }
+
+  /// The walk behind `forEachInPlace` and `forEachBorrowed`: each entry under `prefix`, in key
+  /// order, as LMDB's own bytes, until `body` returns false.
+  func forEachRaw(
+    in database: Database, prefix: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
     try withCursor(on: database) { cursor in
       var more = try cursor.rawSeek(atOrAfter: prefix)
       while more {
         let goOn = try cursor.rawCurrent { key, value in
-          // The spans borrow LMDB's pages for this call only; the transaction keeps them valid.
           guard key.count >= prefix.count, key.starts(with: prefix) else { return false }
-          return try body(Span(_unsafeBytes: key), Span(_unsafeBytes: value))
+          return try body(key, value)
         }
         guard goOn else { return }
         more = try cursor.rawMove(next: true)

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The batch that set one field's current value (`Ledger.blame(entity:key:)`).
+/// The batch that set one field's current value (`Ledger.blame(entity:key:asOf:)`).
 public struct FieldBlame: Sendable, Equatable {
   /// The attribute or relationship.
   public var field: String
@@ -15,11 +15,12 @@ public struct FieldBlame: Sendable, Equatable {
 
 extension Ledger {
   /// For each field of an object — attribute or relationship — the batch that set the value it
-  /// has now: the newest batch that changed it, with its time, author and message, in the
-  /// order of the field names. A field no batch set (never given) is not listed.
-  public func blame(entity: String, key: JSONValue) throws -> [FieldBlame] {
+  /// has now (or had right after batch `asOf`): the newest such batch that changed it, with its
+  /// time, author and message, in the order of the field names. A field no batch set (never
+  /// given) is not listed.
+  public func blame(entity: String, key: JSONValue, asOf: UInt64? = nil) throws -> [FieldBlame] {
     var blamed: [String: FieldBlame] = [:]
-    for entry in try log(entity: entity, key: key) {
+    for entry in try log(entity: entity, key: key) where entry.batchID <= asOf ?? .max {
       guard let change = entry.change else { continue }
       let described = try describe(change.withoutHiddenLinks)
       // A link is named `Entity.relationship`; the object's own field is the relationship.
@@ -34,9 +35,9 @@ extension Ledger {
     return blamed.values.sorted { $0.field < $1.field }
   }
 
-  /// `blame(entity:key:)`, off the caller's executor.
-  public func blame(entity: String, key: JSONValue) async throws -> [FieldBlame] {
-    try await offTheCaller { try self.blame(entity: entity, key: key) }
+  /// `blame(entity:key:asOf:)`, off the caller's executor.
+  public func blame(entity: String, key: JSONValue, asOf: UInt64? = nil) async throws -> [FieldBlame] {
+    try await offTheCaller { try self.blame(entity: entity, key: key, asOf: asOf) }
   }
 }
 

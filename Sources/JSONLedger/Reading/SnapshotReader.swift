@@ -40,6 +40,85 @@ struct SnapshotReader {
     return try snapshot(id, state)
   }
 
+  /// Calls `body` with the object of `entity` (or of a sub-entity) with `key`, read in
+  /// place; nil when there is none.
+  func withObject<Result>(_ entity: String, key: JSONValue, _ body: (borrowing StoredObject) throws -> Result)
+    throws -> Result?
+  {
+    // The generic result stays here: the path below is not generic, so a read instantiates
+    // no generic metadata.
+    var result: Result?
+    try visitObject(entity, key: key) { object in result = try body(object) }
+    return result
+  }
+
+  /// `withObject(_:key:_:)`, for a body that keeps what it reads.
+  func visitObject(_ entity: String, key: JSONValue, _ body: (borrowing StoredObject) throws -> Void) throws {
+    let resolved = try self.entity(entity)
+    guard let identity = try identity(of: resolved, key: key),
+      let id = try store.objectID(root: resolved.rootName, identity: identity)
+    else { return }
+    if store.asOf == nil {
+      _ = try store.transaction.withBorrowedValue(forKey: StoreKeys.object(id), in: store.layout.state) { bytes in
+        try lend(bytes, id, family: resolved.family, targetKeys: nil, body)
+      }
+      return
+    }
+    guard let stored = try store.storedState(of: id), resolved.family.contains(stored.state.entity) else { return }
+    var writer = BinaryWriter()
+    StateCoding.write(stored.state, since: stored.since, model: model, into: &writer)
+    try BorrowedBytes.withBytes(of: writer.bytes) { bytes in
+      try lend(bytes, id, family: resolved.family, targetKeys: nil, body)
+    }
+  }
+
+  /// Calls `body` with each object of `entity` and its sub-entities, read in place, in the
+  /// order they were first stored: the current state is one cursor walk over the entity's
+  /// range, and nothing is decoded that `body` does not ask for.
+  func forEachObjectInPlace(_ entity: String, _ body: (borrowing StoredObject) throws -> Void) throws {
+    let resolved = try self.entity(entity)
+    let targetKeys = TargetKeyCache(store: store)
+    guard store.asOf == nil else {
+      var writer = BinaryWriter()
+      for id in try store.objectIDs(root: resolved.rootName) {
+        guard let stored = try store.storedState(of: id), resolved.family.contains(stored.state.entity) else {
+          continue
+        }
+        writer.removeAll()
+        StateCoding.write(stored.state, since: stored.since, model: model, into: &writer)
+        try BorrowedBytes.withBytes(of: writer.bytes) { bytes in
+          try lend(bytes, id, family: resolved.family, targetKeys: targetKeys, body)
+        }
+      }
+      return
+    }
+    try store.transaction.forEachBorrowed(in: store.layout.state, prefix: StoreKeys.rootPrefix(resolved.rootID)) {
+      key, bytes in
+      guard key.count == 8 else { throw LedgerError.corruptState("a state key is \(key.count) bytes long") }
+      var id: UInt64 = 0
+      for index in 0..<8 { id = id << 8 | UInt64(key[index]) }
+      try lend(bytes, id, family: resolved.family, targetKeys: targetKeys, body)
+      return true
+    }
+  }
+
+  /// Calls `body` with the object whose current state is `bytes`, unless it is of no entity of
+  /// `family`.
+  private func lend(
+    _ bytes: BorrowedBytes, _ id: UInt64, family: [String], targetKeys: TargetKeyCache?,
+    _ body: (borrowing StoredObject) throws -> Void
+  ) throws {
+    let entity: (name: String, resolved: ResolvedEntity?, identityStart: Int)
+    do { entity = try StateCoding.entity(of: bytes, model: model) } catch {
+      throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
+    }
+    guard family.contains(entity.name) else { return }
+    let object = StoredObject(
+      bytes: bytes, objectID: id, entity: entity.name, declaration: entity.resolved,
+      identityStart: entity.identityStart, store: store, targetKeys: targetKeys)
+    try body(object)
+  }
+
   /// The identity `key` names (`CallerKey`'s rule).
   func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
     switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {

@@ -44,6 +44,31 @@ public struct View: ~Copyable {
     try reader.object(entity, key: key.identityJSON)
   }
 
+  /// Calls `body` with the object of `entity` (or of a sub-entity) with `key`, read in place
+  /// (see `StoredObject`), and returns what it returns; nil when there is no such object.
+  ///
+  /// ```swift
+  /// let label = try view.withObject("Album", key: "Tin Drum") { album in try album["label"] }
+  /// ```
+  public func withObject<Result>(
+    _ entity: String, key: some IdentityKey, _ body: (borrowing StoredObject) throws -> Result
+  ) throws -> Result? {
+    try reader.withObject(entity, key: key.identityJSON, body)
+  }
+
+  /// Calls `body` with each object of `entity` and its sub-entities, read in place (see
+  /// `StoredObject`), in the order they were first stored.
+  ///
+  /// ```swift
+  /// var labels: Set<String> = []
+  /// try view.forEachObjectInPlace("Album") { album in
+  ///   if case .string(let label)? = try album["label"] { labels.insert(label) }
+  /// }
+  /// ```
+  public func forEachObjectInPlace(_ entity: String, _ body: (borrowing StoredObject) throws -> Void) throws {
+    try reader.forEachObjectInPlace(entity, body)
+  }
+
   /// All objects of `entity` and its sub-entities, in the order they were first stored.
   public func objects(_ entity: String) throws -> [ObjectSnapshot] { try reader.objects(entity) }
 

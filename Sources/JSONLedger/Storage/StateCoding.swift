@@ -74,11 +74,11 @@ enum StateCoding {
 
   /// Reads a state or undo image into `visitor`, part by part; false for an empty undo image.
   /// The one reader of this encoding: `decode` and the snapshots of scans are visitors.
-  static func visit<Visitor: StateVisitor>(_ bytes: [UInt8], model: Model, _ visitor: inout Visitor)
+  static func visit<Bytes: ByteSource, Visitor: StateVisitor>(_ bytes: Bytes, model: Model, _ visitor: inout Visitor)
     throws(DecodingFailure) -> Bool
   {
-    guard !bytes.isEmpty else { return false }
-    var reader = BinaryReader(bytes)
+    guard bytes.count > 0 else { return false }
+    var reader = ByteReader(bytes)
     let (entity, resolved) = try readEntity(&reader, model: model)
     let identity = try readIdentity(&reader)
     let since = try reader.readVarint()
@@ -192,7 +192,7 @@ enum StateCoding {
     return header.since
   }
 
-  private static func readEntity(_ reader: inout BinaryReader, model: Model) throws(DecodingFailure) -> (
+  static func readEntity<Bytes>(_ reader: inout ByteReader<Bytes>, model: Model) throws(DecodingFailure) -> (
     String, ResolvedEntity?
   ) {
     let reference = try reader.readCount()
@@ -203,7 +203,7 @@ enum StateCoding {
     return (entity.name, entity)
   }
 
-  private static func readIdentity(_ reader: inout BinaryReader) throws(DecodingFailure) -> [AttributeValue] {
+  static func readIdentity<Bytes>(_ reader: inout ByteReader<Bytes>) throws(DecodingFailure) -> [AttributeValue] {
     let count = try reader.readCount()
     var identity: [AttributeValue] = []
     identity.reserveCapacity(min(count, 16))

@@ -204,7 +204,7 @@ extension LedgerRoutes {
     let found = try await read(asOf: asOf, body)
     let dateFormat = ledger.model.dateFormat
     let history = try await ledger.log(entity: entity, key: .string(key))
-    let blame = try await ledger.blame(entity: entity, key: .string(key))
+    let blame = try await ledger.blame(entity: entity, key: .string(key), asOf: asOf)
     var current: HTML = "<p>No such object \(asOf.map { "as of batch \($0)" } ?? "now").</p>"
     if let object = found {
       let blameByField = Dictionary(blame.map { ($0.field, $0) }, uniquingKeysWith: { first, _ in first })

@@ -85,6 +85,15 @@ struct ReadmeExamplesTests {
       try view.object("Album", key: "Assemblage").map { try view.exportJSON($0) }
     }
 
+    let (label, byJapan) = try await ledger.read { view in
+      let label = try view.withObject("Album", key: "Tin Drum") { album in try album["label"] }  // nil: no such album
+      var byJapan = 0
+      try view.forEachObjectInPlace("Album") { album in
+        if try album.relatedKeys("band").first?.identity == [.string("Japan")] { byJapan += 1 }
+      }
+      return (label, byJapan)
+    }
+
     let query = Query("Album", where: "released", .between("1980-01-01", nil)).sorted(by: "released").limited(to: 2)
     let page = try await ledger.read { view in try view.objects(query) }  // page.objects, page.next
     let more = try await ledger.read { view in try view.objects(query.after(page.next)) }
@@ -127,6 +136,8 @@ struct ReadmeExamplesTests {
     #expect(putBody.map { String(decoding: $0, as: UTF8.self) }?.contains("\"released_as\":null") == true)
     #expect(postBody?["band"] == "Japan")
     #expect(postBody?["label"] == "Hansa")
+    #expect(label != nil)
+    #expect(byJapan >= 1)
     #expect(page.objects.count == 2)
     #expect(page.next != nil)
     #expect(!more.objects.isEmpty)

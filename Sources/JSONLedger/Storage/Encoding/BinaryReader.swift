@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// Bytes that do not decode: a truncated or corrupt stored value.
 struct DecodingFailure: Error, CustomStringConvertible {
@@ -6,17 +7,51 @@ struct DecodingFailure: Error, CustomStringConvertible {
   var description: String { reason }
 }
 
+/// Bytes a `ByteReader` reads: an array, or a value lent in place from the map.
+protocol ByteSource {
+  var count: Int { get }
+  subscript(index: Int) -> UInt8 { get }
+  /// A copy of the bytes in `range`.
+  func copy(_ range: Range<Int>) -> [UInt8]
+  /// The bytes in `range` as UTF-8 text, or nil when they are not valid UTF-8.
+  func string(_ range: Range<Int>) -> String?
+  /// Whether the bytes in `range` are `other`.
+  func bytes(_ range: Range<Int>, equal other: [UInt8]) -> Bool
+}
+
+extension Array: ByteSource where Element == UInt8 {
+  func copy(_ range: Range<Int>) -> [UInt8] { Array(self[range]) }
+
+  func string(_ range: Range<Int>) -> String? {
+    let raw = self[range]
+    // ASCII is valid UTF-8 and `decoding` is the fast path; the validating initializer is not
+    // specialised, so it is kept for the rest.
+    return raw.contains(where: { $0 >= 0x80 })
+      ? String(validating: raw, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
+  }
+
+  func bytes(_ range: Range<Int>, equal other: [UInt8]) -> Bool { self[range].elementsEqual(other) }
+}
+
+extension BorrowedBytes: ByteSource {}
+
+/// Reads what `BinaryWriter` wrote from an array (the usual case).
+typealias BinaryReader = ByteReader<[UInt8]>
+
 /// Reads what `BinaryWriter` wrote; every read is bounds-checked and throws on bad input.
-struct BinaryReader {
-  private let bytes: [UInt8]
+struct ByteReader<Bytes: ByteSource> {
+  private let bytes: Bytes
   private(set) var position: Int
 
-  init(_ bytes: [UInt8], position: Int = 0) {
+  init(_ bytes: Bytes, position: Int = 0) {
     self.bytes = bytes
     self.position = position
   }
 
   var isAtEnd: Bool { position >= bytes.count }
+
+  /// The byte at the position, not read yet; nil at the end.
+  var nextByte: UInt8? { position < bytes.count ? bytes[position] : nil }
 
   @inline(__always)
   mutating func readByte() throws(DecodingFailure) -> UInt8 {
@@ -67,24 +102,28 @@ struct BinaryReader {
     return value
   }
 
-  mutating func readRaw(_ count: Int) throws(DecodingFailure) -> ArraySlice<UInt8> {
+  mutating func readRaw(_ count: Int) throws(DecodingFailure) -> [UInt8] {
     guard count >= 0, position + count <= bytes.count else {
       throw DecodingFailure(reason: "truncated at byte \(position)")
     }
     defer { position += count }
-    return bytes[position..<position + count]
+    return bytes.copy(position..<position + count)
+  }
+
+  /// Moves past `count` bytes.
+  mutating func skip(_ count: Int) throws(DecodingFailure) {
+    guard count >= 0, position + count <= bytes.count else {
+      throw DecodingFailure(reason: "truncated at byte \(position)")
+    }
+    position += count
   }
 
   mutating func readString() throws(DecodingFailure) -> String {
     let count = try readCount()
     guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
-    let raw = bytes[position..<position + count]
-    // ASCII is valid UTF-8 and `decoding` is the fast path; the validating initializer is not
-    // specialised, so it is kept for the rest.
-    let text =
-      raw.contains(where: { $0 >= 0x80 })
-      ? String(validating: raw, as: UTF8.self) : String(decoding: raw, as: UTF8.self)
-    guard let text else { throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)") }
+    guard let text = bytes.string(position..<position + count) else {
+      throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)")
+    }
     position += count
     return text
   }
@@ -111,7 +150,7 @@ struct BinaryReader {
     case 7: return .bool(true)
     case 8: return .date(DateCoding.date(microseconds: try readSigned()))
     case 9:
-      let raw = Array(try readRaw(16))
+      let raw = try readRaw(16)
       let uuid = UUID(
         uuid: (
           raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12],
@@ -164,6 +203,30 @@ struct BinaryReader {
     return ids
   }
 
+  /// Moves past a value written by `write(_:identity:)` without decoding it.
+  mutating func skipValue() throws(DecodingFailure) {
+    let tag = try readByte()
+    switch tag {
+    case 1, 5, 10, 11: try skip(try readCount())
+    case 2, 8, 13: _ = try readVarint()
+    case 3: try skip(8)
+    case 4: try skip(4)
+    case 6, 7: return
+    case 9: try skip(16)
+    case 12: _ = try readJSON(depth: 0)
+    case 14: _ = try readVarint()
+    default: throw DecodingFailure(reason: "unknown value tag \(tag) at byte \(position - 1)")
+    }
+  }
+
+  /// Moves past ids written by `write(compactIDs:)`.
+  mutating func skipCompactIDs() throws(DecodingFailure) {
+    let count = try readCount()
+    guard count > 0 else { return }
+    // The first id is two varints, each later one a signed difference (one varint).
+    for _ in 0...count { _ = try readVarint() }
+  }
+
   mutating func readRequiredValue() throws(DecodingFailure) -> AttributeValue {
     guard let value = try readValue() else { throw DecodingFailure(reason: "missing value at byte \(position)") }
     return value
@@ -201,7 +264,7 @@ struct BinaryReader {
     let count = try readCount()
     guard position + count <= bytes.count else { throw DecodingFailure(reason: "truncated at byte \(position)") }
     for index in nextKnown..<known.count where known[index].utf8.count == count {
-      if bytes[position..<(position + count)].elementsEqual(known[index].utf8) {
+      if bytes.bytes(position..<(position + count), equal: known[index].utf8) {
         nextKnown = index + 1
         position += count
         return known[index].name

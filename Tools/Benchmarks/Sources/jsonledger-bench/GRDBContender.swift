@@ -128,7 +128,7 @@ struct GRDBContender {
       try pool.read { db in
         let statement = try db.cachedStatement(sql: "SELECT * FROM album WHERE name = ?")
         for key in keys[chunk..<min(chunk + 1000, keys.count)] {
-          guard try Row.fetchOne(statement, arguments: [key]) != nil else {
+          guard let row = try Row.fetchOne(statement, arguments: [key]), (row["label"] as String?) != nil else {
             throw LedgerError.invalidArgument("missing \(key)")
           }
         }

@@ -21,11 +21,12 @@ struct JSONLedgerContender {
     return try ledger.applySynchronously(batch)
   }
 
+  /// Each album read in place and its label decoded (as GRDB reads the label of its row).
   func readByKey(_ keys: [String]) throws {
     for chunk in stride(from: 0, to: keys.count, by: 1000) {
       try ledger.read { view in
         for key in keys[chunk..<min(chunk + 1000, keys.count)] {
-          guard try view.object("Album", key: .string(key)) != nil else {
+          guard try view.withObject("Album", key: key, { album in try album["label"] }) != nil else {
             throw LedgerError.invalidArgument("missing \(key)")
           }
         }
@@ -33,11 +34,12 @@ struct JSONLedgerContender {
     }
   }
 
+  /// Each album read in place, with its band's key.
   func readAllAlbumsWithBand() throws -> Int {
     try ledger.read { view in
       var count = 0
-      try view.forEachObject("Album") { album in
-        if album.relationships["band"]?.first != nil { count += 1 }
+      try view.forEachObjectInPlace("Album") { album in
+        if try album.relatedKeys("band").first != nil { count += 1 }
       }
       return count
     }

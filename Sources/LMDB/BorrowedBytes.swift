@@ -1,0 +1,66 @@
+/// Bytes lent for the length of one call: a value in LMDB's map (`Transaction.withBorrowedValue`,
+/// `Transaction.forEachBorrowed`), or an array's storage (`BorrowedBytes.withBytes(of:_:)`).
+///
+/// It reads in place, with no copy. Keep it only inside the call that lends it: once the
+/// call returns, the memory may be reused. Every read is checked against `count`, so a bad
+/// index stops the program rather than reading outside the value; decoders guard their
+/// positions against `count` first, so stored bytes never reach that check.
+public struct BorrowedBytes {
+  @usableFromInline let base: UnsafeRawBufferPointer
+
+  @usableFromInline init(_ base: UnsafeRawBufferPointer) { self.base = base }
+
+  /// The number of bytes.
+  @inlinable public var count: Int { base.count }
+
+  /// The byte at `index`.
+  @inlinable public subscript(index: Int) -> UInt8 {
+    precondition(index >= 0 && index < base.count, "a byte outside the borrowed value")
+    return base.load(fromByteOffset: index, as: UInt8.self)
+  }
+
+  /// A copy of the bytes in `range`.
+  @inlinable public func copy(_ range: Range<Int>) -> [UInt8] {
+    precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
+    return Array(UnsafeRawBufferPointer(rebasing: base[range]))
+  }
+
+  /// The bytes in `range` as UTF-8 text, or nil when they are not valid UTF-8.
+  @inlinable public func string(_ range: Range<Int>) -> String? {
+    precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
+    let bytes = UnsafeRawBufferPointer(rebasing: base[range])
+    // ASCII is valid UTF-8, and `decoding` is the fast path.
+    if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+    return String(validating: bytes, as: UTF8.self)
+  }
+
+  /// Whether the bytes in `range` are `other`.
+  @inlinable public func bytes(_ range: Range<Int>, equal other: [UInt8]) -> Bool {
+    precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
+    return UnsafeRawBufferPointer(rebasing: base[range]).elementsEqual(other)
+  }
+
+  /// Calls `body` with `array`'s bytes lent in place.
+  public static func withBytes<R>(of array: [UInt8], _ body: (BorrowedBytes) throws -> R) rethrows -> R {
+    try array.withUnsafeBytes { try body(BorrowedBytes($0)) }
+  }
+}
+
+extension Transaction {
+  /// Calls `body` with the bytes stored under `key`, lent in place (no copy; valid only inside
+  /// `body`), or returns nil when the key is absent.
+  public func withBorrowedValue<R>(forKey key: [UInt8], in database: Database, _ body: (BorrowedBytes) throws -> R)
+    throws -> R?
+  {
+    try withValue(forKey: key, in: database) { (bytes: UnsafeRawBufferPointer) in try body(BorrowedBytes(bytes)) }
+  }
+
+  /// Calls `body` with the key and the value of each entry whose key starts with `prefix`,
+  /// in key order, both lent in place (valid only during that call). `body` returns false to
+  /// stop.
+  public func forEachBorrowed(
+    in database: Database, prefix: [UInt8], _ body: (_ key: BorrowedBytes, _ value: BorrowedBytes) throws -> Bool
+  ) throws {
+    try forEachRaw(in: database, prefix: prefix) { key, value in try body(BorrowedBytes(key), BorrowedBytes(value)) }
+  }
+}
