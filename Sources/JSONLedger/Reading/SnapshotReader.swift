@@ -3,7 +3,7 @@ import LMDB
 
 /// The reading logic behind `View`: a copyable value over one transaction, used only while
 /// that transaction is open.
-struct SnapshotReader {
+@usableFromInline struct SnapshotReader {
   let store: ProjectionStore
   let transformers: ValueTransformers
 
@@ -40,20 +40,11 @@ struct SnapshotReader {
     return try snapshot(id, state)
   }
 
-  /// Calls `body` with the object of `entity` (or of a sub-entity) with `key`, read in
-  /// place; nil when there is none.
-  func withObject<Result>(_ entity: String, key: JSONValue, _ body: (borrowing StoredObject) throws -> Result)
-    throws -> Result?
+  /// Calls `body` with the object of `entity` (or of a sub-entity) with `key`, read in place,
+  /// unless there is none (`View.withObject(_:key:_:)`).
+  @usableFromInline func visitObject(_ entity: String, key: JSONValue, _ body: (borrowing StoredObject) throws -> Void)
+    throws
   {
-    // The generic result stays here: the path below is not generic, so a read instantiates
-    // no generic metadata.
-    var result: Result?
-    try visitObject(entity, key: key) { object in result = try body(object) }
-    return result
-  }
-
-  /// `withObject(_:key:_:)`, for a body that keeps what it reads.
-  func visitObject(_ entity: String, key: JSONValue, _ body: (borrowing StoredObject) throws -> Void) throws {
     let resolved = try self.entity(entity)
     guard let identity = try identity(of: resolved, key: key),
       let id = try store.objectID(root: resolved.rootName, identity: identity)

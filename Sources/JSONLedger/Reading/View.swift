@@ -10,7 +10,7 @@ import LMDB
 /// }
 /// ```
 public struct View: ~Copyable {
-  let reader: SnapshotReader
+  @usableFromInline let reader: SnapshotReader
   /// The batch this view shows the state after (0 for an empty store).
   public let batchID: UInt64
   /// Whether it is a point-in-time view (`Ledger.read(asOf:)`).
@@ -50,10 +50,15 @@ public struct View: ~Copyable {
   /// ```swift
   /// let label = try view.withObject("Album", key: "Tin Drum") { album in try album["label"] }
   /// ```
+  @inlinable
   public func withObject<Result>(
     _ entity: String, key: some IdentityKey, _ body: (borrowing StoredObject) throws -> Result
   ) throws -> Result? {
-    try reader.withObject(entity, key: key.identityJSON, body)
+    // Inlined into the caller, where `Result` is known: the read below is not generic, so a
+    // read instantiates no generic metadata.
+    var result: Result?
+    try reader.visitObject(entity, key: key.identityJSON) { object in result = try body(object) }
+    return result
   }
 
   /// Calls `body` with each object of `entity` and its sub-entities, read in place (see
