@@ -11,6 +11,9 @@ public struct JSONWriter: Sendable {
     public static let prettyPrinted = Options(rawValue: 1)
     /// Object members ordered by key.
     public static let sortedKeys = Options(rawValue: 2)
+    /// DEL and the C1 controls (U+0080 to U+009F), which JSON allows raw, written as
+    /// `\u007F`-style escapes too: text that a terminal shows as it is.
+    public static let escapesAllControls = Options(rawValue: 4)
   }
 
   /// The layout.
@@ -33,7 +36,7 @@ public struct JSONWriter: Sendable {
     return output
   }
 
-  private func newline(_ output: inout [UInt8], _ indent: Int) {
+  func newline(_ output: inout [UInt8], _ indent: Int) {
     guard options.contains(.prettyPrinted) else { return }
     output.append(0x0A)
     output.append(contentsOf: repeatElement(0x20, count: indent * 2))
@@ -44,7 +47,7 @@ public struct JSONWriter: Sendable {
     case .null: output.append(contentsOf: "null".utf8)
     case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
     case .number(let number): output.append(contentsOf: number.literal.utf8)
-    case .string(let string): Self.writeString(string, into: &output)
+    case .string(let string): writeString(string, into: &output)
     case .array(let elements):
       output.append(UInt8(ascii: "["))
       for (index, element) in elements.enumerated() {
@@ -60,7 +63,7 @@ public struct JSONWriter: Sendable {
       for (index, member) in members.enumerated() {
         if index > 0 { output.append(UInt8(ascii: ",")) }
         newline(&output, indent + 1)
-        Self.writeString(member.key, into: &output)
+        writeString(member.key, into: &output)
         output.append(UInt8(ascii: ":"))
         if options.contains(.prettyPrinted) { output.append(0x20) }
         write(member.value, into: &output, indent: indent + 1)
@@ -70,35 +73,62 @@ public struct JSONWriter: Sendable {
     }
   }
 
-  static func writeString(_ string: String, into output: inout [UInt8]) {
+  /// `string` as a JSON string: quoted, with what JSON (and `escapesAllControls`) requires
+  /// escaped.
+  func writeString(_ string: String, into output: inout [UInt8]) {
+    writeString(utf8: string.utf8.span, into: &output)
+  }
+
+  /// Valid UTF-8 `bytes` as a JSON string.
+  func writeString(utf8 bytes: Span<UInt8>, into output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
     // Most strings need no escape: then they are copied whole instead of byte by byte.
-    let utf8 = string.utf8
-    if !needsEscape(utf8.span) {
-      output.append(contentsOf: utf8)
+    let escapesAll = options.contains(.escapesAllControls)
+    if !Self.needsEscape(bytes, escapesAll: escapesAll) {
+      bytes.withUnsafeBufferPointer { output.append(contentsOf: $0) }
       output.append(UInt8(ascii: "\""))
       return
     }
-    for byte in utf8 {
+    let hex = Array("0123456789ABCDEF".utf8)
+    func escape(_ value: UInt8, uppercase: Bool) {
+      let digits = uppercase ? hex : Array("0123456789abcdef".utf8)
+      output.append(contentsOf: [
+        0x5C, UInt8(ascii: "u"), 0x30, 0x30, digits[Int(value >> 4)], digits[Int(value & 0xF)],
+      ])
+    }
+    var afterC2 = false
+    for index in bytes.indices {
+      let byte = bytes[index]
+      if afterC2 {
+        afterC2 = false
+        // U+0080 to U+009F are 0xC2 0x80 to 0xC2 0x9F.
+        if byte <= 0x9F {
+          escape(byte, uppercase: true)
+          continue
+        }
+        output.append(0xC2)
+      }
       switch byte {
       case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
       case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
       case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
       case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
       case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-      case 0..<0x20:
-        let hex = Array("0123456789abcdef".utf8)
-        output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+      case 0..<0x20: escape(byte, uppercase: false)
+      case 0x7F where escapesAll: escape(byte, uppercase: true)
+      case 0xC2 where escapesAll: afterC2 = true
       default: output.append(byte)
       }
     }
+    if afterC2 { output.append(0xC2) }
     output.append(UInt8(ascii: "\""))
   }
 
-  private static func needsEscape(_ bytes: Span<UInt8>) -> Bool {
+  private static func needsEscape(_ bytes: Span<UInt8>, escapesAll: Bool) -> Bool {
     for index in bytes.indices {
       let byte = bytes[index]
       if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return true }
+      if escapesAll, byte == 0x7F || byte == 0xC2 { return true }
     }
     return false
   }

@@ -1,3 +1,5 @@
+import CLMDB
+
 /// Bytes lent for the length of one call: a value in LMDB's map (`Transaction.withBorrowedValue`,
 /// `Transaction.forEachBorrowed`), or an array's storage (`BorrowedBytes.withBytes(of:_:)`).
 ///
@@ -34,6 +36,19 @@ public struct BorrowedBytes {
     return String(validating: bytes, as: UTF8.self)
   }
 
+  /// Calls `body` with the bytes in `range` as UTF-8 text, in place; nil when they are not
+  /// valid UTF-8.
+  @inlinable public func withUTF8<R>(_ range: Range<Int>, _ body: (UTF8Span) throws -> R) rethrows -> R? {
+    precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
+    let bytes = UnsafeRawBufferPointer(rebasing: base[range]).assumingMemoryBound(to: UInt8.self)
+    // ASCII (most keys and names) is valid UTF-8: one loop checks it, faster than validating.
+    if !bytes.contains(where: { $0 >= 0x80 }) {
+      return try body(unsafe UTF8Span(unchecked: bytes.span, isKnownASCII: true))
+    }
+    guard let text = try? UTF8Span(validating: bytes.span) else { return nil }
+    return try body(text)
+  }
+
   /// Whether the bytes in `range` are `other`.
   @inlinable public func bytes(_ range: Range<Int>, equal other: [UInt8]) -> Bool {
     precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
@@ -49,10 +64,36 @@ public struct BorrowedBytes {
 extension Transaction {
   /// Calls `body` with the bytes stored under `key`, lent in place (no copy; valid only inside
   /// `body`), or returns nil when the key is absent.
-  public func withBorrowedValue<R>(forKey key: [UInt8], in database: Database, _ body: (BorrowedBytes) throws -> R)
-    throws -> R?
+  ///
+  /// Inlinable over a non-generic lookup, so that a caller's `body` is specialised and
+  /// inlined rather than called through generic thunks on every read.
+  @inlinable public func withBorrowedValue<R>(
+    forKey key: [UInt8], in database: Database, _ body: (BorrowedBytes) throws -> R
+  ) throws -> R? {
+    guard let bytes = try key.withUnsafeBytes({ try lookUp($0, in: database) }) else { return nil }
+    return try body(BorrowedBytes(bytes))
+  }
+
+  /// `withBorrowedValue(forKey:in:_:)` for a key that is `key`'s eight bytes, most significant
+  /// first (an id): the key is not allocated.
+  @inlinable public func withBorrowedValue<R>(
+    forBigEndianKey key: UInt64, in database: Database, _ body: (BorrowedBytes) throws -> R
+  ) throws -> R? {
+    guard let bytes = try withUnsafeBytes(of: key.bigEndian, { try lookUp($0, in: database) }) else { return nil }
+    return try body(BorrowedBytes(bytes))
+  }
+
+  /// The bytes stored under `key` in place, or nil when it is absent: valid until the
+  /// transaction ends or writes, so only the lending calls above use it, within their call.
+  @usableFromInline func lookUp(_ key: UnsafeRawBufferPointer, in database: Database) throws -> UnsafeRawBufferPointer?
   {
-    try withValue(forKey: key, in: database) { (bytes: UnsafeRawBufferPointer) in try body(BorrowedBytes(bytes)) }
+    let txn = try handle
+    var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var value = MDB_val()
+    let code = mdb_get(txn, database.handle, &keyValue, &value)
+    if code == MDB_NOTFOUND { return nil }
+    try check(code, "get from \(database.name)")
+    return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
   }
 
   /// Calls `body` with the key and the value of each entry whose key starts with `prefix`,

@@ -75,15 +75,8 @@ public final class Transaction {
   func withValue<R>(
     forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R? {
-    let txn = try handle
-    var value = MDB_val()
-    let code = key.withUnsafeBytes { keyBytes in
-      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-      return mdb_get(txn, database.handle, &keyValue, &value)
-    }
-    if code == MDB_NOTFOUND { return nil }
-    try check(code, "get from \(database.name)")
-    return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+    guard let bytes = try key.withUnsafeBytes({ try lookUp($0, in: database) }) else { return nil }
+    return try body(bytes)
   }
 
   /// Calls `body` with the bytes stored under `key`, read in place (no copy; the span cannot

@@ -4,23 +4,27 @@ import Foundation
 /// custom keys (dotted paths rebuilt as nested objects), reserved words de-qualified
 /// (`bandDescription` → `description`), `remoteID` → `id`, reverse transformers, dates in
 /// the model's format (UTC), non-exported properties left out, nil as `null`.
-struct Exporter {
+final class Exporter {
   let reader: SnapshotReader
   let transformers: ValueTransformers
   let options: ExportOptions
   /// What to write for each entity, worked out once.
-  private let plans: [String: EntityPlan]
+  let plans: [String: EntityPlan]
   private let relatedObjects = RelatedObjects()
+  let writtenKeys: WrittenKeys
+  /// The text of the date being written (`write(_:into:parts:)`). Unchecked exclusivity:
+  /// only that method touches it, one access at a time, on the export's thread.
+  @exclusivity(unchecked) var dateText: [UInt8] = []
 
   /// One exported attribute: where it goes, and the transformer to reverse.
-  private struct AttributeField {
+  struct AttributeField {
     let name: String
     let path: [String]
     let transformer: String?
   }
 
   /// One exported relationship and where it goes.
-  private struct RelationshipField {
+  struct RelationshipField {
     let name: String
     let isToMany: Bool
     let path: [String]
@@ -28,7 +32,7 @@ struct Exporter {
     let inverse: String?
   }
 
-  private struct EntityPlan {
+  struct EntityPlan {
     let attributes: [AttributeField]
     let relationships: [RelationshipField]
     /// The subentity key, written with the entity's name when its family has several members
@@ -36,12 +40,21 @@ struct Exporter {
     let typeKey: String?
     /// How a composite key of this entity is written: its identity's JSON keys.
     let identityKeys: [String]
+    /// The members of its exported object in the order they are written, for writing it
+    /// straight from its stored bytes (`write(_:into:parts:)`); nil when two fields share a
+    /// key, whose object is then built as a `JSONValue` first.
+    var members: [OutputMember]?
   }
 
-  init(reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions) {
+  /// An exporter whose plans write an object's members as `writer` writes them (in key
+  /// order when it sorts keys).
+  init(
+    reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions, writer: JSONWriter = JSONWriter()
+  ) {
     self.reader = reader
     self.transformers = transformers
     self.options = options
+    writtenKeys = WrittenKeys(store: reader.store)
     let model = reader.model
     let keyCase = options.keyCase ?? model.keyCase
     var plans: [String: EntityPlan] = [:]
@@ -79,9 +92,11 @@ struct Exporter {
       {
         typeKey = key
       }
-      plans[entity.name] = EntityPlan(
+      var plan = EntityPlan(
         attributes: attributes, relationships: relationships, typeKey: typeKey,
         identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) })
+      plan.members = Self.members(of: plan, entity: resolved, options: options, writer: writer)
+      plans[entity.name] = plan
     }
     self.plans = plans
   }
@@ -202,7 +217,7 @@ struct Exporter {
     return [KeyInflection.jsonKey(for: name, keyCase: keyCase)]
   }
 
-  private func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat)
+  func jsonValue(_ value: AttributeValue?, of field: AttributeField, entity: String, dateFormat: DateFormat)
     throws -> JSONValue
   {
     guard let value else { return .null }

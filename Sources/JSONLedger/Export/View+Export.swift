@@ -60,22 +60,94 @@ extension View {
       try reader.forEachObject(entity) { try body(.object(try exporter.export($0))) }
       return
     }
+    for collection in exportCollections(options: options) {
+      try body(.collection(collection.key))
+      try reader.forEachObject(collection.entity) { object in
+        if !collection.isExact || object.entity == collection.entity { try body(.object(try exporter.export(object))) }
+      }
+    }
+  }
+
+  /// The export of `entity` (its objects in stored order, as an array) or, with nil, of the
+  /// whole store (the document `exportDocument(options:)` builds), as JSON text in `writer`'s
+  /// layout, handed to `write` in pieces of about `chunkSize` bytes as it is read.
+  ///
+  /// Each object's text is written straight from its stored bytes: no snapshot and no
+  /// `JSONValue` is built (but for nested relationships), and only the current piece is held,
+  /// never the document. The text is what `writer` writes for `exportJSON` or
+  /// `exportDocument`, byte for byte.
+  ///
+  /// ```swift
+  /// let file = try FileHandle(forWritingTo: URL(fileURLWithPath: "albums.json"))
+  /// try ledger.read { view in
+  ///   try view.writeJSON("Album") { piece in try file.write(contentsOf: piece) }
+  /// }
+  /// ```
+  public func writeJSON(
+    _ entity: String?, options: ExportOptions = ExportOptions(), writer: JSONWriter = JSONWriter(),
+    chunkSize: Int = 64 << 10, to write: ([UInt8]) throws -> Void
+  ) throws {
+    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options, writer: writer)
+    var output = JSONOutput(writer: writer)
+    output.reserveCapacity(chunkSize + 4096)
+    var parts = StateParts()
+    func objects(of entity: String, exactly: Bool) throws {
+      output.beginArray()
+      try reader.forEachObjectInPlace(entity) { object in
+        guard !exactly || object.entity == entity else { return }
+        try exporter.write(object, into: &output, parts: &parts)
+        if output.bytes.count >= chunkSize {
+          try write(output.bytes)
+          output.removeAll()
+        }
+      }
+      output.endArray()
+    }
+    if let entity {
+      try objects(of: entity, exactly: false)
+    } else {
+      var collections = exportCollections(options: options)
+      if writer.options.contains(.sortedKeys) {
+        collections.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+      }
+      output.beginObject()
+      for collection in collections {
+        output.key(collection.key)
+        try objects(of: collection.entity, exactly: collection.isExact)
+      }
+      output.endObject()
+    }
+    if !output.bytes.isEmpty { try write(output.bytes) }
+  }
+
+  /// The collections of a whole-store export, in model order, each with the entity whose
+  /// objects it lists: a root entity lists its sub-entities' objects too when a subentity key
+  /// tells them apart on import (`isExact` false); without one, each entity of the family has
+  /// a collection of its own. A key two entities share is the later one's, in the earlier
+  /// one's place (as a document's member is set).
+  private func exportCollections(options: ExportOptions) -> [(key: String, entity: String, isExact: Bool)] {
     let model = reader.model
     let keyCase = options.keyCase ?? model.keyCase
+    var collections: [(key: String, entity: String, isExact: Bool)] = []
     for entity in model.entities {
       guard let resolved = model.resolved(entity.name) else { continue }
       let root = model.resolved(resolved.rootName)
       let listsWithRoot = root?.subentityKey != nil || (root?.family.count ?? 1) == 1
+      let collection: (key: String, entity: String, isExact: Bool)
       if listsWithRoot {
         guard entity.parent == nil else { continue }
-        try body(.collection(CollectionNames.key(of: entity, keyCase: keyCase)))
-        try reader.forEachObject(entity.name) { try body(.object(try exporter.export($0))) }
+        collection = (CollectionNames.key(of: entity, keyCase: keyCase), entity.name, false)
       } else if !entity.isAbstract {
-        try body(.collection(CollectionNames.key(of: entity, keyCase: keyCase)))
-        try reader.forEachObject(entity.name) { object in
-          if object.entity == entity.name { try body(.object(try exporter.export(object))) }
-        }
+        collection = (CollectionNames.key(of: entity, keyCase: keyCase), entity.name, true)
+      } else {
+        continue
+      }
+      if let index = collections.firstIndex(where: { $0.key == collection.key }) {
+        collections[index] = collection
+      } else {
+        collections.append(collection)
       }
     }
+    return collections
   }
 }

@@ -215,6 +215,15 @@ enum DateCoding {
   /// six digits when it is not zero. Written as bytes: the date of every exported object
   /// passes here.
   static func string(from date: Date, format: DateFormat) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(32)
+    appendText(of: date, format: format, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends the text `string(from:format:)` gives, as UTF-8 (an export writes it straight
+  /// into its output).
+  static func appendText(of date: Date, format: DateFormat, to bytes: inout [UInt8]) {
     let micros = microseconds(date)
     var seconds = micros / 1_000_000
     var fraction = Int(micros % 1_000_000)
@@ -226,8 +235,6 @@ enum DateCoding {
     let secondOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
     let (year, month, day) = civilFromDays(days)
     let separators = format != .iso8601Basic
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(32)
     if year < 0 { bytes.append(UInt8(ascii: "-")) }
     appendDigits(abs(year), width: 4, to: &bytes)
     if separators { bytes.append(UInt8(ascii: "-")) }
@@ -250,7 +257,6 @@ enum DateCoding {
       appendDigits(fraction, width: width, to: &bytes)
     }
     bytes.append(UInt8(ascii: "Z"))
-    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// The decimal digits of a non-negative `value`, zero-padded to at least `width`.

@@ -50,7 +50,7 @@ import LMDB
       let id = try store.objectID(root: resolved.rootName, identity: identity)
     else { return }
     if store.asOf == nil {
-      _ = try store.transaction.withBorrowedValue(forKey: StoreKeys.object(id), in: store.layout.state) { bytes in
+      _ = try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) { bytes in
         try lend(bytes, id, family: resolved.family, targetKeys: nil, body)
       }
       return

@@ -67,15 +67,7 @@ public struct StoredObject: ~Copyable {
     let targets = try decoding { () throws(DecodingFailure) in
       try StateCoding.linkList(relation.id, of: bytes, from: identityStart)
     }
-    var keys: [ObjectKey] = []
-    keys.reserveCapacity(targets.count)
-    if let targetKeys {
-      for target in targets { keys.append(try targetKeys.keys.key(of: target)) }
-    } else {
-      var single = TargetKeys(store: store, caches: false)
-      for target in targets { keys.append(try single.key(of: target)) }
-    }
-    return keys
+    return try keys(of: targets)
   }
 
   /// A copy of the whole object, which outlives the transaction.
@@ -85,6 +77,67 @@ public struct StoredObject: ~Copyable {
     if let targetKeys { return try builder.snapshot(objectID, keys: &targetKeys.keys) }
     var single = TargetKeys(store: store, caches: false)
     return try builder.snapshot(objectID, keys: &single)
+  }
+
+  /// Where each part of the state begins, for reading many of them (an export); nothing is
+  /// decoded. False for an object of an entity the model lacks.
+  func locateParts(into parts: inout StateParts) throws -> Bool {
+    guard let declaration else { return false }
+    try decoding { () throws(DecodingFailure) in
+      try StateCoding.locateParts(of: bytes, entity: declaration, from: identityStart, into: &parts)
+    }
+    return true
+  }
+
+  /// The attribute value that starts at `start` (`locateParts`).
+  func value(at start: Int) throws -> AttributeValue {
+    try decoding { () throws(DecodingFailure) in
+      try StateCoding.value(of: bytes, at: start, identityStart: identityStart)
+    }
+  }
+
+  /// Calls `body` with the attribute value that starts at `start` (`locateParts`) as UTF-8
+  /// text, read in place; nil when that value is no string.
+  func withStringValue<Result>(at start: Int, _ body: (UTF8Span) -> Result) throws -> Result? {
+    try decoding { () throws(DecodingFailure) -> Result? in
+      var reader = ByteReader(
+        bytes, position: try StateCoding.valueStart(of: bytes, at: start, identityStart: identityStart))
+      guard reader.nextByte == 1 else { return nil }
+      _ = try reader.readByte()
+      let count = try reader.readCount()
+      let position = reader.position
+      try reader.skip(count)
+      guard let result = bytes.withUTF8(position..<position + count, body) else {
+        throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)")
+      }
+      return result
+    }
+  }
+
+  /// Calls `body` with each id of the link list that starts at `start` (`locateParts`), in
+  /// its order.
+  func forEachTarget(ofListAt start: Int, _ body: (UInt64) throws -> Void) throws {
+    var reader = ByteReader(bytes, position: start)
+    var remaining = try decoding { () throws(DecodingFailure) in try reader.readCompactIDCount() }
+    var previous: UInt64?
+    while let id = try decoding({ () throws(DecodingFailure) in
+      try reader.readCompactID(after: previous, remaining: &remaining)
+    }) {
+      try body(id)
+      previous = id
+    }
+  }
+
+  private func keys(of targets: [UInt64]) throws -> [ObjectKey] {
+    var keys: [ObjectKey] = []
+    keys.reserveCapacity(targets.count)
+    if let targetKeys {
+      for target in targets { keys.append(try targetKeys.keys.key(of: target)) }
+    } else {
+      var single = TargetKeys(store: store, caches: false)
+      for target in targets { keys.append(try single.key(of: target)) }
+    }
+    return keys
   }
 
   private func identity() throws(DecodingFailure) -> [AttributeValue] {

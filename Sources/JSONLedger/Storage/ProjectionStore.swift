@@ -264,21 +264,34 @@ struct ProjectionStore: StateSource {
     return batches.filter { $0 <= asOf ?? .max }
   }
 
+  /// Calls `body` with the identity of live object `objectID` read in place as UTF-8 text,
+  /// when it is one string; nil when it is another identity or the object is not live.
+  func withSoleStringIdentity<Result>(of objectID: UInt64, _ body: (UTF8Span) -> Result) throws -> Result? {
+    let found = try transaction.withBorrowedValue(forBigEndianKey: objectID, in: layout.state) {
+      bytes -> Result? in
+      guard
+        let range = try decoding(
+          objectID, at: nil,
+          { () throws(DecodingFailure) in try StateCoding.soleStringIdentity(of: bytes, model: model) })
+      else { return nil }
+      guard let result = bytes.withUTF8(range, body) else {
+        throw LedgerError.corruptState("object \(objectID) does not decode (its current state): invalid UTF-8")
+      }
+      return result
+    }
+    return found ?? nil
+  }
+
   /// Entity and identity of any object ever stored (deleted ones included: from the newest
   /// undo image).
   func header(of objectID: UInt64) throws -> (entity: String, identity: [AttributeValue])? {
-    // The header starts the state: its first bytes are copied, not the link lists and
-    // attributes after them (a band's state holds all its albums), unless the identity is long.
-    let prefix = try transaction.withValue(forKey: StoreKeys.object(objectID), in: layout.state) { value in
-      value.withUnsafeBufferPointer { Array($0.prefix(128)) }
+    // The header starts the state: it is read in place, and the link lists and attributes
+    // after it are not touched.
+    let current = try transaction.withBorrowedValue(forBigEndianKey: objectID, in: layout.state) { bytes in
+      try decoding(objectID, at: nil) { () throws(DecodingFailure) in try StateCoding.decodeHeader(bytes, model: model)
+      }
     }
-    if let prefix {
-      if let header = try? StateCoding.decodeHeader(prefix, model: model) { return (header.entity, header.identity) }
-      let bytes = try currentStateBytes(of: objectID) ?? []
-      return try decoding(objectID, at: nil) { () throws(DecodingFailure) in
-        try StateCoding.decodeHeader(bytes, model: model)
-      }.map { ($0.entity, $0.identity) }
-    }
+    if let current { return current.map { ($0.entity, $0.identity) } }
     var found: (entity: String, identity: [AttributeValue])?
     try transaction.forEachBackward(
       in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max)

@@ -174,11 +174,11 @@ enum StateCoding {
   }
 
   /// Entity, identity and since of a state or undo image; nil for an empty undo image.
-  static func decodeHeader(_ bytes: [UInt8], model: Model) throws(DecodingFailure) -> (
+  static func decodeHeader<Bytes: ByteSource>(_ bytes: Bytes, model: Model) throws(DecodingFailure) -> (
     entity: String, identity: [AttributeValue], since: UInt64
   )? {
-    guard !bytes.isEmpty else { return nil }
-    var reader = BinaryReader(bytes)
+    guard bytes.count > 0 else { return nil }
+    var reader = ByteReader(bytes)
     let (entity, _) = try readEntity(&reader, model: model)
     let identity = try readIdentity(&reader)
     return (entity, identity, try reader.readVarint())

@@ -167,6 +167,9 @@ struct StoredObjectTests {
       #expect(throws: LedgerError.self) {
         try ledger.read { view in try view.forEachObjectInPlace("Album") { album in _ = try album.snapshot() } }
       }
+      #expect(throws: LedgerError.self) {
+        try ledger.read { view in try view.writeJSON("Album") { _ in } }
+      }
     }
   }
 }

@@ -37,13 +37,20 @@ struct Export: AsyncParsableCommand {
     let options = ExportOptions(relationships: relationships.export(depth: depth))
     let filters = try `where`.map(Self.parseFilter)
     if !filters.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
+    let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
+    guard !filters.isEmpty, let entity else {
+      // Streamed: written as it is read, one piece at a time.
+      let body = { (view: borrowing View) throws in
+        try view.writeJSON(entity, options: options, writer: Output.jsonWriter) { Output.jsonText($0) }
+      }
+      try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
+      Output.jsonText([0x0A])
+      return
+    }
     let body = { (view: borrowing View) throws -> JSONValue in
-      guard let entity else { return try view.exportDocument(options: options) }
-      guard !filters.isEmpty else { return try view.exportJSON(entity, options: options) }
       let query = filters.reduce(Query(entity)) { $0.filter($1.field, .equals(.string($1.value))) }
       return .array(try view.objects(query).objects.map { try view.exportJSON($0, options: options) })
     }
-    let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     let json = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
     Output.json(json)
   }

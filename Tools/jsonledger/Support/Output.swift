@@ -22,8 +22,10 @@ enum Output {
   private static let writeFailure = Mutex<String?>(nil)
 
   /// Writes straight to the file descriptor (no buffer to lose), remembering a failure.
-  private static func write(_ text: String) {
-    do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch {
+  private static func write(_ text: String) { write(bytes: Array(text.utf8)) }
+
+  private static func write(bytes: [UInt8]) {
+    do { try FileHandle.standardOutput.write(contentsOf: bytes) } catch {
       let reason = (error as NSError).localizedFailureReason ?? String(describing: error)
       writeFailure.withLock { failure in if failure == nil { failure = reason } }
     }
@@ -57,26 +59,23 @@ enum Output {
     }
   }
 
-  /// Pretty, key-sorted JSON on stdout. The writer escapes C0 controls as JSON requires; DEL
-  /// and the C1 range, which JSON allows raw, are written as `\u007F`-style escapes too, so
-  /// the output stays valid JSON and safe on a terminal.
+  /// How JSON is written on stdout: pretty and key-sorted. The writer escapes C0 controls as
+  /// JSON requires, and DEL and the C1 range, which JSON allows raw, as `\u007F`-style
+  /// escapes too, so the output stays valid JSON and safe on a terminal.
+  static let jsonWriter = JSONWriter(options: [.prettyPrinted, .sortedKeys, .escapesAllControls])
+
+  /// Pretty, key-sorted JSON on stdout (`jsonWriter`).
   static func json(_ value: JSONValue) {
-    let text = JSONWriter(options: [.prettyPrinted, .sortedKeys]).string(from: value)
-    guard text.unicodeScalars.contains(where: isEscaped) else { return write(text + "\n") }
-    var result = ""
-    for scalar in text.unicodeScalars {
-      if isEscaped(scalar) {
-        result += "\\u00" + String(scalar.value, radix: 16, uppercase: true)
-      } else {
-        result.unicodeScalars.append(scalar)
-      }
-    }
-    write(result + "\n")
+    write(bytes: jsonWriter.bytes(from: value) + [0x0A])
   }
 
-  /// Compact, key-sorted JSON on one line (a stream of events, as `follow --json` prints).
+  /// A piece of JSON text that `jsonWriter` wrote (a streamed export).
+  static func jsonText(_ bytes: [UInt8]) { write(bytes: bytes) }
+
+  /// Compact, key-sorted JSON on one line (a stream of events, as `follow --json` prints),
+  /// escaped as `jsonWriter` escapes.
   static func jsonLine(_ value: JSONValue) {
-    write(escaped(JSONWriter(options: [.sortedKeys]).string(from: value)) + "\n")
+    write(bytes: JSONWriter(options: [.sortedKeys, .escapesAllControls]).bytes(from: value) + [0x0A])
   }
 
   static func time(_ date: Date) -> String { Ledger.timeText(date) }

@@ -185,22 +185,36 @@ struct ByteReader<Bytes: ByteSource> {
 
   /// Ids written by `write(compactIDs:)`.
   mutating func readCompactIDs() throws(DecodingFailure) -> [UInt64] {
-    let count = try readCount()
+    var count = try readCompactIDCount()
     var ids: [UInt64] = []
     guard count > 0 else { return ids }
     ids.reserveCapacity(min(count, 1 << 16))
+    var previous: UInt64?
+    while let id = try readCompactID(after: previous, remaining: &count) {
+      ids.append(id)
+      previous = id
+    }
+    return ids
+  }
+
+  /// The number of ids written by `write(compactIDs:)`, read before them
+  /// (`readCompactID(after:remaining:)` reads them one at a time).
+  mutating func readCompactIDCount() throws(DecodingFailure) -> Int { try readCount() }
+
+  /// The next of the ids written by `write(compactIDs:)`, after `previous` (nil for the
+  /// first); nil once `remaining` is 0.
+  @inline(__always)
+  mutating func readCompactID(after previous: UInt64?, remaining: inout Int) throws(DecodingFailure) -> UInt64? {
+    guard remaining > 0 else { return nil }
+    remaining -= 1
+    // The first id is its root and sequence, each later one a signed difference.
+    if let previous { return previous &+ UInt64(bitPattern: try readSigned()) }
     let root = try readVarint()
     let sequence = try readVarint()
     guard root <= UInt64(UInt32.max), sequence <= ObjectIDs.sequenceMask else {
       throw DecodingFailure(reason: "an object id out of range at byte \(position)")
     }
-    var previous = ObjectIDs.make(root: UInt32(root), sequence: sequence)
-    ids.append(previous)
-    for _ in 1..<count {
-      previous = previous &+ UInt64(bitPattern: try readSigned())
-      ids.append(previous)
-    }
-    return ids
+    return ObjectIDs.make(root: UInt32(root), sequence: sequence)
   }
 
   /// Moves past a value written by `write(_:identity:)` without decoding it.

@@ -148,33 +148,72 @@ struct GRDBContender {
     }
   }
 
+  /// The bands and albums as JSON text, key-sorted, written row by row as the rows are read
+  /// (as `View.writeJSON` writes): to-many lists grouped first, nothing else held.
   func exportAll() throws -> Int {
     try pool.read { db in
-      var bands: [JSONValue] = []
       let members = Dictionary(
         grouping: try Row.fetchAll(db, sql: "SELECT band, musician FROM band_member"), by: { $0["band"] as String })
       let albumsByBand = Dictionary(
         grouping: try Row.fetchAll(db, sql: "SELECT name, band FROM album"), by: { ($0["band"] as String?) ?? "" })
-      for row in try Row.fetchAll(db, sql: "SELECT * FROM band ORDER BY name") {
+      var output = JSONOutput()
+      var written = 0
+      func flush() {
+        guard output.bytes.count >= 64 << 10 else { return }
+        written += output.bytes.count
+        output.removeAll()
+      }
+      func optional(_ text: String?) {
+        if let text { output.string(text) } else { output.null() }
+      }
+      output.beginObject()
+      output.key("albums")
+      output.beginArray()
+      let albums = try Row.fetchCursor(db, sql: "SELECT * FROM album ORDER BY name")
+      while let row = try albums.next() {
+        output.beginObject()
+        output.key("band")
+        optional(row["band"])
+        output.key("label")
+        optional(row["label"])
+        output.key("name")
+        output.string(row["name"])
+        output.key("producer")
+        optional(row["producer"])
+        output.key("released")
+        optional(row["released"])
+        output.key("sales")
+        output.value((row["sales"] as Int64?).map { .number(JSONNumber($0)) } ?? .null)
+        output.endObject()
+        flush()
+      }
+      output.endArray()
+      output.key("bands")
+      output.beginArray()
+      let bands = try Row.fetchCursor(db, sql: "SELECT * FROM band ORDER BY name")
+      while let row = try bands.next() {
         let name: String = row["name"]
-        bands.append([
-          "name": .string(name), "formed": (row["formed"] as Int64?).map { .number(JSONNumber($0)) } ?? .null,
-          "description": (row["description"] as String?).map { .string($0) } ?? .null,
-          "members": .array((members[name] ?? []).map { .string($0["musician"]) }),
-          "albums": .array((albumsByBand[name] ?? []).map { .string($0["name"]) }),
-        ])
+        output.beginObject()
+        output.key("albums")
+        output.beginArray()
+        for album in albumsByBand[name] ?? [] { output.string(album["name"]) }
+        output.endArray()
+        output.key("description")
+        optional(row["description"])
+        output.key("formed")
+        output.value((row["formed"] as Int64?).map { .number(JSONNumber($0)) } ?? .null)
+        output.key("members")
+        output.beginArray()
+        for member in members[name] ?? [] { output.string(member["musician"]) }
+        output.endArray()
+        output.key("name")
+        output.string(name)
+        output.endObject()
+        flush()
       }
-      var albums: [JSONValue] = []
-      for row in try Row.fetchAll(db, sql: "SELECT * FROM album ORDER BY name") {
-        albums.append([
-          "name": .string(row["name"]), "band": (row["band"] as String?).map { .string($0) } ?? .null,
-          "producer": (row["producer"] as String?).map { .string($0) } ?? .null,
-          "released": (row["released"] as String?).map { .string($0) } ?? .null,
-          "label": (row["label"] as String?).map { .string($0) } ?? .null,
-          "sales": (row["sales"] as Int64?).map { .number(JSONNumber($0)) } ?? .null,
-        ])
-      }
-      return JSONWriter().bytes(from: ["bands": .array(bands), "albums": .array(albums)]).count
+      output.endArray()
+      output.endObject()
+      return written + output.bytes.count
     }
   }
 }

@@ -14,6 +14,7 @@ enum Instructions {
     ("read one object by key", "jsonledger"), ("read one object by key", "grdb"), ("read one object by key", "floor"),
     ("read all of one entity with one relationship", "jsonledger"),
     ("read all of one entity with one relationship", "grdb"),
+    ("full export to JSON", "jsonledger"), ("full export to JSON", "grdb"),
   ]
 
   /// Runs every workload under callgrind with `objects` objects and returns instructions per
@@ -124,6 +125,16 @@ enum Instructions {
       let grdb = try GRDBContender()
       try grdb.importDocument(document)
       try counted { handled = try grdb.readAllAlbumsWithBand() }
+    case ("full export to JSON", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      try counted { _ = try ledger.exportAll() }
+      handled = dataset.objects
+    case ("full export to JSON", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      try counted { _ = try grdb.exportAll() }
+      handled = dataset.objects
     default:
       throw LedgerError.invalidArgument("no workload \(workload) for \(contender)")
     }

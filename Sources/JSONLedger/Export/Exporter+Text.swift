@@ -1,0 +1,191 @@
+import JSONLedgerJSON
+import JSONLedgerSupport
+
+/// Writing an object's JSON text straight from its stored bytes (`View.writeJSON`): its
+/// members in the order the writer puts them, each value decoded where it lies and written,
+/// with no snapshot and no `JSONValue` of the object. The text is what `export(_:)` of the
+/// object's snapshot gives, written by the same writer; the export tests hold the two to it.
+extension Exporter {
+  /// One member of an exported object as written: a field, or the object of the members
+  /// under the first key of dotted paths (`"address.city"`).
+  struct OutputMember {
+    let key: String
+    var value: OutputValue
+    var encodedKey: JSONOutput.Key?
+  }
+
+  indirect enum OutputValue {
+    /// An attribute, with its position among the entity's stored attribute names.
+    case attribute(AttributeField, position: Int?)
+    /// A relationship, with its stored id.
+    case relationship(RelationshipField, id: UInt32)
+    /// The subentity key, written with the entity's name.
+    case type
+    case object([OutputMember])
+  }
+
+  /// The members of `plan`'s objects in the order they are written (sorted by key, or as
+  /// `export(_:)` sets them); nil when they cannot be known before the data: relationships
+  /// nested (which objects nest, and so the keys, depend on the data) or two fields that
+  /// share a key.
+  static func members(of plan: EntityPlan, entity: ResolvedEntity, options: ExportOptions, writer: JSONWriter)
+    -> [OutputMember]?
+  {
+    var members: [OutputMember] = []
+    for field in plan.attributes {
+      let position = entity.storedAttributePositions[field.name]
+      guard insert(.attribute(field, position: position), at: field.path[...], into: &members) else { return nil }
+    }
+    if let key = plan.typeKey, !insert(.type, at: [key], into: &members) { return nil }
+    switch options.relationships {
+    case .none: break
+    case .ids:
+      for field in plan.relationships {
+        guard let id = entity.relationshipIndex[field.name]?.id,
+          insert(.relationship(field, id: id), at: field.path[...], into: &members)
+        else { return nil }
+      }
+    case .nested, .rails: return nil
+    }
+    return encodingKeys(writer.options.contains(.sortedKeys) ? sortedByKey(members) : members, writer: writer)
+  }
+
+  /// Members with their keys written once by `writer`, at every level.
+  private static func encodingKeys(_ members: [OutputMember], writer: JSONWriter) -> [OutputMember] {
+    members.map { member in
+      var member = member
+      if case .object(let inner) = member.value { member.value = .object(encodingKeys(inner, writer: writer)) }
+      member.encodedKey = JSONOutput.Key(member.key, writer: writer)
+      return member
+    }
+  }
+
+  /// Adds `value` at `path` as `Exporter.set` would; false when it meets a field already
+  /// there.
+  private static func insert(_ value: OutputValue, at path: ArraySlice<String>, into members: inout [OutputMember])
+    -> Bool
+  {
+    // `set` writes nothing at an empty path.
+    guard let first = path.first else { return true }
+    guard let index = members.firstIndex(where: { $0.key == first }) else {
+      if path.count == 1 {
+        members.append(OutputMember(key: first, value: value))
+        return true
+      }
+      var inner: [OutputMember] = []
+      _ = insert(value, at: path.dropFirst(), into: &inner)
+      members.append(OutputMember(key: first, value: .object(inner)))
+      return true
+    }
+    guard path.count > 1, case .object(var inner) = members[index].value else { return false }
+    guard insert(value, at: path.dropFirst(), into: &inner) else { return false }
+    members[index].value = .object(inner)
+    return true
+  }
+
+  /// The keys of related objects written so far by one exporter, each read once.
+  final class WrittenKeys {
+    // Unchecked exclusivity: only `writeKey` touches these, one access at a time, on the
+    // thread of the export's read transaction.
+    @exclusivity(unchecked) var slots = SlotTable()
+    @exclusivity(unchecked) var strings: [JSONOutput.EncodedString] = []
+    /// The keys that are no single string, read through the snapshots' cache.
+    var keys: TargetKeys
+
+    init(store: ProjectionStore) { keys = TargetKeys(store: store, caches: true) }
+  }
+
+  /// Members ordered by key as `JSONWriter.Options.sortedKeys` orders them, at every level.
+  private static func sortedByKey(_ members: [OutputMember]) -> [OutputMember] {
+    members.map { member in
+      guard case .object(let inner) = member.value else { return member }
+      return OutputMember(key: member.key, value: .object(sortedByKey(inner)))
+    }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+  }
+
+  /// Writes `object` into `output`, as `output`'s writer writes `export(_:)` of its
+  /// snapshot. `parts` is scratch space, reused from object to object.
+  func write(_ object: borrowing StoredObject, into output: inout JSONOutput, parts: inout StateParts) throws {
+    guard let plan = plans[object.entity] else { return output.null() }
+    guard let members = plan.members, try object.locateParts(into: &parts) else {
+      return output.value(try export(try object.snapshot()))
+    }
+    try write(members, of: object, parts: parts, into: &output)
+  }
+
+  /// Writes the key of the related object `id` as `keyValue` gives it: one string identity
+  /// straight from the target's stored bytes, and kept for the next object that points to it.
+  private func writeKey(of id: UInt64, into output: inout JSONOutput) throws {
+    let written = writtenKeys
+    if let slot = written.slots[id] {
+      output.string(written.strings[slot])
+      return
+    }
+    let writer = output.writer
+    guard let string = try reader.store.withSoleStringIdentity(of: id, { JSONOutput.EncodedString($0, writer: writer) })
+    else { return output.value(keyValue(try written.keys.key(of: id), dateFormat: dateFormat)) }
+    output.string(string)
+    // Bounded, so that an export of many objects with distinct targets stays small.
+    if written.strings.count >= 100_000 {
+      written.slots = SlotTable()
+      written.strings.removeAll(keepingCapacity: true)
+    }
+    written.slots.insert(id, slot: written.strings.count)
+    written.strings.append(string)
+  }
+
+  private func write(
+    _ members: [OutputMember], of object: borrowing StoredObject, parts: StateParts, into output: inout JSONOutput
+  ) throws {
+    let dateFormat = self.dateFormat
+    output.beginObject()
+    for member in members {
+      if let key = member.encodedKey { output.key(key) } else { output.key(member.key) }
+      switch member.value {
+      case .attribute(let field, let position):
+        let start = position.map { parts.attributes[$0] } ?? -1
+        guard start >= 0 else {
+          output.null()
+          continue
+        }
+        // A string is copied from the stored bytes, with no `String` made of it.
+        if field.transformer == nil, try object.withStringValue(at: start, { output.string($0) }) != nil { continue }
+        let value = try object.value(at: start)
+        if field.transformer == nil, dateFormat != .unix, case .date(let date) = value {
+          // A date's text is written into a buffer kept for it, with no `String` made of it.
+          dateText.removeAll(keepingCapacity: true)
+          DateCoding.appendText(of: date, format: dateFormat, to: &dateText)
+          if let text = try? UTF8Span(validating: dateText.span) {
+            output.string(text)
+            continue
+          }
+        }
+        output.value(try jsonValue(value, of: field, entity: object.entity, dateFormat: dateFormat))
+      case .relationship(let field, let id):
+        let start = parts.list(id)
+        if field.isToMany {
+          output.beginArray()
+          if let start {
+            try object.forEachTarget(ofListAt: start) { target in try writeKey(of: target, into: &output) }
+          }
+          output.endArray()
+        } else {
+          var written = false
+          if let start {
+            try object.forEachTarget(ofListAt: start) { target in
+              guard !written else { return }
+              try writeKey(of: target, into: &output)
+              written = true
+            }
+          }
+          if !written { output.null() }
+        }
+      case .type:
+        output.string(object.entity)
+      case .object(let inner):
+        try write(inner, of: object, parts: parts, into: &output)
+      }
+    }
+    output.endObject()
+  }
+}

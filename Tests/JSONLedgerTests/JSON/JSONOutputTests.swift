@@ -1,0 +1,100 @@
+import JSONLedgerJSON
+import PropertyBased
+import Testing
+
+/// `JSONOutput` writes a document piece by piece in a `JSONWriter`'s layout: the same text as
+/// the writer gives for the whole value.
+@Suite("JSON written piece by piece")
+struct JSONOutputTests {
+  /// Writes `value` through `output` a piece at a time (objects and arrays opened and closed,
+  /// keys one by one), leaving whole the values at `wholeDepth`.
+  static func write(_ value: JSONValue, into output: inout JSONOutput, depth: Int = 0, wholeDepth: Int) {
+    switch value {
+    case .array(let elements) where depth < wholeDepth:
+      output.beginArray()
+      for element in elements { write(element, into: &output, depth: depth + 1, wholeDepth: wholeDepth) }
+      output.endArray()
+    case .object(let object) where depth < wholeDepth:
+      output.beginObject()
+      for member in object.sortedByKey().members {
+        output.key(member.key)
+        write(member.value, into: &output, depth: depth + 1, wholeDepth: wholeDepth)
+      }
+      output.endObject()
+    case .string(let text):
+      output.string(text)
+    case .null:
+      output.null()
+    default:
+      output.value(value)
+    }
+  }
+
+  /// A value read from numbers: each number makes a leaf, or opens an array or object that
+  /// takes the next few; smaller numbers make simpler values.
+  static func value(from numbers: inout ArraySlice<Int>, depth: Int = 0) -> JSONValue {
+    guard let number = numbers.popFirst() else { return .null }
+    let strings = ["", "a", "quote \"", "c1 \u{9B} del \u{7F}", "é\n"]
+    switch number % 8 {
+    case 0: return .null
+    case 1: return .bool(number % 2 == 0)
+    case 2: return .number(JSONNumber(number - 500))
+    case 3, 4: return .string(strings[number % strings.count])
+    case 5,
+      6 where depth < 4:
+      var elements: [JSONValue] = []
+      for _ in 0..<(number / 8 % 4) { elements.append(value(from: &numbers, depth: depth + 1)) }
+      return .array(elements)
+    default:
+      var object = JSONObject()
+      for index in 0..<(number / 8 % 4) { object["k\((number + index) % 5)"] = value(from: &numbers, depth: depth + 1) }
+      return .object(object)
+    }
+  }
+
+  @Test func pieceByPieceIsTheWholeValueInEveryLayout() async {
+    await propertyCheck(count: 200, input: Gen.int(in: 0...999).array(of: 1...30)) { numbers in
+      var rest = numbers[...]
+      let value = JSONValue.array([Self.value(from: &rest), Self.value(from: &rest)])
+      let wholeDepth = numbers[0] % 4
+      for options: JSONWriter.Options in [[], [.sortedKeys], [.prettyPrinted, .sortedKeys], [.escapesAllControls]] {
+        let writer = JSONWriter(options: options.union(.sortedKeys))
+        var output = JSONOutput(writer: writer)
+        Self.write(value, into: &output, wholeDepth: wholeDepth)
+        #expect(output.bytes == writer.bytes(from: value), "\(options.rawValue)")
+      }
+    }
+  }
+
+  @Test func takingThePiecesKeepsTheLayout() {
+    let writer = JSONWriter(options: [.prettyPrinted])
+    var output = JSONOutput(writer: writer)
+    var text: [UInt8] = []
+    output.beginObject()
+    output.key("albums")
+    output.beginArray()
+    for name in ["Tin Drum", "Quiet Life"] {
+      output.value(["name": .string(name)])
+      text += output.bytes
+      output.removeAll()
+    }
+    output.endArray()
+    output.key("bands")
+    output.beginArray()
+    output.endArray()
+    output.endObject()
+    text += output.bytes
+    let value: JSONValue = ["albums": [["name": "Tin Drum"], ["name": "Quiet Life"]], "bands": []]
+    #expect(text == writer.bytes(from: value))
+  }
+
+  @Test func allControlsEscapedLeaveTextAJSONStringOfTheSameValue() throws {
+    let text = "esc \u{1B} del \u{7F} csi \u{9B} nbsp \u{A0} é \u{80}"
+    let escaped = JSONWriter(options: [.escapesAllControls]).string(from: .string(text))
+    #expect(escaped == #""esc \u001b del \u007F csi \u009B nbsp "# + "\u{A0} é " + #"\u0080""#)
+    #expect(try JSONParser.parse(escaped) == .string(text))
+    // Without the option, JSON's own rule: C0 escaped, the rest raw.
+    #expect(
+      JSONWriter().string(from: .string(text)) == #""esc \u001b del "# + "\u{7F} csi \u{9B} nbsp \u{A0} é \u{80}\"")
+  }
+}
