@@ -89,7 +89,8 @@ extension View {
   ) throws {
     let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options, writer: writer)
     var output = JSONOutput(writer: writer)
-    output.reserveCapacity(chunkSize + 4096)
+    // Room for a piece and the object that ends it; a huge `chunkSize` reserves no more.
+    output.reserveCapacity(min(max(chunkSize, 0), 1 << 24) + 4096)
     var parts = StateParts()
     func objects(of entity: String, exactly: Bool) throws {
       output.beginArray()

@@ -147,6 +147,15 @@ struct ExportTextTests {
       return (String(decoding: array, as: UTF8.self), String(decoding: document, as: UTF8.self))
     }
     #expect(array == "[]")
+    // Any piece size is taken: below 1, every object is a piece; a huge one, the whole text.
+    for chunkSize in [Int.min, 0, Int.max] {
+      let text = try ledger.read { view in
+        var text: [UInt8] = []
+        try view.writeJSON("Album", chunkSize: chunkSize) { text += $0 }
+        return String(decoding: text, as: UTF8.self)
+      }
+      #expect(text == "[]")
+    }
     #expect(document == #"{"albums":[],"bands":[],"musicians":[]}"#)
   }
 
