@@ -73,6 +73,9 @@ public struct JSONWriter: Sendable {
     }
   }
 
+  private static let upperHex = Array("0123456789ABCDEF".utf8)
+  private static let lowerHex = Array("0123456789abcdef".utf8)
+
   /// `string` as a JSON string: quoted, with what JSON (and `escapesAllControls`) requires
   /// escaped.
   func writeString(_ string: String, into output: inout [UInt8]) {
@@ -89,9 +92,8 @@ public struct JSONWriter: Sendable {
       output.append(UInt8(ascii: "\""))
       return
     }
-    let hex = Array("0123456789ABCDEF".utf8)
     func escape(_ value: UInt8, uppercase: Bool) {
-      let digits = uppercase ? hex : Array("0123456789abcdef".utf8)
+      let digits = uppercase ? Self.upperHex : Self.lowerHex
       output.append(contentsOf: [
         0x5C, UInt8(ascii: "u"), 0x30, 0x30, digits[Int(value >> 4)], digits[Int(value & 0xF)],
       ])

@@ -10,8 +10,9 @@ extension Exporter {
   /// under the first key of dotted paths (`"address.city"`).
   struct OutputMember {
     let key: String
+    /// The key as the writer writes it, encoded once.
+    let encodedKey: JSONOutput.Key
     var value: OutputValue
-    var encodedKey: JSONOutput.Key?
   }
 
   indirect enum OutputValue {
@@ -34,51 +35,43 @@ extension Exporter {
     var members: [OutputMember] = []
     for field in plan.attributes {
       let position = entity.storedAttributePositions[field.name]
-      guard insert(.attribute(field, position: position), at: field.path[...], into: &members) else { return nil }
+      guard insert(.attribute(field, position: position), at: field.path[...], into: &members, writer: writer) else {
+        return nil
+      }
     }
-    if let key = plan.typeKey, !insert(.type, at: [key], into: &members) { return nil }
+    if let key = plan.typeKey, !insert(.type, at: [key], into: &members, writer: writer) { return nil }
     switch options.relationships {
     case .none: break
     case .ids:
       for field in plan.relationships {
         guard let id = entity.relationshipIndex[field.name]?.id,
-          insert(.relationship(field, id: id), at: field.path[...], into: &members)
+          insert(.relationship(field, id: id), at: field.path[...], into: &members, writer: writer)
         else { return nil }
       }
     case .nested, .rails: return nil
     }
-    return encodingKeys(writer.options.contains(.sortedKeys) ? sortedByKey(members) : members, writer: writer)
-  }
-
-  /// Members with their keys written once by `writer`, at every level.
-  private static func encodingKeys(_ members: [OutputMember], writer: JSONWriter) -> [OutputMember] {
-    members.map { member in
-      var member = member
-      if case .object(let inner) = member.value { member.value = .object(encodingKeys(inner, writer: writer)) }
-      member.encodedKey = JSONOutput.Key(member.key, writer: writer)
-      return member
-    }
+    return writer.options.contains(.sortedKeys) ? sortedByKey(members) : members
   }
 
   /// Adds `value` at `path` as `Exporter.set` would; false when it meets a field already
   /// there.
-  private static func insert(_ value: OutputValue, at path: ArraySlice<String>, into members: inout [OutputMember])
-    -> Bool
-  {
+  private static func insert(
+    _ value: OutputValue, at path: ArraySlice<String>, into members: inout [OutputMember], writer: JSONWriter
+  ) -> Bool {
     // `set` writes nothing at an empty path.
     guard let first = path.first else { return true }
     guard let index = members.firstIndex(where: { $0.key == first }) else {
-      if path.count == 1 {
-        members.append(OutputMember(key: first, value: value))
-        return true
+      var member = OutputMember(key: first, encodedKey: JSONOutput.Key(first, writer: writer), value: value)
+      if path.count > 1 {
+        var inner: [OutputMember] = []
+        _ = insert(value, at: path.dropFirst(), into: &inner, writer: writer)
+        member.value = .object(inner)
       }
-      var inner: [OutputMember] = []
-      _ = insert(value, at: path.dropFirst(), into: &inner)
-      members.append(OutputMember(key: first, value: .object(inner)))
+      members.append(member)
       return true
     }
     guard path.count > 1, case .object(var inner) = members[index].value else { return false }
-    guard insert(value, at: path.dropFirst(), into: &inner) else { return false }
+    guard insert(value, at: path.dropFirst(), into: &inner, writer: writer) else { return false }
     members[index].value = .object(inner)
     return true
   }
@@ -99,7 +92,9 @@ extension Exporter {
   private static func sortedByKey(_ members: [OutputMember]) -> [OutputMember] {
     members.map { member in
       guard case .object(let inner) = member.value else { return member }
-      return OutputMember(key: member.key, value: .object(sortedByKey(inner)))
+      var sorted = member
+      sorted.value = .object(sortedByKey(inner))
+      return sorted
     }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
   }
 
@@ -140,7 +135,7 @@ extension Exporter {
     let dateFormat = self.dateFormat
     output.beginObject()
     for member in members {
-      if let key = member.encodedKey { output.key(key) } else { output.key(member.key) }
+      output.key(member.encodedKey)
       switch member.value {
       case .attribute(let field, let position):
         let start = position.map { parts.attributes[$0] } ?? -1
