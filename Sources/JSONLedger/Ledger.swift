@@ -190,9 +190,9 @@ public final class Ledger: Sendable {
         let (changes, statistics) = try resolve(&resolver)
         return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)
       }()
-      let record = try appendNew(
-        kind: kind, metadata: metadata, statistics: statistics, changes: changes, txn, knownStates: knownStates)
-      var summary = BatchSummary(record: record)
+      var summary = try appendNew(
+        kind: kind, metadata: metadata, statistics: statistics, changes: consume changes, txn,
+        knownStates: consume knownStates)
       summary.emptiedByPrune = emptied
       return summary
     }

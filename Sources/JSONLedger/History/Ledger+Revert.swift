@@ -9,7 +9,10 @@ extension Ledger {
   /// unless `force` is true: then the reverted values win and the result lists what they
   /// overrode; or unless `keepingLaterChanges` is true: then only the fields and links no
   /// later batch changed are reverted, an object a later batch deleted or re-created is left
-  /// as it is, and the result lists what was kept (`RevertResult.kept`). Reverting a revert re-applies the original; reverting a batch twice is refused.
+  /// as it is, so is an object the batch created that a kept link list holds, and the result
+  /// lists what was kept (`RevertResult.kept`). A kept list comes out exactly as it was: a
+  /// link the reverted values would add to it or take from it gives way on the other side.
+  /// Reverting a revert re-applies the original; reverting a batch twice is refused.
   public func revert(
     _ batchID: UInt64, force: Bool = false, keepingLaterChanges: Bool = false, message: String? = nil,
     author: String? = nil
@@ -91,7 +94,7 @@ extension Ledger {
         kind: .revert, metadata: metadata, statistics: plan.statistics, changes: plan.changes, txn,
         knownStates: plan.afterStates)
       return RevertResult(
-        summary: BatchSummary(record: reverted), overridden: policy == .overwrite ? plan.conflicts : [],
+        summary: reverted, overridden: policy == .overwrite ? plan.conflicts : [],
         kept: policy == .keepLater ? plan.conflicts : [])
     }
   }

@@ -33,10 +33,9 @@ extension Ledger {
       var graph = LinkGraph(objects: WorkingSet(model: model, source: store))
       try graph.restore(targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: false)
       let (changes, statistics) = graph.objects.finish(ignoredKeys: [])
-      let record = try appendNew(
+      return try appendNew(
         kind: .rewind, metadata: .init(message: message ?? "rewind to batch \(batchID)", author: author),
         statistics: statistics, changes: changes, txn, knownStates: graph.objects.takeAfterStates())
-      return BatchSummary(record: record)
     }
     announce(summary, since: start)
     return summary

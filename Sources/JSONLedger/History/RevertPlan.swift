@@ -81,6 +81,8 @@ extension Ledger {
     var laterObjects: Set<UInt64> = []
     var laterFields: [UInt64: Set<String>] = [:]
     var laterLinks: [UInt64: Set<UInt32>] = [:]
+    // The first later batch that changed each of those lists.
+    var laterLinkBatches: [UInt64: [UInt32: UInt64]] = [:]
     var targets: [UInt64: ObjectState?] = [:]
     var currentStates: [(UInt64, ObjectState?)] = []
     currentStates.reserveCapacity(record.changes.count)
@@ -114,6 +116,9 @@ extension Ledger {
           later.relationshipID == link.relationshipID && isToOne(link.relationshipID) || link.conflicts(with: later)
         }) {
           laterLinks[change.objectID, default: []].insert(link.relationshipID)
+          if laterLinkBatches[change.objectID]?[link.relationshipID] == nil {
+            laterLinkBatches[change.objectID, default: [:]][link.relationshipID] = later
+          }
           conflicts.append(
             RevertConflict(
               object: key,
@@ -123,6 +128,26 @@ extension Ledger {
               setByBatch: try value(of: link, reader: reader),
               now: try value(of: now?.links[link.relationshipID] ?? [], as: link, reader: reader),
               changedBy: later))
+        }
+      }
+    }
+    // Keeping later work: an object the batch created that a kept list holds now stays, since
+    // deleting it would take it out of that list.
+    if policy == .keepLater, !laterLinks.isEmpty {
+      let created = Dictionary(
+        record.changes.lazy.filter { $0.kind == .created }.map { ($0.objectID, $0) }, uniquingKeysWith: { a, _ in a })
+      for (owner, now) in currentStates {
+        guard let relationships = laterLinks[owner], let now else { continue }
+        for relationshipID in relationships.sorted() {
+          for partner in now.links[relationshipID] ?? [] where !laterObjects.contains(partner) {
+            guard let change = created[partner] else { continue }
+            laterObjects.insert(partner)
+            conflicts.append(
+              RevertConflict(
+                object: ObjectKey(entity: change.entity, identity: change.identity), field: "(object)",
+                setByBatch: .exists(true), now: .exists(true),
+                changedBy: laterLinkBatches[owner]?[relationshipID] ?? head))
+          }
         }
       }
     }
@@ -170,7 +195,8 @@ extension Ledger {
     var graph = LinkGraph(objects: WorkingSet(model: model, source: store))
     graph.objects.seed(currentStates.sorted { $0.0 < $1.0 })
     try graph.restore(
-      targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: !conflicts.isEmpty)
+      targets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, repairingLinks: !conflicts.isEmpty,
+      keeping: policy == .keepLater ? laterLinks : [:])
     let (changes, statistics) = graph.objects.finish(ignoredKeys: [])
     return RevertPlan(
       batchID: batchID, policy: policy, conflicts: conflicts, changes: changes, statistics: statistics,

@@ -34,6 +34,8 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
 
   var isEmpty: Bool { entries.isEmpty }
   var count: Int { entries.count }
+  /// Exact: `map` and other sequence algorithms allocate their result once.
+  var underestimatedCount: Int { entries.count }
 
   /// The attributes as a dictionary (what public snapshots hold).
   var dictionary: [String: AttributeValue] {

@@ -161,11 +161,13 @@ extension ObjectChange {
     let attributes = state.attributes.map { name, value in
       AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
     }
-    var links = state.links.compactMap { id, list in
-      list.isEmpty
-        ? nil
-        : LinkChange(
-          relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id))
+    // Allocated once (a batch holds one of these per object until it is folded).
+    var links: [LinkChange] = []
+    links.reserveCapacity(state.links.count)
+    for (id, list) in state.links where !list.isEmpty {
+      links.append(
+        LinkChange(
+          relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id)))
     }
     links.sort { $0.relationshipID < $1.relationshipID }
     self.init(
@@ -215,6 +217,14 @@ extension ObjectChange {
 }
 
 extension ObjectChange {
+  /// Moves this change out, leaving an empty one (no values, no links) in its place: a
+  /// change taken from an array is let go when its holder is done with it.
+  mutating func take() -> ObjectChange {
+    var taken = ObjectChange(objectID: objectID, entity: "", identity: [], kind: kind, attributes: [], links: [])
+    swap(&self, &taken)
+    return taken
+  }
+
   /// The change that undoes this one: a creation becomes a deletion and back, and every old
   /// and new value trade places.
   var inverted: ObjectChange {

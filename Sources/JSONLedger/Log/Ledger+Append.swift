@@ -16,18 +16,22 @@ extension Ledger {
   ///     changes, when the caller has them (the projector reads them otherwise).
   ///   - versions: the model versions the record is written under: the ledger's, or the next
   ///     ones a migration has just written.
+  /// - Returns: the summary of the record. The changes themselves are consumed: the projector
+  ///   lets each go once it is folded, so a large batch's changes shrink as the transaction's
+  ///   pages grow, and the two never peak together.
   func appendNew(
     kind: ChangeRecord.Kind, metadata: ChangeRecord.Metadata, statistics: ChangeRecord.Statistics,
-    changes: [ObjectChange], _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
+    changes: consuming [ObjectChange], _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
     under versions: ModelVersions? = nil
-  ) throws -> ChangeRecord {
+  ) throws -> BatchSummary {
     let versions = versions ?? self.versions
     let head = try ProjectionStore(transaction: txn, layout: layout, model: versions.model).head()
     let record = ChangeRecord(
       batchID: head + 1, time: Date(), kind: kind, metadata: metadata, statistics: statistics, changes: changes,
       modelVersion: versions.current)
-    try append(record, txn, knownStates: knownStates, under: versions, isNew: true)
-    return record
+    let summary = BatchSummary(record: record)
+    try append(consume record, txn, knownStates: knownStates, under: versions, isNew: true)
+    return summary
   }
 
   /// Appends a record already made elsewhere (an upgrade's, an archive's, another store's),
@@ -36,7 +40,7 @@ extension Ledger {
   /// was written, under the model version it names; `record` is what it says in the current
   /// model's terms, which the projections take.
   func append(
-    _ record: ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
+    _ record: consuming ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
     encoded: [UInt8]? = nil, under versions: ModelVersions? = nil, isNew: Bool = false
   ) throws {
     let versions = versions ?? self.versions
@@ -47,27 +51,30 @@ extension Ledger {
       throw LedgerError.corruptRecord(
         batchID: record.batchID, reason: "it does not follow the head of the log (batch \(extent.head))")
     }
-    var record = record
     record.modelVersion = versions.current
-    let bytes: [UInt8]
-    if let encoded {
-      let claimed: UInt64
-      do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
-        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes do not read: \(error)")
+    // The encoded record is let go once the log holds it, before the projections grow.
+    do {
+      let bytes: [UInt8]
+      if let encoded {
+        let claimed: UInt64
+        do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
+          throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes do not read: \(error)")
+        }
+        guard claimed == record.batchID else {
+          throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
+        }
+        bytes = encoded
+      } else {
+        bytes = RecordCoding.encode(record)
       }
-      guard claimed == record.batchID else {
-        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
-      }
-      bytes = encoded
-    } else {
-      bytes = RecordCoding.encode(record)
+      // A new record of a replica goes to its remote first (`passGate`); the transaction
+      // commits only when the remote took it.
+      if isNew { try passGate(record, bytes: bytes, under: versions, txn) }
+      // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
+      try txn.put(bytes, forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
     }
-    // A new record of a replica goes to its remote first (`passGate`); the transaction
-    // commits only when the remote took it.
-    if isNew { try passGate(record, bytes: bytes, under: versions, txn) }
-    // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
-    try txn.put(bytes, forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
-    try Projector(transaction: txn, layout: layout, model: versions.model).apply(record, knownStates: knownStates)
+    try Projector(transaction: txn, layout: layout, model: versions.model).apply(
+      consume record, knownStates: knownStates)
   }
 
   /// Appends the record another store of the same model wrote, as its bytes (`record(_:)`'s

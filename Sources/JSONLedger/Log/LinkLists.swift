@@ -23,6 +23,8 @@ struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral 
 
   var isEmpty: Bool { entries.isEmpty }
   var count: Int { entries.count }
+  /// Exact: `map` and other sequence algorithms allocate their result once.
+  var underestimatedCount: Int { entries.count }
   var keys: [UInt32] { entries.map(\.id) }
 
   /// Where `id` is, or where it would go.

@@ -97,20 +97,20 @@ extension Ledger {
     // A replay writes every projection anew while the old pages stay until the commit.
     try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
     let start = ContinuousClock.now
-    let (record, replayed) = try LedgerError.wrappingStorageErrors {
-      try environment.write { txn -> (ChangeRecord, Int) in
+    let (summary, replayed) = try LedgerError.wrappingStorageErrors {
+      try environment.write { txn -> (BatchSummary, Int) in
         let replayed = try follow(plan, to: next, allowingRemovals: allowingRemovals, txn)
         // Written under the next versions, which the store holds from here on.
-        let record = try appendNew(
+        let summary = try appendNew(
           kind: .migration,
           metadata: ChangeRecord.Metadata(
             message: "migrate the model from version \(versions.current) to \(next.current) (\(plan.method.rawValue))"),
           statistics: ChangeRecord.Statistics(), changes: [], txn, under: next)
-        return (record, replayed)
+        return (summary, replayed)
       }
     }
-    (report.batchID, report.replayedBatches, report.toVersion) = (record.batchID, replayed, next.current)
-    announce(BatchSummary(record: record), since: start)
+    (report.batchID, report.replayedBatches, report.toVersion) = (summary.batchID, replayed, next.current)
+    announce(summary, since: start)
     let elapsed = ContinuousClock.now - start
     logger.info(
       "migrated the model",

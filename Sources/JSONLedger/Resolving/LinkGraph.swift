@@ -108,10 +108,13 @@ struct LinkGraph {
   /// Sets objects to target states (nil: absent), as revert and rewind do. Targets read from
   /// one point of history are consistent with each other already; others (a forced revert,
   /// whose targets mix the reverted batch's before-values with later changes) have their
-  /// links repaired.
-  mutating func restore(_ targets: [(UInt64, ObjectState?)], repairingLinks: Bool) throws {
+  /// links repaired. `kept`: the link lists (relationship ids by object) that come out as
+  /// they are now, whatever the targets say (see `repair`).
+  mutating func restore(
+    _ targets: [(UInt64, ObjectState?)], repairingLinks: Bool, keeping kept: [UInt64: Set<UInt32>] = [:]
+  ) throws {
     for (id, target) in targets { try objects.set(id, to: target) }
-    if repairingLinks { try repair(targets.map(\.0)) }
+    if repairingLinks { try repair(targets.map(\.0), keeping: kept) }
     #if JSONLEDGER_INTERNAL_CHECKS
       try _checkInvariants()
     #endif
@@ -123,10 +126,20 @@ struct LinkGraph {
   /// is dropped, and every link a target keeps gets its counterpart (a to-one counterpart
   /// that pointed elsewhere is moved, and that old partner unlinked). A link an earlier
   /// target adds to a later one stays.
-  mutating func repair(_ ids: [UInt64]) throws {
+  ///
+  /// A list in `kept` (relationship ids by object: what a revert that keeps later work
+  /// leaves as it is) is never changed: where a target disagrees with it, the target gives
+  /// way (`yield`).
+  mutating func repair(_ ids: [UInt64], keeping kept: [UInt64: Set<UInt32>] = [:]) throws {
     for id in ids.sorted() {
       let slot = try objects.slot(id)
-      let target = objects.inspect(slot) { $0 }
+      var target = objects.inspect(slot) { $0 }
+      if !kept.isEmpty, var state = target {
+        try yield(id, &state, before: objects.before[slot]?.links ?? [:], to: kept)
+        let links = state.links
+        try objects.update(id) { $0.links = links }
+        target = state
+      }
       for (relationshipID, list) in objects.before[slot]?.links ?? [:] {
         let staying = Set(target?.links[relationshipID] ?? [])
         let counterpart = shape(relationshipID).counterpart
@@ -144,6 +157,42 @@ struct LinkGraph {
       }
     }
     membership = [:]
+  }
+
+  /// Makes the target state of `id` agree with the kept lists of its partners, before its
+  /// links are repaired, so that the repair leaves those lists as they are. A partner whose
+  /// kept list holds `id` stays linked (it comes back to a list the target dropped it from,
+  /// or replaces a to-one's target); a partner whose kept list does not hold `id` is dropped;
+  /// and so is a partner whose to-one points to an object whose list is kept, since linking
+  /// it here would take it from that list.
+  private mutating func yield(
+    _ id: UInt64, _ state: inout ObjectState, before: LinkLists, to kept: [UInt64: Set<UInt32>]
+  ) throws {
+    func isKept(_ object: UInt64, _ relationshipID: UInt32) -> Bool { kept[object]?.contains(relationshipID) ?? false }
+    var relationshipIDs = Set(before.keys)
+    relationshipIDs.formUnion(state.links.keys)
+    for relationshipID in relationshipIDs.sorted() {
+      let shape = shape(relationshipID)
+      let counterpartIsToMany = self.shape(shape.counterpart).isToMany
+      var list = state.links[relationshipID] ?? []
+      let original = list
+      for partner in before[relationshipID] ?? [] where isKept(partner, shape.counterpart) && !list.contains(partner) {
+        if !shape.isToMany {
+          list = [partner]
+        } else if shape.isOrdered {
+          list.append(partner)
+        } else {
+          list.insert(partner, at: Self.insertionPoint(of: partner, in: list))
+        }
+      }
+      list = try list.filter { partner in
+        let theirs = try objects.links(partner, shape.counterpart)
+        if isKept(partner, shape.counterpart) { return theirs.contains(id) }
+        if !counterpartIsToMany, let other = theirs.first, other != id, isKept(other, relationshipID) { return false }
+        return true
+      }
+      if list != original { state.links[relationshipID] = list.isEmpty ? nil : list }
+    }
   }
 
   // MARK: - One side

@@ -17,9 +17,13 @@ struct Projector {
   /// what folding computes, and lets the projector skip decoding the object. A created
   /// object's may be nil: its state is its change applied to nothing, and the resolver need
   /// not hold it twice. Replay passes none.
-  func apply(_ record: ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
-    precondition(
-      knownStates == nil || knownStates?.count == record.changes.count, "known states must match the changes")
+  ///
+  /// The record is consumed: each change is moved out and let go once folded, so that a
+  /// large record's changes are released while the transaction's pages grow.
+  func apply(_ record: consuming ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
+    var changes = record.changes
+    record.changes = []
+    precondition(knownStates == nil || knownStates?.count == changes.count, "known states must match the changes")
     // Each known state is moved out of the array as its change is folded: taken, not copied.
     let hasKnownStates = knownStates != nil
     var known = knownStates ?? []
@@ -29,12 +33,12 @@ struct Projector {
     // In id order, the states of created objects are appended to their entity's range, and
     // every other put lands near the previous one. A record changes each object once, so
     // the order changes are folded in does not change the result.
-    let order = record.changes.indices.sorted { record.changes[$0].objectID < record.changes[$1].objectID }
+    let order = changes.indices.sorted { changes[$0].objectID < changes[$1].objectID }
     var buffers = Buffers()
     var newKeys = NewKeys()
     try transaction.withWriteCursors(on: [layout.state, layout.history, layout.keys]) { cursors in
       for index in order {
-        let change = record.changes[index]
+        let change = changes[index].take()
         let sequence = ObjectIDs.sequence(of: change.objectID)
         nextSequence = max(nextSequence, sequence + 1)
         try fold(

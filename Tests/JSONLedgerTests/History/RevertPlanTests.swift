@@ -140,4 +140,36 @@ struct RevertPlanTests {
     #expect(japan == [])
     _ = try ledger.verify()
   }
+
+  /// A musician joins a band in batch 2; batch 3 reorders the band's members. Reverting batch
+  /// 2 keeping later work keeps the members as batch 3 left them, so the musician batch 2
+  /// created stays too, reported kept (it was deleted, and the list reported kept lost it).
+  @Test func aRevertKeepingLaterWorkKeepsAnObjectTheBatchCreatedThatAKeptListHolds() throws {
+    let model = try Model {
+      Entity("Band", identity: ["name"]) {
+        Attribute("name", .string)
+        Relationship("members", to: "Musician", many: true, ordered: true, inverse: "bands")
+      }
+      Entity("Musician", identity: ["name"]) {
+        Attribute("name", .string)
+        Relationship("bands", to: "Band", many: true, inverse: "members")
+      }
+    }
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    for members: JSONValue in [["David"], ["David", "Mick"], ["Mick", "David"]] {
+      var batch = ledger.makeBatch()
+      try batch.stage(["name": "Japan", "members": members], as: "Band")
+      _ = try ledger.applySynchronously(batch)
+    }
+    let result = try ledger.revert(2, keepingLaterChanges: true)
+    #expect(result.kept.map(\.field).sorted() == ["(object)", "members"])
+    let mick = ObjectKey(entity: "Musician", identity: [.string("Mick")])
+    #expect(result.kept.first { $0.field == "(object)" }?.object == mick)
+    #expect(result.kept.allSatisfy { $0.changedBy == 3 })
+    let members = try ledger.read { view in try view.object("Band", key: "Japan")?.relationships["members"] }
+    #expect(members?.map(\.identity) == [[.string("Mick")], [.string("David")]])
+    try expectLinksAreTwoSided(ledger)
+    _ = try ledger.verify()
+  }
 }
