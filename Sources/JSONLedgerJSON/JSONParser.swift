@@ -14,6 +14,10 @@ public struct JSONParser {
   private let bytes: [UInt8]
   private var position = 0
   private var depth = 0
+  /// The members of the objects being parsed, innermost last: each object's members are
+  /// gathered here and copied out once, at their count, instead of growing an array of their
+  /// own (an allocation per doubling).
+  private var pendingMembers: [JSONObject.Member] = []
 
   private init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -135,17 +139,23 @@ public struct JSONParser {
   private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
     try enter()
     position += 1
-    var members: [JSONObject.Member] = []
+    let first = pendingMembers.count
+    // An error ends the parse: the pending members are let go with the parser.
+    func finish() -> JSONValue {
+      let members = Array(pendingMembers[first...])
+      pendingMembers.removeSubrange(first...)
+      return .object(JSONObject(members))
+    }
     while true {
       skipWhitespace()
       guard position < bytes.count else { throw failure("unexpected end of input inside an object") }
       if bytes[position] == UInt8(ascii: "}") {  // empty object, or a trailing comma
-        if !members.isEmpty, bytes[position - 1] != UInt8(ascii: ","), !lastSignificantByteIsComma() {
+        if pendingMembers.count > first, bytes[position - 1] != UInt8(ascii: ","), !lastSignificantByteIsComma() {
           throw failure("unexpected '}'")
         }
         position += 1
         depth -= 1
-        return .object(JSONObject(members))
+        return finish()
       }
       guard bytes[position] == UInt8(ascii: "\"") else {
         throw failure("unexpected \(describe(bytes[position])), expected a string key or '}'")
@@ -157,7 +167,8 @@ public struct JSONParser {
       }
       position += 1
       skipWhitespace()
-      members.append(JSONObject.Member(key: key, value: try parseValue()))
+      let value = try parseValue()
+      pendingMembers.append(JSONObject.Member(key: key, value: value))
       skipWhitespace()
       guard position < bytes.count else {
         throw failure("unexpected end of input inside an object, expected ',' or '}'")
@@ -167,7 +178,7 @@ public struct JSONParser {
       case UInt8(ascii: "}"):
         position += 1
         depth -= 1
-        return .object(JSONObject(members))
+        return finish()
       case let byte: throw failure("unexpected \(describe(byte)) in an object, expected ',' or '}'")
       }
     }

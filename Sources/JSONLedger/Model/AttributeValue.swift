@@ -41,7 +41,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
   /// queries all use it.
   public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
     switch (lhs, rhs) {
-    case (.string(let left), .string(let right)): left.utf8.elementsEqual(right.utf8)
+    case (.string(let left), .string(let right)): sameBytes(left, right)
     case (.integer(let left), .integer(let right)): left == right
     case (.double(let left), .double(let right)): left == right
     case (.float(let left), .float(let right)): left == right
@@ -49,18 +49,41 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     case (.bool(let left), .bool(let right)): left == right
     case (.date(let left), .date(let right)): left == right
     case (.uuid(let left), .uuid(let right)): left == right
-    case (.url(let left), .url(let right)): left.absoluteString.utf8.elementsEqual(right.absoluteString.utf8)
+    case (.url(let left), .url(let right)): sameBytes(left.absoluteString, right.absoluteString)
     case (.binary(let left), .binary(let right)): left == right
     case (.json(let left), .json(let right)): JSONWriter().bytes(from: left) == JSONWriter().bytes(from: right)
     default: false
     }
   }
 
+  /// Whether two strings hold the same UTF-8 bytes (`==` on strings is Unicode canonical
+  /// equivalence instead). The lengths first, then one comparison of the two buffers where
+  /// the strings are contiguous, as native and small strings are.
+  static func sameBytes(_ left: String, _ right: String) -> Bool {
+    let (leftBytes, rightBytes) = (left.utf8, right.utf8)
+    guard leftBytes.count == rightBytes.count else { return false }
+    let contiguous = leftBytes.withContiguousStorageIfAvailable { leftBuffer in
+      rightBytes.withContiguousStorageIfAvailable { rightBuffer in leftBuffer.elementsEqual(rightBuffer) }
+    }
+    return (contiguous ?? nil) ?? leftBytes.elementsEqual(rightBytes)
+  }
+
+  /// Feeds a string's UTF-8 bytes to `hasher` in one call (copied first where the string is
+  /// not contiguous): equal bytes hash equally, as `sameBytes` needs.
+  private func combineBytes(of text: String, into hasher: inout Hasher) {
+    let bytes = text.utf8
+    hasher.combine(bytes.count)
+    let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+      hasher.combine(bytes: UnsafeRawBufferPointer(buffer))
+    }
+    if done == nil { Array(bytes).withUnsafeBytes { hasher.combine(bytes: $0) } }
+  }
+
   public func hash(into hasher: inout Hasher) {
     switch self {
     case .string(let value):
       hasher.combine(0)
-      for byte in value.utf8 { hasher.combine(byte) }
+      combineBytes(of: value, into: &hasher)
     case .integer(let value):
       hasher.combine(1)
       hasher.combine(value)
@@ -84,7 +107,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
       hasher.combine(value)
     case .url(let value):
       hasher.combine(8)
-      for byte in value.absoluteString.utf8 { hasher.combine(byte) }
+      combineBytes(of: value.absoluteString, into: &hasher)
     case .binary(let value):
       hasher.combine(9)
       hasher.combine(value)

@@ -132,7 +132,7 @@ extension AttributeValue {
   /// are two values here.
   func isIdentical(to other: AttributeValue) -> Bool {
     if case .string(let text) = self, case .string(let otherText) = other {
-      return text.utf8.elementsEqual(otherText.utf8)
+      return AttributeValue.sameBytes(text, otherText)
     }
     return self == other
   }
