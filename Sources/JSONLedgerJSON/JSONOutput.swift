@@ -93,6 +93,50 @@ public struct JSONOutput: Sendable {
     bytes.append(contentsOf: string.encoded)
   }
 
+  /// Many strings written once and kept in one buffer, each known by the number `append`
+  /// gave it: the keys of many objects kept without an allocation each.
+  public struct EncodedStrings: Sendable {
+    /// The strings quoted and escaped, one after another.
+    private var text: [UInt8] = []
+    /// Where each string ends in `text`.
+    private var ends: [Int] = []
+
+    public init() {}
+
+    /// How many strings are kept.
+    public var count: Int { ends.count }
+    /// How many bytes they take.
+    public var byteCount: Int { text.count }
+
+    /// Keeps `text` as `writer` writes it, and returns its number.
+    public mutating func append(_ text: UTF8Span, writer: JSONWriter) -> Int {
+      writer.writeString(utf8: text.span, into: &self.text)
+      ends.append(self.text.count)
+      return ends.count - 1
+    }
+
+    /// Forgets every string; their numbers are given again.
+    public mutating func removeAll(keepingCapacity: Bool = false) {
+      text.removeAll(keepingCapacity: keepingCapacity)
+      ends.removeAll(keepingCapacity: keepingCapacity)
+    }
+
+    fileprivate func bytes(of number: Int) -> ArraySlice<UInt8>? {
+      guard ends.indices.contains(number) else { return nil }
+      return text[(number == 0 ? 0 : ends[number - 1])..<ends[number]]
+    }
+  }
+
+  /// The string numbered `number` in `strings`, as kept; false, with nothing written, when
+  /// `strings` has no such number.
+  @discardableResult
+  public mutating func string(_ number: Int, of strings: EncodedStrings) -> Bool {
+    guard let encoded = strings.bytes(of: number) else { return false }
+    startElement()
+    bytes.append(contentsOf: encoded)
+    return true
+  }
+
   /// The key of the next member of the innermost object, as kept; its value comes next.
   public mutating func key(_ key: Key) {
     startElement()

@@ -78,14 +78,31 @@ extension Exporter {
 
   /// The keys of related objects written so far by one exporter, each read once.
   final class WrittenKeys {
-    // Unchecked exclusivity: only `writeKey` touches these, one access at a time, on the
-    // thread of the export's read transaction.
+    // Unchecked exclusivity: only `keep` and `writeKey` touch these, one access at a time, on
+    // the thread of the export's read transaction.
     @exclusivity(unchecked) var slots = SlotTable()
-    @exclusivity(unchecked) var strings: [JSONOutput.EncodedString] = []
+    @exclusivity(unchecked) var strings = JSONOutput.EncodedStrings()
     /// The keys that are no single string, read through the snapshots' cache.
     var keys: TargetKeys
 
+    /// What the kept keys may take (their text, and the id table's 16 bytes a bucket at
+    /// twice their count), before they are let go and kept afresh: an export of a million
+    /// objects keeps them all, at about 50 MB, and a larger one stays at that.
+    static let maximumCount = 1 << 20
+    static let maximumBytes = 16 << 20
+
     init(store: ProjectionStore) { keys = TargetKeys(store: store, caches: true) }
+
+    /// Keeps the key `text` of object `id`, encoded by `writer`, and returns its number.
+    func keep(_ id: UInt64, _ text: UTF8Span, writer: JSONWriter) -> Int {
+      if strings.count >= Self.maximumCount || strings.byteCount >= Self.maximumBytes {
+        slots = SlotTable()
+        strings.removeAll(keepingCapacity: true)
+      }
+      let number = strings.append(text, writer: writer)
+      slots.insert(id, slot: number)
+      return number
+    }
   }
 
   /// Members ordered by key as `JSONWriter.Options.sortedKeys` orders them, at every level.
@@ -106,27 +123,25 @@ extension Exporter {
       return output.value(try export(try object.snapshot()))
     }
     try write(members, of: object, parts: parts, into: &output)
+    // Its key is kept for the objects written later that point to it (a band's albums,
+    // written after the albums): read from the bytes in hand, not looked up again.
+    let written = writtenKeys
+    if written.slots[object.objectID] == nil {
+      let writer = output.writer
+      _ = try object.withSoleStringIdentity { written.keep(object.objectID, $0, writer: writer) }
+    }
   }
 
   /// Writes the key of the related object `id` as `keyValue` gives it: one string identity
   /// straight from the target's stored bytes, and kept for the next object that points to it.
   private func writeKey(of id: UInt64, into output: inout JSONOutput) throws {
     let written = writtenKeys
-    if let slot = written.slots[id] {
-      output.string(written.strings[slot])
-      return
-    }
     let writer = output.writer
-    guard let string = try reader.store.withSoleStringIdentity(of: id, { JSONOutput.EncodedString($0, writer: writer) })
+    guard
+      let number = try written.slots[id]
+        ?? reader.store.withSoleStringIdentity(of: id, { written.keep(id, $0, writer: writer) })
     else { return output.value(keyValue(try written.keys.key(of: id), dateFormat: dateFormat)) }
-    output.string(string)
-    // Bounded, so that an export of many objects with distinct targets stays small.
-    if written.strings.count >= 100_000 {
-      written.slots = SlotTable()
-      written.strings.removeAll(keepingCapacity: true)
-    }
-    written.slots.insert(id, slot: written.strings.count)
-    written.strings.append(string)
+    output.string(number, of: written.strings)
   }
 
   private func write(

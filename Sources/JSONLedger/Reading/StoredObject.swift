@@ -114,6 +114,23 @@ public struct StoredObject: ~Copyable {
     }
   }
 
+  /// Calls `body` with the object's identity read in place as UTF-8 text, when it is one
+  /// string; nil for another identity.
+  func withSoleStringIdentity<Result>(_ body: (UTF8Span) -> Result) throws -> Result? {
+    try decoding { () throws(DecodingFailure) -> Result? in
+      var reader = ByteReader(bytes, position: identityStart)
+      guard try reader.readCount() == 1, reader.nextByte == 1 else { return nil }
+      _ = try reader.readByte()
+      let count = try reader.readCount()
+      let position = reader.position
+      try reader.skip(count)
+      guard let result = bytes.withUTF8(position..<position + count, body) else {
+        throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)")
+      }
+      return result
+    }
+  }
+
   /// Calls `body` with each id of the link list that starts at `start` (`locateParts`), in
   /// its order.
   func forEachTarget(ofListAt start: Int, _ body: (UInt64) throws -> Void) throws {

@@ -97,4 +97,29 @@ struct JSONOutputTests {
     #expect(
       JSONWriter().string(from: .string(text)) == #""esc \u001b del "# + "\u{7F} csi \u{9B} nbsp \u{A0} é \u{80}\"")
   }
+
+  @Test func keptStringsAreWrittenByTheirNumberAsTheWriterWritesThem() {
+    let writer = JSONWriter(options: [.escapesAllControls])
+    let texts = ["Tin Drum", "", "quote \" and \u{1B}", "é \u{9B}"]
+    var strings = JSONOutput.EncodedStrings()
+    var numbers: [Int] = []
+    for var text in texts { numbers.append(strings.append(text.utf8Span, writer: writer)) }
+    #expect(numbers == [0, 1, 2, 3])
+    #expect(strings.count == 4)
+    var output = JSONOutput(writer: writer)
+    output.beginArray()
+    for number in numbers.reversed() {
+      let written = output.string(number, of: strings)
+      #expect(written)
+    }
+    // A number it does not hold writes nothing.
+    let unknown = [output.string(4, of: strings), output.string(-1, of: strings)]
+    #expect(unknown == [false, false])
+    output.endArray()
+    #expect(output.bytes == writer.bytes(from: .array(texts.reversed().map { .string($0) })))
+    strings.removeAll(keepingCapacity: true)
+    #expect(strings.count == 0 && strings.byteCount == 0)
+    let afterRemoval = output.string(0, of: strings)
+    #expect(!afterRemoval)
+  }
 }
