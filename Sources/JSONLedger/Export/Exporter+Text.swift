@@ -85,9 +85,10 @@ extension Exporter {
     /// The keys that are no single string, read through the snapshots' cache.
     var keys: TargetKeys
 
-    /// What the kept keys may take (their text, and the id table's 16 bytes a bucket at
-    /// twice their count), before they are let go and kept afresh: an export of a million
-    /// objects keeps them all, at about 50 MB, and a larger one stays at that.
+    /// What the kept keys may take before they are let go and kept afresh: their text (16 MB
+    /// at most), 8 bytes each for where it ends, and the id table's 16 bytes a bucket at twice
+    /// their count. An export of a million objects keeps them all, in about 56 MB; a larger
+    /// one stays at that.
     static let maximumCount = 1 << 20
     static let maximumBytes = 16 << 20
 

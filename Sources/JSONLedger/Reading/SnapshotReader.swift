@@ -101,7 +101,7 @@ import LMDB
   ) throws {
     let entity: (name: String, resolved: ResolvedEntity?, identityStart: Int)
     do { entity = try StateCoding.entity(of: bytes, model: model) } catch {
-      throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
+      throw LedgerError.corruptState("object \(id) does not decode (\(store.statePlace)): \(error)")
     }
     guard family.contains(entity.name) else { return }
     let object = StoredObject(

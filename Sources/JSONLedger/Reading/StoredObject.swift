@@ -163,7 +163,7 @@ public struct StoredObject: ~Copyable {
 
   private func decoding<Decoded>(_ decode: () throws(DecodingFailure) -> Decoded) throws -> Decoded {
     do { return try decode() } catch {
-      throw LedgerError.corruptState("object \(objectID) does not decode (its current state): \(error)")
+      throw LedgerError.corruptState("object \(objectID) does not decode (\(store.statePlace)): \(error)")
     }
   }
 }

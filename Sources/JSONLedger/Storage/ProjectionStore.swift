@@ -49,6 +49,10 @@ struct ProjectionStore: StateSource {
     return true
   }
 
+  /// Which state of an object this store reads, for errors: "its current state", or "its
+  /// state as of batch N".
+  var statePlace: String { asOf.map { "its state as of batch \($0)" } ?? "its current state" }
+
   /// The object's state now, or as of `asOf`.
   func state(of objectID: UInt64) throws -> ObjectState? {
     try storedState(of: objectID)?.state
