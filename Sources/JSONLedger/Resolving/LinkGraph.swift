@@ -185,11 +185,11 @@ struct LinkGraph {
           list.insert(partner, at: Self.insertionPoint(of: partner, in: list))
         }
       }
+      // A partner's list is read only when it decides: kept, or a to-one.
       list = try list.filter { partner in
-        let theirs = try objects.links(partner, shape.counterpart)
-        if isKept(partner, shape.counterpart) { return theirs.contains(id) }
-        if !counterpartIsToMany, let other = theirs.first, other != id, isKept(other, relationshipID) { return false }
-        return true
+        if isKept(partner, shape.counterpart) { return try objects.links(partner, shape.counterpart).contains(id) }
+        guard !counterpartIsToMany, let other = try objects.links(partner, shape.counterpart).first else { return true }
+        return other == id || !isKept(other, relationshipID)
       }
       if list != original { state.links[relationshipID] = list.isEmpty ? nil : list }
     }
