@@ -108,6 +108,9 @@ struct ReadmeExamplesTests {
       break
     }
 
+    // README end
+
+    // The model in Swift of DocC's Getting started.
     let modelInCode = try Model(keyCase: .snakeCase) {
       Entity("Band", identity: ["name"], collectionKey: "bands") {
         Attribute("name", .string)
@@ -120,7 +123,6 @@ struct ReadmeExamplesTests {
         Relationship("band", to: "Band", inverse: "albums")
       }
     }
-    // README end
 
     #expect(summary.batchID == 1)
     #expect(albums.count == 2)
