@@ -100,17 +100,7 @@ public struct StoredObject: ~Copyable {
   /// text, read in place; nil when that value is no string.
   func withStringValue<Result>(at start: Int, _ body: (UTF8Span) -> Result) throws -> Result? {
     try decoding { () throws(DecodingFailure) -> Result? in
-      var reader = ByteReader(
-        bytes, position: try StateCoding.valueStart(of: bytes, at: start, identityStart: identityStart))
-      guard reader.nextByte == 1 else { return nil }
-      _ = try reader.readByte()
-      let count = try reader.readCount()
-      let position = reader.position
-      try reader.skip(count)
-      guard let result = bytes.withUTF8(position..<position + count, body) else {
-        throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)")
-      }
-      return result
+      try withString(at: try StateCoding.valueStart(of: bytes, at: start, identityStart: identityStart), body)
     }
   }
 
@@ -119,16 +109,26 @@ public struct StoredObject: ~Copyable {
   func withSoleStringIdentity<Result>(_ body: (UTF8Span) -> Result) throws -> Result? {
     try decoding { () throws(DecodingFailure) -> Result? in
       var reader = ByteReader(bytes, position: identityStart)
-      guard try reader.readCount() == 1, reader.nextByte == 1 else { return nil }
-      _ = try reader.readByte()
-      let count = try reader.readCount()
-      let position = reader.position
-      try reader.skip(count)
-      guard let result = bytes.withUTF8(position..<position + count, body) else {
-        throw DecodingFailure(reason: "invalid UTF-8 at byte \(position)")
-      }
-      return result
+      guard try reader.readCount() == 1 else { return nil }
+      return try withString(at: reader.position, body)
     }
+  }
+
+  /// Calls `body` with the stored value at `position` as UTF-8 text, read in place; nil when
+  /// that value is no string.
+  private func withString<Result>(at position: Int, _ body: (UTF8Span) -> Result) throws(DecodingFailure)
+    -> Result?
+  {
+    var reader = ByteReader(bytes, position: position)
+    guard reader.nextByte == 1 else { return nil }
+    _ = try reader.readByte()
+    let count = try reader.readCount()
+    let start = reader.position
+    try reader.skip(count)
+    guard let result = bytes.withUTF8(start..<start + count, body) else {
+      throw DecodingFailure(reason: "invalid UTF-8 at byte \(start)")
+    }
+    return result
   }
 
   /// Calls `body` with each id of the link list that starts at `start` (`locateParts`), in
