@@ -76,36 +76,6 @@ extension Exporter {
     return true
   }
 
-  /// The keys of related objects written so far by one exporter, each read once.
-  final class WrittenKeys {
-    // Unchecked exclusivity: only `keep` and `writeKey` touch these, one access at a time, on
-    // the thread of the export's read transaction.
-    @exclusivity(unchecked) var slots = SlotTable()
-    @exclusivity(unchecked) var strings = JSONOutput.EncodedStrings()
-    /// The keys that are no single string, read through the snapshots' cache.
-    var keys: TargetKeys
-
-    /// What the kept keys may take before they are let go and kept afresh: their text (16 MB
-    /// at most), 8 bytes each for where it ends, and the id table's 16 bytes a bucket at twice
-    /// their count. An export of a million objects keeps them all, in about 56 MB; a larger
-    /// one stays at that.
-    static let maximumCount = 1 << 20
-    static let maximumBytes = 16 << 20
-
-    init(store: ProjectionStore) { keys = TargetKeys(store: store, caches: true) }
-
-    /// Keeps the key `text` of object `id`, encoded by `writer`, and returns its number.
-    func keep(_ id: UInt64, _ text: UTF8Span, writer: JSONWriter) -> Int {
-      if strings.count >= Self.maximumCount || strings.byteCount >= Self.maximumBytes {
-        slots = SlotTable()
-        strings.removeAll(keepingCapacity: true)
-      }
-      let number = strings.append(text, writer: writer)
-      slots.insert(id, slot: number)
-      return number
-    }
-  }
-
   /// Members ordered by key as `JSONWriter.Options.sortedKeys` orders them, at every level.
   private static func sortedByKey(_ members: [OutputMember]) -> [OutputMember] {
     members.map { member in
@@ -127,7 +97,7 @@ extension Exporter {
     // Its key is kept for the objects written later that point to it (a band's albums,
     // written after the albums): read from the bytes in hand, not looked up again.
     let written = writtenKeys
-    if written.slots[object.objectID] == nil {
+    if written.number(of: object.objectID) == nil {
       let writer = output.writer
       _ = try object.withSoleStringIdentity { written.keep(object.objectID, $0, writer: writer) }
     }
@@ -139,7 +109,7 @@ extension Exporter {
     let written = writtenKeys
     let writer = output.writer
     guard
-      let number = try written.slots[id]
+      let number = try written.number(of: id)
         ?? reader.store.withSoleStringIdentity(of: id, { written.keep(id, $0, writer: writer) })
     else { return output.value(keyValue(try written.keys.key(of: id), dateFormat: dateFormat)) }
     output.string(number, of: written.strings)
