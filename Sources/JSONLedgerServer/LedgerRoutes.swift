@@ -17,8 +17,11 @@ public import Prometheus
 /// Every value a route takes from a request — an entity, a key, a batch id — is looked up in
 /// the store; none reaches the file system.
 public struct LedgerRoutes: Sendable {
-  /// The ledger the routes read and write.
-  public let ledger: Ledger
+  /// The ledger the routes read and write: the one they were given, or, once the store's
+  /// model changed under it (a `jsonledger migrate` from another process, a replica's
+  /// follower), the store opened anew under its new model version.
+  public var ledger: Ledger { current.ledger }
+  let current: CurrentLedger
   /// Where the routes' writes go: the ledger itself, or through a replica's remote.
   public var writes: any LedgerWrites
   /// What the routes allow.
@@ -33,13 +36,15 @@ public struct LedgerRoutes: Sendable {
   /// applied, and every other route is measured (requests, durations, errors: Hummingbird's
   /// `MetricsMiddleware`, through swift-metrics — bootstrap `MetricsSystem` with a
   /// `PrometheusMetricsFactory` over the same registry to see them). `writes` is where the
-  /// write routes go: the ledger itself unless given (a replica's remote).
+  /// write routes go: the ledger itself unless given (a replica's remote). Each request first
+  /// checks that the store's model is still the ledger's, and takes the store anew under its
+  /// new version when it is not.
   public init(
     ledger: Ledger, options: LedgerServerOptions = LedgerServerOptions(), metrics: PrometheusCollectorRegistry? = nil,
     writes: (any LedgerWrites)? = nil
   ) {
-    self.ledger = ledger
-    self.writes = writes ?? LocalWrites(ledger: ledger)
+    current = CurrentLedger(ledger)
+    self.writes = writes ?? CurrentWrites(current: current)
     self.options = options
     self.metrics = metrics.map(LedgerMetrics.init)
   }
@@ -91,7 +96,13 @@ public struct LedgerRoutes: Sendable {
   }
 
   private func answering(_ body: () async throws -> Response) async throws -> Response {
-    do { return try await body() } catch let error as LedgerError {
+    var used = ledger
+    do {
+      used = try current.refreshed()
+      return try await body()
+    } catch let error as LedgerError {
+      // A migration between the check and the body: the next request reads under it.
+      if error.code == .modelChanged { _ = try? current.reopen(after: used) }
       throw APIFailure(error, dateFormat: ledger.model.dateFormat)
     } catch let error as APIFailure {
       throw error

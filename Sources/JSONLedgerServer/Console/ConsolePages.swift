@@ -43,11 +43,13 @@ extension LedgerRoutes {
         HTML("<h1>Token needed</h1><p>Reads on this server need its token: enter it above and reload.</p>"),
         entities: [], status: .unauthorized)
     }
-    let entities = ledger.model.entities.map(\.name)
+    let used = (try? current.refreshed()) ?? ledger
+    let entities = used.model.entities.map(\.name)
     do {
       let (title, content) = try await body(values)
       return Self.html(title: title, content, entities: entities)
     } catch {
+      if let error = error as? LedgerError, error.code == .modelChanged { _ = try? current.reopen(after: used) }
       let failure =
         (error as? LedgerError).map { APIFailure($0, dateFormat: ledger.model.dateFormat) } ?? (error as? APIFailure)
       guard let failure else { throw error }

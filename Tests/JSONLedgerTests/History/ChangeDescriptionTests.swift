@@ -21,7 +21,7 @@ struct ChangeDescriptionTests {
 
   @Test func blameAsOfABatchNamesTheBatchesBeforeIt() async throws {
     let directory = try TemporaryDirectory()
-    let ledger = try Ledger.open(at: directory.storePath, model: try StoredObjectTests.model)
+    let ledger = try Ledger.open(at: directory.storePath, model: StoredObjectTests.model)
     var first = ledger.makeBatch()
     try first.stage([["name": "a0", "label": "l1"]], as: "Album")
     _ = try ledger.applySynchronously(first)
