@@ -138,6 +138,8 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='1']").click()
         wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would be refused"))
         check(driver.find_element(By.ID, "force-revert").is_displayed(), "a conflicting plan offers to revert anyway")
+        conflicts = driver.find_element(By.ID, "result").text
+        check("changed it since" in conflicts and "{" not in conflicts, "the conflicts are said in words: " + conflicts)
         driver.save_screenshot(os.path.join(SHOTS, "5-revert-plan-conflicts.png"))
         driver.get(base + "/batches/3")
         driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='3']").click()
@@ -156,6 +158,8 @@ def main():
         # The entity browser and an object as of an earlier batch.
         driver.get(base + "/entities/Album?sort=-released")
         check(len(driver.find_elements(By.CSS_SELECTOR, "tbody tr")) == 8, "the entity browser lists the albums")
+        first = driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text
+        check("1991-04-08" in first and '"' not in first, "a date reads as text, unquoted: " + first)
         driver.save_screenshot(os.path.join(SHOTS, "7-entity.png"))
         driver.get(base + "/objects/Band/Japan?asOf=1")
         check("as of batch 1" in driver.find_element(By.TAG_NAME, "caption").text, "an object reads as of a batch")

@@ -135,6 +135,9 @@ struct CLIConventionTests {
     #expect(conflict?["setByBatch"] as? String == "Virgin Records")
     #expect(conflict?["now"] as? String == "Another Label")
     #expect(conflict?["changedBy"] as? Int == 3)
+    #expect(
+      conflict?["description"] as? String
+        == #"Album "Tin Drum" label: batch set "Virgin Records", now "Another Label" (changed by batch 3)"#)
     let links = (document?["conflicts"] as? [[String: Any]])?.first { $0["field"] as? String == "albums" }
     #expect((links?["key"] as? [String]) == ["Japan"], "\(refused.output)")
     let assemblage = ["Album \"Assemblage\""]

@@ -95,7 +95,8 @@ extension ObjectChange {
 
 extension RevertConflict {
   /// The conflict in the shape of a change: the key as its values, attribute values typed,
-  /// related objects named by their key's text.
+  /// related objects named by their key's text; and `description`, the conflict in words
+  /// (what the CLI prints, and the console shows).
   public func jsonValue(dateFormat: DateFormat) -> JSONValue {
     func json(_ value: RevertConflict.Value) -> JSONValue {
       switch value {
@@ -113,7 +114,7 @@ extension RevertConflict {
       "entity": .string(object.entity),
       "key": .array(object.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
       "field": .string(field), "setByBatch": json(setByBatch), "now": json(now),
-      "changedBy": .number(JSONNumber(changedBy)),
+      "changedBy": .number(JSONNumber(changedBy)), "description": .string(description),
     ]
   }
 }

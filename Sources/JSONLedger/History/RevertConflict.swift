@@ -46,7 +46,18 @@ public struct RevertConflict: Sendable, Equatable, CustomStringConvertible {
   public var valueNow: String { now.description }
 
   public var description: String {
-    "\(object) \(field): batch set \(setByBatch), now \(now) (changed by batch \(changedBy))"
+    // The object itself: what the batch did to it, and what a later batch did since.
+    if case .exists(let set) = setByBatch, case .exists(let exists) = now {
+      let since =
+        switch (set, exists) {
+        case (true, true): "batch \(changedBy) changed it since"
+        case (true, false): "batch \(changedBy) deleted it since"
+        case (false, true): "batch \(changedBy) created it again since"
+        case (false, false): "batch \(changedBy) changed it and deleted it since"
+        }
+      return "\(object) \(field): the batch \(set ? "created" : "deleted") it, \(since)"
+    }
+    return "\(object) \(field): batch set \(setByBatch), now \(now) (changed by batch \(changedBy))"
   }
 }
 

@@ -45,9 +45,7 @@ enum ConsoleAssets {
       }
     });
     function describeConflicts(conflicts) {
-      return conflicts.map((c) => "  " + c.entity + " " + JSON.stringify(c.key) + " " + c.field +
-        ": this batch set " + JSON.stringify(c.setByBatch) + ", batch " + c.changedBy + " made it " +
-        JSON.stringify(c.now)).join("\\n");
+      return conflicts.map((c) => "  " + c.description).join("\\n");
     }
     async function plan(batch) {
       const response = await fetch("/v1/batches/" + batch + "/revert-plan",

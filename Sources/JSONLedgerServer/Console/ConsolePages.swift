@@ -301,16 +301,19 @@ extension LedgerRoutes {
 
   // MARK: Values as text
 
-  /// A key in the comma form every read takes (`Hearts,J`): text as it is, other values as JSON.
+  /// A key in the comma form every read takes (`Hearts,J`): strings as they are, other values
+  /// as JSON.
   static func keyText(_ identity: [AttributeValue], dateFormat: DateFormat) -> String {
     identity.map { text($0, dateFormat) }.joined(separator: ",")
   }
 
-  /// A value as the console shows it: text as it is, others as JSON, no value as a dash.
+  /// A value as the console shows it: what the JSON says in a string (text, a date in the
+  /// model's format, a UUID, a URL) as it is, others as JSON, no value as a dash.
   static func text(_ value: AttributeValue?, _ dateFormat: DateFormat) -> String {
     guard let value else { return "—" }
-    if case .string(let text) = value { return text }
-    return JSONWriter(options: []).string(from: value.jsonValue(dateFormat: dateFormat))
+    let json = value.jsonValue(dateFormat: dateFormat)
+    if case .string(let text) = json { return text }
+    return JSONWriter(options: []).string(from: json)
   }
 
   /// A value as one path component: every byte but unreserved ones percent-encoded.

@@ -144,7 +144,7 @@ struct LongLinkListTests {
     let refusal = await #expect(throws: LedgerError.self) { _ = try await ledger.revert(7) }
     #expect(
       refusal?.conflicts.map(\.description) == [
-        #"Album "a7" (object): batch set present, now deleted (changed by batch 14)"#,
+        #"Album "a7" (object): the batch created it, batch 14 deleted it since"#,
         #"Band "Hub" albums: batch set + Album "a7" - Album "a3", now - Album "a3", Album "a7" (changed by batch 14)"#,
       ])
   }
