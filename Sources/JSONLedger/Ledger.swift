@@ -232,7 +232,7 @@ public final class Ledger: Sendable {
   /// it: its model no longer reads the store's states, nor writes records the store can read.
   func checkModelVersion(_ txn: Transaction, _ versions: ModelVersions? = nil) throws {
     let expected = (versions ?? self.versions).current
-    let stored = try txn.value(forKey: MetaKey.modelVersion, in: layout.meta).map { UInt32(bigEndianBytes: $0) } ?? 1
+    let stored = try txn.bigEndianNumber(forKey: MetaKey.modelVersion, in: layout.meta, as: UInt32.self) ?? 1
     guard stored == expected else {
       throw LedgerError.modelChanged(path: path, storeVersion: stored, openedVersion: expected)
     }

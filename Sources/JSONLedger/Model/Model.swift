@@ -39,12 +39,43 @@ public enum DateFormat: String, Sendable, Hashable, CaseIterable {
 /// Validation happens here, once: an inverse that does not point back, an identity naming no
 /// attribute or an unknown destination is a `ModelError` naming the place.
 public struct Model: Sendable {
+  /// What a model is, resolved once and shared: copying a model (every view, store and
+  /// mapper holds one) retains this one object, not each of its tables.
+  private final class Storage: Sendable {
+    let keyCase: KeyCase
+    let dateFormat: DateFormat
+    let entities: [Entity]
+    let resolvedEntities: NameTable<ResolvedEntity>
+    let relationshipsByID: RelationshipTable
+    let entityNames: [(name: String, utf8: [UInt8])]
+    let resolvedInOrder: [ResolvedEntity]
+    let resolvedByNumber: [ResolvedEntity?]
+    let numbering: ModelNumbering
+
+    init(keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering) throws(ModelError) {
+      self.keyCase = keyCase
+      self.dateFormat = dateFormat
+      self.entities = entities
+      self.numbering = numbering
+      let (resolved, relationships) = try ModelResolver(entities: entities, numbering: numbering).resolve()
+      (resolvedEntities, relationshipsByID) = (NameTable(resolved), relationships)
+      resolvedInOrder = entities.compactMap { resolved[$0.name] }
+      var byNumber = [ResolvedEntity?](repeating: nil, count: Int(resolvedInOrder.map(\.id).max() ?? 0))
+      for entity in resolvedInOrder { byNumber[Int(entity.id) - 1] = entity }
+      resolvedByNumber = byNumber
+      // Built from the resolved list, so that an index into one is an index into the other.
+      entityNames = resolvedInOrder.map { ($0.name, Array($0.name.utf8)) }
+    }
+  }
+
+  private let storage: Storage
+
   /// The key case of the JSON this model reads and writes.
-  public let keyCase: KeyCase
+  public var keyCase: KeyCase { storage.keyCase }
   /// The date format of exported JSON.
-  public let dateFormat: DateFormat
+  public var dateFormat: DateFormat { storage.dateFormat }
   /// The entities, in declaration order.
-  public let entities: [Entity]
+  public var entities: [Entity] { storage.entities }
   /// What loading the model read but ignores (an `ordered` flag on a Core Data to-one, say).
   /// Not part of the model: two models that differ only here are equal.
   public internal(set) var warnings: [String] = []
@@ -55,16 +86,16 @@ public struct Model: Sendable {
     resolvedInOrder.filter { $0.isInsertOnly && !$0.declaration.isAbstract }.map(\.name)
   }
 
-  let resolvedEntities: NameTable<ResolvedEntity>
-  let relationshipsByID: RelationshipTable
+  var resolvedEntities: NameTable<ResolvedEntity> { storage.resolvedEntities }
+  var relationshipsByID: RelationshipTable { storage.relationshipsByID }
   /// The entities' names with their UTF-8 bytes, in model order, and the resolved entities in
   /// the same order: decoding a record matches stored names against these.
-  let entityNames: [(name: String, utf8: [UInt8])]
-  let resolvedInOrder: [ResolvedEntity]
+  var entityNames: [(name: String, utf8: [UInt8])] { storage.entityNames }
+  var resolvedInOrder: [ResolvedEntity] { storage.resolvedInOrder }
   /// The resolved entities by number (`numbering`), less one: stored states name their entity so.
-  private let resolvedByNumber: [ResolvedEntity?]
+  private var resolvedByNumber: [ResolvedEntity?] { storage.resolvedByNumber }
   /// The numbers stored data knows the entities and relationships by.
-  let numbering: ModelNumbering
+  var numbering: ModelNumbering { storage.numbering }
 
   /// Whether a relationship keeps its links in order (a hidden reverse link never does).
   func isOrdered(_ relationshipID: UInt32) -> Bool { relationshipsByID[relationshipID]?.isOrdered ?? false }
@@ -87,18 +118,7 @@ public struct Model: Sendable {
 
   /// A model of these entities numbered as a store numbers them.
   init(keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering) throws(ModelError) {
-    self.keyCase = keyCase
-    self.dateFormat = dateFormat
-    self.entities = entities
-    self.numbering = numbering
-    let (resolved, relationships) = try ModelResolver(entities: entities, numbering: numbering).resolve()
-    (resolvedEntities, relationshipsByID) = (NameTable(resolved), relationships)
-    resolvedInOrder = entities.compactMap { resolved[$0.name] }
-    var byNumber = [ResolvedEntity?](repeating: nil, count: Int(resolvedInOrder.map(\.id).max() ?? 0))
-    for entity in resolvedInOrder { byNumber[Int(entity.id) - 1] = entity }
-    resolvedByNumber = byNumber
-    // Built from the resolved list, so that an index into one is an index into the other.
-    entityNames = resolvedInOrder.map { ($0.name, Array($0.name.utf8)) }
+    storage = try Storage(keyCase: keyCase, dateFormat: dateFormat, entities: entities, numbering: numbering)
   }
 
   /// A model whose entities are listed in a builder block.

@@ -27,12 +27,18 @@ import LMDB
       let id = try store.objectID(root: resolved.rootName, identity: identity)
     else { return nil }
     if store.asOf == nil {
-      // The current state, straight into a snapshot.
-      guard let bytes = try store.currentStateBytes(of: id) else { return nil }
-      var builder = SnapshotBuilder(family: resolved.family)
-      do { guard try StateCoding.visit(bytes, model: store.model, &builder) else { return nil } } catch {
-        throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
+      // The current state, read in place straight into a snapshot (the builder copies what
+      // it keeps).
+      let model = store.model
+      let visited = try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) {
+        bytes -> SnapshotBuilder? in
+        var builder = SnapshotBuilder(family: resolved.family)
+        do { guard try StateCoding.visit(bytes, model: model, &builder) else { return nil } } catch {
+          throw LedgerError.corruptState("object \(id) does not decode (its current state): \(error)")
+        }
+        return builder
       }
+      guard let visited, let builder = visited else { return nil }
       var keys = TargetKeys(store: store, caches: false)
       return builder.isSkipped ? nil : try builder.snapshot(id, keys: &keys)
     }

@@ -1,3 +1,5 @@
+import LMDB
+
 /// Keys of the `meta` database.
 enum MetaKey {
   static let format = Array("format".utf8)
@@ -18,4 +20,18 @@ enum MetaKey {
   static let replicaStartDigest = Array("replicaStartDigest".utf8)
   /// The next unused sequence number of object ids (`ObjectIDs`).
   static let nextObjectSequence = Array("nextObjectSequence".utf8)
+}
+
+extension Transaction {
+  /// The number stored under `key` (most significant byte first), read in place: every view
+  /// reads the head, the horizon and the model version, and a copy of each would allocate.
+  func bigEndianNumber<Number: FixedWidthInteger & UnsignedInteger>(
+    forKey key: [UInt8], in database: Database, as: Number.Type = Number.self
+  ) throws -> Number? {
+    try withBorrowedValue(forKey: key, in: database) { bytes in
+      var value: Number = 0
+      for index in 0..<min(Number.bitWidth / 8, bytes.count) { value = value &<< 8 | Number(bytes[index]) }
+      return value
+    }
+  }
 }

@@ -210,12 +210,12 @@ struct ProjectionStore: StateSource {
   }
 
   func nextObjectSequence() throws -> UInt64 {
-    try transaction.value(forKey: MetaKey.nextObjectSequence, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
+    try transaction.bigEndianNumber(forKey: MetaKey.nextObjectSequence, in: layout.meta, as: UInt64.self) ?? 1
   }
 
   /// The first batch the log holds: 1, or the checkpoint `compact` left.
   func horizon() throws -> UInt64 {
-    try transaction.value(forKey: MetaKey.horizon, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 1
+    try transaction.bigEndianNumber(forKey: MetaKey.horizon, in: layout.meta, as: UInt64.self) ?? 1
   }
 
   /// The batches the log holds, and so which states and records can be read.
@@ -223,7 +223,7 @@ struct ProjectionStore: StateSource {
 
   /// The last applied batch id (0 for an empty log).
   func head() throws -> UInt64 {
-    try transaction.value(forKey: MetaKey.head, in: layout.meta).map { UInt64(bigEndianBytes: $0) } ?? 0
+    try transaction.bigEndianNumber(forKey: MetaKey.head, in: layout.meta, as: UInt64.self) ?? 0
   }
 
   /// The revert that undoes `batchID` now, if any: the oldest revert of it that no later

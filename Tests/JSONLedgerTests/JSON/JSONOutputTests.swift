@@ -103,7 +103,7 @@ struct JSONOutputTests {
     let texts = ["Tin Drum", "", "quote \" and \u{1B}", "é \u{9B}"]
     var strings = JSONOutput.EncodedStrings()
     var numbers: [Int] = []
-    for var text in texts { numbers.append(strings.append(text.utf8Span, writer: writer)) }
+    for text in texts { numbers.append(strings.append(text.utf8Span, writer: writer)) }
     #expect(numbers == [0, 1, 2, 3])
     #expect(strings.count == 4)
     var output = JSONOutput(writer: writer)
