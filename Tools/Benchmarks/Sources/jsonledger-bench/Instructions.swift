@@ -15,7 +15,14 @@ enum Instructions {
     ("read all of one entity with one relationship", "jsonledger"),
     ("read all of one entity with one relationship", "grdb"),
     ("full export to JSON", "jsonledger"), ("full export to JSON", "grdb"),
+    ("read by key in a 2,000-batch store, a view each", "jsonledger"),
+    ("read by key as of a random batch, a view each", "jsonledger"),
   ]
+
+  /// The probes of the point-in-time workloads: (batch, album key) pairs, the same in every run.
+  static func historyProbes(batches: Int) -> [(UInt64, String)] {
+    (0..<2_000).map { index in (UInt64(1 + index * 7_919 % batches), "album \(index * 104_729 % 1000)") }
+  }
 
   /// Runs every workload under callgrind with `objects` objects and returns instructions per
   /// object by workload and contender; nil when valgrind is not installed.
@@ -135,6 +142,22 @@ enum Instructions {
       try grdb.importDocument(document)
       try counted { _ = try grdb.exportAll() }
       handled = dataset.objects
+    case ("read by key in a 2,000-batch store, a view each", "jsonledger"):
+      let history = try JSONLedgerContender.manyBatches(2_000)
+      let probes = historyProbes(batches: 2_000)
+      try counted {
+        for (_, key) in probes { _ = try history.read { view in try view.object("Album", key: .string(key)) } }
+      }
+      handled = probes.count
+    case ("read by key as of a random batch, a view each", "jsonledger"):
+      let history = try JSONLedgerContender.manyBatches(2_000)
+      let probes = historyProbes(batches: 2_000)
+      try counted {
+        for (batch, key) in probes {
+          _ = try history.read(asOf: batch) { view in try view.object("Album", key: .string(key)) }
+        }
+      }
+      handled = probes.count
     default:
       throw LedgerError.invalidArgument("no workload \(workload) for \(contender)")
     }
