@@ -23,6 +23,9 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
   /// An empty list with room for `count` attributes.
   init(minimumCapacity count: Int) { entries.reserveCapacity(count) }
 
+  /// Room for `count` attributes without growing.
+  mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
+
   init(dictionaryLiteral elements: (String, AttributeValue)...) {
     for (name, value) in elements { self[name] = value }
   }

@@ -26,6 +26,9 @@ extension ObjectState {
   mutating func apply(_ change: ObjectChange) {
     entity = change.entity
     identity = change.identity
+    // A state made from nothing (a creation) takes its lists at their size at once.
+    if attributes.isEmpty { attributes.reserveCapacity(change.attributes.count) }
+    if links.isEmpty { links.reserveCapacity(change.links.count) }
     for attribute in change.attributes { attributes[attribute.name] = attribute.new }
     for link in change.links {
       let emptied = links.modify(link.relationshipID) { list in

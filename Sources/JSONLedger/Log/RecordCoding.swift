@@ -35,10 +35,12 @@ enum RecordCoding {
     var attributes = NameIndex()
     var entityPositions: [Int] = []
     entityPositions.reserveCapacity(changes.count)
+    // Each attribute change's name position, in order: found once, read back as written.
+    var attributePositions: [Int] = []
     for index in changes.indices {
       entityPositions.append(entities.position(of: changes[index].entity))
       for attributeIndex in changes[index].attributes.indices {
-        _ = attributes.position(of: changes[index].attributes[attributeIndex].name)
+        attributePositions.append(attributes.position(of: changes[index].attributes[attributeIndex].name))
       }
     }
     for table in [entities, attributes] {
@@ -47,6 +49,7 @@ enum RecordCoding {
     }
     writer.write(varint: UInt64(changes.count))
     var previousID: UInt64 = 0
+    var nextAttribute = 0
     for index in changes.indices {
       writer.write(signed: Int64(bitPattern: changes[index].objectID &- previousID))
       previousID = changes[index].objectID
@@ -58,7 +61,8 @@ enum RecordCoding {
       writer.write(varint: UInt64(changes[index].attributes.count))
       for attributeIndex in changes[index].attributes.indices {
         let attribute = changes[index].attributes[attributeIndex]
-        let position = UInt64(attributes.position(of: attribute.name))
+        let position = UInt64(attributePositions[nextAttribute])
+        nextAttribute += 1
         writer.write(varint: position << 2 | (attribute.old == nil ? 0 : 2) | (attribute.new == nil ? 0 : 1))
         if let old = attribute.old { writer.write(old, identity: changes[index].identity) }
         if let new = attribute.new { writer.write(new, identity: changes[index].identity) }
@@ -95,6 +99,12 @@ enum RecordCoding {
 
     mutating func position(of name: String) -> Int {
       if let last, last.name == name { return last.position }
+      // A record names a few entities and attributes: comparing with each (names from one
+      // model share their storage, and compare in a step) costs less than hashing.
+      if names.count <= 16, let found = names.firstIndex(of: name) {
+        last = (name, found)
+        return found
+      }
       let position =
         positions[name]
         ?? {

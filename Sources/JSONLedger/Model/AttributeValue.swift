@@ -63,7 +63,12 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     let (leftBytes, rightBytes) = (left.utf8, right.utf8)
     guard leftBytes.count == rightBytes.count else { return false }
     let contiguous = leftBytes.withContiguousStorageIfAvailable { leftBuffer in
-      rightBytes.withContiguousStorageIfAvailable { rightBuffer in leftBuffer.elementsEqual(rightBuffer) }
+      rightBytes.withContiguousStorageIfAvailable { rightBuffer in
+        // One `memcmp`: a generic element-by-element walk costs tens of instructions a byte.
+        // (No base address: both are empty, the counts being equal.)
+        guard let left = leftBuffer.baseAddress, let right = rightBuffer.baseAddress else { return true }
+        return memcmp(left, right, leftBuffer.count) == 0
+      }
     }
     return (contiguous ?? nil) ?? leftBytes.elementsEqual(rightBytes)
   }

@@ -113,6 +113,9 @@ struct BatchResolver {
     }
     var state = ObjectState(entity: entity.name, identity: identity)
     state.attributes = AttributeList(minimumCapacity: entity.attributes.count)
+    // Room for a list per relationship: growing the lists one relationship at a time
+    // reallocates them as each is linked.
+    state.links.reserveCapacity(entity.relationships.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     try graph.objects.set(objectID, to: state)
     if !identity.isEmpty { identities.registerNew(objectID, root: entity.rootID, identity: identity) }
