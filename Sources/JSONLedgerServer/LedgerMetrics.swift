@@ -13,11 +13,19 @@ struct LedgerMetrics: Sendable {
 
   init(registry: PrometheusCollectorRegistry) {
     self.registry = registry
-    head = registry.makeGauge(name: "jsonledger_head", help: "The batch id at the head of the log.")
-    storeBytes = registry.makeGauge(name: "jsonledger_store_bytes", help: "The size of the store's data file.")
-    applied = registry.makeCounter(
-      name: "jsonledger_batches_applied_total", help: "Batches applied through this server (imports, reverts, rewinds)."
+    // Named namespace_metric_unit: jsonledger_head, jsonledger_store_bytes,
+    // jsonledger_batches_applied_total.
+    head = registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "jsonledger", metricName: "head", unitName: "", helpText: "The batch id at the head of the log."))
+    storeBytes = registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "jsonledger", metricName: "store", unitName: "bytes", helpText: "The size of the store's data file.")
     )
+    applied = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "jsonledger", metricName: "batches_applied", unitName: "total",
+        helpText: "Batches applied through this server (imports, reverts, rewinds)."))
   }
 }
 
