@@ -23,6 +23,17 @@ final class CurrentLedger: Sendable {
     return ledger
   }
 
+  /// Runs `body` (a request) over the ledger as `refreshed()` leaves it. A `modelChanged`
+  /// that `body` throws (a migration between the check and the body) is rethrown, once the
+  /// store is taken anew for the next request.
+  func running<Result>(_ body: () async throws -> Result) async throws -> Result {
+    let used = try refreshed()
+    do { return try await body() } catch let error as LedgerError where error.code == .modelChanged {
+      _ = try? reopen(after: used)
+      throw error
+    }
+  }
+
   /// Takes the store under its new model version in place of `stale`, once for every request
   /// that found `stale` out of date (a later one finds it taken).
   func reopen(after stale: Ledger) throws -> Ledger {

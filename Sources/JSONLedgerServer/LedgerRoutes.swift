@@ -96,13 +96,7 @@ public struct LedgerRoutes: Sendable {
   }
 
   private func answering(_ body: () async throws -> Response) async throws -> Response {
-    var used = ledger
-    do {
-      used = try current.refreshed()
-      return try await body()
-    } catch let error as LedgerError {
-      // A migration between the check and the body: the next request reads under it.
-      if error.code == .modelChanged { _ = try? current.reopen(after: used) }
+    do { return try await current.running(body) } catch let error as LedgerError {
       throw APIFailure(error, dateFormat: ledger.model.dateFormat)
     } catch let error as APIFailure {
       throw error

@@ -28,10 +28,6 @@ extension Transaction {
   func bigEndianNumber<Number: FixedWidthInteger & UnsignedInteger>(
     forKey key: [UInt8], in database: Database, as: Number.Type = Number.self
   ) throws -> Number? {
-    try withBorrowedValue(forKey: key, in: database) { bytes in
-      var value: Number = 0
-      for index in 0..<min(Number.bitWidth / 8, bytes.count) { value = value &<< 8 | Number(bytes[index]) }
-      return value
-    }
+    try withValue(forKey: key, in: database) { (bytes: Span<UInt8>) in Number(bigEndianBytes: bytes) }
   }
 }

@@ -43,13 +43,10 @@ extension LedgerRoutes {
         HTML("<h1>Token needed</h1><p>Reads on this server need its token: enter it above and reload.</p>"),
         entities: [], status: .unauthorized)
     }
-    let used = (try? current.refreshed()) ?? ledger
-    let entities = used.model.entities.map(\.name)
     do {
-      let (title, content) = try await body(values)
-      return Self.html(title: title, content, entities: entities)
+      let (title, content) = try await current.running { try await body(values) }
+      return Self.html(title: title, content, entities: ledger.model.entities.map(\.name))
     } catch {
-      if let error = error as? LedgerError, error.code == .modelChanged { _ = try? current.reopen(after: used) }
       let failure =
         (error as? LedgerError).map { APIFailure($0, dateFormat: ledger.model.dateFormat) } ?? (error as? APIFailure)
       guard let failure else { throw error }
@@ -57,7 +54,7 @@ extension LedgerRoutes {
       return Self.html(
         title: "Error",
         HTML("<h1>\(failure.status.code) \(failure.status.reasonPhrase)</h1><p role=\"alert\">\(message)</p>"),
-        entities: entities, status: failure.status)
+        entities: ledger.model.entities.map(\.name), status: failure.status)
     }
   }
 
