@@ -140,35 +140,101 @@ extension RemoteConnection {
     }
   }
 
-  /// The newest snapshot at or before `head`, or nil (none, or tables of version 1).
+  /// The newest snapshot at or before `head`, or nil (none, or tables of version 1). Its
+  /// parts are read in order and checked whole: their count, length and SHA-256.
   func newestSnapshot(atOrBefore head: UInt64) async throws -> SnapshotRow? {
     guard let version = try await schemaVersion(), version >= 2 else { return nil }
     let ledger = location.ledger
     let found = try await rows(
-      """
-      SELECT batch, model_version, log_sha256, record FROM jsonledger_snapshots
-      WHERE ledger = \(ledger) AND batch <= \(Int64(head)) ORDER BY batch DESC LIMIT 1
-      """, "the newest snapshot", timeout: .seconds(300))
-    return try found.first.map { row in
-      let (batch, modelVersion, sha, record) = try row.decode((Int64, Int32, Data, Data).self)
-      return SnapshotRow(
-        batch: UInt64(max(0, batch)), modelVersion: UInt32(max(0, modelVersion)), logSHA: Array(sha),
-        record: Array(record))
+      version >= 3
+        ? """
+        SELECT batch, model_version, log_sha256, record, chunks, record_bytes, record_sha256
+        FROM jsonledger_snapshots WHERE ledger = \(ledger) AND batch <= \(Int64(head)) ORDER BY batch DESC LIMIT 1
+        """
+        : """
+        SELECT batch, model_version, log_sha256, record, 0, NULL::bigint, NULL::bytea
+        FROM jsonledger_snapshots WHERE ledger = \(ledger) AND batch <= \(Int64(head)) ORDER BY batch DESC LIMIT 1
+        """, "the newest snapshot", timeout: .seconds(300))
+    guard let row = found.first else { return nil }
+    let (batch, modelVersion, sha, record, chunks, length, digest) = try row.decode(
+      (Int64, Int32, Data, Data, Int32, Int64?, Data?).self)
+    var snapshot = SnapshotRow(
+      batch: UInt64(max(0, batch)), modelVersion: UInt32(max(0, modelVersion)), logSHA: Array(sha),
+      record: Array(record))
+    if chunks > 0 {
+      snapshot.record = try await snapshotParts(
+        of: snapshot.batch, count: Int(chunks), length: length, digest: digest.map(Array.init))
     }
+    return snapshot
+  }
+
+  /// The checkpoint of the snapshot at `batch` from its `count` parts, read a few at a time;
+  /// `length` and `digest` are its row's, which the parts must match.
+  private func snapshotParts(of batch: UInt64, count: Int, length: Int64?, digest: [UInt8]?) async throws
+    -> [UInt8]
+  {
+    func corrupt(_ reason: String) -> RemoteError {
+      RemoteError.corruptRecord(batch: batch, reason: "its snapshot \(reason)")
+    }
+    guard let length, length >= 0, length <= Int64(count) * Int64(RemoteSchema.snapshotChunkBytes), let digest
+    else {
+      throw corrupt("says it has \(count) parts but not their length and checksum")
+    }
+    let ledger = location.ledger
+    var record: [UInt8] = []
+    record.reserveCapacity(Int(length))
+    var next = 0
+    while next < count {
+      let page = try await rows(
+        """
+        SELECT chunk, bytes FROM jsonledger_snapshot_chunks
+        WHERE ledger = \(ledger) AND batch = \(Int64(batch)) AND chunk >= \(Int32(next)) ORDER BY chunk LIMIT 16
+        """, "part \(next + 1) of the snapshot at batch \(batch)", timeout: .seconds(300))
+      guard !page.isEmpty else { throw corrupt("has \(next) of its \(count) parts") }
+      for row in page {
+        let (chunk, bytes) = try row.decode((Int32, Data).self)
+        guard next < count else { throw corrupt("has more than its \(count) parts") }
+        guard chunk == next else { throw corrupt("lacks part \(next + 1) of \(count)") }
+        guard Int64(record.count + bytes.count) <= length else {
+          throw corrupt("has more than its \(length) bytes in its parts")
+        }
+        record.append(contentsOf: bytes)
+        next += 1
+      }
+    }
+    guard record.count == Int(length) else {
+      throw corrupt("has \(record.count) bytes in its parts where its row says \(length)")
+    }
+    guard RecordDigest.of(record) == digest else { throw corrupt("does not match its checksum") }
+    return record
   }
 
   /// Keeps `record` (a checkpoint at `batch`, standing for the log's record whose SHA-256 is
-  /// `logSHA`) as a snapshot; one already there for that batch stays.
+  /// `logSHA`) as a snapshot, in parts; one already there for that batch stays. In the
+  /// caller's transaction, so that the row and its parts appear together.
   func insertSnapshot(batch: UInt64, modelVersion: UInt32, logSHA: [UInt8], record: [UInt8], writer: String)
     async throws
   {
     let ledger = location.ledger
-    try await rows(
+    let parts = stride(from: 0, to: record.count, by: RemoteSchema.snapshotChunkBytes).map {
+      $0..<min($0 + RemoteSchema.snapshotChunkBytes, record.count)
+    }
+    let inserted = try await rows(
       """
-      INSERT INTO jsonledger_snapshots (ledger, batch, model_version, log_sha256, record, writer)
-      VALUES (\(ledger), \(Int64(batch)), \(Int32(modelVersion)), \(Data(logSHA)), \(Data(record)), \(writer))
-      ON CONFLICT (ledger, batch) DO NOTHING
+      INSERT INTO jsonledger_snapshots
+        (ledger, batch, model_version, log_sha256, record, writer, chunks, record_bytes, record_sha256)
+      VALUES (\(ledger), \(Int64(batch)), \(Int32(modelVersion)), \(Data(logSHA)), \(Data()), \(writer),
+        \(Int32(parts.count)), \(Int64(record.count)), \(Data(RecordDigest.of(record))))
+      ON CONFLICT (ledger, batch) DO NOTHING RETURNING batch
       """, "the snapshot at batch \(batch)", timeout: .seconds(300))
+    guard !inserted.isEmpty else { return }
+    for (index, part) in parts.enumerated() {
+      try await rows(
+        """
+        INSERT INTO jsonledger_snapshot_chunks (ledger, batch, chunk, bytes)
+        VALUES (\(ledger), \(Int64(batch)), \(Int32(index)), \(Data(record[part])))
+        """, "part \(index + 1) of the snapshot at batch \(batch)", timeout: .seconds(300))
+    }
   }
 
   /// The ledger's row, locked until the transaction ends when `locking` (the write queue).

@@ -11,12 +11,21 @@
 ///   standing for the log up to its batch (the SHA-256 of that batch's record in the log, which
 ///   the next record chains to): a new replica starts from the newest and applies the tail.
 ///   The log itself is never pruned.
+/// - `jsonledger_snapshot_chunks` (version 3): a snapshot's checkpoint in parts of
+///   `snapshotChunkBytes`, numbered from 0. Its row then says how many parts there are, and the
+///   length and SHA-256 of the whole; its `record` is empty. A checkpoint is as large as the
+///   store, and one `bytea` value stops at 1 GB. A row of version 2 (no parts) holds its
+///   checkpoint in `record`, and still reads.
 ///
 /// A trigger refuses an insert that is not head + 1 with the previous record's checksum and a
 /// checksum that is the record's; it moves the head and announces the batch (`NOTIFY`). Another
 /// refuses every update, delete and truncate of the log: it is append-only for everyone.
 enum RemoteSchema {
-  static let version = 2
+  static let version = 3
+
+  /// The size of a snapshot's parts: small enough that each is one short statement, large
+  /// enough that a gigabyte is two thousand rows.
+  static let snapshotChunkBytes = 1 << 19
 
   /// Version 2: snapshots.
   static let snapshots = """
@@ -31,12 +40,33 @@ enum RemoteSchema {
       PRIMARY KEY (ledger, batch))
     """
 
-  /// What takes the tables from each earlier version to the next, in one transaction.
-  static let upgrades: [Int: [String]] = [
-    1: [snapshots, "INSERT INTO jsonledger_schema (version) VALUES (2)"]
+  /// Version 3: snapshots in parts.
+  static let snapshotChunks = [
+    """
+    CREATE TABLE IF NOT EXISTS jsonledger_snapshot_chunks (
+      ledger text NOT NULL,
+      batch bigint NOT NULL,
+      chunk integer NOT NULL CHECK (chunk >= 0),
+      bytes bytea NOT NULL,
+      PRIMARY KEY (ledger, batch, chunk),
+      FOREIGN KEY (ledger, batch) REFERENCES jsonledger_snapshots (ledger, batch))
+    """,
+    "ALTER TABLE jsonledger_snapshots ADD COLUMN IF NOT EXISTS chunks integer NOT NULL DEFAULT 0",
+    "ALTER TABLE jsonledger_snapshots ADD COLUMN IF NOT EXISTS record_bytes bigint",
+    "ALTER TABLE jsonledger_snapshots ADD COLUMN IF NOT EXISTS record_sha256 bytea",
   ]
 
-  static let statements: [String] = [
+  /// What takes the tables from each earlier version to the next, in one transaction.
+  static let upgrades: [Int: [String]] = [
+    1: [snapshots, "INSERT INTO jsonledger_schema (version) VALUES (2)"],
+    2: snapshotChunks + ["INSERT INTO jsonledger_schema (version) VALUES (3)"],
+  ]
+
+  /// Every statement that creates the tables, at this version.
+  static let statements = tables + snapshotChunks + ["INSERT INTO jsonledger_schema (version) VALUES (3)"]
+
+  /// The tables as version 2 made them.
+  private static let tables: [String] = [
     """
     CREATE TABLE jsonledger_schema (version integer NOT NULL)
     """,
@@ -125,8 +155,5 @@ enum RemoteSchema {
       FOR EACH STATEMENT EXECUTE FUNCTION jsonledger_refuse_change()
     """,
     snapshots,
-    """
-    INSERT INTO jsonledger_schema (version) VALUES (2)
-    """,
   ]
 }

@@ -69,21 +69,83 @@ struct ReplicaCompactionTests {
     try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
     ReplicationTests.wait(clone, seconds: 120, "the clone")
     #expect(clone.terminationStatus == 0)
+    // Past a megabyte, the checkpoint is kept in parts, which the next clone reads in order.
+    let parts = try cluster.psql("SELECT chunks FROM jsonledger_snapshots")
+    let size = try cluster.psql("SELECT record_bytes FROM jsonledger_snapshots")
+    #expect((Int(parts) ?? 0) > 1, "\(parts) part(s) of \(size) bytes")
+    #expect(try cluster.psql("SELECT count(*) FROM jsonledger_snapshot_chunks") == parts)
     let next = directory.path + "/next"
     let cloned = try ReplicationTests.run(["clone", cluster.url, next, "--ledger", "main"])
     #expect(cloned.output.contains("from the snapshot at batch 4"), "\(cloned.output)")
     try ReplicationTests.expectIdentical([leader, cloning, next])
   }
 
+  /// A snapshot published before snapshots came in parts (tables of version 2: the whole
+  /// checkpoint in one row) still starts a clone, before and after the tables move to
+  /// version 3; a snapshot whose parts do not add up is refused, naming the batch, and
+  /// nothing is left behind.
+  @Test func aSnapshotInOneRowStillReadsAndOneWhosePartsDoNotAddUpIsRefused() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    for name in ["two", "three"] { try Self.importAlbums(leader, name, in: directory) }
+    try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    #expect(try cluster.psql("SELECT chunks FROM jsonledger_snapshots") == "1")
+    // The tables as an older release left them.
+    _ = try cluster.psql(
+      """
+      UPDATE jsonledger_snapshots s SET record = (SELECT string_agg(bytes, ''::bytea ORDER BY chunk)
+        FROM jsonledger_snapshot_chunks c WHERE c.ledger = s.ledger AND c.batch = s.batch);
+      DROP TABLE jsonledger_snapshot_chunks;
+      ALTER TABLE jsonledger_snapshots DROP COLUMN chunks, DROP COLUMN record_bytes, DROP COLUMN record_sha256;
+      UPDATE jsonledger_schema SET version = 2;
+      """)
+    let old = directory.path + "/old"
+    let cloned = try ReplicationTests.run(["clone", cluster.url, old, "--ledger", "main"])
+    #expect(cloned.output.contains("from the snapshot at batch 2"), "\(cloned.output)")
+    // Published again at the same batch: the tables move to version 3, the row stays as it is.
+    try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    #expect(try cluster.psql("SELECT max(version) FROM jsonledger_schema") == "3")
+    #expect(try cluster.psql("SELECT chunks, length(record) > 0 FROM jsonledger_snapshots") == "0|t")
+    let upgraded = directory.path + "/upgraded"
+    let again = try ReplicationTests.run(["clone", cluster.url, upgraded, "--ledger", "main"])
+    #expect(again.output.contains("from the snapshot at batch 2"), "\(again.output)")
+    try ReplicationTests.expectIdentical([leader, old, upgraded])
+
+    // A newer snapshot in parts, then one part altered, then one missing.
+    try Self.importAlbums(leader, "four", in: directory)
+    try ReplicationTests.run(["follow", upgraded, "--until-caught-up"])
+    try ReplicationTests.run(["compact", upgraded, "--keep-batches", "0", "--discard"])
+    #expect(try cluster.psql("SELECT batch, chunks FROM jsonledger_snapshots ORDER BY batch") == "2|0\n4|1")
+    _ = try cluster.psql(
+      "UPDATE jsonledger_snapshot_chunks SET bytes = overlay(bytes PLACING '\\x00ff'::bytea FROM 40)")
+    let altered = try CommandRunner.run(["clone", cluster.url, directory.path + "/altered", "--ledger", "main"])
+    #expect(altered.status != 0)
+    #expect(altered.error.contains("batch 4") && altered.error.contains("checksum"), "\(altered.error)")
+    _ = try cluster.psql("DELETE FROM jsonledger_snapshot_chunks")
+    let missing = try CommandRunner.run(["clone", cluster.url, directory.path + "/missing", "--ledger", "main"])
+    #expect(missing.status != 0)
+    #expect(missing.error.contains("has 0 of its 1 parts"), "\(missing.error)")
+    for name in ["altered", "missing"] {
+      #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + name))
+      #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + name + ".cloning"))
+    }
+    // The log is whole: a clone that replays it does not need the snapshot.
+    let full = directory.path + "/full"
+    try ReplicationTests.run(["clone", cluster.url, full, "--ledger", "main", "--full-log"])
+    try ReplicationTests.expectIdentical([leader, upgraded, full])
+  }
+
   /// With the remote down the store is compacted but the snapshot is not published: the
   /// command fails saying so, and run again it publishes it. An older remote (tables of
-  /// version 1, before snapshots) is brought to version 2 on the way.
+  /// version 1, before snapshots) is brought to version 3 on the way.
   @Test func aSnapshotThatCouldNotBePublishedIsPublishedByARerun() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
     for name in ["two", "three"] { try Self.importAlbums(leader, name, in: directory) }
-    _ = try cluster.psql("DROP TABLE jsonledger_snapshots; UPDATE jsonledger_schema SET version = 1")
+    _ = try cluster.psql(
+      "DROP TABLE jsonledger_snapshot_chunks, jsonledger_snapshots; UPDATE jsonledger_schema SET version = 1")
     try cluster.stop()
     let failed = try CommandRunner.run(["compact", leader, "--keep-batches", "1", "--discard"])
     #expect(failed.status != 0)
@@ -91,7 +153,7 @@ struct ReplicaCompactionTests {
     try cluster.start()
     let rerun = try ReplicationTests.run(["compact", leader, "--keep-batches", "1", "--discard"])
     #expect(rerun.output.contains("published as the remote's snapshot"), "\(rerun.output)")
-    #expect(try cluster.psql("SELECT max(version) FROM jsonledger_schema") == "2")
+    #expect(try cluster.psql("SELECT max(version) FROM jsonledger_schema") == "3")
     #expect(try cluster.psql("SELECT batch FROM jsonledger_snapshots") == "2")
     let fresh = directory.path + "/fresh"
     try ReplicationTests.run(["clone", cluster.url, fresh, "--ledger", "main"])
