@@ -163,6 +163,27 @@ public struct JSONOutput: Sendable {
     writer.writeString(utf8: text.span, into: &bytes)
   }
 
+  /// An integer value, its digits written where they go (the text of `JSONNumber(value)`).
+  public mutating func integer(_ value: Int64) {
+    startElement()
+    // At most 19 digits and a sign.
+    bytes.append(addingCapacity: 20) { output in
+      if value < 0 { output.append(UInt8(ascii: "-")) }
+      var rest = value.magnitude
+      var digits = InlineArray<20, UInt8>(repeating: 0)
+      var count = 0
+      repeat {
+        digits[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+        rest /= 10
+        count += 1
+      } while rest > 0
+      while count > 0 {
+        count -= 1
+        output.append(digits[count])
+      }
+    }
+  }
+
   /// `null`.
   public mutating func null() {
     startElement()

@@ -126,12 +126,44 @@ public struct JSONWriter: Sendable {
     output.append(UInt8(ascii: "\""))
   }
 
+  /// Whether any byte needs an escape: eight bytes at a time (the last eight of a longer
+  /// string overlapping the word before), a shorter string byte by byte.
   private static func needsEscape(_ bytes: Span<UInt8>, escapesAll: Bool) -> Bool {
+    let raw = bytes.bytes
+    let count = raw.byteCount
+    func needsEscape(inWordAt offset: Int) -> Bool {
+      let word = raw.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt64.self)
+      if hasByte(below: 0x20, in: word) || hasByte(0x22, in: word) || hasByte(0x5C, in: word) { return true }
+      return escapesAll && (hasByte(0x7F, in: word) || hasByte(0xC2, in: word))
+    }
+    if count >= 8 {
+      var offset = 0
+      while offset + 8 < count {
+        if needsEscape(inWordAt: offset) { return true }
+        offset += 8
+      }
+      return needsEscape(inWordAt: count - 8)
+    }
     for index in bytes.indices {
       let byte = bytes[index]
       if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return true }
       if escapesAll, byte == 0x7F || byte == 0xC2 { return true }
     }
     return false
+  }
+
+  private static let lowBits: UInt64 = 0x0101_0101_0101_0101
+  private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+  /// Whether any of the eight bytes of `word` is below `limit` (at most 0x80): a byte below it
+  /// borrows through its high bit when `limit` is taken from it, and only such a byte does
+  /// where its own high bit was clear.
+  private static func hasByte(below limit: UInt8, in word: UInt64) -> Bool {
+    (word &- lowBits &* UInt64(limit)) & ~word & highBits != 0
+  }
+
+  /// Whether any of the eight bytes of `word` is `byte` (a zero byte of their difference).
+  private static func hasByte(_ byte: UInt8, in word: UInt64) -> Bool {
+    hasByte(below: 1, in: word ^ (lowBits &* UInt64(byte)))
   }
 }

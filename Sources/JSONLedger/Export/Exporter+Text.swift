@@ -132,6 +132,10 @@ extension Exporter {
         // A string is copied from the stored bytes, with no `String` made of it.
         if field.transformer == nil, try object.withStringValue(at: start, { output.string($0) }) != nil { continue }
         let value = try object.value(at: start)
+        if field.transformer == nil, case .integer(let number) = value {
+          output.integer(number)
+          continue
+        }
         if field.transformer == nil, dateFormat != .unix, case .date(let date) = value {
           // A date's text is written into a buffer kept for it, with no `String` made of it.
           dateText.removeAll(keepingCapacity: true)

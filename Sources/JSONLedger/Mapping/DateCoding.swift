@@ -235,47 +235,52 @@ enum DateCoding {
     let secondOfDay = Int(((seconds % 86_400) + 86_400) % 86_400)
     let (year, month, day) = civilFromDays(days)
     let separators = format != .iso8601Basic
-    if year < 0 { bytes.append(UInt8(ascii: "-")) }
-    appendDigits(abs(year), width: 4, to: &bytes)
-    if separators { bytes.append(UInt8(ascii: "-")) }
-    appendDigits(month, width: 2, to: &bytes)
-    if separators { bytes.append(UInt8(ascii: "-")) }
-    appendDigits(day, width: 2, to: &bytes)
-    bytes.append(UInt8(ascii: "T"))
-    appendDigits(secondOfDay / 3600, width: 2, to: &bytes)
-    if separators { bytes.append(UInt8(ascii: ":")) }
-    appendDigits(secondOfDay / 60 % 60, width: 2, to: &bytes)
-    if separators { bytes.append(UInt8(ascii: ":")) }
-    appendDigits(secondOfDay % 60, width: 2, to: &bytes)
-    if fraction != 0 {
-      var width = 6
-      while fraction % 10 == 0 {
-        fraction /= 10
-        width -= 1
+    // Written through one span: a sign, at most 19 digits of year, 15 of the rest, the
+    // separators and at most 7 of the fraction.
+    bytes.append(addingCapacity: 64) { output in
+      if year < 0 { output.append(UInt8(ascii: "-")) }
+      appendDigits(abs(year), width: 4, to: &output)
+      if separators { output.append(UInt8(ascii: "-")) }
+      appendDigits(month, width: 2, to: &output)
+      if separators { output.append(UInt8(ascii: "-")) }
+      appendDigits(day, width: 2, to: &output)
+      output.append(UInt8(ascii: "T"))
+      appendDigits(secondOfDay / 3600, width: 2, to: &output)
+      if separators { output.append(UInt8(ascii: ":")) }
+      appendDigits(secondOfDay / 60 % 60, width: 2, to: &output)
+      if separators { output.append(UInt8(ascii: ":")) }
+      appendDigits(secondOfDay % 60, width: 2, to: &output)
+      if fraction != 0 {
+        var width = 6
+        while fraction % 10 == 0 {
+          fraction /= 10
+          width -= 1
+        }
+        output.append(UInt8(ascii: "."))
+        appendDigits(fraction, width: width, to: &output)
       }
-      bytes.append(UInt8(ascii: "."))
-      appendDigits(fraction, width: width, to: &bytes)
+      output.append(UInt8(ascii: "Z"))
     }
-    bytes.append(UInt8(ascii: "Z"))
   }
 
   /// The decimal digits of a non-negative `value`, zero-padded to at least `width`.
-  private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+  private static func appendDigits(_ value: Int, width: Int, to output: inout OutputSpan<UInt8>) {
+    // A month, a day, an hour, a minute, a second.
+    if width == 2, (0..<100).contains(value) {
+      output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10))
+      output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10))
+      return
+    }
     var digits = 1
-    var rest = value
-    while rest >= 10 {
-      rest /= 10
+    var scale = 1
+    while value / scale >= 10 {
+      scale *= 10
       digits += 1
     }
-    for _ in 0..<max(width, digits) { bytes.append(UInt8(ascii: "0")) }
-    // Filled from the last digit back; the leading ones stay zero.
-    var index = bytes.count - 1
-    rest = value
-    while rest > 0 {
-      bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-      rest /= 10
-      index -= 1
+    for _ in digits..<max(width, digits) { output.append(UInt8(ascii: "0")) }
+    while scale > 0 {
+      output.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / scale % 10))
+      scale /= 10
     }
   }
-
 }

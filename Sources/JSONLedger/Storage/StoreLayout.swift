@@ -24,7 +24,10 @@ import LMDB
 ///
 /// Everything but `log` and `meta` is a projection: `verify` rebuilds it from the log and
 /// compares byte for byte.
-struct StoreLayout: Sendable {
+///
+/// A class: every `ProjectionStore` holds the layout, and an object read in place holds a
+/// store, so that a copy of one is one reference, not eight handles and their names.
+final class StoreLayout: Sendable {
   let log: Database
   let meta: Database
   let keys: Database

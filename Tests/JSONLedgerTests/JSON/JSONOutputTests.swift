@@ -122,4 +122,43 @@ struct JSONOutputTests {
     let afterRemoval = output.string(0, of: strings)
     #expect(!afterRemoval)
   }
+
+  /// The writer copies a string whole when no byte of it needs an escape, checked eight bytes
+  /// at a time: strings of every length around a word, with the bytes that need one (and
+  /// their neighbours) anywhere, read back as themselves with no raw control left.
+  @Test func aStringIsCopiedWholeExactlyWhenNothingInItNeedsAnEscape() async {
+    let pieces = [
+      "a", "~", " ", "é", "\"", "\\", "\n", "\u{01}", "\u{1F}", "!", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}",
+    ]
+    await propertyCheck(count: 300, input: Gen.int(in: 0...(pieces.count * 6 - 1)).array(of: 0...40)) { choices in
+      // Mostly plain letters, so that long runs with one byte to escape come up.
+      let text = choices.map { $0 < pieces.count ? pieces[$0] : "a" }.joined()
+      for options: JSONWriter.Options in [[], [.escapesAllControls]] {
+        let written = JSONWriter(options: options).bytes(from: .string(text))
+        #expect((try? JSONParser.parse(written)) == .string(text), "\(text.debugDescription)")
+        let raw = Array(written.dropFirst().dropLast())
+        #expect(!raw.contains { $0 < 0x20 }, "\(text.debugDescription)")
+        let needsEscape = text.unicodeScalars.contains { scalar in
+          scalar == "\"" || scalar == "\\" || scalar.value < 0x20
+            || (options.contains(.escapesAllControls) && (0x7F...0x9F).contains(scalar.value))
+        }
+        #expect((raw == Array(text.utf8)) == !needsEscape, "\(text.debugDescription) \(options)")
+      }
+    }
+  }
+
+  /// An integer written by its digits is the text of its `JSONNumber`, the extremes too.
+  @Test func anIntegerIsWrittenAsItsNumberIs() async {
+    var output = JSONOutput()
+    output.beginArray()
+    let extremes: [Int64] = [0, -1, 9, 10, -10, .max, .min]
+    for number in extremes { output.integer(number) }
+    output.endArray()
+    #expect(output.bytes == JSONWriter().bytes(from: .array(extremes.map { .number(JSONNumber($0)) })))
+    await propertyCheck(count: 200, input: Gen.int(in: Int.min...Int.max)) { number in
+      var output = JSONOutput()
+      output.integer(Int64(number))
+      #expect(output.bytes == Array(JSONNumber(Int64(number)).literal.utf8))
+    }
+  }
 }
