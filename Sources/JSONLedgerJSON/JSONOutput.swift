@@ -145,6 +145,20 @@ public struct JSONOutput: Sendable {
     isAfterKey = true
   }
 
+  /// The key numbered `number` in `keys` (kept as `EncodedStrings.append` writes them) of the
+  /// next member of the innermost object; its value comes next. False, with nothing written,
+  /// when `keys` has no such number.
+  @discardableResult
+  public mutating func key(_ number: Int, of keys: EncodedStrings) -> Bool {
+    guard let encoded = keys.bytes(of: number) else { return false }
+    startElement()
+    bytes.append(contentsOf: encoded)
+    bytes.append(UInt8(ascii: ":"))
+    if writer.options.contains(.prettyPrinted) { bytes.append(0x20) }
+    isAfterKey = true
+    return true
+  }
+
   /// A whole value, in the writer's layout.
   public mutating func value(_ value: JSONValue) {
     startElement()

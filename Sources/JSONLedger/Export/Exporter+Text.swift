@@ -10,9 +10,54 @@ extension Exporter {
   /// under the first key of dotted paths (`"address.city"`).
   struct OutputMember {
     let key: String
-    /// The key as the writer writes it, encoded once.
-    let encodedKey: JSONOutput.Key
     var value: OutputValue
+  }
+
+  /// An entity's members compiled for writing objects straight from their stored bytes: a
+  /// flat list of steps that hold numbers only, so that walking it for each object copies
+  /// nothing with a reference count, and the keys encoded once, in one buffer.
+  struct MemberSteps {
+    enum Step {
+      /// The key numbered so in `keys`.
+      case key(Int)
+      /// An attribute at `position` among the entity's stored attribute names (-1: not
+      /// stored), described by `fields[field]`; `isPlain` when it has no transformer.
+      case attribute(position: Int, field: Int, isPlain: Bool)
+      /// The relationship with this stored id.
+      case relationship(id: UInt32, isToMany: Bool)
+      /// The subentity key's value: the entity's name.
+      case type
+      case beginObject
+      case endObject
+    }
+
+    private(set) var steps: [Step] = []
+    private(set) var keys = JSONOutput.EncodedStrings()
+    private(set) var fields: [AttributeField] = []
+
+    init(_ members: [OutputMember], writer: JSONWriter) {
+      add(members, writer: writer)
+    }
+
+    private mutating func add(_ members: [OutputMember], writer: JSONWriter) {
+      for member in members {
+        var key = member.key
+        steps.append(.key(keys.append(key.utf8Span, writer: writer)))
+        switch member.value {
+        case .attribute(let field, let position):
+          steps.append(.attribute(position: position ?? -1, field: fields.count, isPlain: field.transformer == nil))
+          fields.append(field)
+        case .relationship(let field, let id):
+          steps.append(.relationship(id: id, isToMany: field.isToMany))
+        case .type:
+          steps.append(.type)
+        case .object(let inner):
+          steps.append(.beginObject)
+          add(inner, writer: writer)
+          steps.append(.endObject)
+        }
+      }
+    }
   }
 
   indirect enum OutputValue {
@@ -61,7 +106,7 @@ extension Exporter {
     // `set` writes nothing at an empty path.
     guard let first = path.first else { return true }
     guard let index = members.firstIndex(where: { $0.key == first }) else {
-      var member = OutputMember(key: first, encodedKey: JSONOutput.Key(first, writer: writer), value: value)
+      var member = OutputMember(key: first, value: value)
       if path.count > 1 {
         var inner: [OutputMember] = []
         _ = insert(value, at: path.dropFirst(), into: &inner, writer: writer)
@@ -89,11 +134,12 @@ extension Exporter {
   /// Writes `object` into `output`, as `output`'s writer writes `export(_:)` of its
   /// snapshot. `parts` is scratch space, reused from object to object.
   func write(_ object: borrowing StoredObject, into output: inout JSONOutput, parts: inout StateParts) throws {
-    guard let plan = plans[object.entity] else { return output.null() }
-    guard let members = plan.members, try object.locateParts(into: &parts) else {
+    let id = object.declaration.map { Int($0.id) } ?? .max
+    guard id < stepsByEntity.count, let steps = stepsByEntity[id], try object.locateParts(into: &parts) else {
+      guard plans[object.entity] != nil else { return output.null() }
       return output.value(try export(try object.snapshot()))
     }
-    try write(members, of: object, parts: parts, into: &output)
+    try write(steps, of: object, parts: parts, into: &output)
     // Its key is kept for the objects written later that point to it (a band's albums,
     // written after the albums): read from the bytes in hand, not looked up again.
     let written = writtenKeys
@@ -116,27 +162,28 @@ extension Exporter {
   }
 
   private func write(
-    _ members: [OutputMember], of object: borrowing StoredObject, parts: StateParts, into output: inout JSONOutput
+    _ steps: borrowing MemberSteps, of object: borrowing StoredObject, parts: StateParts, into output: inout JSONOutput
   ) throws {
     let dateFormat = self.dateFormat
     output.beginObject()
-    for member in members {
-      output.key(member.encodedKey)
-      switch member.value {
-      case .attribute(let field, let position):
-        let start = position.map { parts.attributes[$0] } ?? -1
+    for step in steps.steps {
+      switch step {
+      case .key(let number):
+        output.key(number, of: steps.keys)
+      case .attribute(let position, let field, let isPlain):
+        let start = position >= 0 ? parts.attributes[position] : -1
         guard start >= 0 else {
           output.null()
           continue
         }
         // A string is copied from the stored bytes, with no `String` made of it.
-        if field.transformer == nil, try object.withStringValue(at: start, { output.string($0) }) != nil { continue }
+        if isPlain, try object.withStringValue(at: start, { output.string($0) }) != nil { continue }
         let value = try object.value(at: start)
-        if field.transformer == nil, case .integer(let number) = value {
+        if isPlain, case .integer(let number) = value {
           output.integer(number)
           continue
         }
-        if field.transformer == nil, dateFormat != .unix, case .date(let date) = value {
+        if isPlain, dateFormat != .unix, case .date(let date) = value {
           // A date's text is written into a buffer kept for it, with no `String` made of it.
           dateText.removeAll(keepingCapacity: true)
           DateCoding.appendText(of: date, format: dateFormat, to: &dateText)
@@ -145,10 +192,10 @@ extension Exporter {
             continue
           }
         }
-        output.value(try jsonValue(value, of: field, entity: object.entity, dateFormat: dateFormat))
-      case .relationship(let field, let id):
+        output.value(try jsonValue(value, of: steps.fields[field], entity: object.entity, dateFormat: dateFormat))
+      case .relationship(let id, let isToMany):
         let start = parts.list(id)
-        if field.isToMany {
+        if isToMany {
           output.beginArray()
           if let start {
             try object.forEachTarget(ofListAt: start) { target in try writeKey(of: target, into: &output) }
@@ -167,8 +214,10 @@ extension Exporter {
         }
       case .type:
         output.string(object.entity)
-      case .object(let inner):
-        try write(inner, of: object, parts: parts, into: &output)
+      case .beginObject:
+        output.beginObject()
+      case .endObject:
+        output.endObject()
       }
     }
     output.endObject()

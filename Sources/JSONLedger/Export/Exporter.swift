@@ -10,6 +10,11 @@ final class Exporter {
   let options: ExportOptions
   /// What to write for each entity, worked out once.
   let plans: [String: EntityPlan]
+  /// For each entity (by id), the members of its exported object in the order they are
+  /// written, for writing it straight from its stored bytes (`write(_:into:parts:)`) with no
+  /// name looked up; nil when two fields share a key, or relationships nest, and its object
+  /// is built as a `JSONValue` first.
+  let stepsByEntity: [MemberSteps?]
   private let relatedObjects = RelatedObjects()
   let writtenKeys: WrittenKeys
   /// The text of the date being written (`write(_:into:parts:)`). Unchecked exclusivity:
@@ -40,10 +45,6 @@ final class Exporter {
     let typeKey: String?
     /// How a composite key of this entity is written: its identity's JSON keys.
     let identityKeys: [String]
-    /// The members of its exported object in the order they are written, for writing it
-    /// straight from its stored bytes (`write(_:into:parts:)`); nil when two fields share a
-    /// key, whose object is then built as a `JSONValue` first.
-    var members: [OutputMember]?
   }
 
   /// An exporter whose plans write an object's members as `writer` writes them (in key
@@ -58,6 +59,7 @@ final class Exporter {
     let model = reader.model
     let keyCase = options.keyCase ?? model.keyCase
     var plans: [String: EntityPlan] = [:]
+    var stepsByEntity: [MemberSteps?] = []
     for entity in model.entities {
       guard let resolved = model.resolved(entity.name) else { continue }
       // Codable decoding (`usesModelNames`) sees every property; JSON export only what import maps.
@@ -92,13 +94,23 @@ final class Exporter {
       {
         typeKey = key
       }
-      var plan = EntityPlan(
+      let plan = EntityPlan(
         attributes: attributes, relationships: relationships, typeKey: typeKey,
         identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) })
-      plan.members = Self.members(of: plan, entity: resolved, options: options, writer: writer)
       plans[entity.name] = plan
+      // Ids are small (one per entity the model ever had); a larger one is written the slow way.
+      if let members = Self.members(of: plan, entity: resolved, options: options, writer: writer),
+        Int(resolved.id) < 1 << 16
+      {
+        let index = Int(resolved.id)
+        if stepsByEntity.count <= index {
+          stepsByEntity.append(contentsOf: repeatElement(nil, count: index + 1 - stepsByEntity.count))
+        }
+        stepsByEntity[index] = MemberSteps(members, writer: writer)
+      }
     }
     self.plans = plans
+    self.stepsByEntity = stepsByEntity
   }
 
   var model: Model { reader.model }

@@ -123,6 +123,28 @@ struct JSONOutputTests {
     #expect(!afterRemoval)
   }
 
+  @Test func keptKeysAreWrittenByTheirNumberAsTheWriterWritesThem() {
+    for options: JSONWriter.Options in [[], [.prettyPrinted], [.escapesAllControls]] {
+      let writer = JSONWriter(options: options)
+      var keys = JSONOutput.EncodedStrings()
+      let object: JSONObject = ["name": "Tin Drum", "quote \" \u{9B}": 1, "": .null]
+      var output = JSONOutput(writer: writer)
+      output.beginObject()
+      for member in object.members {
+        var key = member.key
+        let number = keys.append(key.utf8Span, writer: writer)
+        let written = output.key(number, of: keys)
+        #expect(written)
+        output.value(member.value)
+      }
+      // A number it does not hold writes nothing.
+      let unknown = output.key(keys.count, of: keys)
+      #expect(!unknown)
+      output.endObject()
+      #expect(output.bytes == writer.bytes(from: .object(object)), "\(options)")
+    }
+  }
+
   /// The writer copies a string whole when no byte of it needs an escape, checked eight bytes
   /// at a time: strings of every length around a word, with the bytes that need one (and
   /// their neighbours) anywhere, read back as themselves with no raw control left.
