@@ -96,6 +96,22 @@ extension Transaction {
     return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
   }
 
+  /// Calls `body` with the key and the value of the first entry at or after `start` whose key
+  /// starts with `prefix`, both lent in place (valid only during that call); nil when there
+  /// is none.
+  public func withFirstBorrowed<R>(
+    in database: Database, prefix: [UInt8], atOrAfter start: [UInt8],
+    _ body: (_ key: BorrowedBytes, _ value: BorrowedBytes) throws -> R
+  ) throws -> R? {
+    try withCursor(on: database) { cursor in
+      guard try cursor.rawSeek(atOrAfter: start) else { return nil }
+      return try cursor.rawCurrent { key, value -> R? in
+        guard key.count >= prefix.count, key.starts(with: prefix) else { return nil }
+        return try body(BorrowedBytes(key), BorrowedBytes(value))
+      }
+    }
+  }
+
   /// Calls `body` with the key and the value of each entry whose key starts with `prefix`,
   /// in key order, both lent in place (valid only during that call). `body` returns false to
   /// stop.

@@ -15,12 +15,19 @@ struct SnapshotBuilder: StateVisitor {
   /// Attributes whose names the model lacks.
   private var others: [(String, AttributeValue)] = []
   private(set) var isSkipped = false
+  /// The batch the last object visited began in.
+  private(set) var since: UInt64 = 0
+  /// Whether the last object visited keeps a link list as changes (an undo image), which
+  /// this builder does not resolve.
+  private(set) var hasDeltas = false
 
   init(family: [String]?) { self.family = family }
 
   mutating func visitHeader(entity name: String, resolved: ResolvedEntity?, identity: [AttributeValue], since: UInt64)
     -> Bool
   {
+    self.since = since
+    hasDeltas = false
     if let family, !family.contains(name) {
       isSkipped = true
       return false
@@ -49,7 +56,7 @@ struct SnapshotBuilder: StateVisitor {
     lists[position] = targets
   }
 
-  mutating func visitDelta(_ relationshipID: UInt32, chain: Int, _ change: LinkChange) {}
+  mutating func visitDelta(_ relationshipID: UInt32, chain: Int, _ change: LinkChange) { hasDeltas = true }
 
   mutating func visitAttributes(count: Int) {}
 

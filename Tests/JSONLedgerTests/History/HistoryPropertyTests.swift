@@ -86,6 +86,35 @@ struct HistoryPropertyTests {
     JSONWriter(options: [.sortedKeys]).string(from: try view.exportDocument())
   }
 
+  /// Every key a random batch can name, with its entity.
+  static let everyKey: [(String, String)] =
+    ["A", "B", "C"].map { ("Band", $0) } + (0..<6).map { ("Album", "album \($0)") }
+    + (0..<5).map { ("Musician", "p\($0)") }
+
+  /// An object read by key as of a batch (read in place from its undo image or current state,
+  /// or resolved from list changes) is the one read by key right after that batch: deleted,
+  /// brought back, not yet created, relinked.
+  @Test(arguments: [6, 7, 8] as [UInt64])
+  func anObjectReadByKeyAsOfEveryBatchIsTheOneReadThen(seed: UInt64) throws {
+    var generator = SeededGenerator(seed: seed)
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    func objects(_ view: borrowing View) throws -> [ObjectSnapshot?] {
+      try Self.everyKey.map { entity, key in try view.object(entity, key: .string(key)) }
+    }
+    var captured: [[ObjectSnapshot?]] = []
+    for _ in 0..<40 {
+      _ = try ledger.applySynchronously(try Self.randomBatch(ledger, using: &generator))
+      captured.append(try ledger.read { view in try objects(view) })
+    }
+    for (index, expected) in captured.enumerated() {
+      let read = try ledger.read(asOf: UInt64(index + 1)) { view in try objects(view) }
+      for (key, (then, asOf)) in zip(Self.everyKey, zip(expected, read)) {
+        #expect(asOf == then, "\(key) as of batch \(index + 1)")
+      }
+    }
+  }
+
   @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
   func asOfEveryBatchEqualsTheLiveStateCapturedThen(seed: UInt64) throws {
     var generator = SeededGenerator(seed: seed)
