@@ -41,7 +41,7 @@ extension Exporter {
 
     private mutating func add(_ members: [OutputMember], writer: JSONWriter) {
       for member in members {
-        var key = member.key
+        let key = member.key
         steps.append(.key(keys.append(key.utf8Span, writer: writer)))
         switch member.value {
         case .attribute(let field, let position):
@@ -80,17 +80,17 @@ extension Exporter {
     var members: [OutputMember] = []
     for field in plan.attributes {
       let position = entity.storedAttributePositions[field.name]
-      guard insert(.attribute(field, position: position), at: field.path[...], into: &members, writer: writer) else {
+      guard insert(.attribute(field, position: position), at: field.path[...], into: &members) else {
         return nil
       }
     }
-    if let key = plan.typeKey, !insert(.type, at: [key], into: &members, writer: writer) { return nil }
+    if let key = plan.typeKey, !insert(.type, at: [key], into: &members) { return nil }
     switch options.relationships {
     case .none: break
     case .ids:
       for field in plan.relationships {
         guard let id = entity.relationshipIndex[field.name]?.id,
-          insert(.relationship(field, id: id), at: field.path[...], into: &members, writer: writer)
+          insert(.relationship(field, id: id), at: field.path[...], into: &members)
         else { return nil }
       }
     case .nested, .rails: return nil
@@ -101,7 +101,7 @@ extension Exporter {
   /// Adds `value` at `path` as `Exporter.set` would; false when it meets a field already
   /// there.
   private static func insert(
-    _ value: OutputValue, at path: ArraySlice<String>, into members: inout [OutputMember], writer: JSONWriter
+    _ value: OutputValue, at path: ArraySlice<String>, into members: inout [OutputMember]
   ) -> Bool {
     // `set` writes nothing at an empty path.
     guard let first = path.first else { return true }
@@ -109,14 +109,14 @@ extension Exporter {
       var member = OutputMember(key: first, value: value)
       if path.count > 1 {
         var inner: [OutputMember] = []
-        _ = insert(value, at: path.dropFirst(), into: &inner, writer: writer)
+        _ = insert(value, at: path.dropFirst(), into: &inner)
         member.value = .object(inner)
       }
       members.append(member)
       return true
     }
     guard path.count > 1, case .object(var inner) = members[index].value else { return false }
-    guard insert(value, at: path.dropFirst(), into: &inner, writer: writer) else { return false }
+    guard insert(value, at: path.dropFirst(), into: &inner) else { return false }
     members[index].value = .object(inner)
     return true
   }

@@ -131,7 +131,7 @@ struct JSONOutputTests {
       var output = JSONOutput(writer: writer)
       output.beginObject()
       for member in object.members {
-        var key = member.key
+        let key = member.key
         let number = keys.append(key.utf8Span, writer: writer)
         let written = output.key(number, of: keys)
         #expect(written)
