@@ -57,6 +57,19 @@ public struct RevertConflict: Sendable, Equatable, CustomStringConvertible {
         }
       return "\(object) \(field): the batch \(set ? "created" : "deleted") it, \(since)"
     }
+    // A list: what the batch linked and unlinked, and where those targets stand now.
+    if case .links(let linked, let unlinked) = setByBatch, case .links(let linkedNow, let unlinkedNow) = now {
+      let did = [("linked", linked), ("unlinked", unlinked)].filter { !$0.1.isEmpty }.map { verb, keys in
+        "\(verb) \(keys.map(\.description).joined(separator: ", "))"
+      }.joined(separator: " and ")
+      let stand = [(linkedNow, "linked"), (unlinkedNow, "unlinked")].filter { !$0.0.isEmpty }.map { keys, state in
+        "\(keys.map(\.description).joined(separator: ", ")) \(state)"
+      }.joined(separator: ", ")
+      return "\(object) \(field): the batch \(did), batch \(changedBy) changed it since (now \(stand))"
+    }
+    if case .order = setByBatch, case .order = now {
+      return "\(object) \(field): the batch ordered it \(setByBatch), batch \(changedBy) changed it since (now \(now))"
+    }
     return "\(object) \(field): batch set \(setByBatch), now \(now) (changed by batch \(changedBy))"
   }
 }

@@ -172,4 +172,27 @@ struct RevertPlanTests {
     try expectLinksAreTwoSided(ledger)
     _ = try ledger.verify()
   }
+
+  /// A conflict on a list says, in words, what the batch did to it and where it stands now.
+  @Test func aConflictOnAListSaysWhatTheBatchDidAndWhereItStandsNow() {
+    let band = ObjectKey(entity: "Band", identity: [.string("Japan")])
+    let (a, b, c) = (
+      ObjectKey(entity: "Album", identity: [.string("A")]), ObjectKey(entity: "Album", identity: [.string("B")]),
+      ObjectKey(entity: "Album", identity: [.string("C")])
+    )
+    func conflict(_ set: RevertConflict.Value, _ now: RevertConflict.Value) -> String {
+      RevertConflict(object: band, field: "albums", setByBatch: set, now: now, changedBy: 4).description
+    }
+    #expect(
+      conflict(.links(linked: [a], unlinked: []), .links(linked: [], unlinked: [a]))
+        == #"Band "Japan" albums: the batch linked Album "A", batch 4 changed it since (now Album "A" unlinked)"#)
+    #expect(
+      conflict(.links(linked: [a, b], unlinked: [c]), .links(linked: [b, c], unlinked: [a]))
+        == #"Band "Japan" albums: the batch linked Album "A", Album "B" and unlinked Album "C", batch 4 changed it "#
+        + #"since (now Album "B", Album "C" linked, Album "A" unlinked)"#)
+    #expect(
+      conflict(.order([a, b, c]), .order([c, a, b]))
+        == #"Band "Japan" albums: the batch ordered it Album "A", Album "B", Album "C", batch 4 changed it since "#
+        + #"(now Album "C", Album "A", Album "B")"#)
+  }
 }

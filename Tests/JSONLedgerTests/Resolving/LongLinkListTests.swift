@@ -145,7 +145,7 @@ struct LongLinkListTests {
     #expect(
       refusal?.conflicts.map(\.description) == [
         #"Album "a7" (object): the batch created it, batch 14 deleted it since"#,
-        #"Band "Hub" albums: batch set + Album "a7" - Album "a3", now - Album "a3", Album "a7" (changed by batch 14)"#,
+        #"Band "Hub" albums: the batch linked Album "a7" and unlinked Album "a3", batch 14 changed it since (now Album "a3", Album "a7" unlinked)"#,
       ])
   }
 
