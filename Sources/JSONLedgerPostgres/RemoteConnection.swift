@@ -182,7 +182,8 @@ extension RemoteConnection {
     }
     let ledger = location.ledger
     var record: [UInt8] = []
-    record.reserveCapacity(Int(length))
+    // Reserved up to 64 MB: the length is the row's word, and a damaged row could claim any.
+    record.reserveCapacity(Int(min(length, 1 << 26)))
     var next = 0
     while next < count {
       let page = try await rows(

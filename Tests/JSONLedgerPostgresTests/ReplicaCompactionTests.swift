@@ -126,7 +126,12 @@ struct ReplicaCompactionTests {
     let missing = try CommandRunner.run(["clone", cluster.url, directory.path + "/missing", "--ledger", "main"])
     #expect(missing.status != 0)
     #expect(missing.error.contains("has 0 of its 1 parts"), "\(missing.error)")
-    for name in ["altered", "missing"] {
+    // A row claiming a petabyte is an error too, with nothing reserved for it.
+    _ = try cluster.psql("UPDATE jsonledger_snapshots SET chunks = 2000000000, record_bytes = 1e15 WHERE batch = 4")
+    let claimed = try CommandRunner.run(["clone", cluster.url, directory.path + "/claimed", "--ledger", "main"])
+    #expect(claimed.status != 0)
+    #expect(claimed.error.contains("has 0 of its 2000000000 parts"), "\(claimed.error)")
+    for name in ["altered", "missing", "claimed"] {
       #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + name))
       #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + name + ".cloning"))
     }
