@@ -99,15 +99,25 @@ extension Transaction {
   /// Calls `body` with the key and the value of the first entry at or after `start` whose key
   /// starts with `prefix`, both lent in place (valid only during that call); nil when there
   /// is none.
-  public func withFirstBorrowed<R>(
+  @inlinable public func withFirstBorrowed<R>(
     in database: Database, prefix: [UInt8], atOrAfter start: [UInt8],
     _ body: (_ key: BorrowedBytes, _ value: BorrowedBytes) throws -> R
   ) throws -> R? {
-    try withCursor(on: database) { cursor in
+    guard let (key, value) = try firstEntry(in: database, prefix: prefix, atOrAfter: start) else { return nil }
+    return try body(BorrowedBytes(key), BorrowedBytes(value))
+  }
+
+  /// The key and value of that entry in place, or nil: valid until the transaction ends or
+  /// writes (the cursor's closing does not move LMDB's pages), so only `withFirstBorrowed`
+  /// uses it, within its call. Not generic, so that the lending call specialises in its
+  /// caller with no metadata made at run time.
+  @usableFromInline func firstEntry(in database: Database, prefix: [UInt8], atOrAfter start: [UInt8]) throws
+    -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer)?
+  {
+    try withCursor(on: database) { cursor -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer)? in
       guard try cursor.rawSeek(atOrAfter: start) else { return nil }
-      return try cursor.rawCurrent { key, value -> R? in
-        guard key.count >= prefix.count, key.starts(with: prefix) else { return nil }
-        return try body(BorrowedBytes(key), BorrowedBytes(value))
+      return try cursor.rawCurrent { key, value in
+        key.count >= prefix.count && key.starts(with: prefix) ? (key, value) : nil
       }
     }
   }

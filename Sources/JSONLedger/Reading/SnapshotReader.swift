@@ -47,39 +47,20 @@ import LMDB
     return try snapshot(id, state)
   }
 
-  /// Object `id` as of batch `asOf`, read in place as `ProjectionStore.storedState(of:)`
-  /// finds it (the first undo image after `asOf`, else the current state) and built straight
-  /// into a snapshot: `.some(nil)` when it did not exist then (or was of another entity than
-  /// `family`'s); nil when its image keeps a link list as changes, which `storedState`
-  /// resolves.
+  /// Object `id` as of batch `asOf`, read in place where `ProjectionStore.storedState(of:)`
+  /// finds it and built straight into a snapshot: `.some(nil)` when it did not exist then
+  /// (or was of another entity than `family`'s); nil when its image keeps a link list as
+  /// changes, which `storedState` resolves.
   private func objectInPlace(_ id: UInt64, asOf: UInt64, family: [String]) throws -> ObjectSnapshot?? {
     let model = store.model
-    // Nil for an empty undo image: the object did not exist before the batch that made it.
-    func visit(_ bytes: BorrowedBytes, place: () -> String) throws -> SnapshotBuilder? {
+    let found = try store.withStateBytes(of: id) { bytes, batch -> SnapshotBuilder? in
       var builder = SnapshotBuilder(family: family)
-      do { guard try StateCoding.visit(bytes, model: model, &builder) else { return nil } } catch {
-        throw LedgerError.corruptState("object \(id) does not decode (\(place())): \(error)")
+      let exists = try store.decoding(id, at: batch) { () throws(DecodingFailure) in
+        try StateCoding.visit(bytes, model: model, &builder)
       }
-      return builder
+      return exists ? builder : nil
     }
-    var image: SnapshotBuilder??
-    if asOf < .max {
-      image = try store.transaction.withFirstBorrowed(
-        in: store.layout.history, prefix: StoreKeys.object(id), atOrAfter: StoreKeys.history(id, asOf + 1)
-      ) { key, value in
-        try visit(value) { "its undo image at batch \(UInt64(bigEndianBytes: key.copy(8..<max(8, key.count))[...]))" }
-      }
-    }
-    let found: SnapshotBuilder?
-    if let image {
-      found = image
-    } else {
-      found =
-        try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) { bytes in
-          try visit(bytes) { "its current state" }
-        } ?? nil
-    }
-    guard let builder = found else { return .some(nil) }
+    guard let builder = found ?? nil else { return .some(nil) }
     guard !builder.hasDeltas else { return nil }
     guard !builder.isSkipped, builder.since <= asOf else { return .some(nil) }
     var keys = TargetKeys(store: store, caches: false)

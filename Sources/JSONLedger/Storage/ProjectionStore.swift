@@ -59,33 +59,36 @@ struct ProjectionStore: StateSource {
   }
 
   /// The object's state now, or as of `asOf`, with the batch its life began.
+  func storedState(of objectID: UInt64) throws -> StoredState? {
+    let found = try withStateBytes(of: objectID) { bytes, batch in
+      try decoding(objectID, at: batch) { () throws(DecodingFailure) in try StateCoding.decode(bytes, model: model) }
+        .map { ($0, batch) }
+    }
+    guard let (stored, batch) = found ?? nil else { return nil }
+    if let asOf, stored.since > asOf { return nil }
+    if let batch, !stored.deltas.isEmpty { return try resolvingDeltas(stored, of: objectID, after: batch) }
+    return stored
+  }
+
+  /// Lends the bytes that hold the object's state now, or as of `asOf`, in place, with the
+  /// batch of the undo image they are (nil: the current state); nil when there are none.
   ///
   /// As of batch N, the first undo image after N holds the state (one seek); without one the
   /// object has not changed since, and its current state is the answer. Either way an object
-  /// whose life began after N did not exist then.
-  func storedState(of objectID: UInt64) throws -> StoredState? {
+  /// whose life began after N (its `since`) did not exist then, and an empty image says it
+  /// did not exist before the batch of the image.
+  func withStateBytes<Result>(of objectID: UInt64, _ body: (BorrowedBytes, UInt64?) throws -> Result) throws
+    -> Result?
+  {
     if let asOf, asOf < .max {
-      var image: (batch: UInt64, value: [UInt8])?
-      try transaction.forEach(
-        in: layout.history, prefix: StoreKeys.object(objectID), from: StoreKeys.history(objectID, asOf + 1)
-      ) { entry in
-        image = (UInt64(bigEndianBytes: entry.key.dropFirst(8)), entry.value)
-        return false
+      let image = try transaction.withFirstBorrowed(
+        in: layout.history, prefix: StoreKeys.object(objectID), atOrAfter: StoreKeys.history(objectID, asOf + 1)
+      ) { key, value in
+        try body(value, UInt64(bigEndianBytes: key, from: 8))
       }
-      if let image {
-        guard
-          let stored = try decoding(
-            objectID, at: image.batch,
-            { () throws(DecodingFailure) in try StateCoding.decode(image.value, model: model) })
-        else { return nil }
-        guard stored.since <= asOf else { return nil }
-        guard stored.deltas.isEmpty else { return try resolvingDeltas(stored, of: objectID, after: image.batch) }
-        return stored
-      }
+      if let image { return image }
     }
-    guard let current = try currentState(of: objectID) else { return nil }
-    if let asOf, current.since > asOf { return nil }
-    return current
+    return try transaction.withBorrowedValue(forBigEndianKey: objectID, in: layout.state) { try body($0, nil) }
   }
 
   /// The current state of a live object.

@@ -66,7 +66,9 @@ enum StateCoding {
 
   /// A decoded state or undo image; nil for an empty undo image (absent before the batch).
   /// Without `attributes`, stops after the link lists (`attributes` is then empty).
-  static func decode(_ bytes: [UInt8], model: Model, attributes: Bool = true) throws(DecodingFailure) -> StoredState? {
+  static func decode<Bytes: ByteSource>(_ bytes: Bytes, model: Model, attributes: Bool = true)
+    throws(DecodingFailure) -> StoredState?
+  {
     var builder = StoredStateBuilder(readsAttributes: attributes)
     guard try visit(bytes, model: model, &builder) else { return nil }
     return builder.stored

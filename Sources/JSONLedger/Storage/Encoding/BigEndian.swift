@@ -38,6 +38,14 @@ extension FixedWidthInteger where Self: UnsignedInteger {
     self = value
   }
 
+  /// The number in `bytes` from `start` on, most significant first (from fewer bytes when
+  /// they end sooner): a part of a key read in place.
+  init(bigEndianBytes bytes: some ByteSource, from start: Int) {
+    var value: Self = 0
+    for index in start..<Swift.min(start + Self.bitWidth / 8, bytes.count) { value = value &<< 8 | Self(bytes[index]) }
+    self = value
+  }
+
   /// The number in the first bytes of a span read in place, most significant first.
   init(bigEndianBytes bytes: Span<UInt8>) {
     var value: Self = 0
