@@ -35,6 +35,9 @@ public final class Ledger: Sendable {
   /// `Options.logger`.
   let logger: Logger
   let writer = LedgerWriter()
+  /// Marks the batches this instance made (`ChangeBatch.origin`): what their staging read
+  /// from the store is trusted only by the store it was read from.
+  let batchOrigin = UInt64.random(in: 1...UInt64.max)
   /// On a replica, what each new record passes through before its transaction commits (the
   /// remote's append); nil elsewhere.
   let recordGate = Mutex<(gate: RecordGate, token: UInt64)?>(nil)
@@ -102,7 +105,29 @@ public final class Ledger: Sendable {
 
   /// A new, empty batch to stage changes in.
   public func makeBatch() -> ChangeBatch {
-    ChangeBatch(mapper: Mapper(model: model, transformers: transformers))
+    ChangeBatch(mapper: Mapper(model: model, transformers: transformers), origin: batchOrigin) { identities in
+      // A store that cannot be read now holds nothing to skip: every object is mapped.
+      try? self.registrations(of: identities)
+    }
+  }
+
+  /// The object id and payload fingerprint the store holds for each identity (0 and 0:
+  /// none), and the head they are as of, read in one read transaction: what staging from
+  /// JSON text compares each object's text with.
+  private func registrations(of identities: [(root: UInt32, identity: [AttributeValue])]) throws -> (
+    head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)]
+  ) {
+    try readTransaction { txn in
+      try checkModelVersion(txn)
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      var key: [UInt8] = []
+      let found = try identities.map { entry in
+        OrderedEncoding.encodeIdentity(root: entry.root, entry.identity, into: &key)
+        guard let registration = try store.registration(encodedIdentity: key) else { return (UInt64(0), UInt64(0)) }
+        return (registration.id, registration.payloadFingerprint)
+      }
+      return (try store.head(), found)
+    }
   }
 
   /// The id of the last applied batch (0 when the log is empty).
@@ -186,7 +211,7 @@ public final class Ledger: Sendable {
       // written: only the changes and the states after them go on.
       let (changes, statistics, knownStates, emptied) = try {
         () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?], [String]) in
-        var resolver = try BatchResolver(model: model, source: store)
+        var resolver = try BatchResolver(model: model, source: store, origin: batchOrigin)
         let (changes, statistics) = try resolve(&resolver)
         return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)
       }()

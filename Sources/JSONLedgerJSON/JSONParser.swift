@@ -12,6 +12,8 @@ public struct JSONParser {
   public static let maximumDepth = 1_024
 
   private let bytes: [UInt8]
+  /// Where the text read ends in `bytes` (its count, unless a range of it is read).
+  private let end: Int
   private var position = 0
   private var depth = 0
   /// The members of the objects being parsed, innermost last: each object's members are
@@ -19,11 +21,22 @@ public struct JSONParser {
   /// own (an allocation per doubling).
   private var pendingMembers: [JSONObject.Member] = []
 
-  private init(bytes: [UInt8]) { self.bytes = bytes }
+  private init(bytes: [UInt8], range: Range<Int>? = nil) {
+    self.bytes = bytes
+    end = range?.upperBound ?? bytes.count
+    position = range?.lowerBound ?? 0
+  }
 
   /// Parses one JSON document (surrounding white space allowed).
   public static func parse(_ data: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
     var parser = JSONParser(bytes: Array(data))
+    return try parser.parseDocument()
+  }
+
+  /// Parses the JSON document at `range` of `bytes`, in place: offsets, lines and columns
+  /// (in errors, and in each object's `sourceRange`) count from the start of `bytes`.
+  package static func parse(_ bytes: [UInt8], in range: Range<Int>) throws(JSONSyntaxError) -> JSONValue {
+    var parser = JSONParser(bytes: bytes, range: range)
     return try parser.parseDocument()
   }
 
@@ -34,15 +47,15 @@ public struct JSONParser {
 
   private mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
     skipWhitespace()
-    guard position < bytes.count else { throw failure("the document is empty") }
+    guard position < end else { throw failure("the document is empty") }
     let value = try parseValue()
     skipWhitespace()
-    if position < bytes.count { throw failure("unexpected \(describe(bytes[position])) after the end of the document") }
+    if position < end { throw failure("unexpected \(describe(bytes[position])) after the end of the document") }
     return value
   }
 
   private func failure(_ reason: String, at offset: Int? = nil) -> JSONSyntaxError {
-    let offset = min(offset ?? position, bytes.count)
+    let offset = min(offset ?? position, end)
     var line = 1
     var lineStart = 0
     for index in 0..<offset where bytes[index] == UInt8(ascii: "\n") {
@@ -58,7 +71,7 @@ public struct JSONParser {
   }
 
   private mutating func skipWhitespace() {
-    while position < bytes.count {
+    while position < end {
       switch bytes[position] {
       case 0x20, 0x0A, 0x0D, 0x09: position += 1
       default: return
@@ -67,7 +80,7 @@ public struct JSONParser {
   }
 
   private mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
-    guard position < bytes.count else { throw failure("unexpected end of input, expected a value") }
+    guard position < end else { throw failure("unexpected end of input, expected a value") }
     switch bytes[position] {
     case UInt8(ascii: "{"): return try parseObject()
     case UInt8(ascii: "["): return try parseArray()
@@ -89,7 +102,7 @@ public struct JSONParser {
   private mutating func expectWord(_ word: StaticString) throws(JSONSyntaxError) {
     let start = position
     for index in 0..<word.utf8CodeUnitCount {
-      guard position < bytes.count, bytes[position] == word.utf8Start[index] else {
+      guard position < end, bytes[position] == word.utf8Start[index] else {
         throw failure("invalid literal, expected '\(word)'", at: start)
       }
       position += 1
@@ -106,7 +119,7 @@ public struct JSONParser {
     position += 1
     var elements: [JSONValue] = []
     skipWhitespace()
-    if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+    if position < end, bytes[position] == UInt8(ascii: "]") {
       position += 1
       depth -= 1
       return .array(elements)
@@ -115,14 +128,14 @@ public struct JSONParser {
       skipWhitespace()
       elements.append(try parseValue())
       skipWhitespace()
-      guard position < bytes.count else {
+      guard position < end else {
         throw failure("unexpected end of input inside an array, expected ',' or ']'")
       }
       switch bytes[position] {
       case UInt8(ascii: ","):
         position += 1
         skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {  // trailing comma
+        if position < end, bytes[position] == UInt8(ascii: "]") {  // trailing comma
           position += 1
           depth -= 1
           return .array(elements)
@@ -138,17 +151,18 @@ public struct JSONParser {
 
   private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
     try enter()
+    let start = position
     position += 1
     let first = pendingMembers.count
     // An error ends the parse: the pending members are let go with the parser.
     func finish() -> JSONValue {
       let members = Array(pendingMembers[first...])
       pendingMembers.removeSubrange(first...)
-      return .object(JSONObject(members))
+      return .object(JSONObject(members, sourceRange: start..<position))
     }
     while true {
       skipWhitespace()
-      guard position < bytes.count else { throw failure("unexpected end of input inside an object") }
+      guard position < end else { throw failure("unexpected end of input inside an object") }
       if bytes[position] == UInt8(ascii: "}") {  // empty object, or a trailing comma
         if pendingMembers.count > first, bytes[position - 1] != UInt8(ascii: ","), !lastSignificantByteIsComma() {
           throw failure("unexpected '}'")
@@ -162,7 +176,7 @@ public struct JSONParser {
       }
       let key = try parseString()
       skipWhitespace()
-      guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+      guard position < end, bytes[position] == UInt8(ascii: ":") else {
         throw failure("expected ':' after the object key \"\(key)\"")
       }
       position += 1
@@ -170,7 +184,7 @@ public struct JSONParser {
       let value = try parseValue()
       pendingMembers.append(JSONObject.Member(key: key, value: value))
       skipWhitespace()
-      guard position < bytes.count else {
+      guard position < end else {
         throw failure("unexpected end of input inside an object, expected ',' or '}'")
       }
       switch bytes[position] {
@@ -198,7 +212,7 @@ public struct JSONParser {
 
   private mutating func parseNumber() throws(JSONSyntaxError) -> JSONNumber {
     let start = position
-    func digit(_ index: Int) -> Bool { index < bytes.count && bytes[index] >= 0x30 && bytes[index] <= 0x39 }
+    func digit(_ index: Int) -> Bool { index < end && bytes[index] >= 0x30 && bytes[index] <= 0x39 }
     if bytes[position] == UInt8(ascii: "-") { position += 1 }
     guard digit(position) else { throw failure("a number needs a digit after '-'", at: start) }
     if bytes[position] == UInt8(ascii: "0") {
@@ -207,14 +221,14 @@ public struct JSONParser {
     } else {
       while digit(position) { position += 1 }
     }
-    if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+    if position < end, bytes[position] == UInt8(ascii: ".") {
       position += 1
       guard digit(position) else { throw failure("a number needs digits after '.'", at: start) }
       while digit(position) { position += 1 }
     }
-    if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+    if position < end, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
       position += 1
-      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+      if position < end, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
         position += 1
       }
       guard digit(position) else { throw failure("a number needs digits in its exponent", at: start) }
@@ -232,7 +246,7 @@ public struct JSONParser {
     var escaped = false
     var ascii = true
     while true {
-      guard position < bytes.count else { throw failure("unterminated string", at: start) }
+      guard position < end else { throw failure("unterminated string", at: start) }
       let byte = bytes[position]
       if byte == UInt8(ascii: "\"") { break }
       if byte >= 0x80 { ascii = false }
@@ -244,7 +258,7 @@ public struct JSONParser {
       escaped = true
       pieces.append(contentsOf: bytes[runStart..<position])
       position += 1
-      guard position < bytes.count else { throw failure("unterminated escape", at: start) }
+      guard position < end else { throw failure("unterminated escape", at: start) }
       let escape = bytes[position]
       position += 1
       switch escape {
@@ -257,7 +271,7 @@ public struct JSONParser {
       case UInt8(ascii: "u"):
         var scalar = try parseHex4()
         if scalar >= 0xD800 && scalar < 0xDC00 {
-          guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+          guard position + 1 < end, bytes[position] == UInt8(ascii: "\\"),
             bytes[position + 1] == UInt8(ascii: "u")
           else {
             throw failure("a high surrogate \\u\(String(scalar, radix: 16)) must be followed by a low one")
@@ -293,7 +307,7 @@ public struct JSONParser {
   }
 
   private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
-    guard position + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
+    guard position + 4 <= end else { throw failure("a \\u escape needs four hex digits") }
     var value: UInt32 = 0
     for _ in 0..<4 {
       let byte = bytes[position]

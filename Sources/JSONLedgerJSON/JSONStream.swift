@@ -19,6 +19,9 @@ public struct JSONStream {
   private var dropped = 0
   private var line = 1
   private var lineStart = 0
+  /// How far `countedLocation` has counted lines in `buffer` (`line` and `lineStart` there), so
+  /// that placing element after element counts each byte once.
+  private var counted = (offset: 0, line: 1, lineStart: 0)
 
   /// A stream over the file at `path`.
   public init(path: String, blockSize: Int = 1 << 20) throws {
@@ -40,11 +43,37 @@ public struct JSONStream {
     collectionStarts: (String) throws -> Void = { _ in }, bytesRead: (Int) -> Void = { _ in },
     _ body: (_ collection: String?, _ element: JSONValue) throws -> Void
   ) throws {
+    try forEach(asText: false, collectionStarts: collectionStarts, bytesRead: bytesRead) { collection, element in
+      if case .value(let value) = element { try body(collection, value) }
+    }
+  }
+
+  /// `forEachElement`, with each element handed on as its text, found but not parsed (its
+  /// brackets counted and its strings followed, nothing more): the caller parses it, or
+  /// recognises it.
+  package mutating func forEachElementText(
+    collectionStarts: (String) throws -> Void = { _ in }, bytesRead: (Int) -> Void = { _ in },
+    _ body: (_ collection: String?, _ element: JSONElementText) throws -> Void
+  ) throws {
+    try forEach(asText: true, collectionStarts: collectionStarts, bytesRead: bytesRead) { collection, element in
+      if case .text(let text) = element { try body(collection, text) }
+    }
+  }
+
+  private enum Element {
+    case value(JSONValue)
+    case text(JSONElementText)
+  }
+
+  private mutating func forEach(
+    asText: Bool, collectionStarts: (String) throws -> Void, bytesRead: (Int) -> Void,
+    _ body: (String?, Element) throws -> Void
+  ) throws {
     try skipWhitespace()
     guard let first = try peek() else { throw failure("the document is empty") }
     switch first {
     case UInt8(ascii: "["):
-      try forEachInArray(collection: nil, bytesRead: bytesRead, body)
+      try forEachInArray(collection: nil, asText: asText, bytesRead: bytesRead, body)
     case UInt8(ascii: "{"):
       position += 1
       while true {
@@ -61,9 +90,9 @@ public struct JSONStream {
         try skipWhitespace()
         try collectionStarts(key)
         if try peek() == UInt8(ascii: "[") {
-          try forEachInArray(collection: key, bytesRead: bytesRead, body)
+          try forEachInArray(collection: key, asText: asText, bytesRead: bytesRead, body)
         } else {
-          let value = try nextValue()
+          let value = try nextElement(asText: asText)
           bytesRead(dropped + position)
           try body(key, value)
         }
@@ -75,7 +104,7 @@ public struct JSONStream {
         }
       }
     default:
-      let value = try nextValue()
+      let value = try nextElement(asText: asText)
       bytesRead(dropped + position)
       try body(nil, value)
     }
@@ -84,7 +113,7 @@ public struct JSONStream {
   }
 
   private mutating func forEachInArray(
-    collection: String?, bytesRead: (Int) -> Void, _ body: (String?, JSONValue) throws -> Void
+    collection: String?, asText: Bool, bytesRead: (Int) -> Void, _ body: (String?, Element) throws -> Void
   ) throws {
     position += 1
     while true {
@@ -94,7 +123,7 @@ public struct JSONStream {
         position += 1
         return
       }
-      let value = try nextValue()
+      let value = try nextElement(asText: asText)
       bytesRead(dropped + position)
       try body(collection, value)
       try skipWhitespace()
@@ -116,6 +145,7 @@ public struct JSONStream {
         lineStart = dropped + index + 1
       }
       buffer.removeFirst(position)
+      counted = (0, line, lineStart)
       dropped += position
       position = 0
     }
@@ -141,6 +171,22 @@ public struct JSONStream {
   }
 
   /// Line and column (from 1) of a buffer offset.
+  /// `location(offset)`, counting on from where the last call stopped when `offset` is past
+  /// it (elements are placed in order).
+  private mutating func countedLocation(_ offset: Int) -> (line: Int, column: Int) {
+    if offset < counted.offset { counted = (0, line, lineStart) }
+    var (index, line, start) = counted
+    while index < min(offset, buffer.count) {
+      if buffer[index] == UInt8(ascii: "\n") {
+        line += 1
+        start = dropped + index + 1
+      }
+      index += 1
+    }
+    counted = (index, line, start)
+    return (line, dropped + offset - start + 1)
+  }
+
   private func location(_ offset: Int) -> (line: Int, column: Int) {
     var line = self.line
     var start = lineStart
@@ -156,8 +202,34 @@ public struct JSONStream {
     return JSONSyntaxError(line: line, column: column, offset: dropped + position, reason: reason)
   }
 
+  /// The value at `position`, parsed, or its text.
+  private mutating func nextElement(asText: Bool) throws -> Element {
+    guard asText else { return .value(try nextValue()) }
+    let length = try nextValueLength()
+    let (line, column) = countedLocation(position)
+    let text = JSONElementText(
+      bytes: Array(buffer[position..<(position + length)]), line: line, column: column, offset: dropped + position)
+    position += length
+    return .text(text)
+  }
+
   /// Finds the end of the value at `position`, reading more blocks as needed, and parses it.
   private mutating func nextValue() throws -> JSONValue {
+    let length = try nextValueLength()
+    let valueStart = position
+    do {
+      let value = try JSONParser.parse(buffer[valueStart..<(valueStart + length)])
+      position = valueStart + length
+      return value
+    } catch {
+      let (line, column) = location(valueStart)
+      throw JSONElementText(bytes: [], line: line, column: column, offset: dropped + valueStart).placing(error)
+    }
+  }
+
+  /// The length of the value at `position`, found by reading more blocks as needed (which
+  /// may move `position` in the buffer, never in the file).
+  private mutating func nextValueLength() throws -> Int {
     // `position` marks the value's start; `fill` may move the buffer, so offsets are kept
     // relative to it.
     var index = position
@@ -205,18 +277,32 @@ public struct JSONStream {
       }
       index += 1
     }
-    let valueStart = position
-    let length = index - position
-    do {
-      let value = try JSONParser.parse(buffer[valueStart..<(valueStart + length)])
-      position = valueStart + length
-      return value
-    } catch {
-      let (baseLine, baseColumn) = location(valueStart)
-      let line = baseLine + error.line - 1
-      let column = error.line == 1 ? baseColumn + error.column - 1 : error.column
-      throw JSONSyntaxError(
-        line: line, column: column, offset: dropped + valueStart + error.offset, reason: error.reason)
-    }
+    return index - position
+  }
+}
+
+/// One element of a `JSONStream`, as text, with where it starts in the file.
+package struct JSONElementText: Sendable {
+  package let bytes: [UInt8]
+  /// The line and column (from 1) and the offset of its first byte in the file.
+  package let line: Int
+  package let column: Int
+  package let offset: Int
+
+  package init(bytes: [UInt8], line: Int, column: Int, offset: Int) {
+    self.bytes = bytes
+    self.line = line
+    self.column = column
+    self.offset = offset
+  }
+
+  /// Where the element is, without its bytes.
+  package var place: JSONElementText { JSONElementText(bytes: [], line: line, column: column, offset: offset) }
+
+  /// An error found parsing the element's bytes alone, placed in the file.
+  package func placing(_ error: JSONSyntaxError) -> JSONSyntaxError {
+    JSONSyntaxError(
+      line: line + error.line - 1, column: error.line == 1 ? column + error.column - 1 : error.column,
+      offset: offset + error.offset, reason: error.reason)
   }
 }

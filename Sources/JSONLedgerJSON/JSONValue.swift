@@ -145,10 +145,36 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
   }
 
   /// The members in document order.
-  public private(set) var members: [Member]
+  public private(set) var members: [Member] {
+    didSet { packedSourceRange = 0 }
+  }
+  /// `sourceRange`, its start in the high half and its end in the low one (0: none): packed,
+  /// so that an object stays as small as every other `JSONValue`.
+  private var packedSourceRange: UInt64 = 0
+
+  /// Where the object's text is in the bytes `JSONParser` read it from (braces included),
+  /// while it is unchanged since; nil for an object built or changed in code, or beyond the
+  /// first 4 GiB of its text. Not part of its value: two objects with equal members are
+  /// equal wherever they came from.
+  package var sourceRange: Range<Int>? {
+    guard packedSourceRange != 0 else { return nil }
+    return Int(packedSourceRange >> 32)..<Int(packedSourceRange & 0xFFFF_FFFF)
+  }
 
   /// An object with these members.
   public init(_ members: [Member] = []) { self.members = members }
+
+  /// An object read from the bytes at `sourceRange`.
+  package init(_ members: [Member], sourceRange: Range<Int>) {
+    self.members = members
+    if sourceRange.upperBound <= Int(UInt32.max) {
+      packedSourceRange = UInt64(sourceRange.lowerBound) << 32 | UInt64(sourceRange.upperBound)
+    }
+  }
+
+  public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.members == rhs.members }
+
+  public func hash(into hasher: inout Hasher) { hasher.combine(members) }
 
   /// An empty object with room for `count` members.
   package init(minimumCapacity count: Int) {

@@ -11,16 +11,13 @@ extension LedgerRoutes {
     v1.post("batches") { request, context in
       try await writing(request, context) { values in
         let expectedHead = try request.headers[Self.expectedHead].map { try values.batchID($0, name: "Expected-Head") }
-        let body = try await collectBody(of: request)
-        let json: JSONValue
-        do { json = try JSONParser.parse(Array(buffer: body)) } catch let error as JSONSyntaxError {
-          throw LedgerError.syntax(error, source: nil)
-        }
+        let body = Array(buffer: try await collectBody(of: request))
+        // Staged as text: an object the store already holds from the same text is not parsed.
         var batch = ledger.makeBatch()
         if let entity = values.query("entity") {
-          try batch.stage(json, as: entity)
+          try batch.stage(json: body, as: entity)
         } else {
-          try batch.stageDocument(json)
+          try batch.stageDocument(json: body)
         }
         let (message, author, source) = (values.query("message"), values.query("author"), values.query("source"))
         let idempotencyKey = request.headers[Self.idempotencyKey]

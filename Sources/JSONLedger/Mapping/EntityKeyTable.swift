@@ -34,7 +34,20 @@ struct EntityKeyTable: Sendable {
     .attribute(attribute, nameHash: FNV1a.hash(attribute.name.utf8.span))
   }
 
+  /// Whether the entity's objects map by their keys alone: no registered closure decides
+  /// anything (transformers, an entity mapper), nothing is read from elsewhere in the object
+  /// (key paths, a sub-entity key), and they have an identity. The same JSON text then maps
+  /// to the same object under the same model, which `SkimmedPayload` relies on.
+  private(set) var mapsByKeysAlone = false
+
   init(entity: ResolvedEntity, model: Model) {
+    defer {
+      let declaration = entity.declaration
+      mapsByKeysAlone =
+        keyPaths.isEmpty && !entity.isInsertOnly && entity.family.count == 1 && entity.subentityKey == nil
+        && declaration.dictionaryTransformer == nil && declaration.entityMapper == nil
+        && entity.attributes.allSatisfy { $0.transformer == nil }
+    }
     let customOnly = entity.declaration.mapsOnlyCustomKeys
     func add(_ key: String, _ target: Target, normalize: Bool) {
       if exact[key] == nil { exact.updateValue(target, forName: key) }

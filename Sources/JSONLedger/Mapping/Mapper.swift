@@ -6,10 +6,14 @@ struct Mapper: Sendable {
   let model: Model
   let transformers: ValueTransformers
   private let tables: NameTable<EntityKeyTable>
+  /// A hash of the whole model, which every `SkimmedPayload.textFingerprint` takes: a text
+  /// applied under one model is not known to map alike under another.
+  let modelDigest: UInt64
 
   init(model: Model, transformers: ValueTransformers) {
     self.model = model
     self.transformers = transformers
+    modelDigest = FNV1a.hash(JSONWriter(options: [.sortedKeys]).string(from: model.jsonValue).utf8.span)
     var tables = NameTable<EntityKeyTable>()
     for entity in model.entities {
       if let resolved = model.resolved(entity.name) {
@@ -26,6 +30,11 @@ struct Mapper: Sendable {
     var ignoredKeys: Set<String> = []
     /// How many nested objects enclose the one being mapped.
     var nesting = 0
+    /// The JSON text the values being mapped were parsed from, when staged as text: an
+    /// object read from it whose entity maps by its keys alone takes the fingerprint of its
+    /// text (`SkimmedPayload.textFingerprint`), so that the same text is recognised unparsed
+    /// next time.
+    var text: JSONSkim?
   }
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
@@ -39,26 +48,8 @@ struct Mapper: Sendable {
       for (index, element) in elements.enumerated() {
         if report.problems.isFull { break }
         let elementPath = path.appending(index: firstIndex + index)
-        switch element {
-        case .object(let object):
-          if let mapped = mapObject(object, entity: entity, path: elementPath, report: &report) {
-            objects.append(mapped)
-          }
-        case .null:
-          continue
-        case .string, .number:
-          if let key = identity(fromKey: element, of: entity, path: elementPath, report: &report) {
-            var mapped = MappedObject(entity: entity, path: elementPath)
-            for (name, value) in zip(entity.identity, key) {
-              mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value)
-            }
-            mapped.identity = key
-            mapped.isKeyOnly = true
-            objects.append(mapped)
-          }
-        default:
-          report.problems.add(
-            entity.name, elementPath, element, "expected an object or a key, found \(element.kindDescription)")
+        if let mapped = mapElement(element, entity: entity, path: elementPath, report: &report) {
+          objects.append(mapped)
         }
       }
       return objects
@@ -70,6 +61,34 @@ struct Mapper: Sendable {
       return []
     }
   }
+
+  /// Maps one element of a collection: an object, or a bare key (a stub); a null is nothing.
+  func mapElement(_ element: JSONValue, entity: ResolvedEntity, path: JSONPath, report: inout Report)
+    -> MappedObject?
+  {
+    switch element {
+    case .object(let object):
+      return mapObject(object, entity: entity, path: path, report: &report)
+    case .null:
+      return nil
+    case .string, .number:
+      guard let key = identity(fromKey: element, of: entity, path: path, report: &report) else { return nil }
+      var mapped = MappedObject(entity: entity, path: path)
+      for (name, value) in zip(entity.identity, key) {
+        mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value)
+      }
+      mapped.identity = key
+      mapped.isKeyOnly = true
+      return mapped
+    default:
+      report.problems.add(
+        entity.name, path, element, "expected an object or a key, found \(element.kindDescription)")
+      return nil
+    }
+  }
+
+  /// The key table of `entity`: which JSON key feeds which of its properties.
+  func keyTable(of entity: ResolvedEntity) -> EntityKeyTable? { tables[entity.name] }
 
   func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: JSONPath, report: inout Report)
     -> MappedObject?
@@ -86,6 +105,10 @@ struct Mapper: Sendable {
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let table = tables[entity.name] else { return nil }
     var mapped = MappedObject(entity: entity, path: path)
+    if let text = report.text, let range = input.sourceRange, table.mapsByKeysAlone {
+      mapped.fingerprint.adopt(
+        textFingerprint: SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
+    }
     // Sized once for every key the object may fill.
     mapped.attributes.reserveCapacity(object.count + table.keyPaths.count)
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped

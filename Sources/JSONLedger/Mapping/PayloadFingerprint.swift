@@ -23,6 +23,10 @@ struct PayloadFingerprint: Sendable {
   private var isRepeatable = true
   /// The relationships the payload names, as bits (`maskBit`).
   private(set) var mask: UInt64 = 0
+  /// The fingerprint of the payload's JSON text, for a payload staged from text
+  /// (`SkimmedPayload.textFingerprint`): it stands in for the hash of the mapped values, so
+  /// that the next import of the same text is recognised before anything is mapped.
+  private var text: UInt64?
 
   /// A fingerprint of a payload for `entity`, before any of its values.
   init(entity: ResolvedEntity) {
@@ -33,8 +37,14 @@ struct PayloadFingerprint: Sendable {
   /// would not be a no-op.
   var value: UInt64? {
     guard isRepeatable else { return nil }
+    if let text { return text }
     let folded = hash.folded
     return folded == 0 ? 1 : folded
+  }
+
+  /// Takes the fingerprint of the payload's JSON text as the value (never 0).
+  mutating func adopt(textFingerprint: UInt64) {
+    text = textFingerprint
   }
 
   /// The bit of a relationship id in a mask (ids beyond 63 share bits, which only makes the

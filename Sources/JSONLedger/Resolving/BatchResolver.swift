@@ -30,11 +30,28 @@ struct BatchResolver {
   }
   /// Whether any entity has non-optional attributes to check on creation.
   private let checksRequiredAttributes: Bool
+  private let origin: UInt64
+  /// Whether the step being resolved was staged against this very store (`origin`).
+  private var stagedHere = false
+  /// The store's head (`StateSource.head()`), read once.
+  private var head: UInt64?
+  private mutating func storeHead() throws -> UInt64 {
+    if let head { return head }
+    let read = try source.head()
+    head = read
+    return read
+  }
+  /// Skimmed payloads mapped from their text, by fingerprint (at most `remappedLimit`).
+  private var remapped: [UInt64: MappedObject] = [:]
+  private static let remappedLimit = 4_096
   /// Objects created from a payload, with its path, for the non-optional check.
   private var createdFromPayloads: [(UInt64, JSONPath)] = []
 
-  init(model: Model, source: any StateSource) throws {
+  /// `origin`: the `Ledger.batchOrigin` of the ledger whose store `source` reads (0: none),
+  /// whose batches' staging found what holds while no batch has been applied since.
+  init(model: Model, source: any StateSource, origin: UInt64 = 0) throws {
     self.model = model
+    self.origin = origin
     graph = LinkGraph(objects: WorkingSet(model: model, source: source))
     checksRequiredAttributes = model.resolvedInOrder.contains { !$0.requiredAttributes.isEmpty }
     identities = try IdentityIndex(source: source)
@@ -58,6 +75,7 @@ struct BatchResolver {
   mutating func resolveSteps(of batch: ChangeBatch) throws {
     mapper = batch.mapper
     strictForAll = batch.strictForAll
+    stagedHere = origin != 0 && batch.origin == origin
     // Refused with every problem at once: the payload's (found while staging) and the store's.
     problems.add(contentsOf: batch.collected)
     let prunes = batch.steps.contains { step in
@@ -125,7 +143,7 @@ struct BatchResolver {
   // MARK: - Upserts
 
   private mutating func resolveCollection(
-    _ entityName: String, _ objects: [MappedObject], _ options: StagingOptions, path: String
+    _ entityName: String, _ objects: [ChangeBatch.StagedObject], _ options: StagingOptions, path: String
   ) throws {
     guard let entity = model.resolved(entityName) else { return }
     strict = options.isStrict || strictForAll
@@ -149,9 +167,12 @@ struct BatchResolver {
       parent = (id, relationship)
     }
     for object in objects {
-      if let id = try upsert(object, operations: options.operations) {
-        if let parent { try graph.link(parent.id, parent.relationship.id, id) }
+      let upserted: UInt64?
+      switch object {
+      case .mapped(let mapped): upserted = try upsert(mapped, operations: options.operations)
+      case .skimmed(let skimmed): upserted = try upsert(skimmed, path: JSONPath(path), operations: options.operations)
       }
+      if let id = upserted, let parent { try graph.link(parent.id, parent.relationship.id, id) }
     }
     guard options.prunes else { return }
     let scope = PruneScope(
@@ -224,6 +245,63 @@ struct BatchResolver {
     guard let id = try mergeRemapped(object, operations: operations, known: .some(registered?.id)) else { return nil }
     graph.objects.setPayload(id, fingerprint: fingerprint, mask: object.fingerprint.mask)
     return id
+  }
+
+  /// Skips a skimmed payload the store still holds as staged, with its nested ones (each
+  /// checked on its own); one changed since staging is mapped from its text and merged.
+  /// `parentPath`: the path of the object it is nested in (unused for a staged one).
+  private mutating func upsert(_ payload: SkimmedPayload, path parentPath: JSONPath, operations: Operations) throws
+    -> UInt64?
+  {
+    let id = try upsertUnrecorded(payload, path: parentPath, operations: operations)
+    if let id, staged != nil { staged?.insert(id) }
+    return id
+  }
+
+  private mutating func upsertUnrecorded(_ payload: SkimmedPayload, path parentPath: JSONPath, operations: Operations)
+    throws -> UInt64?
+  {
+    let path = payload.path(under: parentPath)
+    if let id = graph.objects.unchanged.skippedObject(withFingerprint: payload.fingerprint),
+      graph.objects.existingSlot(id) == nil
+    {
+      for nested in payload.nested { _ = try upsert(nested, path: path, operations: .upsert) }
+      return id
+    }
+    // What staging found holds while no batch has been applied since.
+    let registered: (id: UInt64, payloadFingerprint: UInt64)?
+    if stagedHere, let found = payload.stored, try found.head == storeHead() {
+      registered = (found.id, payload.fingerprint)
+    } else {
+      registered = try identities.registration(root: payload.entity.rootID, identity: payload.identity, source: source)
+    }
+    if let stored = registered, stored.payloadFingerprint == payload.fingerprint,
+      graph.objects.existingSlot(stored.id) == nil
+    {
+      graph.objects.unchanged.skip(stored.id, mark: PayloadMark(fingerprint: payload.fingerprint, mask: payload.mask))
+      for nested in payload.nested { _ = try upsert(nested, path: path, operations: .upsert) }
+      return stored.id
+    }
+    // Changed since it was staged, or a nested payload the store does not hold: mapped now,
+    // as staging would have (the same text mapped without a problem when it was applied, so
+    // none is expected; any is reported all the same). The same text met again (a nested
+    // object repeated under many parents) is mapped once.
+    if var mapped = remapped[payload.fingerprint] {
+      mapped.path = path
+      return try upsertUnrecorded(mapped, operations: operations)
+    }
+    guard let mapper, case .object(let object)? = try? payload.text.parse(payload.range) else {
+      throw LedgerError.invalidBatch("the staged text of \(payload.entity.name) at \(path) cannot be read again")
+    }
+    var report = Mapper.Report()
+    report.text = payload.text
+    guard let mapped = mapper.mapObject(object, entity: payload.entity, path: path, report: &report) else {
+      problems.add(contentsOf: report.problems)
+      return nil
+    }
+    problems.add(contentsOf: report.problems)
+    if report.problems.problems.isEmpty, remapped.count < Self.remappedLimit { remapped[payload.fingerprint] = mapped }
+    return try upsertUnrecorded(mapped, operations: operations)
   }
 
   /// `known`: the id `lookup` gave for the object's identity, when the caller has it

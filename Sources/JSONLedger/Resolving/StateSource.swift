@@ -10,6 +10,8 @@ protocol StateSource {
   func state(of objectID: UInt64) throws -> ObjectState?
   /// Ids of the live objects whose entity is `root` or inherits from it.
   func objectIDs(root: String) throws -> [UInt64]
+  /// The id of the last batch applied (0: none): the store is as that batch left it.
+  func head() throws -> UInt64
   /// The next unused sequence number of object ids (`ObjectIDs`).
   func nextObjectSequence() throws -> UInt64
 }

@@ -12,15 +12,15 @@ import Foundation
 /// ```
 public struct ChangeBatch: Sendable {
   let mapper: Mapper
-  private(set) var steps: [Step] = []
-  private(set) var ignoredKeys: Set<String> = []
+  var steps: [Step] = []
+  var ignoredKeys: Set<String> = []
   /// What was wrong with the payloads staged so far (a value of the wrong type, a missing
   /// identity, …), in the order staged, up to `MappingError.limit`. Staging goes on past
   /// them, so that `Ledger.apply` refuses the batch once, listing these with every problem
   /// found while resolving it against the store (a new object without a non-optional
   /// attribute, a deletion its rule denies): one run names every bad object.
   public var problems: [MappingError.Problem] { collected.problems }
-  private(set) var collected = ProblemCollector()
+  var collected = ProblemCollector()
   /// Strict references for every collection staged (`StagingOptions.isStrict` sets them for
   /// one collection).
   @available(*, deprecated, message: "use StagingOptions(strict: true) for the collections staged")
@@ -31,11 +31,33 @@ public struct ChangeBatch: Sendable {
   private(set) var strictForAll = false
 
   enum Step: Sendable {
-    case collection(entity: String, objects: [MappedObject], options: StagingOptions, path: String)
+    case collection(entity: String, objects: [StagedObject], options: StagingOptions, path: String)
     case deletion(entity: String, identity: [AttributeValue], path: String)
   }
 
-  init(mapper: Mapper) { self.mapper = mapper }
+  /// An object of a staged collection: mapped, or (staged from JSON text the store already
+  /// holds) skimmed.
+  enum StagedObject: Sendable {
+    case mapped(MappedObject)
+    case skimmed(SkimmedPayload)
+  }
+
+  /// What the store holds for identities (by root entity id): the object id and payload
+  /// fingerprint of each (0 and 0: none), as of batch `head`; given by the ledger that made
+  /// the batch, for staging from JSON text. Nil when the store cannot be read.
+  typealias StoredFingerprints =
+    @Sendable (_ identities: [(root: UInt32, identity: [AttributeValue])]) -> (
+      head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)]
+    )?
+  let storedFingerprints: StoredFingerprints?
+  /// The `Ledger.batchOrigin` of the ledger that made the batch (0: none).
+  let origin: UInt64
+
+  init(mapper: Mapper, origin: UInt64 = 0, storedFingerprints: StoredFingerprints? = nil) {
+    self.mapper = mapper
+    self.origin = origin
+    self.storedFingerprints = storedFingerprints
+  }
 
   /// Whether nothing is staged.
   public var isEmpty: Bool { steps.isEmpty }
@@ -72,9 +94,15 @@ public struct ChangeBatch: Sendable {
   public mutating func stage(
     json data: some Collection<UInt8>, as entity: String, options: StagingOptions = StagingOptions()
   ) throws(LedgerError) {
-    let json: JSONValue
-    do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: nil) }
-    try stage(json, as: entity, options: options)
+    try stageText(Array(data), entity: entity, options: options, source: nil)
+  }
+
+  /// Stages a document from JSON text (UTF-8 bytes) whose top-level keys name collections,
+  /// as `stageDocument(_:options:)` does with its value.
+  public mutating func stageDocument(json data: some Collection<UInt8>, options: StagingOptions = StagingOptions())
+    throws(LedgerError)
+  {
+    try stageText(Array(data), entity: nil, options: options, source: nil)
   }
 
   /// Stages the JSON file at `path`, read whole: objects of `entity`, or (nil) a document
@@ -89,13 +117,7 @@ public struct ChangeBatch: Sendable {
     do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
       throw .unreadableFile("cannot read \(path): \(SystemError.describe(error))", path: path)
     }
-    let json: JSONValue
-    do { json = try JSONParser.parse(data) } catch { throw .syntax(error, source: path) }
-    if let entity {
-      try stage(json, as: entity, options: options)
-    } else {
-      try stageDocument(json, options: options)
-    }
+    try stageText(Array(data), entity: entity, options: options, source: path)
   }
 
   /// Stages a document whose top-level keys name collections (`bands`, `band_members`).
@@ -105,6 +127,12 @@ public struct ChangeBatch: Sendable {
   /// the known ones.
   public mutating func stageDocument(_ json: JSONValue, options: StagingOptions = StagingOptions()) throws(LedgerError)
   {
+    try stageDocument(json, options: options, text: nil)
+  }
+
+  /// `stageDocument(_:options:)`; `text`: the JSON text `json` was parsed from, if it was
+  /// (`Mapper.Report.text`).
+  mutating func stageDocument(_ json: JSONValue, options: StagingOptions, text: JSONSkim?) throws(LedgerError) {
     guard case .object(let document) = json else {
       throw .invalidBatch("expected a JSON object whose keys name collections, found \(json.kindDescription)")
     }
@@ -116,7 +144,7 @@ public struct ChangeBatch: Sendable {
       staged.append((entity, member.value, member.key))
     }
     for (entity, value, key) in staged {
-      try stage(value, entity: entity, path: key, options: options)
+      try stage(value, entity: entity, path: key, options: options, text: text)
     }
   }
 
@@ -135,20 +163,22 @@ public struct ChangeBatch: Sendable {
   }
 
   mutating func stage(
-    _ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions
+    _ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions,
+    text: JSONSkim? = nil
   ) throws(LedgerError) {
     if let scope = options.parent { try checkParentScope(scope, of: entity) }
     var report = Mapper.Report()
+    report.text = text
     let objects = mapper.mapCollection(
       json, entity: entity, path: JSONPath(path), firstIndex: firstIndex, report: &report)
     collected.add(contentsOf: report.problems)
     ignoredKeys.formUnion(report.ignoredKeys)
-    steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
+    steps.append(.collection(entity: entity.name, objects: objects.map { .mapped($0) }, options: options, path: path))
   }
 
   /// A parent scope names a to-many of the parent's entity whose destination is the staged
   /// entity or an ancestor of it; anything else would link the objects into the wrong list.
-  private func checkParentScope(_ scope: ParentScope, of entity: ResolvedEntity) throws(LedgerError) {
+  func checkParentScope(_ scope: ParentScope, of entity: ResolvedEntity) throws(LedgerError) {
     let parent = try resolvedEntity(scope.entity)
     guard let relationship = parent.relationshipIndex[scope.relationship] else {
       throw .invalidBatch(

@@ -15,7 +15,9 @@ struct JSONFileChunks {
   func forEachChunk(_ body: (ChangeBatch, Int, Int) throws -> Void) throws {
     var stream = try Self.reading(path) { try JSONStream(path: path) }
     let model = makeBatch().mapper.model
-    var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONValue)] = []
+    // Each element's text goes into one buffer for the chunk (`ChangeBatch.stage(elements:)`).
+    var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONElementText, range: Range<Int>)] = []
+    var text: [UInt8] = []
     var counters: [String: Int] = [:]
     var bytesRead = 0
 
@@ -28,12 +30,13 @@ struct JSONFileChunks {
         while end < pending.count, pending[end].key == pending[start].key { end += 1 }
         let first = pending[start]
         try batch.stage(
-          .array(pending[start..<end].map(\.element)), entity: first.entity, path: first.key,
-          firstIndex: first.index, options: options)
+          elements: pending[start..<end].map { ($0.range, $0.element) }, of: JSONSkim(text), entity: first.entity,
+          path: first.key, firstIndex: first.index, options: options, source: path)
         start = end
       }
       let count = pending.count
       pending.removeAll(keepingCapacity: true)
+      text.removeAll(keepingCapacity: true)
       try body(batch, count, bytesRead)
     }
 
@@ -48,7 +51,7 @@ struct JSONFileChunks {
       }
       return resolved
     }
-    func element(_ collection: String?, _ element: JSONValue) throws {
+    func element(_ collection: String?, _ element: JSONElementText) throws {
       let target: ResolvedEntity
       let key = collection ?? ""
       if let collection {
@@ -61,11 +64,13 @@ struct JSONFileChunks {
       }
       let index = counters[key, default: 0]
       counters[key] = index + 1
-      pending.append((target, key, index, element))
+      let range = text.count..<(text.count + element.bytes.count)
+      text.append(contentsOf: element.bytes)
+      pending.append((target, key, index, element.place, range))
       if pending.count >= chunkSize { try flush() }
     }
     try Self.reading(path) {
-      try stream.forEachElement(
+      try stream.forEachElementText(
         collectionStarts: { _ = try collectionEntity($0) }, bytesRead: { bytesRead = $0 }, element)
     }
     try flush()

@@ -21,9 +21,10 @@ struct ReadmeExamplesTests {
     let model = try Model(contentsOf: modelPath)  // or .xcdatamodeld, or the builder below
     let ledger = try Ledger.open(at: storePath, model: model)  // creates or opens
 
-    // Stage (a value: nothing is written yet), then apply as one batch, all or nothing.
+    // Stage (a value: nothing is written yet), then apply as one batch, all or nothing. Staged as
+    // text, an object the store already holds from the same text is neither parsed nor mapped.
     var batch = ledger.makeBatch()
-    try batch.stageDocument(try JSONParser.parse(responseData))  // {"bands": [...], "albums": [...]}
+    try batch.stageDocument(json: responseData)  // {"bands": [...], "albums": [...]}
     let summary = try await ledger.apply(batch, message: "nightly import", idempotencyKey: "2026-11-22")
     print(summary.batchID, summary.created, summary.updated, summary.deleted, summary.unchanged)
 

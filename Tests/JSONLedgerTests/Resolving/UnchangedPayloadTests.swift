@@ -345,4 +345,8 @@ final class StateReadRecorder: StateSource {
   func objectIDs(root: String) throws -> [UInt64] { try store.objectIDs(root: root) }
 
   func nextObjectSequence() throws -> UInt64 { try store.nextObjectSequence() }
+
+  /// The store's head; with the fingerprints hidden, a head no staging saw, so that nothing
+  /// found while staging is taken as still true.
+  func head() throws -> UInt64 { hidingFingerprints ? .max : try store.head() }
 }

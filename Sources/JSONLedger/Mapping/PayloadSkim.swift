@@ -1,0 +1,298 @@
+import JSONLedgerSupport
+
+/// An object staged from JSON text and not mapped, because its text is the very text the
+/// store holds as having made the object what it is: applying it again would change nothing.
+///
+/// Its fingerprint (`textFingerprint`) is a hash of the text's bytes, the model and the
+/// entity. The mapper is a function of those three for the entities skimmed (no transformer,
+/// entity mapper, sub-entity or key path), so the same text maps to the same object, and
+/// it mapped without a problem when it was applied. The resolver checks the fingerprint
+/// again inside the write transaction; an object changed since staging is mapped from its
+/// text then. Its nested objects are payloads of their own, each skimmed with its own text.
+struct SkimmedPayload: Sendable {
+  let entity: ResolvedEntity
+  let text: JSONSkim
+  /// The object's text in `text`, braces included.
+  let range: Range<Int>
+  let fingerprint: UInt64
+  let identity: [AttributeValue]
+  /// The relationships the object names (`PayloadFingerprint.maskBit`).
+  let mask: UInt64
+  /// Where it is in what holds it: the member key of its parent ("" for an object of the
+  /// collection staged) and its index there (nil in a to-one, or for a collection's one object).
+  let key: String
+  let index: Int?
+  /// The objects nested in its relationships, in the order the mapper meets them.
+  var nested: [SkimmedPayload] = []
+  /// For an object of the collection staged: the id the store held for its identity, with
+  /// this very fingerprint, as of batch `head`, when staging found it so.
+  var stored: (id: UInt64, head: UInt64)?
+
+  /// The path of this object in what holds it, at `parent`.
+  func path(under parent: JSONPath) -> JSONPath {
+    let member = key.isEmpty ? parent : parent.appending(key: key)
+    return index.map { member.appending(index: $0) } ?? member
+  }
+
+  /// The hash of an object's text for `entity` under the model with `modelDigest`: never 0
+  /// (no fingerprint), and apart from `PayloadFingerprint`'s hashes of mapped values.
+  static func textFingerprint(of text: JSONSkim, _ range: Range<Int>, entity: ResolvedEntity, modelDigest: UInt64)
+    -> UInt64
+  {
+    var hash = FNV1a()
+    hash.combine(word: 0x7465_7874_2d70_6179)  // "text-pay": apart from mapped-value hashes
+    hash.combine(word: modelDigest)
+    hash.combine(word: UInt64(entity.id))
+    hash.combine(word: UInt64(range.count))
+    let raw = text.bytes.span.extracting(range).bytes
+    var offset = 0
+    while offset + 8 <= raw.byteCount {
+      hash.combine(word: raw.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt64.self))
+      offset += 8
+    }
+    while offset < raw.byteCount {
+      hash.combine(raw.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt8.self))
+      offset += 1
+    }
+    let folded = hash.folded
+    return folded == 0 ? 1 : folded
+  }
+}
+
+/// Reads objects of JSON text into `SkimmedPayload`s: their identity, the relationships they
+/// name and their nested objects, by the keys of the mapper's tables, without mapping them.
+/// One per staging call: it remembers what each key it met means.
+struct PayloadSkimmer {
+  let mapper: Mapper
+  let text: JSONSkim
+  let modelDigest: UInt64
+  /// Keys that matched nothing, as the mapper reports them (`Entity.key`).
+  private(set) var ignoredKeys: Set<String> = []
+  /// Whether objects of each entity can be skimmed (nil: not asked yet), by entity id.
+  private var skimmable: [Bool?] = []
+  /// The keys met so far, for every entity: their raw bytes in `knownBytes`, found by
+  /// `knownPlaces` (plain numbers, searched without touching the names and roles).
+  private var known: [KnownKey] = []
+  private var knownPlaces: [(entity: UInt32, start: Int, count: Int)] = []
+  private var knownBytes: [UInt8] = []
+
+  /// What a member key means to an entity's objects (plain values, read for every member).
+  private enum Role {
+    /// The identity attribute at this position of `ResolvedEntity.identity`, of this type.
+    case identity(Int, AttributeType)
+    case attribute
+    /// The relationship at this index of `relationships`.
+    case relationship(Int)
+    case ignored
+  }
+
+  /// A relationship a key feeds, and how.
+  private struct RelationshipKey {
+    let id: UInt32
+    let isToMany: Bool
+    /// A `<name>_id(s)` key, which holds keys, never nested objects.
+    let byKeys: Bool
+    let destination: ResolvedEntity?
+  }
+  private var relationships: [RelationshipKey] = []
+
+  private struct KnownKey {
+    let name: String
+    let role: Role
+  }
+
+  init(mapper: Mapper, text: JSONSkim) {
+    self.mapper = mapper
+    self.text = text
+    modelDigest = mapper.modelDigest
+  }
+
+  /// Whether objects of `entity` can be skimmed (`EntityKeyTable.mapsByKeysAlone`).
+  mutating func canSkim(_ entity: ResolvedEntity) -> Bool {
+    let slot = Int(entity.id)
+    if slot < skimmable.count, let known = skimmable[slot] { return known }
+    let answer = mapper.keyTable(of: entity)?.mapsByKeysAlone ?? false
+    if slot >= skimmable.count { skimmable.append(contentsOf: repeatElement(nil, count: slot + 1 - skimmable.count)) }
+    skimmable[slot] = answer
+    return answer
+  }
+
+  /// The object whose `{` is at `start` as a payload of `entity`, and the offset after its
+  /// `}`; a nil payload when it must be mapped (its entity or a nested one's cannot be
+  /// skimmed, its identity is missing or not of its type), and a nil end as well when its
+  /// text is malformed or nests more than `depthLimit` deep (the parser will say how).
+  mutating func skim(
+    at start: Int, entity: ResolvedEntity, key: String, index: Int?, depthLimit: Int, nesting: Int = 0
+  ) -> (payload: SkimmedPayload?, end: Int?) {
+    // A local copy: reading the stored one anew for each call would retain its bytes each time.
+    let text = self.text
+    let bytes = text.bytes
+    guard canSkim(entity), nesting <= NestingLimit.objects, depthLimit > 0,
+      var item = text.firstItem(ofContainerAt: start), bytes[start] == UInt8(ascii: "{")
+    else { return (nil, nil) }
+    // The identity's values as given: the first apart, so that a single identity allocates nothing.
+    var firstIdentity: (range: Range<Int>, type: AttributeType)?
+    var moreIdentity: [(range: Range<Int>, type: AttributeType)?] = []
+    var mask: UInt64 = 0
+    var nested: [SkimmedPayload] = []
+    var skimmable = true
+    while !item.closed {
+      guard let member = text.memberKey(at: item.index), let slot = knownKey(of: member, in: entity) else {
+        return (nil, nil)
+      }
+      let valueStart = member.value
+      var valueEnd: Int?
+      switch known[slot].role {
+      case .identity(let position, let type):
+        valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
+        let given = valueEnd.map { (range: valueStart..<$0, type: type) }
+        if position == 0 {
+          firstIdentity = given
+        } else {
+          if moreIdentity.isEmpty { moreIdentity = Array(repeating: nil, count: entity.identity.count - 1) }
+          moreIdentity[position - 1] = given
+        }
+      case .attribute:
+        valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
+      case .ignored:
+        ignoredKeys.insert("\(entity.name).\(known[slot].name)")
+        valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
+      case .relationship(let index):
+        mask |= PayloadFingerprint.maskBit(relationships[index].id)
+        let isToMany = relationships[index].isToMany
+        guard valueStart < bytes.count, !relationships[index].byKeys,
+          let destination = relationships[index].destination,
+          skimmable
+        else {
+          valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
+          break
+        }
+        if bytes[valueStart] == UInt8(ascii: "{") {
+          let object = skim(
+            at: valueStart, entity: destination, key: known[slot].name, index: nil, depthLimit: depthLimit - 1,
+            nesting: nesting + 1)
+          valueEnd = object.end ?? text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
+          if let payload = object.payload, !isToMany { Self.add(payload, to: &nested) } else { skimmable = false }
+        } else if bytes[valueStart] == UInt8(ascii: "["), isToMany {
+          guard var element = text.firstItem(ofContainerAt: valueStart) else { return (nil, nil) }
+          var position = 0
+          while !element.closed {
+            var end: Int?
+            if bytes[element.index] == UInt8(ascii: "{") {
+              let object = skim(
+                at: element.index, entity: destination, key: known[slot].name, index: position,
+                depthLimit: depthLimit - 2,
+                nesting: nesting + 1)
+              end = object.end
+              if let payload = object.payload { Self.add(payload, to: &nested) } else { skimmable = false }
+            }
+            guard let elementEnd = end ?? text.valueEnd(from: element.index, depthLimit: depthLimit - 2),
+              let next = text.nextItem(after: elementEnd, closing: UInt8(ascii: "]"))
+            else { return (nil, nil) }
+            element = next
+            position += 1
+          }
+          valueEnd = element.index
+        } else {
+          valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
+          if bytes[valueStart] == UInt8(ascii: "[") { skimmable = false }
+        }
+      }
+      guard let end = valueEnd, let next = text.nextItem(after: end, closing: UInt8(ascii: "}")) else {
+        return (nil, nil)
+      }
+      item = next
+    }
+    let range = start..<item.index
+    guard skimmable, moreIdentity.count == entity.identity.count - 1 else { return (nil, range.upperBound) }
+    var identity: [AttributeValue] = []
+    identity.reserveCapacity(entity.identity.count)
+    for position in 0..<entity.identity.count {
+      guard let given = position == 0 ? firstIdentity : moreIdentity[position - 1],
+        let json = identityValue(given.range), json != .null,
+        case .success(let value) = ValueCoercion.coerce(json, to: given.type)
+      else { return (nil, range.upperBound) }
+      identity.append(value)
+    }
+    var payload = SkimmedPayload(
+      entity: entity, text: text, range: range,
+      fingerprint: SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest),
+      identity: identity, mask: mask, key: key, index: index)
+    payload.nested = nested
+    return (payload, range.upperBound)
+  }
+
+  /// Appends a nested payload; the first makes a list of one, without growing one.
+  private static func add(_ payload: consuming SkimmedPayload, to list: inout [SkimmedPayload]) {
+    if list.isEmpty { list = [payload] } else { list.append(payload) }
+  }
+
+  /// An identity's value: a plain string read directly, anything else parsed.
+  private func identityValue(_ range: Range<Int>) -> JSONValue? {
+    let bytes = text.bytes
+    if range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "\""),
+      bytes[range.upperBound - 1] == UInt8(ascii: "\"")
+    {
+      let inner = (range.lowerBound + 1)..<(range.upperBound - 1)
+      var plain = true
+      for index in inner where bytes[index] < 0x20 || bytes[index] == UInt8(ascii: "\\") || bytes[index] >= 0x80 {
+        plain = false
+        break
+      }
+      if plain { return .string(String(decoding: bytes[inner], as: UTF8.self)) }
+    }
+    return try? text.parse(range)
+  }
+
+  /// The slot in `known` of a member's key, learned once per distinct raw key; nil when the
+  /// key is not a valid string.
+  private mutating func knownKey(of member: (key: Range<Int>, hasEscapes: Bool, value: Int), in entity: ResolvedEntity)
+    -> Int?
+  {
+    let bytes = text.bytes
+    let count = member.key.count
+    let id = entity.id
+    search: for slot in knownPlaces.indices where knownPlaces[slot].entity == id && knownPlaces[slot].count == count {
+      let start = knownPlaces[slot].start
+      for offset in 0..<count where knownBytes[start + offset] != bytes[member.key.lowerBound + offset] {
+        continue search
+      }
+      return slot
+    }
+    // Bounded: text with ever new keys starts the memory over rather than searching a long list.
+    if known.count >= 256 {
+      known.removeAll(keepingCapacity: true)
+      knownPlaces.removeAll(keepingCapacity: true)
+      knownBytes.removeAll(keepingCapacity: true)
+      relationships.removeAll(keepingCapacity: true)
+    }
+    let name: String
+    if member.hasEscapes {
+      guard case .string(let decoded)? = try? text.parse((member.key.lowerBound - 1)..<(member.key.upperBound + 1))
+      else { return nil }
+      name = decoded
+    } else {
+      guard let decoded = String(validating: bytes[member.key], as: UTF8.self),
+        !decoded.utf8.contains(where: { $0 < 0x20 })
+      else { return nil }
+      name = decoded
+    }
+    let role: Role
+    switch mapper.keyTable(of: entity)?.target(forKey: name) {
+    case .attribute(let attribute, _)?:
+      role = entity.identity.firstIndex(of: attribute.name).map { .identity($0, attribute.type) } ?? .attribute
+    case .relationship(let relationship, let byKeys)?:
+      relationships.append(
+        RelationshipKey(
+          id: relationship.id, isToMany: relationship.isToMany, byKeys: byKeys,
+          destination: mapper.model.resolved(relationship.declaration.destination)))
+      role = .relationship(relationships.count - 1)
+    case nil:
+      role = .ignored
+    }
+    known.append(KnownKey(name: name, role: role))
+    knownPlaces.append((entity.id, knownBytes.count, count))
+    knownBytes.append(contentsOf: bytes[member.key])
+    return known.count - 1
+  }
+}

@@ -1,0 +1,210 @@
+extension ChangeBatch {
+  /// Stages JSON text: objects of `entity`, or (nil) a document whose keys name collections.
+  ///
+  /// Each object of a collection is skimmed first (`PayloadSkimmer`): one whose text is the
+  /// text the store holds as having made the object what it is is staged as it is, neither
+  /// parsed nor mapped; every other value is parsed and mapped as `stage(_:as:)` does, and
+  /// takes the fingerprint of its text. What cannot be skimmed (no store to ask, an empty
+  /// store, operations that never skip, a parent scope) and anything amiss in the text is
+  /// staged by parsing the whole text first, so that errors and problems are the same either
+  /// way, and nothing is staged when one is thrown.
+  mutating func stageText(_ bytes: [UInt8], entity name: String?, options: StagingOptions, source: String?)
+    throws(LedgerError)
+  {
+    let text = JSONSkim(bytes)
+    let entity = name.flatMap { mapper.model.resolved($0) }
+    if let storedFingerprints, options.operations.contains(.update), options.parent == nil,
+      name == nil || entity != nil, let head = storedFingerprints([])?.head, head > 0
+    {
+      var staged = self
+      if staged.stageSkimming(text, entity: entity, options: options, stored: storedFingerprints) {
+        self = staged
+        return
+      }
+    }
+    let json: JSONValue
+    do { json = try JSONParser.parse(bytes, in: bytes.indices) } catch { throw .syntax(error, source: source) }
+    if let name {
+      try stage(json, entity: try resolvedEntity(name), path: "", options: options, text: text)
+    } else {
+      try stageDocument(json, options: options, text: text)
+    }
+  }
+
+  /// Stages `text` skimming its collections' objects; false when the text must be parsed
+  /// whole instead (malformed, an unknown collection, a value of the wrong kind), with this
+  /// batch then in an unspecified state.
+  private mutating func stageSkimming(
+    _ text: JSONSkim, entity: ResolvedEntity?, options: StagingOptions, stored: StoredFingerprints
+  ) -> Bool {
+    let start = text.skipWhitespace(from: 0)
+    guard start < text.bytes.count else { return false }
+    var skimmer = PayloadSkimmer(mapper: mapper, text: text)
+    if let entity {
+      guard
+        let end = stageSkimming(
+          text, at: start, entity: entity, path: "", options: options, skimmer: &skimmer,
+          depthLimit: JSONParser.maximumDepth, stored: stored), text.isAtEnd(from: end)
+      else { return false }
+    } else {
+      // A document: its collections are one level deeper than a collection's objects.
+      guard text.bytes[start] == UInt8(ascii: "{"), var item = text.firstItem(ofContainerAt: start) else {
+        return false
+      }
+      while !item.closed {
+        guard let member = text.memberKey(at: item.index),
+          case .string(let key)? = try? text.parse((member.key.lowerBound - 1)..<(member.key.upperBound + 1)),
+          let entity = CollectionNames.entity(forKey: key, in: mapper.model),
+          let end = stageSkimming(
+            text, at: member.value, entity: entity, path: key, options: options,
+            skimmer: &skimmer, depthLimit: JSONParser.maximumDepth - 1, stored: stored),
+          let next = text.nextItem(after: end, closing: UInt8(ascii: "}"))
+        else { return false }
+        item = next
+      }
+      guard text.isAtEnd(from: item.index) else { return false }
+    }
+    ignoredKeys.formUnion(skimmer.ignoredKeys)
+    return true
+  }
+
+  /// Stages the collection of `entity` whose value starts at `start` (an array of objects,
+  /// one object, or anything else, parsed and staged as it is); the offset after it, or nil
+  /// when the text must be parsed whole.
+  private mutating func stageSkimming(
+    _ text: JSONSkim, at start: Int, entity: ResolvedEntity, path: String, options: StagingOptions,
+    skimmer: inout PayloadSkimmer, depthLimit: Int, stored: StoredFingerprints
+  ) -> Int? {
+    guard start < text.bytes.count else { return nil }
+    let first = text.bytes[start]
+    let isArray = first == UInt8(ascii: "[")
+    guard skimmer.canSkim(entity), isArray || first == UInt8(ascii: "{") else {
+      guard let end = text.valueEnd(from: start, depthLimit: depthLimit), let json = try? text.parse(start..<end),
+        (try? stage(json, entity: entity, path: path, options: options, text: text)) != nil
+      else { return nil }
+      return end
+    }
+    // Each element's range, and its payload when it was skimmed.
+    var ranges: [Range<Int>] = []
+    var payloads: [SkimmedPayload?] = []
+    var end: Int
+    if isArray {
+      guard var item = text.firstItem(ofContainerAt: start) else { return nil }
+      while !item.closed {
+        let elementStart = item.index
+        var elementEnd: Int?
+        var payload: SkimmedPayload?
+        if text.bytes[elementStart] == UInt8(ascii: "{") {
+          (payload, elementEnd) = skimmer.skim(
+            at: elementStart, entity: entity, key: "", index: ranges.count, depthLimit: depthLimit - 1)
+        }
+        guard let elementEnd = elementEnd ?? text.valueEnd(from: elementStart, depthLimit: depthLimit - 1),
+          let next = text.nextItem(after: elementEnd, closing: UInt8(ascii: "]"))
+        else { return nil }
+        ranges.append(elementStart..<elementEnd)
+        payloads.append(payload)
+        item = next
+      }
+      end = item.index
+    } else {
+      let object = skimmer.skim(at: start, entity: entity, key: "", index: nil, depthLimit: depthLimit)
+      guard let objectEnd = object.end ?? text.valueEnd(from: start, depthLimit: depthLimit) else { return nil }
+      ranges.append(start..<objectEnd)
+      payloads.append(object.payload)
+      end = objectEnd
+    }
+    let found = Self.registrations(of: payloads, in: stored)
+    let collectionPath = JSONPath(path)
+    let unparsed = stage(
+      ranges: ranges, payloads: &payloads, found: found, of: text, entity: entity, path: path, options: options
+    ) { index in isArray ? collectionPath.appending(index: index) : collectionPath }
+    guard unparsed == nil else { return nil }
+    return end
+  }
+
+  /// Stages elements of one collection read by `JSONFileChunks` as text: their ranges in
+  /// `text`, with where each is in the file (`source`), the first being element `firstIndex`
+  /// of its collection. As `stageText` stages a collection: skimmed when the store can say
+  /// which objects it holds, parsed and mapped otherwise; a syntax error is placed in the file.
+  mutating func stage(
+    elements: [(range: Range<Int>, place: JSONElementText)], of text: JSONSkim, entity: ResolvedEntity,
+    path: String, firstIndex: Int, options: StagingOptions, source: String
+  ) throws(LedgerError) {
+    if let scope = options.parent { try checkParentScope(scope, of: entity) }
+    var skimmer = PayloadSkimmer(mapper: mapper, text: text)
+    var payloads = [SkimmedPayload?](repeating: nil, count: elements.count)
+    var found: StoredRegistrations?
+    if let storedFingerprints, options.operations.contains(.update), options.parent == nil, skimmer.canSkim(entity),
+      let head = storedFingerprints([])?.head, head > 0
+    {
+      for (index, element) in elements.enumerated() where text.bytes[element.range.lowerBound] == UInt8(ascii: "{") {
+        let object = skimmer.skim(
+          at: element.range.lowerBound, entity: entity, key: "", index: firstIndex + index,
+          depthLimit: JSONParser.maximumDepth)
+        if object.end == element.range.upperBound { payloads[index] = object.payload }
+      }
+      found = Self.registrations(of: payloads, in: storedFingerprints)
+    }
+    let collectionPath = JSONPath(path)
+    if let unparsed = stage(
+      ranges: elements.map(\.range), payloads: &payloads, found: found, of: text, entity: entity, path: path,
+      options: options, elementPath: { collectionPath.appending(index: firstIndex + $0) })
+    {
+      let element = elements[unparsed]
+      do { _ = try JSONParser.parse(text.bytes[element.range]) } catch {
+        throw .syntax(element.place.placing(error), source: source)
+      }
+      throw .invalidBatch("the element at line \(element.place.line) of \(source) cannot be read")
+    }
+    ignoredKeys.formUnion(skimmer.ignoredKeys)
+  }
+
+  /// What the store holds for the identities of `payloads` (those skimmed), in order.
+  typealias StoredRegistrations = (head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)])
+
+  private static func registrations(of payloads: [SkimmedPayload?], in stored: StoredFingerprints)
+    -> StoredRegistrations?
+  {
+    var candidates: [(root: UInt32, identity: [AttributeValue])] = []
+    for index in payloads.indices {
+      if let payload = payloads[index] { candidates.append((payload.entity.rootID, payload.identity)) }
+    }
+    return candidates.isEmpty ? nil : stored(candidates)
+  }
+
+  /// Stages the elements at `ranges` of one collection as one step: a skimmed one (in
+  /// `payloads`, taken from it) whose fingerprint the store holds (`found`) as it is, every
+  /// other parsed and mapped, its objects taking the fingerprints of their text. The index of
+  /// an element that does not parse, with nothing staged; nil once staged.
+  private mutating func stage(
+    ranges: [Range<Int>], payloads: inout [SkimmedPayload?], found: StoredRegistrations?, of text: JSONSkim,
+    entity: ResolvedEntity, path: String, options: StagingOptions, elementPath: (Int) -> JSONPath
+  ) -> Int? {
+    var report = Mapper.Report()
+    report.text = text
+    var objects: [StagedObject] = []
+    objects.reserveCapacity(ranges.count)
+    var next = 0
+    for index in ranges.indices {
+      if report.problems.isFull { break }
+      // Moved out, not copied: a copy retains each of its fields.
+      if var payload = payloads[index].take() {
+        defer { next += 1 }
+        if let found, next < found.registrations.count, found.registrations[next].fingerprint == payload.fingerprint {
+          payload.stored = (found.registrations[next].id, found.head)
+          objects.append(.skimmed(payload))
+          continue
+        }
+      }
+      guard let json = try? text.parse(ranges[index]) else { return index }
+      guard let mapped = mapper.mapElement(json, entity: entity, path: elementPath(index), report: &report) else {
+        continue
+      }
+      objects.append(.mapped(mapped))
+    }
+    collected.add(contentsOf: report.problems)
+    ignoredKeys.formUnion(report.ignoredKeys)
+    steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
+    return nil
+  }
+}

@@ -1,0 +1,184 @@
+/// Finds where values start and end in JSON text without building them: the import's way
+/// to hand each element of a collection on as bytes, so that one the store already holds is
+/// recognised by its bytes alone.
+///
+/// The bounds of arrays and objects it walks (`elements(ofArrayAt:)`, `members(ofObject:)`)
+/// are checked as strictly as `JSONParser` checks them. The inside of a value is only
+/// skimmed: its strings are followed to their closing quote and its brackets counted, nothing
+/// more. A caller either parses such a value with `JSONParser` or recognises its bytes as
+/// ones parsed before, so nothing unchecked is ever read; and when anything here fails, the
+/// caller parses the whole text with `JSONParser` for the error, with its line and column.
+package struct JSONSkim: Sendable {
+  package let bytes: [UInt8]
+
+  package init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  /// A member of an object: its key, raw, between the quotes, and its value.
+  package struct Member: Sendable {
+    package var key: Range<Int>
+    /// Whether the key holds a `\` escape (its raw bytes are then not its text).
+    package var keyHasEscapes: Bool
+    package var value: Range<Int>
+  }
+
+  /// The offset of the first byte from `index` on that is not white space.
+  package func skipWhitespace(from index: Int) -> Int {
+    var index = index
+    while index < bytes.count {
+      switch bytes[index] {
+      case 0x20, 0x0A, 0x0D, 0x09: index += 1
+      default: return index
+      }
+    }
+    return index
+  }
+
+  /// Whether only white space follows `index`.
+  package func isAtEnd(from index: Int) -> Bool { skipWhitespace(from: index) == bytes.count }
+
+  /// The end of the value that starts at `start`, or nil when no value can end there: an
+  /// unterminated string, unbalanced brackets, nesting deeper than `depthLimit`.
+  package func valueEnd(from start: Int, depthLimit: Int = JSONParser.maximumDepth) -> Int? {
+    guard start < bytes.count else { return nil }
+    switch bytes[start] {
+    case UInt8(ascii: "\""):
+      return stringEnd(from: start)
+    case UInt8(ascii: "{"), UInt8(ascii: "["):
+      var depth = 0
+      var index = start
+      while index < bytes.count {
+        switch bytes[index] {
+        case UInt8(ascii: "\""):
+          guard let end = stringEnd(from: index) else { return nil }
+          index = end
+          continue
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+          depth += 1
+          if depth > depthLimit { return nil }
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+          depth -= 1
+          if depth == 0 { return index + 1 }
+        default: break
+        }
+        index += 1
+      }
+      return nil
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"),
+      UInt8(ascii: "n"):
+      var index = start + 1
+      while index < bytes.count {
+        switch bytes[index] {
+        case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09: return index
+        default: index += 1
+        }
+      }
+      return index
+    default:
+      return nil
+    }
+  }
+
+  /// The end of the string whose opening quote is at `start` (after its closing quote).
+  private func stringEnd(from start: Int) -> Int? {
+    var index = start + 1
+    while index < bytes.count {
+      switch bytes[index] {
+      case UInt8(ascii: "\""): return index + 1
+      case UInt8(ascii: "\\"): index += 2
+      default: index += 1
+      }
+    }
+    return nil
+  }
+
+  /// Where an array's or object's first element or member starts (after white space), or,
+  /// with `closed`, the offset after its closing bracket when it is empty; `start` is at its
+  /// opening bracket.
+  package func firstItem(ofContainerAt start: Int) -> (index: Int, closed: Bool)? {
+    guard start < bytes.count else { return nil }
+    let closing: UInt8
+    switch bytes[start] {
+    case UInt8(ascii: "["): closing = UInt8(ascii: "]")
+    case UInt8(ascii: "{"): closing = UInt8(ascii: "}")
+    default: return nil
+    }
+    let index = skipWhitespace(from: start + 1)
+    guard index < bytes.count else { return nil }
+    return bytes[index] == closing ? (index + 1, true) : (index, false)
+  }
+
+  /// After an element or member that ends at `end`: where the next one starts, or, with
+  /// `closed`, the offset after the closing bracket (`]` for an array, `}` for an object; a
+  /// trailing comma before it is accepted, as `JSONParser` accepts it).
+  package func nextItem(after end: Int, closing: UInt8) -> (index: Int, closed: Bool)? {
+    var index = skipWhitespace(from: end)
+    guard index < bytes.count else { return nil }
+    if bytes[index] == closing { return (index + 1, true) }
+    guard bytes[index] == UInt8(ascii: ",") else { return nil }
+    index = skipWhitespace(from: index + 1)
+    guard index < bytes.count else { return nil }
+    return bytes[index] == closing ? (index + 1, true) : (index, false)
+  }
+
+  /// The key of the member at `index` (its opening quote): raw, between the quotes, whether
+  /// it holds an escape, and where its value starts (after the colon and white space).
+  package func memberKey(at index: Int) -> (key: Range<Int>, hasEscapes: Bool, value: Int)? {
+    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+    var end = index + 1
+    var escaped = false
+    while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+      if bytes[end] == UInt8(ascii: "\\") {
+        escaped = true
+        end += 1
+      }
+      end += 1
+    }
+    guard end < bytes.count else { return nil }
+    let colon = skipWhitespace(from: end + 1)
+    guard colon < bytes.count, bytes[colon] == UInt8(ascii: ":") else { return nil }
+    return ((index + 1)..<end, escaped, skipWhitespace(from: colon + 1))
+  }
+
+  /// The elements of the array whose `[` is at `start`, and the offset after its `]`; nil
+  /// when the array's own commas and brackets are not as `JSONParser` wants them.
+  package func elements(ofArrayAt start: Int, depthLimit: Int = JSONParser.maximumDepth) -> (
+    elements: [Range<Int>], end: Int
+  )? {
+    guard bytes.indices.contains(start), bytes[start] == UInt8(ascii: "["),
+      var item = firstItem(ofContainerAt: start)
+    else { return nil }
+    var elements: [Range<Int>] = []
+    while !item.closed {
+      guard let end = valueEnd(from: item.index, depthLimit: depthLimit - 1),
+        let next = nextItem(after: end, closing: UInt8(ascii: "]"))
+      else { return nil }
+      elements.append(item.index..<end)
+      item = next
+    }
+    return (elements, item.index)
+  }
+
+  /// The members of the object whose `{` is at `start`, in order, into `members` (emptied
+  /// first), and the offset after its `}`; nil when its own keys, colons, commas and braces
+  /// are not as `JSONParser` wants them.
+  package func members(ofObjectAt start: Int, into members: inout [Member]) -> Int? {
+    members.removeAll(keepingCapacity: true)
+    guard bytes.indices.contains(start), bytes[start] == UInt8(ascii: "{"),
+      var item = firstItem(ofContainerAt: start)
+    else { return nil }
+    while !item.closed {
+      guard let key = memberKey(at: item.index), let end = valueEnd(from: key.value),
+        let next = nextItem(after: end, closing: UInt8(ascii: "}"))
+      else { return nil }
+      members.append(Member(key: key.key, keyHasEscapes: key.hasEscapes, value: key.value..<end))
+      item = next
+    }
+    return item.index
+  }
+
+  /// Parses the value at `range` with `JSONParser`, in place (its objects' `sourceRange`s
+  /// count from the start of `bytes`).
+  package func parse(_ range: Range<Int>) throws(JSONSyntaxError) -> JSONValue {
+    try JSONParser.parse(bytes, in: range)
+  }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import JSONLedgerTestSupport
+import PropertyBased
+import Testing
+
+@testable import JSONLedger
+
+/// JSON text staged as text: an object whose text the store holds as having made it what it
+/// is is staged without being parsed or mapped (`SkimmedPayload`), and everything else is as
+/// if the text had been parsed first.
+@Suite("Staging JSON text: what the store holds is skimmed, the rest as parsed")
+struct TextStagingTests {
+  static let model = UnchangedPayloadTests.model
+
+  func makeLedger(_ directory: TemporaryDirectory, _ name: String = "store") throws -> Ledger {
+    try Ledger.open(at: directory.path + "/" + name, model: try Model(json: JSONParser.parse(Self.model)))
+  }
+
+  /// A document of bands and albums (with nested producers) read from `seed`: which albums,
+  /// their labels and bands, the producers' countries, and the spacing of the text.
+  static func document(_ seed: Int) -> [UInt8] {
+    let spaced = seed % 11 == 0
+    let colon = spaced ? ": " : ":"
+    var albums: [String] = []
+    for index in 0..<6 where (seed >> index) & 1 == 1 || index == seed % 6 {
+      var members = [
+        "\"name\"\(colon)\"a\(index)\"", "\"label\"\(colon)\"l\((seed / 64 + index) % 3)\"",
+        "\"band\"\(colon)\"b\(index % 3)\"",
+      ]
+      if (seed / 192 + index) % 4 != 0 {
+        members.append(
+          "\"producer\"\(colon){\"name\"\(colon)\"p\(index % 3)\",\"country\"\(colon)\"c\((seed / 768) % 2)\"}")
+      }
+      albums.append("{" + members.joined(separator: ",") + "}")
+    }
+    let bands = (0..<3).map { "{\"name\"\(colon)\"b\($0)\",\"formed\"\(colon)\(1970 + (seed / 5 + $0) % 2)}" }
+    return Array("{\"bands\":[\(bands.joined(separator: ","))],\"albums\":[\(albums.joined(separator: ","))]}".utf8)
+  }
+
+  /// One step of a history, applied to `ledger`, staging documents as text (in memory, or
+  /// streamed from a file) or parsed first.
+  static func apply(_ step: Int, to ledger: Ledger, asText: Bool, directory: String) throws -> String {
+    var batch = ledger.makeBatch()
+    switch step % 6 {
+    case 0, 1, 2:
+      let text = document(step / 6)
+      if asText, step % 6 == 2 {
+        let file = directory + "/document.json"
+        try Data(text).write(to: URL(fileURLWithPath: file))
+        let summary = try ledger.importFile(at: file)
+        return "\(summary.created) \(summary.updated) \(summary.deleted)"
+      } else if asText {
+        try batch.stageDocument(json: text)
+      } else {
+        try batch.stageDocument(JSONParser.parse(text))
+      }
+    case 3:
+      try batch.stage([["name": .string("p\(step % 3)"), "country": "elsewhere"]], as: "Producer")
+    case 4:
+      try batch.delete("Album", key: .string("a\((step / 6) % 6)"))
+    default:
+      let head = try ledger.head
+      guard head > 0 else { return "nothing" }
+      do {
+        let result: RevertResult = try ledger.revert(UInt64(step / 6) % head + 1, force: true)
+        return "\(result.summary.updated)"
+      } catch let refused as LedgerError {
+        return "refused \(refused.code)"
+      }
+    }
+    let summary = try ledger.applySynchronously(batch)
+    return "\(summary.created) \(summary.updated) \(summary.deleted)"
+  }
+
+  @Test func aHistoryStagedAsTextLeavesWhatTheParsedDocumentsLeave() async throws {
+    await propertyCheck(count: 60, input: Gen.int(in: 0...9_999).array(of: 1...20)) { steps in
+      do {
+        let directory = try TemporaryDirectory()
+        let parsed = try makeLedger(directory, "parsed")
+        let text = try makeLedger(directory, "text")
+        for step in steps {
+          let expected = try Self.apply(step, to: parsed, asText: false, directory: directory.path)
+          #expect(try Self.apply(step, to: text, asText: true, directory: directory.path) == expected, "step \(step)")
+          let document = try parsed.read { view in try view.exportDocument() }
+          #expect(try text.read { view in try view.exportDocument() } == document, "step \(step)")
+        }
+        _ = try text.verify()
+      } catch {
+        Issue.record("\(steps): \(error)")
+      }
+    }
+  }
+
+  /// Applies `text` (a document) to `ledger` as text, as one batch.
+  @discardableResult
+  func importText(_ text: [UInt8], into ledger: Ledger) throws -> BatchSummary {
+    var batch = ledger.makeBatch()
+    try batch.stageDocument(json: text)
+    return try ledger.applySynchronously(batch)
+  }
+
+  /// The kinds of the objects staged in `batch`: "mapped" or "skimmed", in order.
+  func stagedKinds(_ batch: ChangeBatch) -> [String] {
+    batch.steps.flatMap { step -> [String] in
+      guard case .collection(_, let objects, _, _) = step else { return [] }
+      return objects.map { object in
+        if case .skimmed = object { "skimmed" } else { "mapped" }
+      }
+    }
+  }
+
+  @Test func textImportedAgainIsSkimmedAndSkippedWithoutReadingAnObject() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let text = Self.document(63)
+    var first = ledger.makeBatch()
+    try first.stageDocument(json: text)
+    #expect(Set(stagedKinds(first)) == ["mapped"])
+    _ = try ledger.applySynchronously(first)
+
+    var again = ledger.makeBatch()
+    try again.stageDocument(json: text)
+    #expect(stagedKinds(again) == Array(repeating: "skimmed", count: 9))
+    let resolved = try UnchangedPayloadTests().resolve(again, in: ledger)
+    #expect(resolved.changes.isEmpty)
+    #expect(resolved.readIDs.isEmpty)
+    let summary = try ledger.applySynchronously(again)
+    #expect((summary.created, summary.updated, summary.deleted) == (0, 0, 0))
+    #expect(summary.unchanged == 12)  // 3 bands, 6 albums, 3 producers
+  }
+
+  /// A store that imported the file `document.json` (`document(63)`), streamed; its path.
+  func storeWithImportedFile(_ directory: TemporaryDirectory) throws -> (Ledger, String) {
+    let ledger = try makeLedger(directory)
+    let file = directory.path + "/document.json"
+    try Data(Self.document(63)).write(to: URL(fileURLWithPath: file))
+    _ = try ledger.importFile(at: file)
+    return (ledger, file)
+  }
+
+  @Test func aFileStreamedAgainIsSkimmedChunkByChunk() throws {
+    let directory = try TemporaryDirectory()
+    let (ledger, file) = try storeWithImportedFile(directory)
+
+    let chunks = JSONFileChunks(
+      path: file, entity: nil, chunkSize: 4, options: StagingOptions(), makeBatch: { ledger.makeBatch() })
+    var kinds: [String] = []
+    try chunks.forEachChunk { batch, _, _ in kinds += stagedKinds(batch) }
+    #expect(kinds == Array(repeating: "skimmed", count: 9))
+    let summary = try ledger.importFile(at: file)
+    #expect((summary.created, summary.updated, summary.deleted, summary.unchanged) == (0, 0, 0, 12))
+    let parts = try ledger.importFile(at: file, chunkSize: 2)
+    #expect(parts.allSatisfy { $0.created + $0.updated + $0.deleted == 0 })
+  }
+
+  @Test func aMalformedElementOfAStreamedFileIsPlacedInTheFile() throws {
+    let directory = try TemporaryDirectory()
+    let (ledger, file) = try storeWithImportedFile(directory)
+    let good = String(decoding: Self.document(63), as: UTF8.self)
+    for broken in [
+      good.replacingOccurrences(of: "\"l0\"", with: "\"l0\\q\""),
+      good.replacingOccurrences(of: "\"name\":\"a4\",", with: "\n\n  \"name\":\"a4\",,"),
+    ] {
+      try Data(broken.utf8).write(to: URL(fileURLWithPath: file))
+      var stream = try JSONStream(path: file)
+      let expected = #expect(throws: JSONSyntaxError.self) { try stream.forEachElement { _, _ in } }
+      let error = #expect(throws: LedgerError.self) { try ledger.importFile(at: file) }
+      if let expected {
+        #expect(
+          error?.description.contains(LedgerError.syntax(expected, source: file).description) == true,
+          "\(String(describing: error))")
+      }
+    }
+    #expect(try ledger.head == 1)
+  }
+
+  @Test func anObjectChangedBetweenStagingAndApplyingIsMappedAndApplied() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let text = Self.document(63)
+    try importText(text, into: ledger)
+
+    var again = ledger.makeBatch()
+    try again.stageDocument(json: text)
+    var meanwhile = ledger.makeBatch()
+    try meanwhile.stage([["name": "a2", "label": "changed"]], as: "Album")
+    try meanwhile.stage([["name": "p1", "country": "changed"]], as: "Producer")
+    _ = try ledger.applySynchronously(meanwhile)
+
+    let summary = try ledger.applySynchronously(again)
+    #expect(summary.updated == 2)
+    try ledger.read { view throws in
+      #expect(try view.object("Album", key: "a2")?["label"] == .string("l2"))
+      #expect(try view.object("Producer", key: "p1")?["country"] == .string("c0"))
+    }
+    _ = try ledger.verify()
+  }
+
+  @Test func aBatchStagedAgainstOneStoreIsCheckedAfreshByAnother() throws {
+    let directory = try TemporaryDirectory()
+    let one = try makeLedger(directory, "one")
+    let other = try makeLedger(directory, "other")
+    let text = Self.document(63)
+    // Two batches each: the same head, the same identities under other object ids, and in
+    // the other store an album changed since the text was applied.
+    try importText(text, into: one)
+    var unrelated = one.makeBatch()
+    try unrelated.stage([["name": "p8"]], as: "Producer")
+    _ = try one.applySynchronously(unrelated)
+    var shifted = other.makeBatch()
+    try shifted.stage([["name": "p9"]], as: "Producer")
+    try shifted.stageDocument(json: text)
+    _ = try other.applySynchronously(shifted)
+    var relabel = other.makeBatch()
+    try relabel.stage([["name": "a2", "label": "changed"]], as: "Album")
+    _ = try other.applySynchronously(relabel)
+    #expect(try one.head == other.head)
+
+    var again = one.makeBatch()
+    try again.stageDocument(json: text)
+    #expect(stagedKinds(again).allSatisfy { $0 == "skimmed" })
+    let summary = try other.applySynchronously(again)
+    #expect(summary.updated == 1)
+    try other.read { view throws in
+      #expect(try view.object("Album", key: "a2")?["label"] == .string("l2"))
+    }
+    _ = try other.verify()
+  }
+
+  @Test func malformedTextIsRefusedWithTheParsersErrorAndNothingStaged() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    try importText(Self.document(63), into: ledger)
+
+    let good = String(decoding: Self.document(63), as: UTF8.self)
+    let broken = [
+      good.replacingOccurrences(of: "},{\"name\":\"a3\"", with: "} {\"name\":\"a3\""),
+      good.replacingOccurrences(of: "\"l0\"", with: "\"l0\\q\""),
+      good + " x", String(good.dropLast()), good.replacingOccurrences(of: "\"formed\":1970", with: "\"formed\":01970"),
+      good.replacingOccurrences(of: "[{\"name\":\"a0\"", with: "[,{\"name\":\"a0\""),
+    ]
+    for text in broken {
+      let expected: JSONSyntaxError
+      do {
+        _ = try JSONParser.parse(text)
+        Issue.record("\(text) parses")
+        continue
+      } catch {
+        expected = error
+      }
+      var batch = ledger.makeBatch()
+      let error = #expect(throws: LedgerError.self) { try batch.stageDocument(json: Array(text.utf8)) }
+      #expect(error?.description == LedgerError.syntax(expected, source: nil).description)
+      #expect(batch.isEmpty)
+    }
+  }
+
+  @Test func problemsOfTextAreThoseOfTheParsedText() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    try importText(Self.document(63), into: ledger)
+
+    let text =
+      Array(
+        #"{"bands": [{"name": "b0", "formed": 1970}, {"name": "b1", "formed": "soon"}, {"formed": 1}, 7],"#.utf8)
+      + Array(#""albums": [{"name": "a0", "band": ["b0"]}, null, {"name": "a9", "producer": {"country": "x"}}]}"#.utf8)
+    var asText = ledger.makeBatch()
+    try asText.stageDocument(json: text)
+    var parsed = ledger.makeBatch()
+    try parsed.stageDocument(JSONParser.parse(text))
+    #expect(asText.problems.map(\.description) == parsed.problems.map(\.description))
+    #expect(asText.problems.count >= 3)
+    #expect(asText.ignoredKeys == parsed.ignoredKeys)
+  }
+
+  @Test func theSameTextUnderAnotherModelIsNotTheSamePayload() throws {
+    let model = try Model(json: JSONParser.parse(Self.model))
+    let renamed = try Model(
+      json: JSONParser.parse(
+        Self.model.replacingOccurrences(
+          of: #""label": "string""#, with: #""label": {"type": "string", "jsonKey": "publisher"}"#)))
+    let text = JSONSkim(Array(#"{"name": "a0", "label": "l0"}"#.utf8))
+    let one = Mapper(model: model, transformers: ValueTransformers())
+    let other = Mapper(model: renamed, transformers: ValueTransformers())
+    let album = try #require(model.resolved("Album"))
+    #expect(
+      SkimmedPayload.textFingerprint(of: text, 0..<text.bytes.count, entity: album, modelDigest: one.modelDigest)
+        != SkimmedPayload.textFingerprint(of: text, 0..<text.bytes.count, entity: album, modelDigest: other.modelDigest)
+    )
+  }
+}
