@@ -114,9 +114,9 @@ public final class Ledger: Sendable {
   /// The object id and payload fingerprint the store holds for each identity (0 and 0:
   /// none), and the head they are as of, read in one read transaction: what staging from
   /// JSON text compares each object's text with.
-  private func registrations(of identities: [(root: UInt32, identity: [AttributeValue])]) throws -> (
-    head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)]
-  ) {
+  private func registrations(of identities: [(root: UInt32, identity: [AttributeValue])]) throws
+    -> ChangeBatch.StoredRegistrations
+  {
     try readTransaction { txn in
       try checkModelVersion(txn)
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)

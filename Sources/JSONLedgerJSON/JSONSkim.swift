@@ -2,8 +2,8 @@
 /// to hand each element of a collection on as bytes, so that one the store already holds is
 /// recognised by its bytes alone.
 ///
-/// The bounds of arrays and objects it walks (`elements(ofArrayAt:)`, `members(ofObject:)`)
-/// are checked as strictly as `JSONParser` checks them. The inside of a value is only
+/// The bounds of arrays and objects it walks (`firstItem`, `nextItem`, `memberKey`) are
+/// checked as strictly as `JSONParser` checks them. The inside of a value is only
 /// skimmed: its strings are followed to their closing quote and its brackets counted, nothing
 /// more. A caller either parses such a value with `JSONParser` or recognises its bytes as
 /// ones parsed before, so nothing unchecked is ever read; and when anything here fails, the
@@ -12,14 +12,6 @@ package struct JSONSkim: Sendable {
   package let bytes: [UInt8]
 
   package init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-  /// A member of an object: its key, raw, between the quotes, and its value.
-  package struct Member: Sendable {
-    package var key: Range<Int>
-    /// Whether the key holds a `\` escape (its raw bytes are then not its text).
-    package var keyHasEscapes: Bool
-    package var value: Range<Int>
-  }
 
   /// The offset of the first byte from `index` on that is not white space.
   package func skipWhitespace(from index: Int) -> Int {
@@ -137,43 +129,6 @@ package struct JSONSkim: Sendable {
     let colon = skipWhitespace(from: end + 1)
     guard colon < bytes.count, bytes[colon] == UInt8(ascii: ":") else { return nil }
     return ((index + 1)..<end, escaped, skipWhitespace(from: colon + 1))
-  }
-
-  /// The elements of the array whose `[` is at `start`, and the offset after its `]`; nil
-  /// when the array's own commas and brackets are not as `JSONParser` wants them.
-  package func elements(ofArrayAt start: Int, depthLimit: Int = JSONParser.maximumDepth) -> (
-    elements: [Range<Int>], end: Int
-  )? {
-    guard bytes.indices.contains(start), bytes[start] == UInt8(ascii: "["),
-      var item = firstItem(ofContainerAt: start)
-    else { return nil }
-    var elements: [Range<Int>] = []
-    while !item.closed {
-      guard let end = valueEnd(from: item.index, depthLimit: depthLimit - 1),
-        let next = nextItem(after: end, closing: UInt8(ascii: "]"))
-      else { return nil }
-      elements.append(item.index..<end)
-      item = next
-    }
-    return (elements, item.index)
-  }
-
-  /// The members of the object whose `{` is at `start`, in order, into `members` (emptied
-  /// first), and the offset after its `}`; nil when its own keys, colons, commas and braces
-  /// are not as `JSONParser` wants them.
-  package func members(ofObjectAt start: Int, into members: inout [Member]) -> Int? {
-    members.removeAll(keepingCapacity: true)
-    guard bytes.indices.contains(start), bytes[start] == UInt8(ascii: "{"),
-      var item = firstItem(ofContainerAt: start)
-    else { return nil }
-    while !item.closed {
-      guard let key = memberKey(at: item.index), let end = valueEnd(from: key.value),
-        let next = nextItem(after: end, closing: UInt8(ascii: "}"))
-      else { return nil }
-      members.append(Member(key: key.key, keyHasEscapes: key.hasEscapes, value: key.value..<end))
-      item = next
-    }
-    return item.index
   }
 
   /// Parses the value at `range` with `JSONParser`, in place (its objects' `sourceRange`s

@@ -140,10 +140,7 @@ public struct JSONStream {
   private mutating func fill() throws -> Bool {
     guard !atEnd else { return false }
     if position > blockSize {
-      for index in 0..<position where buffer[index] == UInt8(ascii: "\n") {
-        line += 1
-        lineStart = dropped + index + 1
-      }
+      (_, line, lineStart) = lines(from: (0, line, lineStart), to: position)
       buffer.removeFirst(position)
       counted = (0, line, lineStart)
       dropped += position
@@ -171,30 +168,29 @@ public struct JSONStream {
   }
 
   /// Line and column (from 1) of a buffer offset.
+  private func location(_ offset: Int) -> (line: Int, column: Int) {
+    let reached = lines(from: (0, line, lineStart), to: offset)
+    return (reached.line, dropped + offset - reached.lineStart + 1)
+  }
+
   /// `location(offset)`, counting on from where the last call stopped when `offset` is past
   /// it (elements are placed in order).
   private mutating func countedLocation(_ offset: Int) -> (line: Int, column: Int) {
-    if offset < counted.offset { counted = (0, line, lineStart) }
-    var (index, line, start) = counted
-    while index < min(offset, buffer.count) {
-      if buffer[index] == UInt8(ascii: "\n") {
-        line += 1
-        start = dropped + index + 1
-      }
-      index += 1
-    }
-    counted = (index, line, start)
-    return (line, dropped + offset - start + 1)
+    counted = lines(from: offset < counted.offset ? (0, line, lineStart) : counted, to: offset)
+    return (counted.line, dropped + offset - counted.lineStart + 1)
   }
 
-  private func location(_ offset: Int) -> (line: Int, column: Int) {
-    var line = self.line
-    var start = lineStart
-    for index in 0..<min(offset, buffer.count) where buffer[index] == UInt8(ascii: "\n") {
+  /// The line count and line start reached at buffer `offset`, counting from `start`.
+  private func lines(from start: (offset: Int, line: Int, lineStart: Int), to offset: Int) -> (
+    offset: Int, line: Int, lineStart: Int
+  ) {
+    var (line, lineStart) = (start.line, start.lineStart)
+    let end = max(start.offset, min(offset, buffer.count))
+    for index in start.offset..<end where buffer[index] == UInt8(ascii: "\n") {
       line += 1
-      start = dropped + index + 1
+      lineStart = dropped + index + 1
     }
-    return (line, dropped + offset - start + 1)
+    return (end, line, lineStart)
   }
 
   private func failure(_ reason: String) -> JSONSyntaxError {

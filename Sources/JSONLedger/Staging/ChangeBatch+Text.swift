@@ -13,9 +13,7 @@ extension ChangeBatch {
   {
     let text = JSONSkim(bytes)
     let entity = name.flatMap { mapper.model.resolved($0) }
-    if let storedFingerprints, options.operations.contains(.update), options.parent == nil,
-      name == nil || entity != nil, let head = storedFingerprints([])?.head, head > 0
-    {
+    if name == nil || entity != nil, let storedFingerprints = storeToSkimAgainst(options) {
       var staged = self
       if staged.stageSkimming(text, entity: entity, options: options, stored: storedFingerprints) {
         self = staged
@@ -134,9 +132,7 @@ extension ChangeBatch {
     var skimmer = PayloadSkimmer(mapper: mapper, text: text)
     var payloads = [SkimmedPayload?](repeating: nil, count: elements.count)
     var found: StoredRegistrations?
-    if let storedFingerprints, options.operations.contains(.update), options.parent == nil, skimmer.canSkim(entity),
-      let head = storedFingerprints([])?.head, head > 0
-    {
+    if skimmer.canSkim(entity), let storedFingerprints = storeToSkimAgainst(options) {
       for (index, element) in elements.enumerated() where text.bytes[element.range.lowerBound] == UInt8(ascii: "{") {
         let object = skimmer.skim(
           at: element.range.lowerBound, entity: entity, key: "", index: firstIndex + index,
@@ -159,9 +155,17 @@ extension ChangeBatch {
     ignoredKeys.formUnion(skimmer.ignoredKeys)
   }
 
-  /// What the store holds for the identities of `payloads` (those skimmed), in order.
-  typealias StoredRegistrations = (head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)])
+  /// The store to skim objects against, when skimming can find anything: a payload that may
+  /// update (only such a payload is ever skipped), no parent scope, and a store that holds a
+  /// batch.
+  private func storeToSkimAgainst(_ options: StagingOptions) -> StoredFingerprints? {
+    guard let storedFingerprints, options.operations.contains(.update), options.parent == nil,
+      let head = storedFingerprints([])?.head, head > 0
+    else { return nil }
+    return storedFingerprints
+  }
 
+  /// What the store holds for the identities of `payloads` (those skimmed), in order.
   private static func registrations(of payloads: [SkimmedPayload?], in stored: StoredFingerprints)
     -> StoredRegistrations?
   {

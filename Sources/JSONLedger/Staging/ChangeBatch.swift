@@ -42,13 +42,13 @@ public struct ChangeBatch: Sendable {
     case skimmed(SkimmedPayload)
   }
 
-  /// What the store holds for identities (by root entity id): the object id and payload
-  /// fingerprint of each (0 and 0: none), as of batch `head`; given by the ledger that made
-  /// the batch, for staging from JSON text. Nil when the store cannot be read.
+  /// What the store holds for identities, in their order: the object id and payload
+  /// fingerprint of each (0 and 0: none), as of batch `head`.
+  typealias StoredRegistrations = (head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)])
+  /// Reads `StoredRegistrations` for identities (by root entity id); given by the ledger that
+  /// made the batch, for staging from JSON text. Nil when the store cannot be read.
   typealias StoredFingerprints =
-    @Sendable (_ identities: [(root: UInt32, identity: [AttributeValue])]) -> (
-      head: UInt64, registrations: [(id: UInt64, fingerprint: UInt64)]
-    )?
+    @Sendable (_ identities: [(root: UInt32, identity: [AttributeValue])]) -> StoredRegistrations?
   let storedFingerprints: StoredFingerprints?
   /// The `Ledger.batchOrigin` of the ledger that made the batch (0: none).
   let origin: UInt64
