@@ -2,53 +2,118 @@ import JSONLedgerSupport
 
 /// One JSON object after mapping: typed values for the keys it had, relationship values, and
 /// its identity. Nothing is resolved against the store yet.
-struct MappedObject: Sendable {
-  /// The concrete entity (after sub-entity selection).
-  var entity: ResolvedEntity
-  /// The identity values in the order of the entity's identity; nil for insert-only entities.
-  var identity: [AttributeValue]?
-  /// Attributes the JSON named, in document order; nil clears the attribute.
-  var attributes: [(name: String, value: AttributeValue?)]
-  /// Relationships the JSON named, in document order.
-  var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)]
-  /// Where the object is in the JSON (`bands[2]`).
+///
+/// A value with its fields held in one buffer, copied on write: a batch hands each object
+/// from the mapper to the staged steps and on to the resolver, and a nested one is bound out
+/// of its reference again at each step, so that a copy retains the fields and the path where
+/// it retained each field.
+struct MappedObject: @unchecked Sendable {
+  // Sendable: every field is, and the buffer holding them is written only through `unique()`,
+  // that is only while this value holds the one reference to it; a shared buffer is only
+  // read, so no two values ever see one change.
+
+  private struct Fields {
+    var entity: ResolvedEntity
+    var identity: [AttributeValue]? = nil
+    var attributes: [(name: String, value: AttributeValue?)] = []
+    var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)] = []
+    var isKeyOnly = false
+    var refusedIdentity = false
+    var source: JSONObject? = nil
+    var fingerprint: PayloadFingerprint
+  }
+
+  /// The fields are reached through the buffer's header pointer: a class's stored property
+  /// (`ManagedBuffer.header` too) is checked for exclusive access at run time on each access.
+  private var buffer: ManagedBuffer<Fields, Void>
+  /// Where the object is in the JSON (`bands[2]`). Beside the fields: the same mapped text
+  /// met at another place (`Mapper.mapNested`) differs only here.
   var path: JSONPath
-  /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
-  /// from the non-optional attributes a created object must carry.
-  var isKeyOnly = false
-  /// Whether a value given for an identity attribute was refused (and reported): the
-  /// identity is then not reported missing as well.
-  var refusedIdentity = false
-  /// The JSON it came from, kept only for entities with sub-entities.
-  var source: JSONObject? = nil
-  /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).
-  var fingerprint: PayloadFingerprint
+
+  private static func buffer(holding fields: Fields) -> ManagedBuffer<Fields, Void> {
+    ManagedBuffer<Fields, Void>.create(minimumCapacity: 0) { _ in fields }
+  }
+
+  private func read<Value>(_ body: (UnsafeMutablePointer<Fields>) -> Value) -> Value {
+    buffer.withUnsafeMutablePointerToHeader(body)
+  }
+
+  /// Writes the fields, copied first when another value shares them.
+  private mutating func write<Value>(_ body: (inout Fields) -> Value) -> Value {
+    if !isKnownUniquelyReferenced(&buffer) { buffer = Self.buffer(holding: read { $0.pointee }) }
+    return buffer.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
+  }
 
   /// An object of `entity` with nothing mapped yet.
   init(entity: ResolvedEntity, path: JSONPath) {
-    self.entity = entity
-    self.identity = nil
-    self.attributes = []
-    self.relationships = []
+    buffer = Self.buffer(holding: Fields(entity: entity, fingerprint: PayloadFingerprint(entity: entity)))
     self.path = path
-    self.fingerprint = PayloadFingerprint(entity: entity)
+  }
+
+  /// The concrete entity (after sub-entity selection).
+  var entity: ResolvedEntity {
+    get { read { $0.pointee.entity } }
+    set { write { $0.entity = newValue } }
+  }
+  /// The identity values in the order of the entity's identity; nil for insert-only entities.
+  var identity: [AttributeValue]? {
+    get { read { $0.pointee.identity } }
+    set { write { $0.identity = newValue } }
+  }
+  /// Attributes the JSON named, in document order; nil clears the attribute.
+  var attributes: [(name: String, value: AttributeValue?)] { read { $0.pointee.attributes } }
+  /// Relationships the JSON named, in document order.
+  var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)] {
+    read { $0.pointee.relationships }
+  }
+  /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
+  /// from the non-optional attributes a created object must carry.
+  var isKeyOnly: Bool {
+    get { read { $0.pointee.isKeyOnly } }
+    set { write { $0.isKeyOnly = newValue } }
+  }
+  /// Whether a value given for an identity attribute was refused (and reported): the
+  /// identity is then not reported missing as well.
+  var refusedIdentity: Bool {
+    get { read { $0.pointee.refusedIdentity } }
+    set { write { $0.refusedIdentity = newValue } }
+  }
+  /// The JSON it came from, kept only for entities with sub-entities.
+  var source: JSONObject? {
+    get { read { $0.pointee.source } }
+    set { write { $0.source = newValue } }
+  }
+  /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).
+  var fingerprint: PayloadFingerprint {
+    get { read { $0.pointee.fingerprint } }
+    set { write { $0.fingerprint = newValue } }
+  }
+
+  /// Makes room for `count` attributes.
+  mutating func reserveAttributes(_ count: Int) {
+    write { $0.attributes.reserveCapacity(count) }
   }
 
   /// Appends an attribute's value; `nameHash` is `FNV1a.hash` of its name.
   mutating func append(attribute name: String, nameHash: UInt64, _ value: AttributeValue?) {
-    attributes.append((name, value))
-    fingerprint.add(attribute: nameHash, value)
+    write { fields in
+      fields.attributes.append((name, value))
+      fields.fingerprint.add(attribute: nameHash, value)
+    }
   }
 
   /// Appends a relationship's value; the references in it must already have been added to
   /// `fingerprint` (`PayloadFingerprint.add(key:)`), in order.
   mutating func append(relationship: ResolvedRelationship, _ value: RelationshipValue) {
-    switch value {
-    case .clear: fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
-    case .toOne: fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
-    case .toMany(let references): fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
+    write { fields in
+      switch value {
+      case .clear: fields.fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
+      case .toOne: fields.fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
+      case .toMany(let references):
+        fields.fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
+      }
+      fields.relationships.append((relationship, value))
     }
-    relationships.append((relationship, value))
   }
 }
 

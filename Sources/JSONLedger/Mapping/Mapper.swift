@@ -5,7 +5,14 @@ import JSONLedgerSupport
 struct Mapper: Sendable {
   let model: Model
   let transformers: ValueTransformers
-  private let tables: NameTable<EntityKeyTable>
+  /// Each entity's key table, by its number (`ResolvedEntity.id`, from 1), boxed: the mapper
+  /// finds one for every object it maps, by number rather than by hashing its name, and
+  /// shares it rather than copying its tables.
+  private let tables: [KeyTableBox?]
+  private final class KeyTableBox: Sendable {
+    let table: EntityKeyTable
+    init(_ table: EntityKeyTable) { self.table = table }
+  }
   /// A hash of the whole model, which every `SkimmedPayload.textFingerprint` takes: a text
   /// applied under one model is not known to map alike under another.
   let modelDigest: UInt64
@@ -14,11 +21,13 @@ struct Mapper: Sendable {
     self.model = model
     self.transformers = transformers
     modelDigest = FNV1a.hash(JSONWriter(options: [.sortedKeys]).string(from: model.jsonValue).utf8.span)
-    var tables = NameTable<EntityKeyTable>()
+    var tables: [KeyTableBox?] = []
     for entity in model.entities {
-      if let resolved = model.resolved(entity.name) {
-        tables.updateValue(EntityKeyTable(entity: resolved, model: model), forName: entity.name)
-      }
+      guard let resolved = model.resolved(entity.name) else { continue }
+      let index = Int(resolved.id) - 1
+      guard index >= 0 else { continue }
+      if index >= tables.count { tables += Array(repeating: nil, count: index + 1 - tables.count) }
+      tables[index] = KeyTableBox(EntityKeyTable(entity: resolved, model: model))
     }
     self.tables = tables
   }
@@ -35,7 +44,11 @@ struct Mapper: Sendable {
     /// text (`SkimmedPayload.textFingerprint`), so that the same text is recognised unparsed
     /// next time.
     var text: JSONSkim?
+    /// Nested objects mapped from `text`, by the fingerprint of their text (at most
+    /// `mappedTextLimit`): see `mapNested`.
+    var mappedTexts: [UInt64: MappedObject] = [:]
   }
+  private static let mappedTextLimit = 4_096
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
   func mapCollection(
@@ -88,11 +101,18 @@ struct Mapper: Sendable {
   }
 
   /// The key table of `entity`: which JSON key feeds which of its properties.
-  func keyTable(of entity: ResolvedEntity) -> EntityKeyTable? { tables[entity.name] }
+  func keyTable(of entity: ResolvedEntity) -> EntityKeyTable? { box(of: entity)?.table }
 
-  func mapObject(_ input: JSONObject, entity requested: ResolvedEntity, path: JSONPath, report: inout Report)
-    -> MappedObject?
-  {
+  private func box(of entity: ResolvedEntity) -> KeyTableBox? {
+    let index = Int(entity.id) - 1
+    return tables.indices.contains(index) ? tables[index] : nil
+  }
+
+  /// `textFingerprint`: the fingerprint of the object's text, when the caller has it.
+  func mapObject(
+    _ input: JSONObject, entity requested: ResolvedEntity, path: JSONPath, textFingerprint: UInt64? = nil,
+    report: inout Report
+  ) -> MappedObject? {
     var object = input
     if let name = requested.declaration.dictionaryTransformer, let transform = transformers.dictionaryTransformers[name]
     {
@@ -103,28 +123,31 @@ struct Mapper: Sendable {
       }
     }
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
-    guard let table = tables[entity.name] else { return nil }
+    guard let box = box(of: entity) else { return nil }
     var mapped = MappedObject(entity: entity, path: path)
-    if let text = report.text, let range = input.sourceRange, table.mapsByKeysAlone {
-      mapped.fingerprint.adopt(
-        textFingerprint: SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
+    if let text = report.text, let range = input.sourceRange, box.table.mapsByKeysAlone {
+      var fingerprint = mapped.fingerprint
+      fingerprint.adopt(
+        textFingerprint: textFingerprint
+          ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
+      mapped.fingerprint = fingerprint
     }
     // Sized once for every key the object may fill.
-    mapped.attributes.reserveCapacity(object.count + table.keyPaths.count)
+    mapped.reserveAttributes(object.count + box.table.keyPaths.count)
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }
     for member in object {
       let memberPath = path.appending(key: member.key)
-      guard let target = table.target(forKey: member.key) else {
-        if !table.keyPathRoots.contains(member.key), member.key != entity.subentityKey {
+      guard let target = box.table.target(forKey: member.key) else {
+        if !box.table.keyPathRoots.contains(member.key), member.key != entity.subentityKey {
           report.ignoredKeys.insert("\(entity.name).\(member.key)")
         }
         continue
       }
       assign(member.value, to: target, in: &mapped, entity: entity, path: memberPath, report: &report)
     }
-    for (target, segments) in table.keyPaths {
+    for (target, segments) in box.table.keyPaths {
       var value: JSONValue = .object(object)
       var reached = true
       for (depth, segment) in segments.enumerated() {
@@ -243,14 +266,16 @@ struct Mapper: Sendable {
           return
         }
         var references: [ObjectReference] = []
+        var fingerprint = mapped.fingerprint
         for (index, element) in elements.enumerated() where element != .null {
           if let reference = reference(
             element, to: destination, byKeys: byKeys, path: path.appending(index: index),
-            fingerprint: &mapped.fingerprint, report: &report)
+            fingerprint: &fingerprint, report: &report)
           {
             references.append(reference)
           }
         }
+        mapped.fingerprint = fingerprint
         mapped.append(relationship: relationship, .toMany(references))
       } else {
         if case .array = value {
@@ -259,11 +284,11 @@ struct Mapper: Sendable {
             "expected one object or key for the to-one relationship \(relationship.name), found an array")
           return
         }
-        if let reference = reference(
-          value, to: destination, byKeys: byKeys, path: path, fingerprint: &mapped.fingerprint, report: &report)
-        {
-          mapped.append(relationship: relationship, .toOne(reference))
-        }
+        var fingerprint = mapped.fingerprint
+        let reference = reference(
+          value, to: destination, byKeys: byKeys, path: path, fingerprint: &fingerprint, report: &report)
+        mapped.fingerprint = fingerprint
+        if let reference { mapped.append(relationship: relationship, .toOne(reference)) }
       }
     }
   }
@@ -286,7 +311,7 @@ struct Mapper: Sendable {
         return nil
       }
       report.nesting += 1
-      let mapped = mapObject(object, entity: destination, path: path, report: &report)
+      let mapped = mapNested(object, entity: destination, path: path, report: &report)
       report.nesting -= 1
       guard let nested = mapped else { return nil }
       if let identity = nested.identity {
@@ -305,6 +330,33 @@ struct Mapper: Sendable {
         "expected a key or an object of \(destination.name), found \(value.kindDescription)")
       return nil
     }
+  }
+
+  /// A nested object. One read from JSON text whose entity maps by its keys alone is mapped
+  /// once per distinct text in a payload (an author repeated under each of its posts): the
+  /// same text maps to the same object, and only its place differs. Kept only when it has no
+  /// relationships (whose references would keep the first place) and mapped without a
+  /// problem.
+  private func mapNested(_ object: JSONObject, entity: ResolvedEntity, path: JSONPath, report: inout Report)
+    -> MappedObject?
+  {
+    guard let text = report.text, let range = object.sourceRange, box(of: entity)?.table.mapsByKeysAlone == true
+    else {
+      return mapObject(object, entity: entity, path: path, report: &report)
+    }
+    let fingerprint = SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest)
+    if var known = report.mappedTexts[fingerprint] {
+      known.path = path
+      return known
+    }
+    let problems = (report.problems.problems.count, report.problems.isTruncated)
+    let mapped = mapObject(object, entity: entity, path: path, textFingerprint: fingerprint, report: &report)
+    if let mapped, mapped.relationships.isEmpty, report.mappedTexts.count < Self.mappedTextLimit,
+      problems == (report.problems.problems.count, report.problems.isTruncated)
+    {
+      report.mappedTexts[fingerprint] = mapped
+    }
+    return mapped
   }
 
   /// The identity a key given by a caller names (a delete, a parent scope), by `CallerKey`'s

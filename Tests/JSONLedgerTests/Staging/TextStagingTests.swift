@@ -273,6 +273,54 @@ struct TextStagingTests {
     #expect(asText.ignoredKeys == parsed.ignoredKeys)
   }
 
+  /// The nested producer of each album staged in `batch`, by its path.
+  func nestedPaths(_ batch: ChangeBatch) -> [String] {
+    batch.steps.flatMap { step -> [String] in
+      guard case .collection(_, let objects, _, _) = step else { return [] }
+      return objects.flatMap { object -> [String] in
+        guard case .mapped(let mapped) = object else { return [] }
+        return mapped.relationships.compactMap { relationship in
+          if case .toOne(.object(let nested)) = relationship.value { nested.path.description } else { nil }
+        }
+      }
+    }
+  }
+
+  @Test func aNestedObjectRepeatedInTheTextIsPlacedWhereEachCopyIs() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let producer = #"{"name": "p0", "country": "c0"}"#
+    let text = Array(
+      (#"{"albums": [{"name": "a0", "producer": \#(producer)}, {"name": "a1", "producer": \#(producer)},"#
+        + #" {"name": "a2", "producer": {"name": "p1"}}, {"name": "a3", "producer": \#(producer)}]}"#).utf8)
+    var batch = ledger.makeBatch()
+    try batch.stageDocument(json: text)
+    #expect(
+      nestedPaths(batch) == ["albums[0].producer", "albums[1].producer", "albums[2].producer", "albums[3].producer"])
+    #expect(batch.problems.isEmpty)
+    let summary = try ledger.applySynchronously(batch)
+    #expect((summary.created, summary.updated) == (6, 0))
+    try ledger.read { view throws in
+      #expect(try view.count("Producer") == 2)
+      let album = try #require(try view.object("Album", key: "a3"))
+      #expect(try view.related(album, "producer").first?["country"] == .string("c0"))
+    }
+  }
+
+  @Test func aNestedObjectRepeatedWithAProblemIsReportedAtEachPlace() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let producer = #"{"name": "p0", "country": ["c0"]}"#
+    let text = Array(
+      (#"{"albums": [{"name": "a0", "producer": \#(producer)}, {"name": "a1", "producer": \#(producer)}]}"#).utf8)
+    var asText = ledger.makeBatch()
+    try asText.stageDocument(json: text)
+    var parsed = ledger.makeBatch()
+    try parsed.stageDocument(JSONParser.parse(text))
+    #expect(asText.problems.map(\.description) == parsed.problems.map(\.description))
+    #expect(asText.problems.map(\.path) == ["albums[0].producer.country", "albums[1].producer.country"])
+  }
+
   @Test func theSameTextUnderAnotherModelIsNotTheSamePayload() throws {
     let model = try Model(json: JSONParser.parse(Self.model))
     let renamed = try Model(
