@@ -1,6 +1,5 @@
 /// Appending variable-length integers and strings' UTF-8 to byte arrays, for every encoding
-/// of the store (records, states, keys). Each writes through one `OutputSpan` after one
-/// capacity check.
+/// of the store (records, states, keys), each after one capacity check.
 extension Array where Element == UInt8 {
   /// Appends `value` as an LEB128 varint: 7 bits per byte, least significant first, the high
   /// bit set on every byte but the last (1 to 10 bytes).
@@ -22,14 +21,12 @@ extension Array where Element == UInt8 {
     }
   }
 
-  /// Appends the UTF-8 of `string`, copied from its span. `append(contentsOf: string.utf8)`
-  /// goes through the generic sequence path, several times the cost for the short strings
-  /// (names, keys, values) written here.
+  /// Appends the UTF-8 of `string`, copied from its span in one memory copy.
+  /// `append(contentsOf: string.utf8)` goes through the generic sequence path, and a copy
+  /// byte by byte through an `OutputSpan` checks its capacity at each byte: several times the
+  /// cost, for the short strings (names, keys, values) written here.
   @inlinable
   public mutating func appendUTF8(of string: String) {
-    let source = string.utf8.span
-    append(addingCapacity: source.count) { output in
-      for index in source.indices { output.append(source[index]) }
-    }
+    string.utf8.span.withUnsafeBufferPointer { append(contentsOf: $0) }
   }
 }

@@ -7,15 +7,10 @@ extension Array where Element == UInt8 {
     appendBigEndian(value)
   }
 
-  /// Appends the bytes of `value`, most significant first, through one `OutputSpan` after one
-  /// capacity check.
+  /// Appends the bytes of `value`, most significant first, in one memory copy (an
+  /// `OutputSpan` costs more to set up than the few bytes it would write).
   mutating func appendBigEndian<Integer: FixedWidthInteger & UnsignedInteger>(_ value: Integer) {
-    let width = Integer.bitWidth / 8
-    append(addingCapacity: width) { output in
-      for index in 0..<width {
-        output.append(UInt8(truncatingIfNeeded: value &>> (Integer.bitWidth &- 8 &* (index &+ 1))))
-      }
-    }
+    Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
   }
 
   /// Overwrites the bytes at `offset` with `value`, most significant first (a reused key

@@ -57,18 +57,20 @@ enum OrderedEncoding {
   }
 
   private static func appendText(_ text: String, to bytes: inout [UInt8]) {
-    // Copied whole (a memory copy), then redone byte by byte in the rare case of a NUL.
-    let start = bytes.count
-    bytes.appendUTF8(of: text)
-    if bytes[start...].contains(0) {
-      bytes.removeSubrange(start...)
+    // Copied whole (a memory copy) unless it holds a NUL, the rare case done byte by byte.
+    let hasNUL = text.utf8.span.withUnsafeBufferPointer { utf8 in
+      guard let base = utf8.baseAddress else { return false }
+      return memchr(base, 0, utf8.count) != nil
+    }
+    if hasNUL {
       for byte in text.utf8 {
         bytes.append(byte)
         if byte == 0 { bytes.append(0xFF) }
       }
+    } else {
+      bytes.appendUTF8(of: text)
     }
-    bytes.append(0)
-    bytes.append(1)
+    bytes.appendBigEndian(UInt16(0x0001))
   }
 
   /// Doubles as unsigned integers of the same order: negatives inverted, positives with the
