@@ -1,3 +1,4 @@
+import Foundation
 import JSONLedgerSupport
 
 /// An object staged from JSON text and not mapped, because its text is the very text the
@@ -10,20 +11,70 @@ import JSONLedgerSupport
 /// again inside the write transaction; an object changed since staging is mapped from its
 /// text then. Its nested objects are payloads of their own, each skimmed with its own text.
 struct SkimmedPayload: Sendable {
-  let entity: ResolvedEntity
-  let text: JSONSkim
+  /// What the skim read, held by one reference: a payload is handed from the skimmer to its
+  /// parent's list, the staged steps and the resolver, and a copy of these fields retained
+  /// each of them.
+  private final class Body: Sendable {
+    let entity: ResolvedEntity
+    let text: JSONSkim
+    let range: Range<Int>
+    let fingerprint: UInt64
+    let identity: [AttributeValue]
+    let mask: UInt64
+    let key: String
+    let index: Int?
+    /// The first nested object apart, so that one (a nested author) allocates no list.
+    let firstNested: SkimmedPayload?
+    let moreNested: [SkimmedPayload]
+
+    init(
+      entity: ResolvedEntity, text: JSONSkim, range: Range<Int>, fingerprint: UInt64, identity: [AttributeValue],
+      mask: UInt64, key: String, index: Int?, nested: (first: SkimmedPayload?, more: [SkimmedPayload])
+    ) {
+      self.entity = entity
+      self.text = text
+      self.range = range
+      self.fingerprint = fingerprint
+      self.identity = identity
+      self.mask = mask
+      self.key = key
+      self.index = index
+      firstNested = nested.first
+      moreNested = nested.more
+    }
+  }
+  private let body: Body
+
+  /// `nested`: the objects nested in its relationships, in the order the mapper meets them,
+  /// the first apart.
+  init(
+    entity: ResolvedEntity, text: JSONSkim, range: Range<Int>, fingerprint: UInt64, identity: [AttributeValue],
+    mask: UInt64, key: String, index: Int?, nested: (first: SkimmedPayload?, more: [SkimmedPayload])
+  ) {
+    body = Body(
+      entity: entity, text: text, range: range, fingerprint: fingerprint, identity: identity, mask: mask, key: key,
+      index: index, nested: nested)
+  }
+
+  var entity: ResolvedEntity { body.entity }
+  var text: JSONSkim { body.text }
   /// The object's text in `text`, braces included.
-  let range: Range<Int>
-  let fingerprint: UInt64
-  let identity: [AttributeValue]
+  var range: Range<Int> { body.range }
+  var fingerprint: UInt64 { body.fingerprint }
+  var identity: [AttributeValue] { body.identity }
   /// The relationships the object names (`PayloadFingerprint.maskBit`).
-  let mask: UInt64
+  var mask: UInt64 { body.mask }
   /// Where it is in what holds it: the member key of its parent ("" for an object of the
   /// collection staged) and its index there (nil in a to-one, or for a collection's one object).
-  let key: String
-  let index: Int?
-  /// The objects nested in its relationships, in the order the mapper meets them.
-  var nested: [SkimmedPayload] = []
+  var key: String { body.key }
+  var index: Int? { body.index }
+  /// Calls `visit` with each object nested in its relationships, in the order the mapper
+  /// meets them.
+  func forEachNested(_ visit: (SkimmedPayload) throws -> Void) rethrows {
+    guard let first = body.firstNested else { return }
+    try visit(first)
+    for nested in body.moreNested { try visit(nested) }
+  }
   /// For an object of the collection staged: the id the store held for its identity, with
   /// this very fingerprint, as of batch `head`, when staging found it so.
   var stored: (id: UInt64, head: UInt64)?
@@ -75,6 +126,8 @@ struct PayloadSkimmer {
   private var known: [KnownKey] = []
   private var knownPlaces: [(entity: UInt32, start: Int, count: Int)] = []
   private var knownBytes: [UInt8] = []
+  /// By entity id: the slot of the key the last object of that entity began with.
+  private var firstSlots: [Int?] = []
 
   /// What a member key means to an entity's objects (plain values, read for every member).
   private enum Role {
@@ -134,12 +187,14 @@ struct PayloadSkimmer {
     var firstIdentity: (range: Range<Int>, type: AttributeType)?
     var moreIdentity: [(range: Range<Int>, type: AttributeType)?] = []
     var mask: UInt64 = 0
-    var nested: [SkimmedPayload] = []
+    var nested: (first: SkimmedPayload?, more: [SkimmedPayload]) = (nil, [])
     var skimmable = true
+    var previousSlot: Int?
     while !item.closed {
-      guard let member = text.memberKey(at: item.index), let slot = knownKey(of: member, in: entity) else {
-        return (nil, nil)
-      }
+      guard let member = text.memberKey(at: item.index),
+        let slot = knownKey(of: member, in: entity, after: previousSlot)
+      else { return (nil, nil) }
+      previousSlot = slot
       let valueStart = member.value
       var valueEnd: Int?
       switch known[slot].role {
@@ -214,17 +269,18 @@ struct PayloadSkimmer {
       else { return (nil, range.upperBound) }
       identity.append(value)
     }
-    var payload = SkimmedPayload(
+    let payload = SkimmedPayload(
       entity: entity, text: text, range: range,
       fingerprint: SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest),
-      identity: identity, mask: mask, key: key, index: index)
-    payload.nested = nested
+      identity: identity, mask: mask, key: key, index: index, nested: nested)
     return (payload, range.upperBound)
   }
 
-  /// Appends a nested payload; the first makes a list of one, without growing one.
-  private static func add(_ payload: consuming SkimmedPayload, to list: inout [SkimmedPayload]) {
-    if list.isEmpty { list = [payload] } else { list.append(payload) }
+  /// Appends a nested payload: the first is kept apart, without a list.
+  private static func add(
+    _ payload: consuming SkimmedPayload, to list: inout (first: SkimmedPayload?, more: [SkimmedPayload])
+  ) {
+    if list.first == nil { list.first = payload } else { list.more.append(payload) }
   }
 
   /// An identity's value: a plain string read directly, anything else parsed.
@@ -245,23 +301,32 @@ struct PayloadSkimmer {
   }
 
   /// The slot in `known` of a member's key, learned once per distinct raw key; nil when the
-  /// key is not a valid string.
-  private mutating func knownKey(of member: (key: Range<Int>, hasEscapes: Bool, value: Int), in entity: ResolvedEntity)
-    -> Int?
-  {
+  /// key is not a valid string. `previous`: the slot of the member before it in its object.
+  /// Objects of one entity mostly list their keys in one order, so the slot after the
+  /// previous one's (or, for a first member, the first member's last time) is tried first.
+  private mutating func knownKey(
+    of member: (key: Range<Int>, hasEscapes: Bool, value: Int), in entity: ResolvedEntity, after previous: Int?
+  ) -> Int? {
     let bytes = text.bytes
     let count = member.key.count
     let id = entity.id
-    search: for slot in knownPlaces.indices where knownPlaces[slot].entity == id && knownPlaces[slot].count == count {
-      let start = knownPlaces[slot].start
-      for offset in 0..<count where knownBytes[start + offset] != bytes[member.key.lowerBound + offset] {
-        continue search
-      }
+    let guess = previous.map { $0 + 1 } ?? (Int(id) < firstSlots.count ? firstSlots[Int(id)] : nil)
+    if let guess, guess < knownPlaces.count, knownPlaces[guess].entity == id, knownPlaces[guess].count == count,
+      sameBytes(knownPlaces[guess].start, member.key)
+    {
+      return guess
+    }
+    for slot in knownPlaces.indices
+    where knownPlaces[slot].entity == id && knownPlaces[slot].count == count
+      && sameBytes(knownPlaces[slot].start, member.key)
+    {
+      if previous == nil { rememberFirstSlot(slot, of: id) }
       return slot
     }
     // Bounded: text with ever new keys starts the memory over rather than searching a long list.
     if known.count >= 256 {
       known.removeAll(keepingCapacity: true)
+      firstSlots.removeAll(keepingCapacity: true)
       knownPlaces.removeAll(keepingCapacity: true)
       knownBytes.removeAll(keepingCapacity: true)
       relationships.removeAll(keepingCapacity: true)
@@ -293,6 +358,28 @@ struct PayloadSkimmer {
     known.append(KnownKey(name: name, role: role))
     knownPlaces.append((entity.id, knownBytes.count, count))
     knownBytes.append(contentsOf: bytes[member.key])
+    if previous == nil { rememberFirstSlot(known.count - 1, of: id) }
     return known.count - 1
+  }
+
+  private mutating func rememberFirstSlot(_ slot: Int, of entity: UInt32) {
+    let index = Int(entity)
+    if index >= firstSlots.count {
+      firstSlots.append(contentsOf: repeatElement(nil, count: index + 1 - firstSlots.count))
+    }
+    firstSlots[index] = slot
+  }
+
+  /// Whether the known key bytes from `start` are the text's bytes in `range` (as long).
+  private func sameBytes(_ start: Int, _ range: Range<Int>) -> Bool {
+    guard !range.isEmpty else { return true }
+    return knownBytes.withUnsafeBufferPointer { known in
+      text.bytes.withUnsafeBufferPointer { bytes in
+        guard let knownBase = known.baseAddress, let base = bytes.baseAddress,
+          start + range.count <= known.count, range.upperBound <= bytes.count
+        else { return false }
+        return memcmp(knownBase + start, base + range.lowerBound, range.count) == 0
+      }
+    }
   }
 }

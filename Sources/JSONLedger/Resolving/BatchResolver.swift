@@ -65,6 +65,9 @@ struct BatchResolver {
     // than the work itself on large batches.
     graph.objects.reserveCapacity(batch.stagedObjectCount * 2)
     identities.reserveCapacity(batch.stagedObjectCount)
+    // Skimmed objects are mostly skipped (the store holds their text); a fresh import's
+    // mapped ones are not, and reserve nothing here.
+    graph.objects.unchanged.reserveCapacity(batch.skimmedObjectCount)
     try resolveSteps(of: batch)
     return try finish(ignoredKeys: batch.ignoredKeys.sorted())
   }
@@ -265,7 +268,7 @@ struct BatchResolver {
     if let id = graph.objects.unchanged.skippedObject(withFingerprint: payload.fingerprint),
       graph.objects.existingSlot(id) == nil
     {
-      for nested in payload.nested { _ = try upsert(nested, path: path, operations: .upsert) }
+      try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
       return id
     }
     // What staging found holds while no batch has been applied since.
@@ -279,7 +282,7 @@ struct BatchResolver {
       graph.objects.existingSlot(stored.id) == nil
     {
       graph.objects.unchanged.skip(stored.id, mark: PayloadMark(fingerprint: payload.fingerprint, mask: payload.mask))
-      for nested in payload.nested { _ = try upsert(nested, path: path, operations: .upsert) }
+      try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
       return stored.id
     }
     // Changed since it was staged, or a nested payload the store does not hold: mapped now,

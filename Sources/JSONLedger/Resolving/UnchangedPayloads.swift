@@ -37,6 +37,14 @@ struct UnchangedPayloads {
     return skipped[index].id
   }
 
+  /// Makes room for `count` skipped objects (a batch staged from text the store holds skips
+  /// most of its objects: growing the tables one doubling at a time rebuilt them often).
+  mutating func reserveCapacity(_ count: Int) {
+    skipped.reserveCapacity(count)
+    byID.reserveCapacity(count)
+    byFingerprint.reserveCapacity(count)
+  }
+
   /// Records an object as skipped (once: a later payload with the same mark changes nothing).
   mutating func skip(_ id: UInt64, mark: PayloadMark) {
     guard byID[id] == nil else { return }

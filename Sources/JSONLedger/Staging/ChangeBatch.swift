@@ -70,6 +70,15 @@ public struct ChangeBatch: Sendable {
     }
   }
 
+  /// How many objects of the collections staged were skimmed (`StagedObject.skimmed`),
+  /// nested ones aside.
+  var skimmedObjectCount: Int {
+    steps.reduce(0) { count, step in
+      guard case .collection(_, let objects, _, _) = step else { return count }
+      return count + objects.count { if case .skimmed = $0 { true } else { false } }
+    }
+  }
+
   func resolvedEntity(_ name: String) throws(LedgerError) -> ResolvedEntity {
     guard let entity = mapper.model.resolved(name) else {
       throw .unknownEntity(name, known: mapper.model.entities.map(\.name))

@@ -321,6 +321,31 @@ struct TextStagingTests {
     #expect(asText.problems.map(\.path) == ["albums[0].producer.country", "albums[1].producer.country"])
   }
 
+  @Test func keysInAnyOrderAreReadForWhatTheyAre() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    // Keys of one length ("name", "band", "xyzw": unknown), in a different order in each
+    // object, and a nested object whose key "name" is its parent's too.
+    let text = Array(
+      (#"{"albums": [{"name": "a0", "band": "b0", "label": "l0"}, {"band": "b1", "xyzw": 1, "name": "a1"},"#
+        + #" {"xyzw": 2, "label": "l2", "name": "a2", "producer": {"country": "c0", "name": "p0"}},"#
+        + #" {"producer": {"name": "p1"}, "name": "a3", "band": "b0"}]}"#).utf8)
+    try importText(text, into: ledger)
+    var again = ledger.makeBatch()
+    try again.stageDocument(json: text)
+    var parsed = ledger.makeBatch()
+    try parsed.stageDocument(JSONParser.parse(text))
+    #expect(stagedKinds(again) == Array(repeating: "skimmed", count: 4))
+    #expect(again.ignoredKeys == parsed.ignoredKeys)
+    #expect(again.ignoredKeys == ["Album.xyzw"])
+    let summary = try ledger.applySynchronously(again)
+    #expect((summary.created, summary.updated, summary.deleted) == (0, 0, 0))
+    try ledger.read { view throws in
+      #expect(try view.object("Album", key: "a1")?["label"] == nil)
+      #expect(try view.object("Producer", key: "p0")?["country"] == .string("c0"))
+    }
+  }
+
   @Test func theSameTextUnderAnotherModelIsNotTheSamePayload() throws {
     let model = try Model(json: JSONParser.parse(Self.model))
     let renamed = try Model(
