@@ -5,12 +5,12 @@ import JSONLedgerSupport
 ///
 /// A value with its fields held in one buffer, copied on write: a batch hands each object
 /// from the mapper to the staged steps and on to the resolver, and a nested one is bound out
-/// of its reference again at each step, so that a copy retains the fields and the path where
-/// it retained each field.
+/// of its enum again at each step, so that a copy retains the buffer and the path where it
+/// retained each field.
 struct MappedObject: @unchecked Sendable {
-  // Sendable: every field is, and the buffer holding them is written only through `unique()`,
-  // that is only while this value holds the one reference to it; a shared buffer is only
-  // read, so no two values ever see one change.
+  // Sendable: every field is, and the buffer holding them is written only through `write(_:)`,
+  // that is only while this value holds the one reference to it (it copies a shared one
+  // first); a shared buffer is only read, so no two values ever see one change.
 
   private struct Fields {
     var entity: ResolvedEntity
