@@ -103,6 +103,40 @@ struct LifecycleEdgeCLITests {
     #expect(retry.status == 0, "\(retry.error)")
   }
 
+  // MARK: A writer killed while it creates a store
+
+  /// Killed at each system call of a store's creation (LMDB makes lock.mdb before data.mdb,
+  /// then writes the meta pages and the first commit): `verify` says there is no store, or that
+  /// its creation was cut short, or checks what was committed; the next writer finishes it.
+  @Test(.enabled(if: strace != nil, "needs strace"))
+  func aWriterKilledAtEachStepOfCreatingAStoreLeavesOneTheNextWriterFinishes() throws {
+    let directory = try TemporaryDirectory()
+    let steps: [(call: String, file: String, when: Int)] = [
+      ("mkdir", "", 1), ("openat", "/lock.mdb", 1), ("openat", "/data.mdb", 1),
+      ("pwrite64", "/data.mdb", 1), ("pwrite64", "/data.mdb", 2), ("fdatasync", "/data.mdb", 1),
+      ("fdatasync", "/data.mdb", 2),
+    ]
+    for (index, step) in steps.enumerated() {
+      let store = directory.path + "/store-\(index)"
+      let writer = try Self.startTraced(
+        [
+          "-P", store + step.file, "-e", "trace=\(step.call)", "-e",
+          "inject=\(step.call):signal=KILL:when=\(step.when)",
+        ],
+        ["stress", store, "--batches", "3", "--objects", "5"])
+      writer.waitUntilExit()
+      #expect(writer.terminationReason == .uncaughtSignal, "\(step): the writer was not killed")
+      let verify = try CommandRunner.run(["verify", store])
+      #expect(
+        verify.status == 0 || verify.error.contains("no store at") || verify.error.contains("cut short"),
+        "\(step): \(verify.error)")
+      let next = try CommandRunner.run(["stress", store, "--batches", "1", "--objects", "5"])
+      #expect(next.status == 0, "\(step): \(next.error)")
+      let after = try CommandRunner.run(["verify", store])
+      #expect(after.status == 0, "\(step): \(after.error)")
+    }
+  }
+
   // MARK: G3
 
   @Test func aModelWithoutEntitiesAndAMigrationThatRemovesDataAreRefused() throws {

@@ -26,6 +26,9 @@ enum StoreDirectory {
     }
     if contents.isEmpty { return .empty }
     let data = path + "/data.mdb"
+    // LMDB makes its lock file before its data file: a process killed between the two leaves
+    // lock.mdb alone. Nothing was ever stored; start afresh.
+    if contents == ["lock.mdb"] { return .empty }
     guard contents.contains("data.mdb") else {
       throw .notAStore(path: path, reason: "it holds other files and no data.mdb")
     }

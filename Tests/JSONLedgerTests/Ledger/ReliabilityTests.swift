@@ -121,8 +121,8 @@ struct ReliabilityTests {
   }
 
   /// A writer killed while it creates a store (the crash test's first trial can be) leaves an
-  /// LMDB file with empty databases, or an empty data.mdb: opening it with the model finishes
-  /// the creation; without one, the error says what happened.
+  /// LMDB file with empty databases, an empty data.mdb or only a lock file: opening it with
+  /// the model finishes the creation; without one, the error says what happened.
   @Test func aStoreWhoseCreationWasCutShortIsFinishedByTheNextOpen() throws {
     let directory = try TemporaryDirectory()
     let unfinished = directory.path + "/unfinished"
@@ -148,6 +148,17 @@ struct ReliabilityTests {
     try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
     #expect(FileManager.default.createFile(atPath: empty + "/data.mdb", contents: Data()))
     #expect(try Ledger.open(at: empty, model: Self.model).head == 0)
+
+    // LMDB makes its lock file before its data file: a writer killed between the two leaves
+    // lock.mdb alone.
+    let lockOnly = directory.path + "/lock-only"
+    try FileManager.default.createDirectory(atPath: lockOnly, withIntermediateDirectories: true)
+    #expect(FileManager.default.createFile(atPath: lockOnly + "/lock.mdb", contents: Data(count: 8_192)))
+    #expect {
+      try Ledger.open(at: lockOnly)
+    } throws: { error in (error as? LedgerError)?.code == .storeNotFound }
+    #expect(try Ledger.open(at: lockOnly, model: Self.model).head == 0)
+    #expect(try Ledger.open(at: lockOnly).head == 0)
   }
 
   @Test func keysLongerThanLMDBsLimitWork() throws {
