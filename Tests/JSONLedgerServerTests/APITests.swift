@@ -334,6 +334,26 @@ struct APITests {
     }
   }
 
+  /// A batch that only links an object (an album naming its band) shows on the object's
+  /// history what it linked and unlinked, not an empty row.
+  @Test func anObjectsHistoryShowsTheLinksABatchChanged() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Tin Drum", "band": "Japan"]], as: "Album")
+    _ = try ledger.applySynchronously(batch, message: "links only")
+    try await Self.application(ledger).test(.router) { client in
+      try await client.execute(uri: "/objects/Band/Japan", method: .get) { response in
+        let page = String(buffer: response.body)
+        let rows = page.components(separatedBy: "<tr>").filter { $0.contains("<a href=\"/batches/2\">2</a>") }
+        #expect(rows.count == 1, "\(page)")
+        let row = rows.first ?? ""
+        #expect(row.contains("Band.albums"), "\(row)")
+        #expect(row.contains("<span class=\"new\">Tin Drum</span>"), "\(row)")
+      }
+    }
+  }
+
   @Test func aScriptValueIsTextOnEveryConsolePage() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)

@@ -156,8 +156,8 @@ extension LedgerRoutes {
       let links = described.links.map { link in
         HTML(
           """
-          <tr><th scope="row">\(link.relationship)</th><td class="old">\(link.removed.map { Self.keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", "))</td>
-          <td class="new">\(link.added.map { Self.keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", "))</td></tr>
+          <tr><th scope="row">\(link.relationship)</th><td class="old">\(Self.keysText(link.removed, dateFormat))</td>
+          <td class="new">\(Self.keysText(link.added, dateFormat))</td></tr>
           """)
       }
       let section: HTML = """
@@ -234,11 +234,18 @@ extension LedgerRoutes {
     }
     let historyRows = try history.map { entry in
       let change = try entry.change.map { try ledger.describe($0.withoutHiddenLinks) }
-      let fields = (change?.attributes ?? []).map { attribute in
+      let attributes = (change?.attributes ?? []).map { attribute in
         HTML(
           "\(attribute.name): <span class=\"old\">\(Self.text(attribute.old, dateFormat))</span> → <span class=\"new\">\(Self.text(attribute.new, dateFormat))</span><br>"
         )
       }
+      // What the batch unlinked → what it linked, as on the batch page.
+      let links = (change?.links ?? []).map { link in
+        HTML(
+          "\(link.relationship): <span class=\"old\">\(Self.keysText(link.removed, dateFormat))</span> → <span class=\"new\">\(Self.keysText(link.added, dateFormat))</span><br>"
+        )
+      }
+      let fields = attributes + links
       return HTML(
         """
         <tr><td><a href="/batches/\(entry.batchID)">\(entry.batchID)</a></td><td>\(Ledger.timeText(entry.time))</td>
@@ -302,6 +309,11 @@ extension LedgerRoutes {
   /// as JSON.
   static func keyText(_ identity: [AttributeValue], dateFormat: DateFormat) -> String {
     identity.map { text($0, dateFormat) }.joined(separator: ",")
+  }
+
+  /// Objects' keys, comma-separated (each key's values joined as `keyText` joins them).
+  static func keysText(_ keys: [ObjectKey], _ dateFormat: DateFormat) -> String {
+    keys.map { keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", ")
   }
 
   /// A value as the console shows it: what the JSON says in a string (text, a date in the
