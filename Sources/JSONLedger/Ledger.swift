@@ -210,7 +210,7 @@ public final class Ledger: Sendable {
       // The resolver's working set and identity table are let go before the record is
       // written: only the changes and the states after them go on.
       let (changes, statistics, knownStates, emptied) = try {
-        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?], [String]) in
+        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?]?, [String]) in
         var resolver = try BatchResolver(model: model, source: store, origin: batchOrigin)
         let (changes, statistics) = try resolve(&resolver)
         return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)

@@ -109,7 +109,7 @@ public struct ChangeRecord: Sendable, Equatable {
 }
 
 /// What one batch did to one object.
-public struct ObjectChange: Sendable, Equatable {
+public struct ObjectChange: Sendable {
   /// What happened to the object.
   public enum Kind: UInt8, Sendable, CustomStringConvertible {
     case created = 1
@@ -133,13 +133,49 @@ public struct ObjectChange: Sendable, Equatable {
   /// What kind of record, or change, this is.
   public var kind: Kind
   /// Changed attributes, by name.
-  public var attributes: [AttributeChange]
+  public var attributes: [AttributeChange] {
+    get { changedAttributes.changes }
+    set { changedAttributes = .listed(newValue) }
+  }
   /// Changed link lists, by relationship id.
   public var links: [LinkChange]
   /// The fingerprint of the payload whose application alone made this change
   /// (`PayloadFingerprint`), or 0: kept in `keys` so that a re-import of the same payload
   /// can skip the object.
   var payloadFingerprint: UInt64 = 0
+  /// The attribute changes as they are held (`attributes` lists them).
+  var changedAttributes: ChangedAttributes
+
+  init(
+    objectID: UInt64, entity: String, identity: [AttributeValue], kind: Kind, attributes: [AttributeChange],
+    links: [LinkChange], payloadFingerprint: UInt64 = 0
+  ) {
+    self.init(
+      objectID: objectID, entity: entity, identity: identity, kind: kind, changedAttributes: .listed(attributes),
+      links: links, payloadFingerprint: payloadFingerprint)
+  }
+
+  init(
+    objectID: UInt64, entity: String, identity: [AttributeValue], kind: Kind, changedAttributes: ChangedAttributes,
+    links: [LinkChange], payloadFingerprint: UInt64 = 0
+  ) {
+    self.objectID = objectID
+    self.entity = entity
+    self.identity = identity
+    self.kind = kind
+    self.changedAttributes = changedAttributes
+    self.links = links
+    self.payloadFingerprint = payloadFingerprint
+  }
+}
+
+extension ObjectChange: Equatable {
+  /// Whether two changes say the same, however each holds its attribute changes.
+  public static func == (lhs: ObjectChange, rhs: ObjectChange) -> Bool {
+    lhs.objectID == rhs.objectID && lhs.entity == rhs.entity && lhs.identity == rhs.identity && lhs.kind == rhs.kind
+      && lhs.payloadFingerprint == rhs.payloadFingerprint && lhs.links == rhs.links
+      && lhs.changedAttributes.isEqual(to: rhs.changedAttributes)
+  }
 }
 
 /// An attribute's value before and after a batch (nil: no value).
@@ -158,9 +194,6 @@ extension ObjectChange {
   /// links are sorted in place.
   private init(objectID: UInt64, wholly state: borrowing ObjectState, kind: Kind, model: borrowing Model) {
     let creates = kind == .created
-    let attributes = state.attributes.map { name, value in
-      AttributeChange(name: name, old: creates ? nil : value, new: creates ? value : nil)
-    }
     // Allocated once (a batch holds one of these per object until it is folded).
     var links: [LinkChange] = []
     links.reserveCapacity(state.links.count)
@@ -171,8 +204,8 @@ extension ObjectChange {
     }
     links.sort { $0.relationshipID < $1.relationshipID }
     self.init(
-      objectID: objectID, entity: state.entity, identity: state.identity, kind: kind, attributes: attributes,
-      links: links)
+      objectID: objectID, entity: state.entity, identity: state.identity, kind: kind,
+      changedAttributes: .whole(state.attributes, isNew: creates), links: links)
   }
 
   /// The change between two states of one object, or nil when they are equal. Attributes
@@ -235,8 +268,7 @@ extension ObjectChange {
       case .updated: .updated
       }
     return ObjectChange(
-      objectID: objectID, entity: entity, identity: identity, kind: kind,
-      attributes: attributes.map { AttributeChange(name: $0.name, old: $0.new, new: $0.old) },
+      objectID: objectID, entity: entity, identity: identity, kind: kind, changedAttributes: changedAttributes.inverted,
       links: links.map(\.inverted))
   }
 
@@ -245,7 +277,6 @@ extension ObjectChange {
   var createdState: ObjectState? {
     guard kind == .created else { return nil }
     var state = ObjectState(entity: entity, identity: identity)
-    state.attributes = AttributeList(minimumCapacity: attributes.count)
     state.apply(self)
     return state
   }

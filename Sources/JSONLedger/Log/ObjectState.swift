@@ -26,10 +26,15 @@ extension ObjectState {
   mutating func apply(_ change: ObjectChange) {
     entity = change.entity
     identity = change.identity
-    // A state made from nothing (a creation) takes its lists at their size at once.
-    if attributes.isEmpty { attributes.reserveCapacity(change.attributes.count) }
+    // A state made from nothing (a creation) takes its lists at their size at once; a
+    // creation that holds its state's attributes gives them as they are.
+    if attributes.isEmpty, case .whole(let list, isNew: true) = change.changedAttributes {
+      attributes = list
+    } else {
+      if attributes.isEmpty { attributes.reserveCapacity(change.changedAttributes.count) }
+      change.changedAttributes.forEachAttribute { name, _, new in attributes[name] = new }
+    }
     if links.isEmpty { links.reserveCapacity(change.links.count) }
-    for attribute in change.attributes { attributes[attribute.name] = attribute.new }
     for link in change.links {
       let emptied = links.modify(link.relationshipID) { list in
         link.apply(to: &list)

@@ -39,8 +39,8 @@ enum RecordCoding {
     var attributePositions: [Int] = []
     for index in changes.indices {
       entityPositions.append(entities.position(of: changes[index].entity))
-      for attributeIndex in changes[index].attributes.indices {
-        attributePositions.append(attributes.position(of: changes[index].attributes[attributeIndex].name))
+      changes[index].changedAttributes.forEachAttribute { name, _, _ in
+        attributePositions.append(attributes.position(of: name))
       }
     }
     for table in [entities, attributes] {
@@ -58,14 +58,13 @@ enum RecordCoding {
       for valueIndex in changes[index].identity.indices { writer.write(changes[index].identity[valueIndex]) }
       writer.write(changes[index].kind.rawValue)
       writer.write(bigEndian: changes[index].payloadFingerprint)
-      writer.write(varint: UInt64(changes[index].attributes.count))
-      for attributeIndex in changes[index].attributes.indices {
-        let attribute = changes[index].attributes[attributeIndex]
+      writer.write(varint: UInt64(changes[index].changedAttributes.count))
+      changes[index].changedAttributes.forEachAttribute { _, old, new in
         let position = UInt64(attributePositions[nextAttribute])
         nextAttribute += 1
-        writer.write(varint: position << 2 | (attribute.old == nil ? 0 : 2) | (attribute.new == nil ? 0 : 1))
-        if let old = attribute.old { writer.write(old, identity: changes[index].identity) }
-        if let new = attribute.new { writer.write(new, identity: changes[index].identity) }
+        writer.write(varint: position << 2 | (old == nil ? 0 : 2) | (new == nil ? 0 : 1))
+        if let old { writer.write(old, identity: changes[index].identity) }
+        if let new { writer.write(new, identity: changes[index].identity) }
       }
       writer.write(varint: UInt64(changes[index].links.count))
       for linkIndex in changes[index].links.indices { writeLink(changes[index].links[linkIndex], into: &writer) }

@@ -128,7 +128,7 @@ struct RecordTranslation: Sendable {
       var next = change
       next.entity = entity
       let map = attributes[change.entity] ?? [:]
-      next.attributes = []
+      var attributes: [AttributeChange] = []
       for attribute in change.attributes {
         guard let (name, type) = map[attribute.name] else { continue }
         var carried = AttributeChange(name: name, old: attribute.old, new: attribute.new)
@@ -137,9 +137,9 @@ struct RecordTranslation: Sendable {
           carried.new = try Self.coerce(attribute.new, to: type, change, attribute.name)
           if carried.old == carried.new, change.kind == .updated { continue }
         }
-        next.attributes.append(carried)
+        attributes.append(carried)
       }
-      next.attributes.sort { $0.name < $1.name }
+      next.attributes = attributes.sorted { $0.name < $1.name }
       next.links = change.links.compactMap { link in
         guard let id = linkIDs[link.relationshipID] else { return nil }
         var carried = link

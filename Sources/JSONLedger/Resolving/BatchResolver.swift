@@ -114,8 +114,9 @@ struct BatchResolver {
     return graph.objects.finish(ignoredKeys: ignoredKeys)
   }
 
-  /// The state after the batch of each change's object, in change order (after a resolve).
-  mutating func takeAfterStates() -> [ObjectState?] { graph.objects.takeAfterStates() }
+  /// The state after the batch of each change's object, in change order (after a resolve); nil
+  /// when every change is a creation.
+  mutating func takeAfterStates() -> [ObjectState?]? { graph.objects.takeAfterStates() }
 
   private mutating func lookup(root: UInt32, identity: [AttributeValue]) throws -> UInt64? {
     try identities.registration(root: root, identity: identity, source: source)?.id

@@ -145,8 +145,9 @@ struct WorkingSet {
     }
     var changes: [ObjectChange] = []
     changes.reserveCapacity(ids.count)
+    // No states after while every change so far is a creation: a fresh import holds no
+    // array of nils (see below).
     afterStates = []
-    afterStates.reserveCapacity(ids.count)
     for (slot, id) in ids.enumerated() {
       // Moved out, not copied: the working states are not read after this.
       let new = states[slot].take()
@@ -157,7 +158,15 @@ struct WorkingSet {
       if new != nil, marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
       // A created object's state is its change applied to nothing: the projector works it
       // out, and it is not held twice meanwhile.
-      afterStates.append(change.kind == .created ? nil : new)
+      if change.kind != .created {
+        if afterStates.isEmpty {
+          afterStates.reserveCapacity(ids.count)
+          afterStates.append(contentsOf: repeatElement(nil, count: changes.count))
+        }
+        afterStates.append(new)
+      } else if !afterStates.isEmpty {
+        afterStates.append(nil)
+      }
       switch change.kind {
       case .created: statistics.created += 1
       case .updated: statistics.updated += 1
@@ -169,9 +178,10 @@ struct WorkingSet {
   }
 
   /// The state after the batch of each change's object, in change order (after `finish`),
-  /// handed over so the projector can move them out one by one.
-  mutating func takeAfterStates() -> [ObjectState?] {
+  /// handed over so the projector can move them out one by one; nil when every change is a
+  /// creation, whose state the projector works out from the change alone.
+  mutating func takeAfterStates() -> [ObjectState?]? {
     defer { afterStates = [] }
-    return afterStates
+    return afterStates.isEmpty ? nil : afterStates
   }
 }

@@ -153,13 +153,10 @@ struct Projector {
   /// change's old → new values.
   private func updateIndexes(_ change: ObjectChange) throws {
     guard let entity = model.resolved(change.entity), entity.hasIndexedAttributes else { return }
-    for attribute in change.attributes where entity.attributeIndex[attribute.name]?.isIndexed == true {
-      if let old = attribute.old {
-        try transaction.delete(indexKey(change.objectID, entity, attribute.name, old), in: layout.indexes)
-      }
-      if let new = attribute.new {
-        try transaction.put([], forKey: indexKey(change.objectID, entity, attribute.name, new), in: layout.indexes)
-      }
+    try change.changedAttributes.forEachAttribute { name, old, new in
+      guard entity.attributeIndex[name]?.isIndexed == true else { return }
+      if let old { try transaction.delete(indexKey(change.objectID, entity, name, old), in: layout.indexes) }
+      if let new { try transaction.put([], forKey: indexKey(change.objectID, entity, name, new), in: layout.indexes) }
     }
   }
 

@@ -81,10 +81,59 @@ struct WorkingSetTests {
       #expect(changes[0].attributes.first?.old == .integer(1974) && changes[0].attributes.first?.new == .integer(1973))
       #expect((statistics.created, statistics.updated, statistics.deleted) == (1, 1, 1))
       // The after-states: the projector is handed the updated one, and works out the rest.
-      let after = objects.takeAfterStates()
+      let afterStates = objects.takeAfterStates()
+      let after = try #require(afterStates)
       #expect(after.count == 3)
       #expect(after[0]?.attributes["formed"] == .integer(1973))
       #expect(after[1] == nil && after[2] == nil)
+    }
+  }
+
+  /// A batch that only creates hands the projector no states (it works each out from its
+  /// change); one whose first update follows creations has a nil for each creation before it.
+  /// A creation holds its state's attributes, and lists them as a creation's changes.
+  @Test func creationsHoldTheirStatesAttributesAndNeedNoStatesAfter() throws {
+    try Self.withWorkingSet { objects, ids, store in
+      let root = try #require(Self.model.resolved("Album")).rootID
+      let first = try store.nextObjectSequence()
+      let albums = (0..<2).map { ObjectIDs.make(root: root, sequence: first + UInt64($0)) }
+      for (index, album) in albums.enumerated() {
+        _ = objects.addNewSlot(album)
+        var state = ObjectState(entity: "Album", identity: [.string("Album \(index)")])
+        state.attributes["label"] = .string("Hansa")
+        state.attributes["name"] = .string("Album \(index)")
+        try objects.set(album, to: state)
+      }
+      let (created, _) = objects.finish(ignoredKeys: [])
+      let afterStates = objects.takeAfterStates()
+      #expect(afterStates == nil)
+      #expect(created.map(\.kind) == [.created, .created])
+      #expect(
+        created[0].attributes == [
+          AttributeChange(name: "label", old: nil, new: .string("Hansa")),
+          AttributeChange(name: "name", old: nil, new: .string("Album 0")),
+        ])
+      #expect(created[0].inverted.attributes.map(\.old) == [.string("Hansa"), .string("Album 0")])
+      #expect(created[0].createdState?.attributes["label"] == .string("Hansa"))
+      // Equal however each holds its attributes.
+      var listed = created[0]
+      listed.attributes = created[0].attributes
+      #expect(listed == created[0])
+      listed.attributes[0].new = .string("EMI")
+      #expect(listed != created[0])
+    }
+    try Self.withWorkingSet { objects, ids, store in
+      let japan = try #require(ids["Japan"])
+      let root = try #require(Self.model.resolved("Album")).rootID
+      let album = ObjectIDs.make(root: root, sequence: try store.nextObjectSequence())
+      _ = objects.addNewSlot(album)
+      try objects.set(album, to: ObjectState(entity: "Album", identity: [.string("Tin Drum")]))
+      try objects.update(japan) { $0.attributes["formed"] = .integer(1973) }
+      _ = objects.finish(ignoredKeys: [])
+      let afterStates = objects.takeAfterStates()
+      let after = try #require(afterStates)
+      #expect(after.count == 2)
+      #expect(after[0] == nil && after[1]?.attributes["formed"] == .integer(1973))
     }
   }
 
