@@ -135,12 +135,12 @@ struct LinkGraph {
       let slot = try objects.slot(id)
       var target = objects.inspect(slot) { $0 }
       if !kept.isEmpty, var state = target {
-        try yield(id, &state, before: objects.before[slot]?.links ?? [:], to: kept)
+        try yield(id, &state, before: objects.before(slot)?.links ?? [:], to: kept)
         let links = state.links
         try objects.update(id) { $0.links = links }
         target = state
       }
-      for (relationshipID, list) in objects.before[slot]?.links ?? [:] {
+      for (relationshipID, list) in objects.before(slot)?.links ?? [:] {
         let staying = Set(target?.links[relationshipID] ?? [])
         let counterpart = shape(relationshipID).counterpart
         for partner in list where !staying.contains(partner) { try detach(partner, counterpart, id) }
@@ -295,7 +295,7 @@ struct LinkGraph {
     }
     for (slot, id) in objects.ids.enumerated() {
       let now = working.inspect(slot) { $0 }
-      let before = objects.before[slot]
+      let before = objects.before(slot)
       var relationshipIDs = Set(now?.links.keys ?? [])
       relationshipIDs.formUnion(before?.links.keys ?? [])
       for relationshipID in relationshipIDs {

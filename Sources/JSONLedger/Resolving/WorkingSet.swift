@@ -14,8 +14,9 @@ struct WorkingSet {
   private(set) var ids: [UInt64] = []
   /// Working state by slot (nil: absent after the batch).
   private var states: [ObjectState?] = []
-  /// The same objects as they were before the batch (nil: did not exist).
-  private(set) var before: [ObjectState?] = []
+  /// The same objects as they were before the batch (nil: did not exist), by slot, up to the
+  /// last slot of an object that existed: a batch of new objects holds none (`before(_:)`).
+  private var beforeStates: [ObjectState?] = []
   /// By slot: whether the payload named the object (for the "unchanged" count).
   private var mentioned: [Bool] = []
   /// By slot: a counter of changes to the working state. A change to an attribute, or to a
@@ -41,7 +42,6 @@ struct WorkingSet {
     slots.reserveCapacity(count)
     ids.reserveCapacity(count)
     states.reserveCapacity(count)
-    before.reserveCapacity(count)
     mentioned.reserveCapacity(count)
     versions.reserveCapacity(count)
     marks.reserveCapacity(count)
@@ -69,9 +69,17 @@ struct WorkingSet {
     marks.append(unchanged.mark(ofSkipped: id) ?? PayloadMark())
     ids.append(id)
     states.append(state)
-    self.before.append(before)
+    if let before {
+      // The first object that existed: room for every slot reserved, the new ones before it nil.
+      if beforeStates.isEmpty { beforeStates.reserveCapacity(ids.capacity) }
+      beforeStates.append(contentsOf: repeatElement(nil, count: slot - beforeStates.count))
+      beforeStates.append(before)
+    }
     return slot
   }
+
+  /// The state before the batch of the object in `slot` (nil: it did not exist).
+  func before(_ slot: Int) -> ObjectState? { slot < beforeStates.count ? beforeStates[slot] : nil }
 
   /// Gives the current state of objects the caller has already read, so that they are not
   /// read again. Must come before any other touch.
@@ -134,6 +142,11 @@ struct WorkingSet {
     marks[slot] = PayloadMark(fingerprint: fingerprint, version: versions[slot], mask: mask)
   }
 
+  /// Moves the state before the batch out of `slot` (for `finish`).
+  private mutating func takeBefore(_ slot: Int) -> ObjectState? {
+    slot < beforeStates.count ? beforeStates[slot].take() : nil
+  }
+
   /// Builds the changes and the after-states (which let the projector skip reading back what
   /// is known here). Consumes the working states: the last step of a resolve.
   mutating func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
@@ -151,7 +164,7 @@ struct WorkingSet {
     for (slot, id) in ids.enumerated() {
       // Moved out, not copied: the working states are not read after this.
       let new = states[slot].take()
-      guard var change = ObjectChange(objectID: id, before: before[slot].take(), after: new, model: model) else {
+      guard var change = ObjectChange(objectID: id, before: takeBefore(slot), after: new, model: model) else {
         if mentioned[slot], new != nil { statistics.unchanged += 1 }
         continue
       }

@@ -90,8 +90,9 @@ struct WorkingSetTests {
   }
 
   /// A batch that only creates hands the projector no states (it works each out from its
-  /// change); one whose first update follows creations has a nil for each creation before it.
-  /// A creation holds its state's attributes, and lists them as a creation's changes.
+  /// change) and holds no states before; one whose first update follows creations has a nil
+  /// for each creation before it. A creation holds its state's attributes, and lists them as
+  /// a creation's changes.
   @Test func creationsHoldTheirStatesAttributesAndNeedNoStatesAfter() throws {
     try Self.withWorkingSet { objects, ids, store in
       let root = try #require(Self.model.resolved("Album")).rootID
@@ -129,7 +130,11 @@ struct WorkingSetTests {
       _ = objects.addNewSlot(album)
       try objects.set(album, to: ObjectState(entity: "Album", identity: [.string("Tin Drum")]))
       try objects.update(japan) { $0.attributes["formed"] = .integer(1973) }
-      _ = objects.finish(ignoredKeys: [])
+      // The state before of an object touched after a new one is still its own.
+      #expect(objects.before(0) == nil && objects.before(1)?.attributes["formed"] == .integer(1974))
+      let (changes, _) = objects.finish(ignoredKeys: [])
+      #expect(changes.map(\.kind) == [.created, .updated])
+      #expect(changes[1].attributes.map(\.old) == [.integer(1974)])
       let afterStates = objects.takeAfterStates()
       let after = try #require(afterStates)
       #expect(after.count == 2)
