@@ -138,13 +138,18 @@ public struct ObjectChange: Sendable {
     set { changedAttributes = .listed(newValue) }
   }
   /// Changed link lists, by relationship id.
-  public var links: [LinkChange]
+  public var links: [LinkChange] {
+    get { changedLinks.changes }
+    set { changedLinks = .listed(newValue) }
+  }
   /// The fingerprint of the payload whose application alone made this change
   /// (`PayloadFingerprint`), or 0: kept in `keys` so that a re-import of the same payload
   /// can skip the object.
   var payloadFingerprint: UInt64 = 0
   /// The attribute changes as they are held (`attributes` lists them).
   var changedAttributes: ChangedAttributes
+  /// The link changes as they are held (`links` lists them).
+  var changedLinks: ChangedLinks
 
   init(
     objectID: UInt64, entity: String, identity: [AttributeValue], kind: Kind, attributes: [AttributeChange],
@@ -152,19 +157,19 @@ public struct ObjectChange: Sendable {
   ) {
     self.init(
       objectID: objectID, entity: entity, identity: identity, kind: kind, changedAttributes: .listed(attributes),
-      links: links, payloadFingerprint: payloadFingerprint)
+      changedLinks: .listed(links), payloadFingerprint: payloadFingerprint)
   }
 
   init(
     objectID: UInt64, entity: String, identity: [AttributeValue], kind: Kind, changedAttributes: ChangedAttributes,
-    links: [LinkChange], payloadFingerprint: UInt64 = 0
+    changedLinks: ChangedLinks, payloadFingerprint: UInt64 = 0
   ) {
     self.objectID = objectID
     self.entity = entity
     self.identity = identity
     self.kind = kind
     self.changedAttributes = changedAttributes
-    self.links = links
+    self.changedLinks = changedLinks
     self.payloadFingerprint = payloadFingerprint
   }
 }
@@ -173,7 +178,7 @@ extension ObjectChange: Equatable {
   /// Whether two changes say the same, however each holds its attribute changes.
   public static func == (lhs: ObjectChange, rhs: ObjectChange) -> Bool {
     lhs.objectID == rhs.objectID && lhs.entity == rhs.entity && lhs.identity == rhs.identity && lhs.kind == rhs.kind
-      && lhs.payloadFingerprint == rhs.payloadFingerprint && lhs.links == rhs.links
+      && lhs.payloadFingerprint == rhs.payloadFingerprint && lhs.changedLinks.isEqual(to: rhs.changedLinks)
       && lhs.changedAttributes.isEqual(to: rhs.changedAttributes)
   }
 }
@@ -190,22 +195,14 @@ public struct AttributeChange: Sendable, Equatable {
 
 extension ObjectChange {
   /// The creation or deletion of an object in `state`: every value and link is a change, no
-  /// comparison needed. The attributes come in name order (the state keeps them sorted); the
-  /// links are sorted in place.
+  /// comparison needed, and the change holds the state's lists as they are (attributes in
+  /// name order, links by relationship id, as the state keeps them).
   private init(objectID: UInt64, wholly state: borrowing ObjectState, kind: Kind, model: borrowing Model) {
     let creates = kind == .created
-    // Allocated once (a batch holds one of these per object until it is folded).
-    var links: [LinkChange] = []
-    links.reserveCapacity(state.links.count)
-    for (id, list) in state.links where !list.isEmpty {
-      links.append(
-        LinkChange(
-          relationshipID: id, from: creates ? [] : list, to: creates ? list : [], isOrdered: model.isOrdered(id)))
-    }
-    links.sort { $0.relationshipID < $1.relationshipID }
     self.init(
       objectID: objectID, entity: state.entity, identity: state.identity, kind: kind,
-      changedAttributes: .whole(state.attributes, isNew: creates), links: links)
+      changedAttributes: .whole(state.attributes, isNew: creates),
+      changedLinks: ChangedLinks(whole: state.links, isNew: creates) { model.isOrdered($0) })
   }
 
   /// The change between two states of one object, or nil when they are equal. Attributes
@@ -269,7 +266,7 @@ extension ObjectChange {
       }
     return ObjectChange(
       objectID: objectID, entity: entity, identity: identity, kind: kind, changedAttributes: changedAttributes.inverted,
-      links: links.map(\.inverted))
+      changedLinks: changedLinks.inverted)
   }
 
   /// For a creation: the whole state the object was created with (a creation lists every

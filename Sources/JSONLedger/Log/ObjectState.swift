@@ -27,15 +27,20 @@ extension ObjectState {
     entity = change.entity
     identity = change.identity
     // A state made from nothing (a creation) takes its lists at their size at once; a
-    // creation that holds its state's attributes gives them as they are.
+    // creation that holds its state's lists (`ChangedAttributes`, `ChangedLinks`) gives them
+    // as they are.
     if attributes.isEmpty, case .whole(let list, isNew: true) = change.changedAttributes {
       attributes = list
     } else {
       if attributes.isEmpty { attributes.reserveCapacity(change.changedAttributes.count) }
       change.changedAttributes.forEachAttribute { name, _, new in attributes[name] = new }
     }
-    if links.isEmpty { links.reserveCapacity(change.links.count) }
-    for link in change.links {
+    if links.isEmpty, case .whole(let lists, isNew: true, _) = change.changedLinks {
+      links = lists
+      return
+    }
+    if links.isEmpty { links.reserveCapacity(change.changedLinks.count) }
+    change.changedLinks.forEachLink { link in
       let emptied = links.modify(link.relationshipID) { list in
         link.apply(to: &list)
         return list.isEmpty

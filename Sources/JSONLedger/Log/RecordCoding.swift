@@ -66,8 +66,8 @@ enum RecordCoding {
         if let old { writer.write(old, identity: changes[index].identity) }
         if let new { writer.write(new, identity: changes[index].identity) }
       }
-      writer.write(varint: UInt64(changes[index].links.count))
-      for linkIndex in changes[index].links.indices { writeLink(changes[index].links[linkIndex], into: &writer) }
+      writer.write(varint: UInt64(changes[index].changedLinks.count))
+      changes[index].changedLinks.forEachLink { writeLink($0, into: &writer) }
     }
     writer.write(bigEndian: Checksum.crc32(writer.bytes))
     return writer.bytes
