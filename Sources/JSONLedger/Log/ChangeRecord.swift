@@ -175,7 +175,7 @@ public struct ObjectChange: Sendable {
 }
 
 extension ObjectChange: Equatable {
-  /// Whether two changes say the same, however each holds its attribute changes.
+  /// Whether two changes say the same, however each holds its attribute and link changes.
   public static func == (lhs: ObjectChange, rhs: ObjectChange) -> Bool {
     lhs.objectID == rhs.objectID && lhs.entity == rhs.entity && lhs.identity == rhs.identity && lhs.kind == rhs.kind
       && lhs.payloadFingerprint == rhs.payloadFingerprint && lhs.changedLinks.isEqual(to: rhs.changedLinks)
