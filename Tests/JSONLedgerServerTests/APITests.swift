@@ -349,7 +349,7 @@ struct APITests {
         #expect(rows.count == 1, "\(page)")
         let row = rows.first ?? ""
         #expect(row.contains("Band.albums"), "\(row)")
-        #expect(row.contains("<span class=\"new\">Tin Drum</span>"), "\(row)")
+        #expect(row.contains("<span class=\"old\">—</span> → <span class=\"new\">Tin Drum</span>"), "\(row)")
       }
     }
   }

@@ -311,9 +311,10 @@ extension LedgerRoutes {
     identity.map { text($0, dateFormat) }.joined(separator: ",")
   }
 
-  /// Objects' keys, comma-separated (each key's values joined as `keyText` joins them).
+  /// Objects' keys, comma-separated (each key's values joined as `keyText` joins them); none
+  /// as a dash, as a missing value is.
   static func keysText(_ keys: [ObjectKey], _ dateFormat: DateFormat) -> String {
-    keys.map { keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", ")
+    keys.isEmpty ? "—" : keys.map { keyText($0.identity, dateFormat: dateFormat) }.joined(separator: ", ")
   }
 
   /// A value as the console shows it: what the JSON says in a string (text, a date in the
