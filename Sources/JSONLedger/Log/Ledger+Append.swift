@@ -52,29 +52,29 @@ extension Ledger {
         batchID: record.batchID, reason: "it does not follow the head of the log (batch \(extent.head))")
     }
     record.modelVersion = versions.current
-    // The encoded record is let go once the log holds it, before the projections grow.
-    do {
-      let bytes: [UInt8]
-      if let encoded {
-        let claimed: UInt64
-        do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
-          throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes do not read: \(error)")
-        }
-        guard claimed == record.batchID else {
-          throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
-        }
-        bytes = encoded
-      } else {
-        bytes = RecordCoding.encode(record)
+    let bytes: [UInt8]
+    if let encoded {
+      let claimed: UInt64
+      do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
+        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes do not read: \(error)")
       }
-      // A new record of a replica goes to its remote first (`passGate`); the transaction
-      // commits only when the remote took it.
-      if isNew { try passGate(record, bytes: bytes, under: versions, txn) }
-      // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
-      try txn.put(bytes, forKey: StoreKeys.batch(record.batchID), in: layout.log, flags: .append)
+      guard claimed == record.batchID else {
+        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
+      }
+      bytes = encoded
+    } else {
+      bytes = RecordCoding.encode(record)
     }
+    // A new record of a replica goes to its remote first (`passGate`); the transaction
+    // commits only when the remote took it.
+    if isNew { try passGate(record, bytes: bytes, under: versions, txn) }
+    let batchID = record.batchID
     try Projector(transaction: txn, layout: layout, model: versions.model).apply(
       consume record, knownStates: knownStates)
+    // The log takes the record last, in the same transaction: by then the projector has let
+    // the changes go, so the log's copy of a large record is never held beside them.
+    // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
+    try txn.put(bytes, forKey: StoreKeys.batch(batchID), in: layout.log, flags: .append)
   }
 
   /// Appends the record another store of the same model wrote, as its bytes (`record(_:)`'s

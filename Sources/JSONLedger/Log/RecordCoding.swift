@@ -22,27 +22,33 @@ enum RecordCoding {
   static let magic: [UInt8] = Array("JLR".utf8)
 
   static func encode(_ record: ChangeRecord) -> [UInt8] {
-    var writer = BinaryWriter(capacity: 256 + record.changes.count * 48)
-    for byte in magic { writer.write(byte) }
-    writer.write(UInt8(ChangeRecord.formatVersion >> 8))
-    writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
-    writeHeader(record, into: &writer)
-    writer.write(varint: UInt64(record.modelVersion))
     // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
     // a release per array, several per change).
     let changes = record.changes
     var entities = NameIndex()
     var attributes = NameIndex()
-    var entityPositions: [Int] = []
+    var entityPositions: [UInt32] = []
     entityPositions.reserveCapacity(changes.count)
     // Each attribute change's name position, in order: found once, read back as written.
-    var attributePositions: [Int] = []
+    var attributePositions: [UInt32] = []
+    let attributeCount = changes.reduce(0) { $0 + $1.changedAttributes.count }
+    attributePositions.reserveCapacity(attributeCount)
     for index in changes.indices {
-      entityPositions.append(entities.position(of: changes[index].entity))
+      entityPositions.append(UInt32(entities.position(of: changes[index].entity)))
       changes[index].changedAttributes.forEachAttribute { name, _, _ in
-        attributePositions.append(attributes.position(of: name))
+        attributePositions.append(UInt32(attributes.position(of: name)))
       }
     }
+    // Reserved once: a buffer that grows holds its old and new copies at once, and for a
+    // large batch that is when the import's memory peaks. 32 bytes a change (its id, kind,
+    // fingerprint, a short identity, a to-one link or two) and 12 an attribute are a little
+    // over as a rule; long strings or link lists make the buffer grow once.
+    var writer = BinaryWriter(capacity: 256 + 32 * changes.count + 12 * attributeCount)
+    for byte in magic { writer.write(byte) }
+    writer.write(UInt8(ChangeRecord.formatVersion >> 8))
+    writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
+    writeHeader(record, into: &writer)
+    writer.write(varint: UInt64(record.modelVersion))
     for table in [entities, attributes] {
       writer.write(varint: UInt64(table.names.count))
       for name in table.names { writer.write(name) }

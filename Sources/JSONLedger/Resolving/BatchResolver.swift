@@ -111,6 +111,8 @@ struct BatchResolver {
     #if JSONLEDGER_INTERNAL_CHECKS
       try graph._checkInvariants()
     #endif
+    // Nothing is looked up by identity from here on.
+    identities.dropCache()
     return graph.objects.finish(ignoredKeys: ignoredKeys)
   }
 

@@ -148,7 +148,8 @@ struct WorkingSet {
   }
 
   /// Builds the changes and the after-states (which let the projector skip reading back what
-  /// is known here). Consumes the working states: the last step of a resolve.
+  /// is known here). Consumes the working states and lets the slot table go: the last step
+  /// of a resolve, after which only `takeAfterStates` is called.
   mutating func finish(ignoredKeys: [String]) -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics) {
     var statistics = ChangeRecord.Statistics()
     statistics.ignoredKeys = ignoredKeys
@@ -156,6 +157,9 @@ struct WorkingSet {
     for (id, _) in unchanged.skipped {
       if let slot = slots[id] { mentioned[slot] = true } else { statistics.unchanged += 1 }
     }
+    // Nothing is looked up by id from here on: the table goes before the changes are built,
+    // when a large batch's memory peaks.
+    slots = SlotTable()
     var changes: [ObjectChange] = []
     changes.reserveCapacity(ids.count)
     // No states after while every change so far is a creation: a fresh import holds no
