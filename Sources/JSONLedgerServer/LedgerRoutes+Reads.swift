@@ -34,7 +34,7 @@ extension LedgerRoutes {
         let body: @Sendable (borrowing View) throws -> JSONValue = { view in
           let page = try view.objects(query)
           return [
-            "objects": .array(try page.objects.map { try view.exportJSON($0) }),
+            "objects": .array(try view.exportJSON(page.objects)),
             "next": page.next.map { .string($0.token) } ?? .null,
           ]
         }

@@ -136,7 +136,7 @@ extension Exporter {
   func write(_ object: borrowing StoredObject, into output: inout JSONOutput, parts: inout StateParts) throws {
     let id = object.declaration.map { Int($0.id) } ?? .max
     guard id < stepsByEntity.count, let steps = stepsByEntity[id], try object.locateParts(into: &parts) else {
-      guard plans[object.entity] != nil else { return output.null() }
+      guard plan(for: object.entity) != nil else { return output.null() }
       return output.value(try export(try object.snapshot()))
     }
     try write(steps, of: object, parts: parts, into: &output)

@@ -8,15 +8,18 @@ final class Exporter {
   let reader: SnapshotReader
   let transformers: ValueTransformers
   let options: ExportOptions
-  /// What to write for each entity, worked out once.
-  let plans: [String: EntityPlan]
+  /// What to write for each entity, worked out on first need (`plan(for:)`): exporting one
+  /// object works out its entity's plan alone.
+  private var plans: [String: EntityPlan] = [:]
   /// For each entity (by id), the members of its exported object in the order they are
   /// written, for writing it straight from its stored bytes (`write(_:into:parts:)`) with no
   /// name looked up; nil when two fields share a key, or relationships nest, and its object
-  /// is built as a `JSONValue` first.
-  let stepsByEntity: [MemberSteps?]
+  /// is built as a `JSONValue` first. Empty for an exporter that builds `JSONValue`s only.
+  private(set) var stepsByEntity: [MemberSteps?] = []
   private let relatedObjects = RelatedObjects()
-  let writtenKeys: WrittenKeys
+  /// The keys of objects written as text, for the objects written later that point to them;
+  /// made on first use, so that exporting one object as a `JSONValue` makes none.
+  private(set) lazy var writtenKeys = WrittenKeys(store: reader.store)
   /// The text of the date being written (`write(_:into:parts:)`). Unchecked exclusivity:
   /// only that method touches it, one access at a time, on the export's thread.
   @exclusivity(unchecked) var dateText: [UInt8] = []
@@ -47,70 +50,78 @@ final class Exporter {
     let identityKeys: [String]
   }
 
-  /// An exporter whose plans write an object's members as `writer` writes them (in key
-  /// order when it sorts keys).
+  /// An exporter that builds `JSONValue`s, or, given `writer`, also writes objects as text
+  /// the way `writer` writes them (in key order when it sorts keys). Its plans cost a few
+  /// thousand instructions an entity more for text, which one object's `JSONValue` (a read
+  /// by key over HTTP, a page of a query) does not pay.
   init(
-    reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions, writer: JSONWriter = JSONWriter()
+    reader: SnapshotReader, transformers: ValueTransformers, options: ExportOptions, writer: JSONWriter? = nil
   ) {
     self.reader = reader
     self.transformers = transformers
     self.options = options
-    writtenKeys = WrittenKeys(store: reader.store)
-    let model = reader.model
-    let keyCase = options.keyCase ?? model.keyCase
-    var plans: [String: EntityPlan] = [:]
-    var stepsByEntity: [MemberSteps?] = []
-    for entity in model.entities {
-      guard let resolved = model.resolved(entity.name) else { continue }
-      // Codable decoding (`usesModelNames`) sees every property; JSON export only what import maps.
-      let keys = EntityKeyTable(entity: resolved, model: model)
-      let attributes = resolved.attributes.filter {
-        options.usesModelNames || ($0.isExported && entity.mapsProperty(withCustomKey: $0.jsonKey))
-      }.map {
-        AttributeField(
-          name: $0.name, path: Self.exportPath(of: $0, keys: keys, keyCase: keyCase, options: options),
-          transformer: options.usesModelNames ? nil : $0.transformer)
-      }
-      let relationships = resolved.relationships.filter {
-        options.usesModelNames
-          || ($0.declaration.isExported && entity.mapsProperty(withCustomKey: $0.declaration.jsonKey))
-      }.map {
-        relationship in
-        let path =
-          options.usesModelNames
-          ? [relationship.name]
-          : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
-            ?? [
-              KeyInflection.jsonKey(
-                for: keys.previousName(of: relationship.name) ?? relationship.name, keyCase: keyCase)
-            ]
-        return RelationshipField(
-          name: relationship.name, isToMany: relationship.isToMany, path: path,
-          inverse: relationship.declaration.inverse)
-      }
-      var typeKey: String?
-      if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
-        model.resolved(resolved.rootName)?.family.count ?? 1 > 1
-      {
-        typeKey = key
-      }
-      let plan = EntityPlan(
-        attributes: attributes, relationships: relationships, typeKey: typeKey,
-        identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) })
-      plans[entity.name] = plan
+    guard let writer else { return }
+    for entity in reader.model.entities {
       // Ids are small (one per entity the model ever had); a larger one is written the slow way.
-      if let members = Self.members(of: plan, entity: resolved, options: options, writer: writer),
+      guard let resolved = reader.model.resolved(entity.name), let plan = plan(for: entity.name),
+        let members = Self.members(of: plan, entity: resolved, options: options, writer: writer),
         Int(resolved.id) < 1 << 16
-      {
-        let index = Int(resolved.id)
-        if stepsByEntity.count <= index {
-          stepsByEntity.append(contentsOf: repeatElement(nil, count: index + 1 - stepsByEntity.count))
-        }
-        stepsByEntity[index] = MemberSteps(members, writer: writer)
+      else { continue }
+      let index = Int(resolved.id)
+      if stepsByEntity.count <= index {
+        stepsByEntity.append(contentsOf: repeatElement(nil, count: index + 1 - stepsByEntity.count))
       }
+      stepsByEntity[index] = MemberSteps(members, writer: writer)
     }
-    self.plans = plans
-    self.stepsByEntity = stepsByEntity
+  }
+
+  /// What to write for objects of `entityName` (nil: not in the model).
+  func plan(for entityName: String) -> EntityPlan? {
+    if let plan = plans[entityName] { return plan }
+    guard let resolved = model.resolved(entityName) else { return nil }
+    let plan = Self.plan(of: resolved, model: model, options: options)
+    plans[entityName] = plan
+    return plan
+  }
+
+  private static func plan(of resolved: ResolvedEntity, model: Model, options: ExportOptions) -> EntityPlan {
+    let entity = resolved.declaration
+    let keyCase = options.keyCase ?? model.keyCase
+    // Codable decoding (`usesModelNames`) sees every property; JSON export only what import maps.
+    let keys = EntityKeyTable(entity: resolved, model: model)
+    let attributes = resolved.attributes.filter {
+      options.usesModelNames || ($0.isExported && entity.mapsProperty(withCustomKey: $0.jsonKey))
+    }.map {
+      AttributeField(
+        name: $0.name, path: Self.exportPath(of: $0, keys: keys, keyCase: keyCase, options: options),
+        transformer: options.usesModelNames ? nil : $0.transformer)
+    }
+    let relationships = resolved.relationships.filter {
+      options.usesModelNames
+        || ($0.declaration.isExported && entity.mapsProperty(withCustomKey: $0.declaration.jsonKey))
+    }.map {
+      relationship in
+      let path =
+        options.usesModelNames
+        ? [relationship.name]
+        : relationship.declaration.jsonKey.map { $0.split(separator: ".").map(String.init) }
+          ?? [
+            KeyInflection.jsonKey(
+              for: keys.previousName(of: relationship.name) ?? relationship.name, keyCase: keyCase)
+          ]
+      return RelationshipField(
+        name: relationship.name, isToMany: relationship.isToMany, path: path,
+        inverse: relationship.declaration.inverse)
+    }
+    var typeKey: String?
+    if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
+      model.resolved(resolved.rootName)?.family.count ?? 1 > 1
+    {
+      typeKey = key
+    }
+    return EntityPlan(
+      attributes: attributes, relationships: relationships, typeKey: typeKey,
+      identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) })
   }
 
   var model: Model { reader.model }
@@ -140,7 +151,7 @@ final class Exporter {
   /// Groot do) unless `ExportOptions.keepsInverseRelationships`, so that a nested object does
   /// not list every sibling that shares it and the export stays linear in what it writes.
   private func export(_ object: ObjectSnapshot, depth: Int, walk: inout Walk, reachedBy: String?) throws -> JSONValue {
-    guard let plan = plans[object.entity] else { return .null }
+    guard let plan = plan(for: object.entity) else { return .null }
     let dateFormat = self.dateFormat
     var json = JSONObject(minimumCapacity: plan.attributes.count + plan.relationships.count + 1)
     for field in plan.attributes {
@@ -253,7 +264,7 @@ final class Exporter {
   func keyValue(_ key: ObjectKey, dateFormat: DateFormat) -> JSONValue {
     if key.identity.count == 1 { return Self.json(key.identity[0], dateFormat: dateFormat) }
     let parts = key.identity.map { Self.json($0, dateFormat: dateFormat) }
-    guard let names = plans[key.entity]?.identityKeys, names.count == parts.count else { return .array(parts) }
+    guard let names = plan(for: key.entity)?.identityKeys, names.count == parts.count else { return .array(parts) }
     return .object(JSONObject(zip(names, parts).map { JSONObject.Member(key: $0.0, value: $0.1) }))
   }
 

@@ -17,6 +17,13 @@ extension View {
     try Exporter(reader: reader, transformers: reader.transformers, options: options).export(object)
   }
 
+  /// Objects as JSON, each as `exportJSON(_:options:)` writes it alone: a page of a query,
+  /// with what to write for each entity worked out once for the whole page.
+  public func exportJSON(_ objects: [ObjectSnapshot], options: ExportOptions = ExportOptions()) throws -> [JSONValue] {
+    let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
+    return try objects.map { try exporter.export($0) }
+  }
+
   /// The whole store as one document keyed by collection (`{"albums": [...], "bands": [...]}`).
   /// A root entity lists its sub-entities' objects in its own list when a subentity key
   /// tells them apart on import; without one, each entity of the family gets a collection of

@@ -33,6 +33,23 @@ struct ExportAndCodableTests {
     try golden(file, japan)
   }
 
+  @Test(arguments: [RelationshipExport.none, .ids, .nested(depth: 2), .rails(depth: 1)])
+  func objectsExportedTogetherReadAsEachExportedAlone(mode: RelationshipExport) throws {
+    let (ledger, directory) = try bands()
+    defer { withExtendedLifetime(directory) {} }
+    let options = ExportOptions(relationships: mode)
+    try ledger.read { view in
+      // Objects of several entities, one twice: what each one's export writes does not
+      // depend on what was exported before it.
+      let objects = try [("Band", "Japan"), ("Album", "Tin Drum"), ("Band", "Japan"), ("Album", "Avalon")]
+        .compactMap { try view.object($0.0, key: .string($0.1)) }
+      #expect(objects.count == 4)
+      let alone = try objects.map { try view.exportJSON($0, options: options) }
+      #expect(try view.exportJSON(objects, options: options) == alone)
+      #expect(try view.exportJSON([], options: options).isEmpty)
+    }
+  }
+
   @Test func nestedExportIsCycleSafe() throws {
     let (ledger, directory) = try bands()
     defer { withExtendedLifetime(directory) {} }
