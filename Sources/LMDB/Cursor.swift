@@ -67,7 +67,7 @@ public struct Cursor: ~Copyable {
 
   /// Stores `value` under `key` and leaves the cursor on it.
   public func put(_ value: [UInt8], forKey key: [UInt8], flags: PutFlags = []) throws(LMDBError) {
-    let code = cursorPut(handle, value, forKey: key, flags: flags)
+    let code = cursorPut(handle, value[...], forKey: key[...], flags: flags)
     if code == MDB_MAP_FULL { transaction.sawMapFull = true }
     try check(code, "put through cursor into \(database.name)")
   }

@@ -48,7 +48,7 @@ public struct WriteCursors: ~Copyable {
       try transaction.put(value, forKey: key, in: database, flags: flags)
       return
     }
-    let code = cursorPut(handles[index], value, forKey: key, flags: flags)
+    let code = cursorPut(handles[index], value[...], forKey: key[...], flags: flags)
     if code == MDB_MAP_FULL { transaction.sawMapFull = true }
     try check(code, "put through cursor into \(database.name) (key of \(key.count) bytes)")
   }
@@ -62,8 +62,15 @@ extension WriteCursors {
   /// usual way, so the expectation is a hint, never a condition: the result is always that
   /// of `put`.
   public func append(_ value: [UInt8], forKey key: [UInt8], in database: Database) throws(LMDBError) {
+    try append(value[...], forKey: key[...], in: database)
+  }
+
+  /// `append(_:forKey:in:)` of parts of larger buffers, which are not copied.
+  public func append(_ value: ArraySlice<UInt8>, forKey key: ArraySlice<UInt8>, in database: Database)
+    throws(LMDBError)
+  {
     guard let index = databases.firstIndex(where: { $0.handle == database.handle }) else {
-      try transaction.put(value, forKey: key, in: database)
+      try transaction.put(Array(value), forKey: Array(key), in: database)
       return
     }
     var code = cursorPut(handles[index], value, forKey: key, flags: .append)
@@ -98,7 +105,9 @@ extension WriteCursors {
 extension WriteCursors: Sendable {}
 
 /// `mdb_cursor_put` of one key and value; returns LMDB's code.
-func cursorPut(_ cursor: OpaquePointer, _ value: [UInt8], forKey key: [UInt8], flags: PutFlags) -> Int32 {
+func cursorPut(_ cursor: OpaquePointer, _ value: ArraySlice<UInt8>, forKey key: ArraySlice<UInt8>, flags: PutFlags)
+  -> Int32
+{
   key.withUnsafeBytes { keyBytes in
     value.withUnsafeBytes { valueBytes in
       var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))

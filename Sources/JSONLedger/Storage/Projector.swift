@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// Folds one change record into the projections. A pure function of the record and the
@@ -252,13 +253,19 @@ extension Projector {
       entries.append((start, keyEnd, bytes.count))
     }
 
-    /// Calls `body` with each entry in key order (each key and value copied just for it).
-    func forEachInKeyOrder(_ body: ([UInt8], [UInt8]) throws -> Void) rethrows {
-      let ordered = entries.sorted { left, right in
-        bytes[left.keyStart..<left.keyEnd].lexicographicallyPrecedes(bytes[right.keyStart..<right.keyEnd])
+    /// Calls `body` with each entry in key order, where it lies in the buffer.
+    func forEachInKeyOrder(_ body: (ArraySlice<UInt8>, ArraySlice<UInt8>) throws -> Void) rethrows {
+      // Keys compare as LMDB compares them: bytes, then the shorter first.
+      let ordered = bytes.withUnsafeBytes { buffer in
+        guard let base = buffer.baseAddress else { return entries }
+        return entries.sorted { left, right in
+          let (leftCount, rightCount) = (left.keyEnd - left.keyStart, right.keyEnd - right.keyStart)
+          let order = memcmp(base + left.keyStart, base + right.keyStart, min(leftCount, rightCount))
+          return order != 0 ? order < 0 : leftCount < rightCount
+        }
       }
       for entry in ordered {
-        try body(Array(bytes[entry.keyStart..<entry.keyEnd]), Array(bytes[entry.keyEnd..<entry.valueEnd]))
+        try body(bytes[entry.keyStart..<entry.keyEnd], bytes[entry.keyEnd..<entry.valueEnd])
       }
     }
   }

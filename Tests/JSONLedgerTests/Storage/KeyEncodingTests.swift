@@ -1,11 +1,26 @@
 import JSONLedgerSupport
 import JSONLedgerTestSupport
+import PropertyBased
 import Testing
 
 @testable import JSONLedger
 
 @Suite("Identity keys and the resolver's slot table")
 struct KeyEncodingTests {
+  /// The projector appends new objects' keys in this order, as LMDB orders keys: bytes first,
+  /// then a prefix before what it begins (a key out of order is still put, just slower).
+  @Test func newKeysComeOutInLMDBsOrderWithTheirValues() async {
+    await propertyCheck(count: 200, input: Gen.int(in: 0...3).array(of: 0...5).array(of: 0...12)) { keyDigits in
+      let keys = Array(Set(keyDigits.map { $0.map(UInt8.init) }))
+      var newKeys = Projector.NewKeys()
+      for (index, key) in keys.enumerated() { newKeys.add(key, [UInt8(index)]) }
+      var seen: [([UInt8], [UInt8])] = []
+      newKeys.forEachInKeyOrder { key, value in seen.append((Array(key), Array(value))) }
+      #expect(seen.map(\.0) == keys.sorted { $0.lexicographicallyPrecedes($1) })
+      #expect(seen.allSatisfy { keys[Int($0.1[0])] == $0.0 })
+    }
+  }
+
   @Test func identityKeysSortLikeTheirStringsAndKeepNULsApart() {
     let names = ["", "a", "a\u{0}", "a\u{0}b", "a\u{0}\u{0}", "a\u{1}", "ab", "b", "é"]
     let keys = names.map { StoreKeys.identity(root: 7, [.string($0)]).key }
