@@ -231,6 +231,25 @@ struct LifecycleEdgeTests {
     _ = try ledger.verify()
   }
 
+  /// A value equal to an identity value is stored as a reference to it: only when the bytes
+  /// are the same, not for canonically equivalent text.
+  @Test func aValueLikeTheIdentityReadsBackWithItsOwnBytes() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    var batch = ledger.makeBatch()
+    try batch.stage(["name": .string("\u{E9}"), "label": .string("e\u{301}")], as: "Disc")
+    try batch.stage(["name": "b", "label": "b"], as: "Disc")
+    _ = try ledger.applySynchronously(batch)
+    let (accented, plain) = try ledger.read { view in
+      (
+        try view.object("Disc", key: "\u{E9}")?["label"]?.keyText, try view.object("Disc", key: "b")?["label"]?.keyText
+      )
+    }
+    #expect(accented.map { Array($0.utf8) } == Array("e\u{301}".utf8))
+    #expect(plain == "b")
+    _ = try ledger.verify()
+  }
+
   @Test func attributeValuesCompareAndHashByTheirBytes() {
     let composed = AttributeValue.string("\u{E9}")
     let decomposed = AttributeValue.string("e\u{301}")

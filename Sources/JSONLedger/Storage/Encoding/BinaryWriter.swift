@@ -93,12 +93,26 @@ struct BinaryWriter {
   /// `value`, or, when it equals one of `identity`, a reference to it (tag 14 and its
   /// position): an object's identity attributes are not written twice.
   mutating func write(_ value: AttributeValue, identity: [AttributeValue]) {
-    if !identity.isEmpty, let position = identity.firstIndex(of: value) {
+    if !identity.isEmpty, let position = Self.position(of: value, in: identity) {
       write(14)
       write(varint: UInt64(position))
     } else {
       write(value)
     }
+  }
+
+  /// `identity.firstIndex(of: value)`, with a string compared to strings alone, by length
+  /// first: most values are not an identity value, and are told apart without the general
+  /// comparison.
+  private static func position(of value: AttributeValue, in identity: [AttributeValue]) -> Int? {
+    guard case .string(let text) = value else { return identity.firstIndex(of: value) }
+    let count = text.utf8.count
+    for index in identity.indices {
+      if case .string(let other) = identity[index], other.utf8.count == count, AttributeValue.sameBytes(text, other) {
+        return index
+      }
+    }
+    return nil
   }
 
   mutating func write(optional value: AttributeValue?) {
