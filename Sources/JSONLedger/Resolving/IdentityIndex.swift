@@ -53,8 +53,8 @@ struct IdentityIndex {
   /// The ids this batch created under `root`.
   func newIDs(root: UInt32) -> [UInt64] { table.newIDs(root: root) }
 
-  /// Lets the cache go once the batch is resolved: the changes are built next, and a large
-  /// batch's peak memory is then, with the cache about a tenth of it.
+  /// Lets the cache go once the batch is resolved, before the changes are built: held
+  /// through that, it was about a tenth of a large batch's peak memory.
   mutating func dropCache() {
     table = IdentityTable()
     encodedKey = []
