@@ -101,18 +101,15 @@ struct BinaryWriter {
     }
   }
 
-  /// `identity.firstIndex(of: value)`, with a string compared to strings alone, by length
-  /// first: most values are not an identity value, and are told apart without the general
-  /// comparison.
+  /// `identity.firstIndex(of: value)`, with a string compared to strings alone (`sameBytes`,
+  /// lengths first): most values are not an identity value, and are told apart without the
+  /// general comparison.
   private static func position(of value: AttributeValue, in identity: [AttributeValue]) -> Int? {
     guard case .string(let text) = value else { return identity.firstIndex(of: value) }
-    let count = text.utf8.count
-    for index in identity.indices {
-      if case .string(let other) = identity[index], other.utf8.count == count, AttributeValue.sameBytes(text, other) {
-        return index
-      }
+    return identity.firstIndex { candidate in
+      guard case .string(let other) = candidate else { return false }
+      return AttributeValue.sameBytes(text, other)
     }
-    return nil
   }
 
   mutating func write(optional value: AttributeValue?) {
