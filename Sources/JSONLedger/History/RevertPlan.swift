@@ -126,7 +126,7 @@ extension Ledger {
               field: model.relationshipsByID[link.relationshipID]?.name
                 ?? relationshipName(forID: link.relationshipID),
               setByBatch: try value(of: link, reader: reader),
-              now: try value(of: now?.links[link.relationshipID] ?? [], as: link, reader: reader),
+              now: try value(of: now?.links[link.relationshipID]?.array ?? [], as: link, reader: reader),
               changedBy: later))
         }
       }
@@ -181,8 +181,8 @@ extension Ledger {
         // A to-one is one value: its old target comes back whatever is linked now.
         let list =
           isToOne(link.relationshipID)
-          ? restored.removed : restored.inverted.applied(to: state.links[link.relationshipID] ?? [])
-        state.links[link.relationshipID] = list.isEmpty ? nil : list
+          ? restored.removed : restored.inverted.applied(to: state.links[link.relationshipID]?.array ?? [])
+        state.links[link.relationshipID] = list.isEmpty ? nil : LinkTargets(list)
       }
       targets[change.objectID] = .some(state)
     }

@@ -231,10 +231,11 @@ extension ObjectChange {
       if old.links != new.links {
         for (id, list) in new.links where (old.links[id] ?? []) != list {
           links.append(
-            LinkChange(relationshipID: id, from: old.links[id] ?? [], to: list, isOrdered: model.isOrdered(id)))
+            LinkChange(
+              relationshipID: id, from: old.links[id]?.array ?? [], to: list.array, isOrdered: model.isOrdered(id)))
         }
         for (id, list) in old.links where new.links[id] == nil && !list.isEmpty {
-          links.append(LinkChange(relationshipID: id, from: list, to: [], isOrdered: model.isOrdered(id)))
+          links.append(LinkChange(relationshipID: id, from: list.array, to: [], isOrdered: model.isOrdered(id)))
         }
       }
       if attributes.isEmpty, links.isEmpty, old.entity == new.entity { return nil }

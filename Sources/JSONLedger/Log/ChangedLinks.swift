@@ -33,7 +33,8 @@ enum ChangedLinks: Sendable {
     changes.reserveCapacity(lists.count)
     for (id, list) in lists where !list.isEmpty {
       changes.append(
-        LinkChange(relationshipID: id, from: isNew ? [] : list, to: isNew ? list : [], isOrdered: isOrdered(id)))
+        LinkChange(
+          relationshipID: id, from: isNew ? [] : list.array, to: isNew ? list.array : [], isOrdered: isOrdered(id)))
     }
     self = .listed(changes)
   }
@@ -66,7 +67,8 @@ enum ChangedLinks: Sendable {
       for (index, (id, list)) in lists.enumerated() {
         let isOrdered = ordered & (1 << UInt64(index)) != 0
         try body(
-          LinkChange(relationshipID: id, from: isNew ? [] : list, to: isNew ? list : [], isOrdered: isOrdered))
+          LinkChange(
+            relationshipID: id, from: isNew ? [] : list.array, to: isNew ? list.array : [], isOrdered: isOrdered))
       }
     }
   }

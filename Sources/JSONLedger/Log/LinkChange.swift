@@ -59,7 +59,25 @@ public struct LinkChange: Sendable, Equatable {
       list.append(contentsOf: added)
       return
     }
-    // Both sorted: one merge walk drops what was removed and inserts what was added.
+    list = merged(into: list)
+  }
+
+  /// Applies this change to a state's list in place (as `apply(to:)` does to an array).
+  func apply(to list: inout LinkTargets) {
+    if let order {
+      list = LinkTargets(order.new)
+      return
+    }
+    if removed.isEmpty, (list.last ?? 0) < (added.first ?? .max) {
+      list.append(contentsOf: added)
+      return
+    }
+    list = LinkTargets(merged(into: list))
+  }
+
+  /// An unordered list with this change merged in: both are sorted, so one walk drops what
+  /// was removed and inserts what was added.
+  private func merged(into list: some Collection<UInt64>) -> [UInt64] {
     var result: [UInt64] = []
     result.reserveCapacity(list.count + added.count)
     var removedIndex = 0
@@ -75,7 +93,7 @@ public struct LinkChange: Sendable, Equatable {
       result.append(target)
     }
     result += added[addedIndex...]
-    list = result
+    return result
   }
 
   /// The change that undoes this one.

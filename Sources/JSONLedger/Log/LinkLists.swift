@@ -6,18 +6,28 @@ import JSONLedgerSupport
 /// an object has a handful of relationships, and scanning a few ids costs far less than the
 /// hashing a `Dictionary` does on every access. Iteration is in ascending id order.
 struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
-  typealias Element = (key: UInt32, value: [UInt64])
+  typealias Element = (key: UInt32, value: LinkTargets)
 
   fileprivate struct Entry: Sendable, Equatable {
+    // Targets first: the id fits in the padding after their 9 bytes, so an entry takes 16
+    // bytes, not 24.
+    var targets: LinkTargets
     var id: UInt32
-    var targets: [UInt64]
+
+    init(id: UInt32, targets: LinkTargets) {
+      self.targets = targets
+      self.id = id
+    }
   }
 
   private var entries: [Entry] = []
 
+  /// Bytes an entry takes in the array (for a test of the layout).
+  static var entryStride: Int { MemoryLayout<Entry>.stride }
+
   init() {}
 
-  init(dictionaryLiteral elements: (UInt32, [UInt64])...) {
+  init(dictionaryLiteral elements: (UInt32, LinkTargets)...) {
     for (id, targets) in elements { self[id] = targets }
   }
 
@@ -35,7 +45,7 @@ struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral 
   }
 
   /// The list of relationship `id`; setting nil removes it.
-  subscript(id: UInt32) -> [UInt64]? {
+  subscript(id: UInt32) -> LinkTargets? {
     get {
       let (index, found) = position(of: id)
       return found ? entries[index].targets : nil
@@ -45,7 +55,7 @@ struct LinkLists: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral 
 
   /// Runs `body` on the list of relationship `id` where it is stored (an empty list is added
   /// first when there is none): no copy of the list, so appending to a long one stays cheap.
-  mutating func modify<Result>(_ id: UInt32, _ body: (inout [UInt64]) -> Result) -> Result {
+  mutating func modify<Result>(_ id: UInt32, _ body: (inout LinkTargets) -> Result) -> Result {
     let (index, found) = position(of: id)
     if !found { entries.setSortedEntry(Entry(id: id, targets: []), at: (index, false)) }
     return body(&entries[index].targets)

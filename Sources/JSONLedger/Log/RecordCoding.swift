@@ -73,7 +73,17 @@ enum RecordCoding {
         if let new { writer.write(new, identity: changes[index].identity) }
       }
       writer.write(varint: UInt64(changes[index].changedLinks.count))
-      changes[index].changedLinks.forEachLink { writeLink($0, into: &writer) }
+      switch changes[index].changedLinks {
+      case .listed(let links):
+        for link in links { writeLink(link, into: &writer) }
+      case .whole(let lists, let isNew, let ordered):
+        // Each list linked or unlinked whole, written from the state's lists as they are.
+        for (position, (id, list)) in lists.enumerated() {
+          writeLink(
+            id, isOrdered: ordered & (1 << UInt64(position)) != 0, old: isNew ? [] : list, new: isNew ? list : [],
+            into: &writer)
+        }
+      }
     }
     writer.write(bigEndian: Checksum.crc32(writer.bytes))
     return writer.bytes
@@ -250,19 +260,28 @@ enum RecordCoding {
     return changes
   }
 
-  /// A link change: the relationship id, then 0 and the removed and added ids, or 1 and an
-  /// ordered list's whole old and new lists (`write(compactIDs:)`).
+  /// A link change: an ordered relationship's whole lists before and after, any other's
+  /// removed and added targets.
   private static func writeLink(_ link: LinkChange, into writer: inout BinaryWriter) {
-    writer.write(varint: UInt64(link.relationshipID))
     if let order = link.order {
-      writer.write(UInt8(1))
-      writer.write(compactIDs: order.old)
-      writer.write(compactIDs: order.new)
+      writeLink(link.relationshipID, isOrdered: true, old: order.old, new: order.new, into: &writer)
     } else {
-      writer.write(UInt8(0))
-      writer.write(compactIDs: link.removed)
-      writer.write(compactIDs: link.added)
+      writeLink(link.relationshipID, isOrdered: false, old: link.removed, new: link.added, into: &writer)
     }
+  }
+
+  /// A link change as stored: the relationship id, then tag 1 and the whole list before and
+  /// after for an ordered relationship, or tag 0 and the targets unlinked and linked for any
+  /// other (`write(compactIDs:)`). A list linked or unlinked whole is either, with `old` or
+  /// `new` empty.
+  private static func writeLink(
+    _ relationshipID: UInt32, isOrdered: Bool, old: some Collection<UInt64>, new: some Collection<UInt64>,
+    into writer: inout BinaryWriter
+  ) {
+    writer.write(varint: UInt64(relationshipID))
+    writer.write(UInt8(isOrdered ? 1 : 0))
+    writer.write(compactIDs: old)
+    writer.write(compactIDs: new)
   }
 
   private static func readLink(_ reader: inout BinaryReader) throws(DecodingFailure) -> LinkChange {

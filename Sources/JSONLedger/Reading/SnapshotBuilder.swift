@@ -72,7 +72,7 @@ struct SnapshotBuilder: StateVisitor {
   /// Takes an object's state as if it were read from its stored bytes.
   mutating func visit(_ state: ObjectState, resolved: ResolvedEntity?) {
     guard visitHeader(entity: state.entity, resolved: resolved, identity: state.identity, since: 0) else { return }
-    for (id, targets) in state.links { visitList(id, targets) }
+    for (id, targets) in state.links { visitList(id, targets.array) }
     let positions = resolved?.storedAttributePositions ?? [:]
     for (name, value) in state.attributes { visitAttribute(name, position: positions[name], value) }
   }

@@ -195,7 +195,7 @@ struct BatchResolver {
       guard let entity = model.resolved(scope.entity) else { continue }
       let candidates: [UInt64]
       if let parent = scope.parent, let relationship = scope.relationship {
-        candidates = try graph.objects.links(parent, relationship)
+        candidates = try graph.objects.links(parent, relationship).array
       } else {
         let family = Set(entity.family)
         var ids = try source.objectIDs(root: entity.rootName)

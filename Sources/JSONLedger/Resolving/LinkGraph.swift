@@ -70,7 +70,7 @@ struct LinkGraph {
     if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
     let existing = try objects.links(id, relationship.id)
     // Already linked as wanted (both sides are always kept in step): nothing to do.
-    if existing == (relationship.isOrdered || !relationship.isToMany ? targets : targets.sorted()) { return }
+    if existing.elementsEqual(relationship.isOrdered || !relationship.isToMany ? targets : targets.sorted()) { return }
     guard relationship.isToMany else {
       for old in existing where !isWanted(old) {
         try unlink(id, relationship.id, old)
@@ -89,9 +89,8 @@ struct LinkGraph {
       if relationship.declaration.deletesOrphans { orphans.append(old) }
     }
     for target in targets where !isExisting(target) { try attach(target, counterpart, id) }
-    try objects.update(id) { state in
-      state.links[relationship.id] = targets.isEmpty ? nil : relationship.isOrdered ? targets : targets.sorted()
-    }
+    let list = relationship.isOrdered ? targets : targets.sorted()
+    try objects.update(id) { state in state.links[relationship.id] = list.isEmpty ? nil : LinkTargets(list) }
     if !membership.isEmpty { membership[LinkList(object: id, relationship: relationship.id)] = nil }
     for orphan in orphans where try objects.exists(orphan) { try delete(orphan) }
   }
@@ -147,7 +146,7 @@ struct LinkGraph {
       }
       guard let target else { continue }
       for (relationshipID, list) in target.links {
-        var kept: [UInt64] = []
+        var kept: LinkTargets = []
         let counterpart = shape(relationshipID).counterpart
         for partner in list where try objects.exists(partner) {
           kept.append(partner)
@@ -208,7 +207,7 @@ struct LinkGraph {
 
   /// Whether `target` is in an object's link list.
   private mutating func listContains(
-    _ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: [UInt64], ordered: Bool
+    _ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: LinkTargets, ordered: Bool
   ) -> Bool {
     guard list.count > 32 else { return list.contains(target) }
     if !ordered {
@@ -224,7 +223,7 @@ struct LinkGraph {
 
   /// Adds `target` at the end, or at its place when the list is kept sorted (new ids are the
   /// largest, so that is usually the end too).
-  private static func add(_ target: UInt64, to list: inout [UInt64], keepingSorted: Bool) {
+  private static func add(_ target: UInt64, to list: inout LinkTargets, keepingSorted: Bool) {
     if !keepingSorted || (list.last ?? 0) < target {
       list.append(target)
     } else {
@@ -233,7 +232,7 @@ struct LinkGraph {
   }
 
   /// The first position in a sorted list whose element is not less than `target`.
-  private static func insertionPoint(of target: UInt64, in list: [UInt64]) -> Int {
+  private static func insertionPoint(of target: UInt64, in list: LinkTargets) -> Int {
     var low = 0
     var high = list.count
     while low < high {

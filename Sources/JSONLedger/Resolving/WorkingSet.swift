@@ -113,7 +113,7 @@ struct WorkingSet {
   }
 
   /// One link list of an object in the working state (empty when it has none).
-  mutating func links(_ id: UInt64, _ relationshipID: UInt32) throws -> [UInt64] {
+  mutating func links(_ id: UInt64, _ relationshipID: UInt32) throws -> LinkTargets {
     inspect(try slot(id)) { $0?.links[relationshipID] ?? [] }
   }
 

@@ -109,7 +109,7 @@ struct ProjectionStore: StateSource {
     var stored = image
     // Lists still to resolve, and their changes oldest first.
     var pending = image.deltas.mapValues { [$0.change] }
-    func resolve(_ id: UInt32, onto whole: [UInt64]) {
+    func resolve(_ id: UInt32, onto whole: LinkTargets) {
       var list = whole
       for change in pending[id, default: []].reversed() { change.apply(to: &list) }
       stored.state.links[id] = list

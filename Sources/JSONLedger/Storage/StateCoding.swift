@@ -247,7 +247,7 @@ private struct StoredStateBuilder: StateVisitor {
   }
   mutating func visitLinks(count: Int) { stored.state.links.reserveCapacity(count) }
   mutating func visitList(_ relationshipID: UInt32, _ targets: [UInt64]) {
-    stored.state.links[relationshipID] = targets
+    stored.state.links[relationshipID] = LinkTargets(targets)
   }
   mutating func visitDelta(_ relationshipID: UInt32, chain: Int, _ change: LinkChange) {
     stored.deltas[relationshipID] = (chain, change)

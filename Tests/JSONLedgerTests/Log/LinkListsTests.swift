@@ -1,3 +1,5 @@
+import JSONLedgerTestSupport
+import PropertyBased
 import Testing
 
 @testable import JSONLedger
@@ -22,5 +24,77 @@ struct LinkListsTests {
     lists.modify(3) { $0.append(31) }
     #expect(lists[3] == [30, 31])
     #expect(lists.count == 1)
+  }
+}
+
+@Suite("The targets of one link list")
+struct LinkTargetsTests {
+  /// Any run of edits leaves the same targets as the same edits to an array, held as a list
+  /// of that count is held (one target inline), equal and hashed like a list built whole.
+  @Test func editsLeaveWhatTheSameEditsLeaveInAnArray() async {
+    await propertyCheck(count: 200, input: Gen.int(in: 0...999).array(of: 0...24)) { steps in
+      var targets: LinkTargets = []
+      var array: [UInt64] = []
+      for step in steps {
+        let value = UInt64(step / 6)
+        switch step % 6 {
+        case 0:
+          targets.append(value)
+          array.append(value)
+        case 1:
+          let position = step % (array.count + 1)
+          targets.insert(value, at: position)
+          array.insert(value, at: position)
+        case 2 where !array.isEmpty:
+          let position = step % array.count
+          #expect(targets.remove(at: position) == array.remove(at: position))
+        case 3:
+          targets.removeAll { $0 % 3 == value % 3 }
+          array.removeAll { $0 % 3 == value % 3 }
+        case 4:
+          targets.append(contentsOf: [value, value + 1])
+          array.append(contentsOf: [value, value + 1])
+        default:
+          let low = array.isEmpty ? 0 : step % array.count
+          let high = low + (array.count - low) / 2
+          let replacement = Array(repeating: value, count: step % 3)
+          targets.replaceSubrange(low..<high, with: replacement)
+          array.replaceSubrange(low..<high, with: replacement)
+        }
+        targets._checkInvariants()
+        #expect(Array(targets) == array)
+        #expect(targets.array == array)
+        #expect(targets.count == array.count)
+        #expect(targets == LinkTargets(array))
+        #expect(targets.hashValue == LinkTargets(array).hashValue)
+      }
+    }
+  }
+
+  @Test func aChangeAppliesToTargetsAsToAnArray() {
+    let lists: [[UInt64]] = [[], [4], [2, 9], [1, 3, 5, 7]]
+    let changes = [
+      LinkChange(relationshipID: 1, added: [6], removed: []),
+      LinkChange(relationshipID: 1, added: [], removed: [4]),
+      LinkChange(relationshipID: 1, added: [2, 8], removed: [3, 9]),
+      LinkChange(relationshipID: 1, from: [4], to: [9, 4], isOrdered: true),
+    ]
+    for list in lists {
+      for change in changes {
+        var targets = LinkTargets(list)
+        change.apply(to: &targets)
+        targets._checkInvariants()
+        #expect(targets.array == change.applied(to: list))
+      }
+    }
+  }
+}
+
+extension LinkTargetsTests {
+  /// What holding one target inline is for: a list costs no more than an array's reference
+  /// beside its relationship id.
+  @Test func aListOfOneTakesNoMoreRoomThanAnArrayReference() {
+    #expect(MemoryLayout<LinkTargets>.size == 9)
+    #expect(LinkLists.entryStride == 16)
   }
 }

@@ -39,7 +39,7 @@ struct StateDecodingTests {
     var state = ObjectState(entity: "User", identity: [.integer(7)])
     // Ids of two roots, out of order (an ordered list), and a long ascending run.
     state.links[1] = [ObjectIDs.make(root: 2, sequence: 900), ObjectIDs.make(root: 1, sequence: 5), 3]
-    state.links[2] = (1...70).map { ObjectIDs.make(root: 3, sequence: UInt64($0 * 3)) }
+    state.links[2] = LinkTargets((1...70).map { ObjectIDs.make(root: 3, sequence: UInt64($0 * 3)) })
     let whole = Date(timeIntervalSince1970: 1_000_000_000)
     let fraction = Date(timeIntervalSince1970: -12.25)
     state.attributes = AttributeList([

@@ -143,7 +143,7 @@ struct BinaryWriter {
   /// Object ids in any order: their count, the first as its root entity and sequence number
   /// (`ObjectIDs`), each other as the zigzag difference from the one before. Ids of one
   /// entity, stored near each other, take a byte or two each.
-  mutating func write(compactIDs ids: [UInt64]) {
+  mutating func write(compactIDs ids: some Collection<UInt64>) {
     write(varint: UInt64(ids.count))
     guard let first = ids.first else { return }
     write(varint: UInt64(ObjectIDs.root(of: first)))
