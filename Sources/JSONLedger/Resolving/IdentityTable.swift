@@ -8,16 +8,21 @@ import JSONLedgerSupport
 /// with FNV-1a and found by open addressing. Hashing and comparing
 /// these bytes costs a fraction of a `Dictionary` keyed by `[AttributeValue]`.
 struct IdentityTable {
+  /// 32 bytes: a large batch holds one per identity, at its memory's peak. A key's bytes
+  /// start where the entry before's end (keys are only appended), so only the end is kept;
+  /// the hash is kept to its low 32 bits, which also pick the bucket.
   private struct Entry {
-    var hash: UInt64
-    var start: Int
-    var count: Int
-    var id: UInt64
+    var hash: UInt32
     var isNew: Bool
+    var end: Int
+    var id: UInt64
     var payloadFingerprint: UInt64
   }
 
-  /// The encoded keys, back to back.
+  /// Bytes an entry takes in the array (for a test of the layout).
+  static var entryStride: Int { MemoryLayout<Entry>.stride }
+
+  /// The encoded keys, back to back, in the order of their entries.
   private var bytes: [UInt8] = []
   private var entries: [Entry] = []
   /// By bucket: 1 + the index of its entry, or 0 for an empty bucket.
@@ -27,12 +32,12 @@ struct IdentityTable {
   /// fingerprint the store held for it.
   func entry(forKey key: [UInt8]) -> (id: UInt64, isNew: Bool, payloadFingerprint: UInt64)? {
     let hash = Self.hash(key)
-    var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
+    var bucket = Int(hash) & (buckets.count - 1)
     while true {
       let index = buckets[bucket] - 1
       if index < 0 { return nil }
       let entry = entries[index]
-      if entry.hash == hash, matches(entry, key) { return (entry.id, entry.isNew, entry.payloadFingerprint) }
+      if entry.hash == hash, matches(index, key) { return (entry.id, entry.isNew, entry.payloadFingerprint) }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
   }
@@ -40,11 +45,11 @@ struct IdentityTable {
   /// Records the id of an encoded identity (replacing one recorded before).
   mutating func set(_ id: UInt64, forKey key: [UInt8], isNew: Bool, payloadFingerprint: UInt64 = 0) {
     let hash = Self.hash(key)
-    var bucket = Int(truncatingIfNeeded: hash) & (buckets.count - 1)
+    var bucket = Int(hash) & (buckets.count - 1)
     while true {
       let index = buckets[bucket] - 1
       if index < 0 { break }
-      if entries[index].hash == hash, matches(entries[index], key) {
+      if entries[index].hash == hash, matches(index, key) {
         entries[index].id = id
         entries[index].isNew = isNew
         entries[index].payloadFingerprint = payloadFingerprint
@@ -52,10 +57,9 @@ struct IdentityTable {
       }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
-    entries.append(
-      Entry(
-        hash: hash, start: bytes.count, count: key.count, id: id, isNew: isNew, payloadFingerprint: payloadFingerprint))
     bytes += key
+    entries.append(
+      Entry(hash: hash, isNew: isNew, end: bytes.count, id: id, payloadFingerprint: payloadFingerprint))
     buckets[bucket] = entries.count
     // At most half full, so probes stay short.
     if entries.count * 2 > buckets.count { rebuild(bucketCount: buckets.count * 2) }
@@ -65,7 +69,10 @@ struct IdentityTable {
   func newIDs(root: UInt32) -> [UInt64] {
     var rootBytes: [UInt8] = []
     rootBytes.appendBigEndian(root)
-    return entries.filter { $0.isNew && bytes[$0.start..<($0.start + 4)].elementsEqual(rootBytes) }.map(\.id)
+    return entries.indices.filter { index in
+      let start = self.start(of: index)
+      return entries[index].isNew && bytes[start..<(start + 4)].elementsEqual(rootBytes)
+    }.map { entries[$0].id }
   }
 
   /// Makes room for `count` identities without growing.
@@ -77,9 +84,12 @@ struct IdentityTable {
     if bucketCount > buckets.count { rebuild(bucketCount: bucketCount) }
   }
 
-  private func matches(_ entry: Entry, _ key: [UInt8]) -> Bool {
-    guard entry.count == key.count else { return false }
-    var offset = entry.start
+  /// Where the key of entry `index` starts in `bytes`.
+  private func start(of index: Int) -> Int { index == 0 ? 0 : entries[index - 1].end }
+
+  private func matches(_ index: Int, _ key: [UInt8]) -> Bool {
+    var offset = start(of: index)
+    guard entries[index].end - offset == key.count else { return false }
     for byte in key {
       if bytes[offset] != byte { return false }
       offset &+= 1
@@ -90,11 +100,12 @@ struct IdentityTable {
   private mutating func rebuild(bucketCount: Int) {
     buckets = Array(repeating: 0, count: bucketCount)
     for (index, entry) in entries.enumerated() {
-      var bucket = Int(truncatingIfNeeded: entry.hash) & (bucketCount - 1)
+      var bucket = Int(entry.hash) & (bucketCount - 1)
       while buckets[bucket] != 0 { bucket = (bucket + 1) & (bucketCount - 1) }
       buckets[bucket] = index + 1
     }
   }
 
-  static func hash(_ key: [UInt8]) -> UInt64 { FNV1a.hash(key.span) }
+  /// FNV-1a of the key, its low 32 bits.
+  static func hash(_ key: [UInt8]) -> UInt32 { UInt32(truncatingIfNeeded: FNV1a.hash(key.span)) }
 }

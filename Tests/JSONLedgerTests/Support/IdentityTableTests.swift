@@ -61,4 +61,17 @@ struct IdentityTableTests {
     #expect(table.newIDs(root: 2) == [3])
     #expect(table.newIDs(root: 9) == [])
   }
+
+  /// A key's bytes start where the entry before's end: setting an earlier key again (in
+  /// place, no bytes added) leaves every later key where it was.
+  @Test func keysSetAgainLeaveTheKeysAfterThemInPlace() {
+    var table = IdentityTable()
+    let keys = (0..<40).map { key(1, [.string(String(repeating: "k", count: $0))]) }
+    for (index, encoded) in keys.enumerated() { table.set(UInt64(index), forKey: encoded, isNew: true) }
+    for index in stride(from: 0, to: 40, by: 3) { table.set(UInt64(100 + index), forKey: keys[index], isNew: false) }
+    for (index, encoded) in keys.enumerated() {
+      #expect(table.entry(forKey: encoded)?.id == UInt64(index % 3 == 0 ? 100 + index : index))
+    }
+    #expect(IdentityTable.entryStride == 32)
+  }
 }
