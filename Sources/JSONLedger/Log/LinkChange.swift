@@ -48,31 +48,20 @@ public struct LinkChange: Sendable, Equatable {
     return result
   }
 
-  /// Applies this change to `list` in place: appending to a list that only grows (new ids
-  /// are the largest) costs what was added, not the list.
-  func apply(to list: inout [UInt64]) {
+  /// Applies this change to `list` (an array, or a state's `LinkTargets`) in place:
+  /// appending to a list that only grows (new ids are the largest) costs what was added, not
+  /// the list.
+  func apply<List: RangeReplaceableCollection & BidirectionalCollection>(to list: inout List)
+  where List.Element == UInt64 {
     if let order {
-      list = order.new
+      list = List(order.new)
       return
     }
     if removed.isEmpty, (list.last ?? 0) < (added.first ?? .max) {
       list.append(contentsOf: added)
       return
     }
-    list = merged(into: list)
-  }
-
-  /// Applies this change to a state's list in place (as `apply(to:)` does to an array).
-  func apply(to list: inout LinkTargets) {
-    if let order {
-      list = LinkTargets(order.new)
-      return
-    }
-    if removed.isEmpty, (list.last ?? 0) < (added.first ?? .max) {
-      list.append(contentsOf: added)
-      return
-    }
-    list = LinkTargets(merged(into: list))
+    list = List(merged(into: list))
   }
 
   /// An unordered list with this change merged in: both are sorted, so one walk drops what
