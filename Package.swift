@@ -40,7 +40,9 @@ let package = Package(
     // their own. Their API is `public` and `@inlinable` so that the hot paths that use them
     // specialise and inline across the module boundary as they did inside it: Swift 6.3 does
     // neither for `@inlinable package` (measured with callgrind; RESULTS.md).
-    .target(name: "JSONLedgerSupport"),
+    // glibc's `malloc.h`, for handing a large batch's freed memory back (`FreedMemory`).
+    .systemLibrary(name: "CMalloc"),
+    .target(name: "JSONLedgerSupport", dependencies: ["CMalloc"]),
     .target(
       name: "JSONLedger",
       dependencies: [

@@ -215,6 +215,9 @@ public final class Ledger: Sendable {
         let (changes, statistics) = try resolve(&resolver)
         return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)
       }()
+      // A large batch's resolver leaves gaps in the heap that the record and the pages the
+      // transaction fills do not fit in: handed back before they are made.
+      if changes.count >= Self.largeBatch { FreedMemory.returnToSystem() }
       var summary = try appendNew(
         kind: kind, metadata: metadata, statistics: statistics, changes: consume changes, txn,
         knownStates: consume knownStates)
@@ -228,6 +231,10 @@ public final class Ledger: Sendable {
     }
     return summary
   }
+
+  /// The number of changes from which a batch hands the memory it freed back to the system
+  /// as it goes (`FreedMemory`): below it, what is freed is little and soon reused.
+  static let largeBatch = 1 << 16
 
   /// A generous estimate of the map space a batch of `objects` needs (record, projections,
   /// copy-on-write pages); reserving too much only costs address space.

@@ -3,7 +3,9 @@
 ///
 /// Open addressing with linear probing and a multiplicative (Fibonacci) hash. Object ids are
 /// counters; `Dictionary` would run SipHash over each one, which costs several times the
-/// multiply and shift this table needs.
+/// multiply and shift this table needs. The hash spreads consecutive ids evenly, so probes
+/// stay short with the table up to three quarters full: a batch of just over a power of two
+/// objects (1,050,000) takes 2M buckets, not 4M (32 MB less at its memory's peak).
 public struct SlotTable {
   /// Object id by bucket; 0 marks an empty bucket (the id 0 is kept aside in `zeroSlot`).
   @usableFromInline var ids: [UInt64]
@@ -16,7 +18,7 @@ public struct SlotTable {
   @inlinable
   public init(minimumCapacity: Int = 8) {
     var buckets = 16
-    while buckets < minimumCapacity * 2 { buckets *= 2 }
+    while buckets * 3 < minimumCapacity * 4 { buckets *= 2 }
     ids = Array(repeating: 0, count: buckets)
     slots = Array(repeating: 0, count: buckets)
     shift = UInt64(64 - buckets.trailingZeroBitCount)
@@ -47,8 +49,8 @@ public struct SlotTable {
       zeroSlot = slot
       return
     }
-    // At most half full, so probes stay short.
-    if (count + 1) * 2 > ids.count { rebuild(minimumCapacity: ids.count) }
+    // At most three quarters full, so probes stay short.
+    if (count + 1) * 4 > ids.count * 3 { rebuild(minimumCapacity: ids.count) }
     var index = bucket(of: id)
     while ids[index] != 0 { index = (index + 1) & (ids.count - 1) }
     ids[index] = id
@@ -59,7 +61,7 @@ public struct SlotTable {
   /// Makes room for `count` ids without growing.
   @inlinable
   public mutating func reserveCapacity(_ count: Int) {
-    guard count * 2 > ids.count else { return }
+    guard count * 4 > ids.count * 3 else { return }
     rebuild(minimumCapacity: count)
   }
 

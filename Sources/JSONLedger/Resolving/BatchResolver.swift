@@ -142,7 +142,7 @@ struct BatchResolver {
     state.links.reserveCapacity(entity.relationships.count)
     for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
     try graph.objects.set(objectID, to: state)
-    if !identity.isEmpty { identities.registerNew(objectID, root: entity.rootID, identity: identity) }
+    if !identity.isEmpty { try identities.registerNew(objectID, root: entity.rootID, identity: identity) }
     return objectID
   }
 

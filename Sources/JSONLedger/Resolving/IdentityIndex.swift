@@ -27,7 +27,8 @@ struct IdentityIndex {
     OrderedEncoding.encodeIdentity(root: root, identity, into: &encodedKey)
     if let entry = table.entry(forKey: encodedKey) { return (entry.id, entry.payloadFingerprint) }
     guard let registration = try source.registration(encodedIdentity: encodedKey) else { return nil }
-    table.set(registration.id, forKey: encodedKey, isNew: false, payloadFingerprint: registration.payloadFingerprint)
+    try table.set(
+      registration.id, forKey: encodedKey, isNew: false, payloadFingerprint: registration.payloadFingerprint)
     return registration
   }
 
@@ -39,7 +40,7 @@ struct IdentityIndex {
 
   /// Files a new object under the identity last looked up (a create always follows the
   /// lookup that found no live object).
-  mutating func registerNew(_ id: UInt64, root: UInt32, identity: [AttributeValue]) {
+  mutating func registerNew(_ id: UInt64, root: UInt32, identity: [AttributeValue]) throws(LedgerError) {
     assert(
       encodedKey
         == {
@@ -47,7 +48,7 @@ struct IdentityIndex {
           OrderedEncoding.encodeIdentity(root: root, identity, into: &key)
           return key
         }())
-    table.set(id, forKey: encodedKey, isNew: true)
+    try table.set(id, forKey: encodedKey, isNew: true)
   }
 
   /// The ids this batch created under `root`.

@@ -8,7 +8,7 @@ import JSONLedgerSupport
 /// with FNV-1a and found by open addressing. Hashing and comparing
 /// these bytes costs a fraction of a `Dictionary` keyed by `[AttributeValue]`.
 struct IdentityTable {
-  /// 32 bytes: a large batch holds one per identity, at its memory's peak. A key's bytes
+  /// 24 bytes: a large batch holds one per identity, at its memory's peak. A key's bytes
   /// start where the entry before's end (keys are only appended), so only the end is kept;
   /// the hash is kept to its low 32 bits, which also pick the bucket.
   private struct Entry {
@@ -16,17 +16,22 @@ struct IdentityTable {
     var isNew: Bool
     var end: Int
     var id: UInt64
-    var payloadFingerprint: UInt64
   }
 
   /// Bytes an entry takes in the array (for a test of the layout).
   static var entryStride: Int { MemoryLayout<Entry>.stride }
 
+  /// The most entries a table holds: a bucket holds 1 + an entry's index in 32 bits.
+  static let maximumCount = Int(UInt32.max) - 1
+
   /// The encoded keys, back to back, in the order of their entries.
   private var bytes: [UInt8] = []
   private var entries: [Entry] = []
+  /// By entry: the payload fingerprint the store holds for the identity. Empty while every
+  /// one is 0, as in a batch of new objects, which then holds no array of zeros.
+  private var payloadFingerprints: [UInt64] = []
   /// By bucket: 1 + the index of its entry, or 0 for an empty bucket.
-  private var buckets: [Int] = Array(repeating: 0, count: 16)
+  private var buckets: [UInt32] = Array(repeating: 0, count: 16)
 
   /// The id stored for an encoded identity, whether this batch created it, and the payload
   /// fingerprint the store held for it.
@@ -34,35 +39,60 @@ struct IdentityTable {
     let hash = Self.hash(key)
     var bucket = Int(hash) & (buckets.count - 1)
     while true {
-      let index = buckets[bucket] - 1
+      let index = Int(buckets[bucket]) - 1
       if index < 0 { return nil }
       let entry = entries[index]
-      if entry.hash == hash, matches(index, key) { return (entry.id, entry.isNew, entry.payloadFingerprint) }
+      if entry.hash == hash, matches(index, key) { return (entry.id, entry.isNew, payloadFingerprint(index)) }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
   }
 
-  /// Records the id of an encoded identity (replacing one recorded before).
-  mutating func set(_ id: UInt64, forKey key: [UInt8], isNew: Bool, payloadFingerprint: UInt64 = 0) {
+  /// Records the id of an encoded identity (replacing one recorded before); throws when the
+  /// table already holds `maximumCount` other identities.
+  mutating func set(_ id: UInt64, forKey key: [UInt8], isNew: Bool, payloadFingerprint: UInt64 = 0)
+    throws(LedgerError)
+  {
     let hash = Self.hash(key)
     var bucket = Int(hash) & (buckets.count - 1)
     while true {
-      let index = buckets[bucket] - 1
+      let index = Int(buckets[bucket]) - 1
       if index < 0 { break }
       if entries[index].hash == hash, matches(index, key) {
         entries[index].id = id
         entries[index].isNew = isNew
-        entries[index].payloadFingerprint = payloadFingerprint
+        setPayloadFingerprint(payloadFingerprint, at: index)
         return
       }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
+    guard entries.count < Self.maximumCount else {
+      throw .invalidBatch("a batch can name at most \(Self.maximumCount) identities")
+    }
     bytes += key
-    entries.append(
-      Entry(hash: hash, isNew: isNew, end: bytes.count, id: id, payloadFingerprint: payloadFingerprint))
-    buckets[bucket] = entries.count
+    entries.append(Entry(hash: hash, isNew: isNew, end: bytes.count, id: id))
+    setPayloadFingerprint(payloadFingerprint, at: entries.count - 1)
+    buckets[bucket] = UInt32(truncatingIfNeeded: entries.count)
     // At most half full, so probes stay short.
     if entries.count * 2 > buckets.count { rebuild(bucketCount: buckets.count * 2) }
+  }
+
+  private func payloadFingerprint(_ index: Int) -> UInt64 {
+    index < payloadFingerprints.count ? payloadFingerprints[index] : 0
+  }
+
+  /// Sets entry `index`'s fingerprint; the array of them is filled out on the first that is
+  /// not 0, and follows the entries from then on.
+  private mutating func setPayloadFingerprint(_ fingerprint: UInt64, at index: Int) {
+    if payloadFingerprints.isEmpty {
+      guard fingerprint != 0 else { return }
+      payloadFingerprints.reserveCapacity(entries.capacity)
+    }
+    if index < payloadFingerprints.count {
+      payloadFingerprints[index] = fingerprint
+    } else {
+      payloadFingerprints.append(contentsOf: repeatElement(0, count: index - payloadFingerprints.count))
+      payloadFingerprints.append(fingerprint)
+    }
   }
 
   /// The ids created in this batch whose identity belongs to `root`.
@@ -102,7 +132,7 @@ struct IdentityTable {
     for (index, entry) in entries.enumerated() {
       var bucket = Int(entry.hash) & (bucketCount - 1)
       while buckets[bucket] != 0 { bucket = (bucket + 1) & (bucketCount - 1) }
-      buckets[bucket] = index + 1
+      buckets[bucket] = UInt32(truncatingIfNeeded: index + 1)
     }
   }
 

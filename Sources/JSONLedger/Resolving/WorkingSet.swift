@@ -158,8 +158,10 @@ struct WorkingSet {
       if let slot = slots[id] { mentioned[slot] = true } else { statistics.unchanged += 1 }
     }
     // Nothing is looked up by id from here on: the table goes before the changes are built,
-    // when a large batch's memory peaks.
+    // when a large batch's memory peaks, and with the resolver's identity cache (gone by
+    // now) is handed back: the changes' array does not fit in the gaps they leave.
     slots = SlotTable()
+    if ids.count >= Ledger.largeBatch { FreedMemory.returnToSystem() }
     var changes: [ObjectChange] = []
     changes.reserveCapacity(ids.count)
     // No states after while every change so far is a creation: a fresh import holds no

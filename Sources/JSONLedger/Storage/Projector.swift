@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 import LMDB
 
 /// Folds one change record into the projections. A pure function of the record and the
@@ -38,7 +39,9 @@ struct Projector {
     var buffers = Buffers()
     var newKeys = NewKeys()
     try transaction.withWriteCursors(on: [layout.state, layout.history, layout.keys]) { cursors in
-      for index in order {
+      for (step, index) in order.enumerated() {
+        // What the changes folded so far held goes back as the transaction's pages grow.
+        if step % Ledger.largeBatch == Ledger.largeBatch - 1 { FreedMemory.returnToSystem() }
         let change = changes[index].take()
         let sequence = ObjectIDs.sequence(of: change.objectID)
         nextSequence = max(nextSequence, sequence + 1)

@@ -46,6 +46,24 @@ struct StreamedImportTests {
     #expect(try streamed.importFile(at: file).unchanged == 2_850)
   }
 
+  /// Over `Ledger.largeBatch` changes, a batch hands back the memory it freed while it
+  /// resolves and folds: what it stores is unchanged by that.
+  @Test func aBatchLargeEnoughToHandBackItsMemoryStoresEveryObject() throws {
+    let count = Ledger.largeBatch + 4_000
+    let directory = try TemporaryDirectory()
+    let albums = (0..<count).map { #"{"name": "album \#($0)", "label": "L\#($0 % 13)", "band": "band \#($0 % 700)"}"# }
+    let file = try directory.write("many.json", #"{"albums": [\#(albums.joined(separator: ","))]}"#)
+    let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
+    let summary = try ledger.importFile(at: file)
+    #expect(summary.created == count + 700)
+    try ledger.read { (view: borrowing View) throws in
+      let album = try view.object("Album", key: .string("album \(count - 1)"))
+      #expect(album?["label"] == .string("L\((count - 1) % 13)"))
+      #expect(try view.count("Album") == count)
+    }
+    #expect(try ledger.verify().batches == 1)
+  }
+
   @Test func aProblemInALaterPartNamesItsPlaceAndWritesNothing() throws {
     let directory = try TemporaryDirectory()
     var albums = (0..<1_600).map { #"{"name": "album \#($0)"}"# }

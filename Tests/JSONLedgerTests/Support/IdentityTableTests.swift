@@ -10,7 +10,7 @@ struct IdentityTableTests {
     return bytes
   }
 
-  @Test func findsEveryIdentityAcrossGrowth() {
+  @Test func findsEveryIdentityAcrossGrowth() throws {
     var table = IdentityTable()
     var expected: [[UInt8]: (id: UInt64, isNew: Bool, payloadFingerprint: UInt64)] = [:]
     for index in 0..<5_000 {
@@ -23,40 +23,40 @@ struct IdentityTableTests {
         }
       let encoded = key(UInt32(index % 4 + 1), values)
       #expect(table.entry(forKey: encoded) == nil)
-      table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0, payloadFingerprint: UInt64(index * 7))
+      try table.set(UInt64(index + 1), forKey: encoded, isNew: index % 2 == 0, payloadFingerprint: UInt64(index * 7))
       expected[encoded] = (UInt64(index + 1), index % 2 == 0, UInt64(index * 7))
     }
     for (encoded, wanted) in expected { #expect(table.entry(forKey: encoded)! == wanted) }
     #expect(table.entry(forKey: key(1, [.string("album 5_000")])) == nil)
   }
 
-  @Test func keysThatArePrefixesOfOthersStayApart() {
+  @Test func keysThatArePrefixesOfOthersStayApart() throws {
     var table = IdentityTable()
     let short = [UInt8](repeating: 7, count: 8)
     let long = short + [0]
-    table.set(1, forKey: short, isNew: false)
-    table.set(2, forKey: long, isNew: false)
+    try table.set(1, forKey: short, isNew: false)
+    try table.set(2, forKey: long, isNew: false)
     #expect(table.entry(forKey: short)?.id == 1)
     #expect(table.entry(forKey: long)?.id == 2)
     #expect(table.entry(forKey: Array(short.dropLast())) == nil)
   }
 
-  @Test func settingAKeyAgainReplacesItsEntry() {
+  @Test func settingAKeyAgainReplacesItsEntry() throws {
     var table = IdentityTable()
     let encoded = key(3, [.string("band 1")])
-    table.set(10, forKey: encoded, isNew: false, payloadFingerprint: 99)
-    table.set(10, forKey: encoded, isNew: true)
+    try table.set(10, forKey: encoded, isNew: false, payloadFingerprint: 99)
+    try table.set(10, forKey: encoded, isNew: true)
     #expect(table.entry(forKey: encoded)! == (10, true, 0))
     #expect(table.newIDs(root: 3) == [10])
   }
 
-  @Test func newIDsAreThoseCreatedUnderTheRoot() {
+  @Test func newIDsAreThoseCreatedUnderTheRoot() throws {
     var table = IdentityTable()
     table.reserveCapacity(100)
-    table.set(1, forKey: key(1, [.string("a")]), isNew: true)
-    table.set(2, forKey: key(1, [.string("b")]), isNew: false)
-    table.set(3, forKey: key(2, [.string("a")]), isNew: true)
-    table.set(4, forKey: key(1, [.string("c")]), isNew: true)
+    try table.set(1, forKey: key(1, [.string("a")]), isNew: true)
+    try table.set(2, forKey: key(1, [.string("b")]), isNew: false)
+    try table.set(3, forKey: key(2, [.string("a")]), isNew: true)
+    try table.set(4, forKey: key(1, [.string("c")]), isNew: true)
     #expect(table.newIDs(root: 1) == [1, 4])
     #expect(table.newIDs(root: 2) == [3])
     #expect(table.newIDs(root: 9) == [])
@@ -64,14 +64,32 @@ struct IdentityTableTests {
 
   /// A key's bytes start where the entry before's end: setting an earlier key again (in
   /// place, no bytes added) leaves every later key where it was.
-  @Test func keysSetAgainLeaveTheKeysAfterThemInPlace() {
+  @Test func keysSetAgainLeaveTheKeysAfterThemInPlace() throws {
     var table = IdentityTable()
     let keys = (0..<40).map { key(1, [.string(String(repeating: "k", count: $0))]) }
-    for (index, encoded) in keys.enumerated() { table.set(UInt64(index), forKey: encoded, isNew: true) }
-    for index in stride(from: 0, to: 40, by: 3) { table.set(UInt64(100 + index), forKey: keys[index], isNew: false) }
+    for (index, encoded) in keys.enumerated() { try table.set(UInt64(index), forKey: encoded, isNew: true) }
+    for index in stride(from: 0, to: 40, by: 3) {
+      try table.set(UInt64(100 + index), forKey: keys[index], isNew: false)
+    }
     for (index, encoded) in keys.enumerated() {
       #expect(table.entry(forKey: encoded)?.id == UInt64(index % 3 == 0 ? 100 + index : index))
     }
-    #expect(IdentityTable.entryStride == 32)
+    #expect(IdentityTable.entryStride == 24)
+  }
+
+  /// Fingerprints are held apart from the entries, and only once one is not 0: entries set
+  /// before and after the first keep theirs, and setting a key again replaces its own.
+  @Test func fingerprintsArriveAfterEntriesWithoutOne() throws {
+    var table = IdentityTable()
+    let keys = (0..<300).map { key(2, [.integer(Int64($0))]) }
+    for index in 0..<100 { try table.set(UInt64(index), forKey: keys[index], isNew: true) }
+    try table.set(100, forKey: keys[100], isNew: false, payloadFingerprint: 5)
+    for index in 101..<300 { try table.set(UInt64(index), forKey: keys[index], isNew: true) }
+    try table.set(0, forKey: keys[0], isNew: false, payloadFingerprint: 9)
+    try table.set(100, forKey: keys[100], isNew: true)
+    for (index, encoded) in keys.enumerated() {
+      let fingerprint: UInt64 = index == 0 ? 9 : 0
+      #expect(table.entry(forKey: encoded)! == (UInt64(index), index != 0, fingerprint))
+    }
   }
 }
