@@ -80,8 +80,8 @@ struct IdentityTable {
     index < payloadFingerprints.count ? payloadFingerprints[index] : 0
   }
 
-  /// Sets entry `index`'s fingerprint; the array of them is filled out on the first that is
-  /// not 0, and follows the entries from then on.
+  /// Sets entry `index`'s fingerprint. The array of them is made on the first that is not 0,
+  /// up to that entry; an entry past its end has 0, and is filled out when it is set.
   private mutating func setPayloadFingerprint(_ fingerprint: UInt64, at index: Int) {
     if payloadFingerprints.isEmpty {
       guard fingerprint != 0 else { return }

@@ -83,13 +83,15 @@ struct IdentityTableTests {
     var table = IdentityTable()
     let keys = (0..<300).map { key(2, [.integer(Int64($0))]) }
     for index in 0..<100 { try table.set(UInt64(index), forKey: keys[index], isNew: true) }
+    // The first fingerprint lands on an entry in the middle, then one on a new entry.
+    try table.set(50, forKey: keys[50], isNew: false, payloadFingerprint: 7)
     try table.set(100, forKey: keys[100], isNew: false, payloadFingerprint: 5)
     for index in 101..<300 { try table.set(UInt64(index), forKey: keys[index], isNew: true) }
     try table.set(0, forKey: keys[0], isNew: false, payloadFingerprint: 9)
     try table.set(100, forKey: keys[100], isNew: true)
     for (index, encoded) in keys.enumerated() {
-      let fingerprint: UInt64 = index == 0 ? 9 : 0
-      #expect(table.entry(forKey: encoded)! == (UInt64(index), index != 0, fingerprint))
+      let fingerprint: UInt64 = index == 0 ? 9 : index == 50 ? 7 : 0
+      #expect(table.entry(forKey: encoded)! == (UInt64(index), index != 0 && index != 50, fingerprint))
     }
   }
 }
