@@ -32,11 +32,16 @@ enum ChangedLinks: Sendable {
     var changes: [LinkChange] = []
     changes.reserveCapacity(lists.count)
     for (id, list) in lists where !list.isEmpty {
-      changes.append(
-        LinkChange(
-          relationshipID: id, from: isNew ? [] : list.array, to: isNew ? list.array : [], isOrdered: isOrdered(id)))
+      changes.append(Self.change(linkingWhole: list, of: id, isNew: isNew, isOrdered: isOrdered(id)))
     }
     self = .listed(changes)
+  }
+
+  /// The change that links a whole list (`isNew`) or unlinks it.
+  private static func change(linkingWhole list: LinkTargets, of id: UInt32, isNew: Bool, isOrdered: Bool)
+    -> LinkChange
+  {
+    LinkChange(relationshipID: id, from: isNew ? [] : list.array, to: isNew ? list.array : [], isOrdered: isOrdered)
   }
 
   /// The changes, by relationship id.
@@ -66,9 +71,7 @@ enum ChangedLinks: Sendable {
     case .whole(let lists, let isNew, let ordered):
       for (index, (id, list)) in lists.enumerated() {
         let isOrdered = ordered & (1 << UInt64(index)) != 0
-        try body(
-          LinkChange(
-            relationshipID: id, from: isNew ? [] : list.array, to: isNew ? list.array : [], isOrdered: isOrdered))
+        try body(Self.change(linkingWhole: list, of: id, isNew: isNew, isOrdered: isOrdered))
       }
     }
   }
