@@ -3,7 +3,7 @@
 #endif
 
 /// Memory a large batch has freed, handed back to the system.
-public enum FreedMemory {
+package enum FreedMemory {
   /// Hands the whole pages of memory the allocator holds free back to the system (glibc's
   /// `malloc_trim`), so that they stop counting toward the process's resident memory.
   ///
@@ -13,7 +13,7 @@ public enum FreedMemory {
   /// not fit in the gaps: without this, the process holds both at once. The call walks the
   /// allocator's free lists, so a batch makes it only when large, a few times. A no-op where
   /// the C library has no such call.
-  public static func returnToSystem() {
+  package static func returnToSystem() {
     #if canImport(Glibc)
       _ = malloc_trim(0)
     #endif
