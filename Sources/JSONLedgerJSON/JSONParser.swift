@@ -16,12 +16,14 @@ public struct JSONParser {
   private let end: Int
   private var position = 0
   private var depth = 0
+  /// How deep the value being read may nest (`maximumDepth`, less the levels around it).
+  private var depthLimit = JSONParser.maximumDepth
   /// The members of the objects being parsed, innermost last: each object's members are
   /// gathered here and copied out once, at their count, instead of growing an array of their
   /// own (an allocation per doubling).
   private var pendingMembers: [JSONObject.Member] = []
 
-  private init(bytes: [UInt8], range: Range<Int>? = nil) {
+  fileprivate init(bytes: [UInt8], range: Range<Int>? = nil) {
     self.bytes = bytes
     end = range?.upperBound ?? bytes.count
     position = range?.lowerBound ?? 0
@@ -43,6 +45,20 @@ public struct JSONParser {
   /// Parses a JSON document held in a string.
   public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
     try parse(Array(text.utf8))
+  }
+
+  /// Parses the value that starts at `start`, nesting at most `depthLimit` deep: its end is
+  /// wherever it ends, and what follows is the caller's to read.
+  fileprivate mutating func parseValue(at start: Int, depthLimit: Int) throws(JSONSyntaxError) -> (
+    value: JSONValue, end: Int
+  ) {
+    position = start
+    depth = 0
+    self.depthLimit = depthLimit
+    // What a value that failed left behind.
+    pendingMembers.removeAll(keepingCapacity: true)
+    let value = try parseValue()
+    return (value, position)
   }
 
   private mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
@@ -111,7 +127,7 @@ public struct JSONParser {
 
   private mutating func enter() throws(JSONSyntaxError) {
     depth += 1
-    if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
+    if depth > depthLimit { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
   }
 
   private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
@@ -322,5 +338,22 @@ public struct JSONParser {
       position += 1
     }
     return value
+  }
+}
+
+/// Parses values of one text one at a time, each where its caller points: a collection's
+/// elements, each let go before the next is read, so that no tree of the whole text is held.
+/// The room the parser gathers an object's members in is kept from one value to the next.
+package struct JSONValueReader {
+  private var parser: JSONParser
+
+  /// A reader of `bytes`; offsets, and each object's `sourceRange`, count from their start.
+  package init(_ bytes: [UInt8]) { parser = JSONParser(bytes: bytes) }
+
+  /// The value that starts at `start` (no white space before it), nesting at most
+  /// `depthLimit` deep, and the offset after it. A syntax error counts its line and column
+  /// from the start of the text.
+  package mutating func value(at start: Int, depthLimit: Int) throws(JSONSyntaxError) -> (value: JSONValue, end: Int) {
+    try parser.parseValue(at: start, depthLimit: depthLimit)
   }
 }

@@ -17,6 +17,8 @@ struct MappedObject: @unchecked Sendable {
     var identity: [AttributeValue]? = nil
     var attributes: [(name: String, value: AttributeValue?)] = []
     var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)] = []
+    /// How many relationships to make room for at the first (`reserve`).
+    var relationshipRoom: Int32 = 0
     var isKeyOnly = false
     var refusedIdentity = false
     var source: JSONObject? = nil
@@ -89,9 +91,13 @@ struct MappedObject: @unchecked Sendable {
     set { write { $0.fingerprint = newValue } }
   }
 
-  /// Makes room for `count` attributes.
-  mutating func reserveAttributes(_ count: Int) {
-    write { $0.attributes.reserveCapacity(count) }
+  /// Makes room for `attributes` attributes now, and for `relationships` relationships when
+  /// the first is appended (an object that names none allocates no list).
+  mutating func reserve(attributes: Int, relationships: Int) {
+    write { fields in
+      fields.attributes.reserveCapacity(attributes)
+      fields.relationshipRoom = Int32(clamping: relationships)
+    }
   }
 
   /// Appends an attribute's value; `nameHash` is `FNV1a.hash` of its name.
@@ -111,6 +117,9 @@ struct MappedObject: @unchecked Sendable {
       case .toOne: fields.fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
       case .toMany(let references):
         fields.fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
+      }
+      if fields.relationships.isEmpty, fields.relationshipRoom > 1 {
+        fields.relationships.reserveCapacity(Int(fields.relationshipRoom))
       }
       fields.relationships.append((relationship, value))
     }

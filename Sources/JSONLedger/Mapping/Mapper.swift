@@ -132,8 +132,10 @@ struct Mapper: Sendable {
           ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
       mapped.fingerprint = fingerprint
     }
-    // Sized once for every key the object may fill.
-    mapped.reserveAttributes(object.count + box.table.keyPaths.count)
+    // Sized once for every key the object may fill: an array grown from empty reallocates
+    // at its second element.
+    let keys = object.count + box.table.keyPaths.count
+    mapped.reserve(attributes: keys, relationships: min(keys, entity.relationships.count))
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }

@@ -1,21 +1,23 @@
 extension ChangeBatch {
   /// Stages JSON text: objects of `entity`, or (nil) a document whose keys name collections.
   ///
-  /// Each object of a collection is skimmed first (`PayloadSkimmer`): one whose text is the
-  /// text the store holds as having made the object what it is is staged as it is, neither
-  /// parsed nor mapped; every other value is parsed and mapped as `stage(_:as:)` does, and
-  /// takes the fingerprint of its text. What cannot be skimmed (no store to ask, an empty
-  /// store, operations that never skip, a parent scope) and anything amiss in the text is
-  /// staged by parsing the whole text first, so that errors and problems are the same either
-  /// way, and nothing is staged when one is thrown.
+  /// A collection is staged element by element: each is parsed and mapped as `stage(_:as:)`
+  /// does, and its tree let go before the next is read, so that no tree of the whole text is
+  /// held. Where the store can say which objects it holds (a store that holds a batch,
+  /// operations that may update), each object is skimmed first (`PayloadSkimmer`): one whose
+  /// text is the text the store holds as having made the object what it is is staged as it
+  /// is, neither parsed nor mapped, and every other one takes the fingerprint of its text. A
+  /// parent scope, and anything amiss in the text, is staged by parsing the whole text first,
+  /// so that errors and problems are the same either way, and nothing is staged when one is
+  /// thrown.
   mutating func stageText(_ bytes: [UInt8], entity name: String?, options: StagingOptions, source: String?)
     throws(LedgerError)
   {
     let text = JSONSkim(bytes)
     let entity = name.flatMap { mapper.model.resolved($0) }
-    if name == nil || entity != nil, let storedFingerprints = storeToSkimAgainst(options) {
+    if name == nil || entity != nil, options.parent == nil {
       var staged = self
-      if staged.stageSkimming(text, entity: entity, options: options, stored: storedFingerprints) {
+      if staged.stageByElement(text, entity: entity, options: options, stored: storeToSkimAgainst(options)) {
         self = staged
         return
       }
@@ -29,18 +31,19 @@ extension ChangeBatch {
     }
   }
 
-  /// Stages `text` skimming its collections' objects; false when the text must be parsed
-  /// whole instead (malformed, an unknown collection, a value of the wrong kind), with this
-  /// batch then in an unspecified state.
-  private mutating func stageSkimming(
-    _ text: JSONSkim, entity: ResolvedEntity?, options: StagingOptions, stored: StoredFingerprints
+  /// Stages `text` element by element, skimming its collections' objects against `stored`
+  /// (nil: none skimmed); false when the text must be parsed whole instead (malformed, an
+  /// unknown collection, a value of the wrong kind), with this batch then in an unspecified
+  /// state.
+  private mutating func stageByElement(
+    _ text: JSONSkim, entity: ResolvedEntity?, options: StagingOptions, stored: StoredFingerprints?
   ) -> Bool {
     let start = text.skipWhitespace(from: 0)
     guard start < text.bytes.count else { return false }
     var skimmer = PayloadSkimmer(mapper: mapper, text: text)
     if let entity {
       guard
-        let end = stageSkimming(
+        let end = stageByElement(
           text, at: start, entity: entity, path: "", options: options, skimmer: &skimmer,
           depthLimit: JSONParser.maximumDepth, stored: stored), text.isAtEnd(from: end)
       else { return false }
@@ -53,7 +56,7 @@ extension ChangeBatch {
         guard let member = text.memberKey(at: item.index),
           case .string(let key)? = try? text.parse((member.key.lowerBound - 1)..<(member.key.upperBound + 1)),
           let entity = CollectionNames.entity(forKey: key, in: mapper.model),
-          let end = stageSkimming(
+          let end = stageByElement(
             text, at: member.value, entity: entity, path: key, options: options,
             skimmer: &skimmer, depthLimit: JSONParser.maximumDepth - 1, stored: stored),
           let next = text.nextItem(after: end, closing: UInt8(ascii: "}"))
@@ -67,20 +70,24 @@ extension ChangeBatch {
   }
 
   /// Stages the collection of `entity` whose value starts at `start` (an array of objects,
-  /// one object, or anything else, parsed and staged as it is); the offset after it, or nil
-  /// when the text must be parsed whole.
-  private mutating func stageSkimming(
+  /// one object, or anything else, parsed and staged as it is), skimming its objects against
+  /// `stored` when its entity can be skimmed; the offset after it, or nil when the text must
+  /// be parsed whole.
+  private mutating func stageByElement(
     _ text: JSONSkim, at start: Int, entity: ResolvedEntity, path: String, options: StagingOptions,
-    skimmer: inout PayloadSkimmer, depthLimit: Int, stored: StoredFingerprints
+    skimmer: inout PayloadSkimmer, depthLimit: Int, stored: StoredFingerprints?
   ) -> Int? {
     guard start < text.bytes.count else { return nil }
     let first = text.bytes[start]
     let isArray = first == UInt8(ascii: "[")
-    guard skimmer.canSkim(entity), isArray || first == UInt8(ascii: "{") else {
+    guard isArray || first == UInt8(ascii: "{") else {
       guard let end = text.valueEnd(from: start, depthLimit: depthLimit), let json = try? text.parse(start..<end),
         (try? stage(json, entity: entity, path: path, options: options, text: text)) != nil
       else { return nil }
       return end
+    }
+    guard let stored, skimmer.canSkim(entity) else {
+      return stageParsing(text, at: start, entity: entity, path: path, options: options, depthLimit: depthLimit)
     }
     // Each element's range, and its payload when it was skimmed.
     var ranges: [Range<Int>] = []
@@ -117,6 +124,47 @@ extension ChangeBatch {
       ranges: ranges, payloads: &payloads, found: found, of: text, entity: entity, path: path, options: options
     ) { index in isArray ? collectionPath.appending(index: index) : collectionPath }
     guard unparsed == nil else { return nil }
+    return end
+  }
+
+  /// Stages the collection of `entity` whose array or object starts at `start`, parsing and
+  /// mapping one element at a time (the tree of each let go before the next is read); the
+  /// offset after it, or nil when the text must be parsed whole. Every element is parsed,
+  /// also after the problems found fill their list, so that a syntax error is never missed.
+  private mutating func stageParsing(
+    _ text: JSONSkim, at start: Int, entity: ResolvedEntity, path: String, options: StagingOptions, depthLimit: Int
+  ) -> Int? {
+    var reader = JSONValueReader(text.bytes)
+    var report = Mapper.Report()
+    report.text = text
+    var objects: [StagedObject] = []
+    let collectionPath = JSONPath(path)
+    func stageElement(_ json: JSONValue, path: JSONPath) {
+      guard !report.problems.isFull, let mapped = mapper.mapElement(json, entity: entity, path: path, report: &report)
+      else { return }
+      objects.append(.mapped(mapped))
+    }
+    let end: Int
+    if text.bytes[start] == UInt8(ascii: "[") {
+      guard var item = text.firstItem(ofContainerAt: start) else { return nil }
+      var index = 0
+      while !item.closed {
+        guard let element = try? reader.value(at: item.index, depthLimit: depthLimit - 1),
+          let next = text.nextItem(after: element.end, closing: UInt8(ascii: "]"))
+        else { return nil }
+        stageElement(element.value, path: collectionPath.appending(index: index))
+        index += 1
+        item = next
+      }
+      end = item.index
+    } else {
+      guard let object = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
+      stageElement(object.value, path: collectionPath)
+      end = object.end
+    }
+    collected.add(contentsOf: report.problems)
+    ignoredKeys.formUnion(report.ignoredKeys)
+    steps.append(.collection(entity: entity.name, objects: objects, options: options, path: path))
     return end
   }
 
@@ -190,7 +238,12 @@ extension ChangeBatch {
     objects.reserveCapacity(ranges.count)
     var next = 0
     for index in ranges.indices {
-      if report.problems.isFull { break }
+      // Past a full list of problems nothing more is staged, but every element is still
+      // parsed: a syntax error anywhere is the error, as when the text is parsed whole.
+      if report.problems.isFull {
+        guard (try? text.parse(ranges[index])) != nil else { return index }
+        continue
+      }
       // Moved out, not copied: a copy retains each of its fields.
       if var payload = payloads[index].take() {
         defer { next += 1 }

@@ -227,23 +227,33 @@ struct TextStagingTests {
     _ = try other.verify()
   }
 
-  @Test func malformedTextIsRefusedWithTheParsersErrorAndNothingStaged() throws {
+  /// Into a store that holds a batch, objects are skimmed; into an empty one, each element is
+  /// parsed and mapped in turn. Either way a malformed text is refused as the parser refuses it.
+  @Test(arguments: [true, false])
+  func malformedTextIsRefusedWithTheParsersErrorAndNothingStaged(storeHoldsABatch: Bool) throws {
     let directory = try TemporaryDirectory()
     let ledger = try makeLedger(directory)
-    try importText(Self.document(63), into: ledger)
+    if storeHoldsABatch { try importText(Self.document(63), into: ledger) }
 
     let good = String(decoding: Self.document(63), as: UTF8.self)
+    // A hundred problems fill the list before the malformed element: it is still read.
+    let unnamed = Array(repeating: #"{"label": "l"}"#, count: MappingError.limit + 5).joined(separator: ",")
     let broken = [
       good.replacingOccurrences(of: "},{\"name\":\"a3\"", with: "} {\"name\":\"a3\""),
       good.replacingOccurrences(of: "\"l0\"", with: "\"l0\\q\""),
       good + " x", String(good.dropLast()), good.replacingOccurrences(of: "\"formed\":1970", with: "\"formed\":01970"),
       good.replacingOccurrences(of: "[{\"name\":\"a0\"", with: "[,{\"name\":\"a0\""),
+      #"{"albums": [\#(unnamed), {"name": "a0",, }]}"#,
+      // One level deeper than a parser goes, inside an element.
+      #"{"albums": [{"name": "a0", "label": \#(String(repeating: "[", count: JSONParser.maximumDepth - 2))"#
+        + String(repeating: "]", count: JSONParser.maximumDepth - 2) + "}]}",
     ]
+    let head = try ledger.head
     for text in broken {
       let expected: JSONSyntaxError
       do {
         _ = try JSONParser.parse(text)
-        Issue.record("\(text) parses")
+        Issue.record("\(text.prefix(80)) parses")
         continue
       } catch {
         expected = error
@@ -252,6 +262,34 @@ struct TextStagingTests {
       let error = #expect(throws: LedgerError.self) { try batch.stageDocument(json: Array(text.utf8)) }
       #expect(error?.description == LedgerError.syntax(expected, source: nil).description)
       #expect(batch.isEmpty)
+    }
+    #expect(try ledger.head == head)
+  }
+
+  @Test func textStagedIntoAnEmptyStoreHasTheProblemsAndObjectsOfTheParsedText() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let deepest =
+      String(repeating: "[", count: JSONParser.maximumDepth - 3) + "1"
+      + String(repeating: "]", count: JSONParser.maximumDepth - 3)
+    let texts = [
+      Array(
+        #"{"bands": [{"name": "b0", "formed": 1970}, {"name": "b1", "formed": "soon"}, {"formed": 1}, 7],"#.utf8)
+        + Array(
+          #""albums": [{"name": "a0", "band": ["b0"]}, null, {"name": "a9", "producer": {"country": "x"}}]}"#.utf8),
+      // One object for a collection, and an element as deep as a document may go.
+      Array(#"{"bands": {"name": "b0", "formed": 1970}, "albums": [{"name": "a0", "label": \#(deepest)},]}"#.utf8),
+      Self.document(63), Array(" \n".utf8) + Self.document(11) + Array("\n".utf8),
+    ]
+    for text in texts {
+      var asText = ledger.makeBatch()
+      try asText.stageDocument(json: text)
+      var parsed = ledger.makeBatch()
+      try parsed.stageDocument(JSONParser.parse(text))
+      #expect(asText.problems.map(\.description) == parsed.problems.map(\.description))
+      #expect(asText.ignoredKeys == parsed.ignoredKeys)
+      #expect(stagedKinds(asText) == stagedKinds(parsed))
+      #expect(nestedPaths(asText) == nestedPaths(parsed))
     }
   }
 
