@@ -7,9 +7,22 @@
 /// stay short with the table up to three quarters full: a batch of just over a power of two
 /// objects (1,050,000) takes 2M buckets, not 4M (32 MB less at its memory's peak).
 public struct SlotTable {
-  /// Object id by bucket; 0 marks an empty bucket (the id 0 is kept aside in `zeroSlot`).
-  @usableFromInline var ids: [UInt64]
-  @usableFromInline var slots: [Int]
+  /// An id and its slot side by side: a hit reads one cache line, not one in each of two
+  /// arrays (the buckets are reached at random, so each read is a miss in a large batch).
+  @usableFromInline
+  struct Bucket {
+    /// 0 marks an empty bucket (the id 0 is kept aside in `zeroSlot`).
+    @usableFromInline var id: UInt64
+    @usableFromInline var slot: Int
+
+    @inlinable
+    init(id: UInt64, slot: Int) {
+      self.id = id
+      self.slot = slot
+    }
+  }
+
+  @usableFromInline var buckets: [Bucket]
   @usableFromInline var zeroSlot: Int?
   @usableFromInline var count = 0
   /// 64 minus log2 of the bucket count: the hash keeps the top bits of the product.
@@ -17,11 +30,10 @@ public struct SlotTable {
 
   @inlinable
   public init(minimumCapacity: Int = 8) {
-    var buckets = 16
-    while buckets * 3 < minimumCapacity * 4 { buckets *= 2 }
-    ids = Array(repeating: 0, count: buckets)
-    slots = Array(repeating: 0, count: buckets)
-    shift = UInt64(64 - buckets.trailingZeroBitCount)
+    var bucketCount = 16
+    while bucketCount * 3 < minimumCapacity * 4 { bucketCount *= 2 }
+    buckets = Array(repeating: Bucket(id: 0, slot: 0), count: bucketCount)
+    shift = UInt64(64 - bucketCount.trailingZeroBitCount)
   }
 
   @inlinable
@@ -35,10 +47,10 @@ public struct SlotTable {
     if id == 0 { return zeroSlot }
     var index = bucket(of: id)
     while true {
-      let found = ids[index]
-      if found == id { return slots[index] }
-      if found == 0 { return nil }
-      index = (index + 1) & (ids.count - 1)
+      let found = buckets[index]
+      if found.id == id { return found.slot }
+      if found.id == 0 { return nil }
+      index = (index + 1) & (buckets.count - 1)
     }
   }
 
@@ -50,25 +62,24 @@ public struct SlotTable {
       return
     }
     // At most three quarters full, so probes stay short.
-    if (count + 1) * 4 > ids.count * 3 { rebuild(minimumCapacity: ids.count) }
+    if (count + 1) * 4 > buckets.count * 3 { rebuild(minimumCapacity: buckets.count) }
     var index = bucket(of: id)
-    while ids[index] != 0 { index = (index + 1) & (ids.count - 1) }
-    ids[index] = id
-    slots[index] = slot
+    while buckets[index].id != 0 { index = (index + 1) & (buckets.count - 1) }
+    buckets[index] = Bucket(id: id, slot: slot)
     count += 1
   }
 
   /// Makes room for `count` ids without growing.
   @inlinable
   public mutating func reserveCapacity(_ count: Int) {
-    guard count * 4 > ids.count * 3 else { return }
+    guard count * 4 > buckets.count * 3 else { return }
     rebuild(minimumCapacity: count)
   }
 
   @usableFromInline
   mutating func rebuild(minimumCapacity: Int) {
     var larger = SlotTable(minimumCapacity: max(minimumCapacity, count))
-    for (id, slot) in zip(ids, slots) where id != 0 { larger.insert(id, slot: slot) }
+    for bucket in buckets where bucket.id != 0 { larger.insert(bucket.id, slot: bucket.slot) }
     larger.zeroSlot = zeroSlot
     self = larger
   }

@@ -7,12 +7,15 @@ import JSONLedgerSupport
 /// Keys are identities in `OrderedEncoding`, stored back to back in one byte array, hashed
 /// with FNV-1a and found by open addressing. Hashing and comparing
 /// these bytes costs a fraction of a `Dictionary` keyed by `[AttributeValue]`.
+///
+/// A bucket holds its entry's hash beside the entry's number, so that a probe past another
+/// key (every probe of a key the table lacks, as each of a fresh import's) reads the bucket
+/// array alone: in a large batch an entry and its bytes, reached at random, are each a cache
+/// miss.
 struct IdentityTable {
   /// 24 bytes: a large batch holds one per identity, at its memory's peak. A key's bytes
-  /// start where the entry before's end (keys are only appended), so only the end is kept;
-  /// the hash is kept to its low 32 bits, which also pick the bucket.
+  /// start where the entry before's end (keys are only appended), so only the end is kept.
   private struct Entry {
-    var hash: UInt32
     var isNew: Bool
     var end: Int
     var id: UInt64
@@ -30,19 +33,30 @@ struct IdentityTable {
   /// By entry: the payload fingerprint the store holds for the identity. Empty while every
   /// one is 0, as in a batch of new objects, which then holds no array of zeros.
   private var payloadFingerprints: [UInt64] = []
-  /// By bucket: 1 + the index of its entry, or 0 for an empty bucket.
-  private var buckets: [UInt32] = Array(repeating: 0, count: 16)
+  /// By bucket: the low 32 bits of its key's hash above 1 + the index of its entry, or 0 for
+  /// an empty bucket.
+  private var buckets: [UInt64] = Array(repeating: 0, count: 16)
 
   /// The id stored for an encoded identity, whether this batch created it, and the payload
   /// fingerprint the store held for it.
   func entry(forKey key: [UInt8]) -> (id: UInt64, isNew: Bool, payloadFingerprint: UInt64)? {
+    guard let index = find(key).entry else { return nil }
+    let entry = entries[index]
+    return (entry.id, entry.isNew, payloadFingerprint(index))
+  }
+
+  /// The entry holding `key`, or nil and the empty bucket where it would go; and its hash.
+  private func find(_ key: [UInt8]) -> (entry: Int?, bucket: Int, hash: UInt32) {
     let hash = Self.hash(key)
+    let tag = UInt64(hash) << 32
     var bucket = Int(hash) & (buckets.count - 1)
     while true {
-      let index = Int(buckets[bucket]) - 1
-      if index < 0 { return nil }
-      let entry = entries[index]
-      if entry.hash == hash, matches(index, key) { return (entry.id, entry.isNew, payloadFingerprint(index)) }
+      let word = buckets[bucket]
+      if word == 0 { return (nil, bucket, hash) }
+      if word & 0xFFFF_FFFF_0000_0000 == tag {
+        let index = Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1
+        if matches(index, key) { return (index, bucket, hash) }
+      }
       bucket = (bucket + 1) & (buckets.count - 1)
     }
   }
@@ -52,28 +66,22 @@ struct IdentityTable {
   mutating func set(_ id: UInt64, forKey key: [UInt8], isNew: Bool, payloadFingerprint: UInt64 = 0)
     throws(LedgerError)
   {
-    let hash = Self.hash(key)
-    var bucket = Int(hash) & (buckets.count - 1)
-    while true {
-      let index = Int(buckets[bucket]) - 1
-      if index < 0 { break }
-      if entries[index].hash == hash, matches(index, key) {
-        entries[index].id = id
-        entries[index].isNew = isNew
-        setPayloadFingerprint(payloadFingerprint, at: index)
-        return
-      }
-      bucket = (bucket + 1) & (buckets.count - 1)
+    let (found, bucket, hash) = find(key)
+    if let index = found {
+      entries[index].id = id
+      entries[index].isNew = isNew
+      setPayloadFingerprint(payloadFingerprint, at: index)
+      return
     }
     guard entries.count < Self.maximumCount else {
       throw .invalidBatch("a batch can name at most \(Self.maximumCount) identities")
     }
     bytes += key
-    entries.append(Entry(hash: hash, isNew: isNew, end: bytes.count, id: id))
+    entries.append(Entry(isNew: isNew, end: bytes.count, id: id))
     setPayloadFingerprint(payloadFingerprint, at: entries.count - 1)
-    buckets[bucket] = UInt32(truncatingIfNeeded: entries.count)
-    // At most half full, so probes stay short.
-    if entries.count * 2 > buckets.count { rebuild(bucketCount: buckets.count * 2) }
+    buckets[bucket] = UInt64(hash) << 32 | UInt64(entries.count)
+    // At most three quarters full: a probe past another key reads only its bucket.
+    if entries.count * 4 > buckets.count * 3 { rebuild(bucketCount: buckets.count * 2) }
   }
 
   private func payloadFingerprint(_ index: Int) -> UInt64 {
@@ -110,7 +118,7 @@ struct IdentityTable {
     entries.reserveCapacity(count)
     bytes.reserveCapacity(count * 24)
     var bucketCount = buckets.count
-    while bucketCount < count * 2 { bucketCount *= 2 }
+    while bucketCount * 3 < count * 4 { bucketCount *= 2 }
     if bucketCount > buckets.count { rebuild(bucketCount: bucketCount) }
   }
 
@@ -128,11 +136,12 @@ struct IdentityTable {
   }
 
   private mutating func rebuild(bucketCount: Int) {
+    let old = buckets
     buckets = Array(repeating: 0, count: bucketCount)
-    for (index, entry) in entries.enumerated() {
-      var bucket = Int(entry.hash) & (bucketCount - 1)
+    for word in old where word != 0 {
+      var bucket = Int(truncatingIfNeeded: word >> 32) & (bucketCount - 1)
       while buckets[bucket] != 0 { bucket = (bucket + 1) & (bucketCount - 1) }
-      buckets[bucket] = UInt32(truncatingIfNeeded: index + 1)
+      buckets[bucket] = word
     }
   }
 

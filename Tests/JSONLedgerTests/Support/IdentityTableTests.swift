@@ -41,6 +41,34 @@ struct IdentityTableTests {
     #expect(table.entry(forKey: Array(short.dropLast())) == nil)
   }
 
+  /// A bucket keeps its key's hash to tell keys apart without reading their entries: two keys
+  /// with the same hash are still told apart by their bytes.
+  @Test func keysWithTheSameHashStayApart() throws {
+    var seen: [UInt32: [UInt8]] = [:]
+    var pair: ([UInt8], [UInt8])?
+    for index in 0..<1_000_000 {
+      let encoded = key(1, [.integer(Int64(index))])
+      let hash = IdentityTable.hash(encoded)
+      if let other = seen[hash] {
+        pair = (other, encoded)
+        break
+      }
+      seen[hash] = encoded
+    }
+    let (first, second) = try #require(pair)
+    var table = IdentityTable()
+    try table.set(1, forKey: first, isNew: true)
+    #expect(table.entry(forKey: second) == nil)
+    try table.set(2, forKey: second, isNew: false)
+    #expect(table.entry(forKey: first)?.id == 1)
+    #expect(table.entry(forKey: second)?.id == 2)
+    for index in 3...40 as ClosedRange<UInt64> {
+      try table.set(index, forKey: key(2, [.integer(Int64(index))]), isNew: true)
+    }
+    #expect(table.entry(forKey: first)?.id == 1)
+    #expect(table.entry(forKey: second)?.id == 2)
+  }
+
   @Test func settingAKeyAgainReplacesItsEntry() throws {
     var table = IdentityTable()
     let encoded = key(3, [.string("band 1")])
