@@ -293,6 +293,46 @@ struct TextStagingTests {
     }
   }
 
+  /// Objects that are never skimmed (an entity mapper picks their sub-entity, a key path
+  /// reaches into them) are parsed and mapped one element at a time: the store they make, and
+  /// the problems found, are those of the parsed text, into an empty store and a full one.
+  @Test func textOfEntitiesThatAreNeverSkimmedMakesWhatTheParsedTextMakes() throws {
+    var abstract = Entity(
+      "Abstract", identity: ["identifier"], abstract: true,
+      attributes: [Attribute("identifier", .int64, jsonKey: "id"), Attribute("city", .string, jsonKey: "place.city")])
+    abstract.entityMapper = "ByType"
+    let model = try Model(entities: [
+      abstract,
+      Entity("ConcreteA", parent: "Abstract", attributes: [Attribute("foo", .string)]),
+      Entity("ConcreteB", parent: "Abstract", attributes: [Attribute("bar", .int64)]),
+    ])
+    var options = Ledger.Options()
+    options.transformers.registerEntityMapper("ByType") { object in object["type"]?.stringValue.map { "Concrete" + $0 }
+    }
+    let texts = [
+      #"[{"id": 1, "type": "A", "foo": "a", "place": {"city": "Oslo"}}, {"id": 2, "type": "B", "bar": 2}]"#,
+      #"[{"id": 1, "foo": "again"}, {"id": 3, "type": "B", "bar": "x", "place": 7}, 4, null,]"#,
+      #"{"id": 5, "type": "A", "place": {"city": null}}"#,
+    ]
+    let directory = try TemporaryDirectory()
+    let asText = try Ledger.open(at: directory.path + "/text", model: model, options: options)
+    let parsed = try Ledger.open(at: directory.path + "/parsed", model: model, options: options)
+    for text in texts {
+      var textBatch = asText.makeBatch()
+      try textBatch.stage(json: Array(text.utf8), as: "Abstract")
+      var parsedBatch = parsed.makeBatch()
+      try parsedBatch.stage(JSONParser.parse(text), as: "Abstract")
+      #expect(textBatch.problems.map(\.description) == parsedBatch.problems.map(\.description))
+      if textBatch.problems.isEmpty {
+        _ = try asText.applySynchronously(textBatch)
+        _ = try parsed.applySynchronously(parsedBatch)
+      }
+      let document = try parsed.read { view in try view.exportDocument() }
+      #expect(try asText.read { view in try view.exportDocument() } == document)
+    }
+    #expect(try asText.head == 2)
+  }
+
   @Test func problemsOfTextAreThoseOfTheParsedText() throws {
     let directory = try TemporaryDirectory()
     let ledger = try makeLedger(directory)
