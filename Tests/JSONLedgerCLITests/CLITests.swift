@@ -66,6 +66,19 @@ struct CLITests {
     #expect(get.output.contains("\"formed\": 1971"))
   }
 
+  /// Standard input is staged as text, as a file is: the same document again changes
+  /// nothing, and a syntax error names the input with its line and column.
+  @Test func standardInputIsStagedAsAFileIs() throws {
+    _ = try importing(CLIFixtures.first)
+    let again = try CommandRunner.run(["import", store, "-", "--json"], input: CLIFixtures.first)
+    #expect(again.status == 0, "\(again.error)")
+    #expect(again.output.contains("\"created\": 0"))
+    #expect(again.output.contains("\"updated\": 0"))
+    let broken = try CommandRunner.run(["import", store, "-"], input: #"{"bands": [{"name": "X",}"#)
+    #expect(broken.status != 0)
+    #expect(broken.error.hasPrefix("error: stdin: malformed JSON at line 1, column 26"), "\(broken.error)")
+  }
+
   @Test func exportWritesSnakeCaseAndReservedWordsBack() throws {
     _ = try importing(CLIFixtures.first)
     let result = try CommandRunner.run(["export", store, "--entity", "Band"])

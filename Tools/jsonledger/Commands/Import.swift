@@ -115,24 +115,33 @@ struct Import: AsyncParsableCommand {
       report(summary)
       return
     }
-    let bytes = FileHandle.standardInput.readDataToEndOfFile()
-    let document: JSONValue
-    do { document = try JSONParser.parse(bytes) } catch {
-      throw LedgerError.syntax(error, source: "stdin")
-    }
-    var batch = ledger.makeBatch()
-    let options = try stagingOptions()
-    if let entity {
-      try batch.stage(document, as: entity, options: options)
-    } else {
-      try batch.stageDocument(document, options: options)
-    }
-    let staged = batch
+    let staged = try stagedFromStandardInput(ledger, options: try stagingOptions())
     let (message, author, key) = (message, author, idempotencyKey)
     let summary = try await ReplicaRoute.write(ledger, "an import") { ledger in
       try ledger.applySynchronously(staged, message: message, author: author, source: "stdin", idempotencyKey: key)
     }
     report(summary)
+  }
+
+  /// Standard input, read whole and staged as text, as a file is: objects the store holds as
+  /// they are here are skipped unparsed, and the rest is mapped element by element.
+  private func stagedFromStandardInput(_ ledger: Ledger, options: StagingOptions) throws -> ChangeBatch {
+    let bytes = FileHandle.standardInput.readDataToEndOfFile()
+    var batch = ledger.makeBatch()
+    do {
+      if let entity {
+        try batch.stage(json: bytes, as: entity, options: options)
+      } else {
+        try batch.stageDocument(json: bytes, options: options)
+      }
+    } catch {
+      // A syntax error names the input, as one in a file names the file.
+      if error.code == .invalidJSON, error.path == nil, let syntax = error.syntax {
+        throw LedgerError.syntax(syntax, source: "stdin")
+      }
+      throw error
+    }
+    return batch
   }
 
   /// Several files, read whole, staged into one batch in the order given.
