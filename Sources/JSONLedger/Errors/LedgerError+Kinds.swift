@@ -70,7 +70,7 @@ extension LedgerError {
     }
   }
 
-  /// Malformed JSON (line and column), in `source` when it is a file.
+  /// Malformed JSON (line and column), in `source` when one is named (a file, `stdin`, a URL).
   public static func syntax(_ error: JSONSyntaxError, source: String?) -> LedgerError {
     LedgerError(.invalidJSON, source.map { "\($0): \(error)" } ?? error.description).with {
       $0.syntax = error

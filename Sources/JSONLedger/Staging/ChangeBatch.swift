@@ -100,18 +100,22 @@ public struct ChangeBatch: Sendable {
   }
 
   /// Stages objects of `entity` from JSON text (UTF-8 bytes).
+  ///
+  /// `source` names where the text came from (`stdin`, a URL): a syntax error names it with
+  /// the line and column, as `stage(fileAt:)` names the file.
   public mutating func stage(
-    json data: some Collection<UInt8>, as entity: String, options: StagingOptions = StagingOptions()
+    json data: some Collection<UInt8>, as entity: String, options: StagingOptions = StagingOptions(),
+    source: String? = nil
   ) throws(LedgerError) {
-    try stageText(Array(data), entity: entity, options: options, source: nil)
+    try stageText(Array(data), entity: entity, options: options, source: source)
   }
 
   /// Stages a document from JSON text (UTF-8 bytes) whose top-level keys name collections,
-  /// as `stageDocument(_:options:)` does with its value.
-  public mutating func stageDocument(json data: some Collection<UInt8>, options: StagingOptions = StagingOptions())
-    throws(LedgerError)
-  {
-    try stageText(Array(data), entity: nil, options: options, source: nil)
+  /// as `stageDocument(_:options:)` does with its value; `source` as in `stage(json:as:)`.
+  public mutating func stageDocument(
+    json data: some Collection<UInt8>, options: StagingOptions = StagingOptions(), source: String? = nil
+  ) throws(LedgerError) {
+    try stageText(Array(data), entity: nil, options: options, source: source)
   }
 
   /// Stages the JSON file at `path`, read whole: objects of `entity`, or (nil) a document

@@ -63,6 +63,28 @@ struct StagingTests {
     #expect(try ledger.head == 0)
   }
 
+  @Test func textStagedWithASourceNamesItInASyntaxError() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    let text = Array("[\n  {\"name\": \"Japan\" \"formed\": 1974}\n]".utf8)
+    let named = #expect(throws: LedgerError.self) {
+      try batch.stage(json: text, as: "Band", source: "https://api.example.com/bands")
+    }
+    #expect(named?.code == .invalidJSON)
+    #expect(named?.syntax?.line == 2, "\(String(describing: named))")
+    #expect(named?.message.contains("https://api.example.com/bands") == true, "\(String(describing: named))")
+    let document = Array("{\"bands\": [\n  {\"name\": \"Japan\",, }\n]}".utf8)
+    let inDocument = #expect(throws: LedgerError.self) { try batch.stageDocument(json: document, source: "page 2") }
+    #expect(inDocument?.message.contains("page 2") == true, "\(String(describing: inDocument))")
+    // Without a source, the error says where in the text alone.
+    let unnamed = #expect(throws: LedgerError.self) { try batch.stage(json: text, as: "Band") }
+    #expect(unnamed?.syntax?.line == 2)
+    #expect(unnamed?.message.contains("https://") == false)
+    #expect(batch.isEmpty)
+    #expect(try ledger.head == 0)
+  }
+
   @Test func aDeletionIsStagedByAKeyTheStoreNeedNotHave() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)

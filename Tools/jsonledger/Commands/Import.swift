@@ -128,18 +128,11 @@ struct Import: AsyncParsableCommand {
   private func stagedFromStandardInput(_ ledger: Ledger, options: StagingOptions) throws -> ChangeBatch {
     let bytes = FileHandle.standardInput.readDataToEndOfFile()
     var batch = ledger.makeBatch()
-    do {
-      if let entity {
-        try batch.stage(json: bytes, as: entity, options: options)
-      } else {
-        try batch.stageDocument(json: bytes, options: options)
-      }
-    } catch {
-      // A syntax error names the input, as one in a file names the file.
-      if error.code == .invalidJSON, error.path == nil, let syntax = error.syntax {
-        throw LedgerError.syntax(syntax, source: "stdin")
-      }
-      throw error
+    // A syntax error names the input, as one in a file names the file.
+    if let entity {
+      try batch.stage(json: bytes, as: entity, options: options, source: "stdin")
+    } else {
+      try batch.stageDocument(json: bytes, options: options, source: "stdin")
     }
     return batch
   }
