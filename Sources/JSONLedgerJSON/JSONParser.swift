@@ -262,15 +262,26 @@ public struct JSONParser {
     var escaped = false
     var ascii = true
     while true {
+      // The run of plain bytes up to the next quote, backslash or control character, read
+      // without a bounds check per byte; its bytes are OR-ed together to tell ASCII apart.
+      let (runEnd, runBits) = bytes.withUnsafeBufferPointer { buffer in
+        var index = position
+        var bits: UInt8 = 0
+        while index < end {
+          let byte = buffer[index]
+          if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+          bits |= byte
+          index += 1
+        }
+        return (index, bits)
+      }
+      position = runEnd
+      if runBits >= 0x80 { ascii = false }
       guard position < end else { throw failure("unterminated string", at: start) }
+      // The run ends at a quote, a control character or a backslash.
       let byte = bytes[position]
       if byte == UInt8(ascii: "\"") { break }
-      if byte >= 0x80 { ascii = false }
       if byte < 0x20 { throw failure("a control character (0x\(String(byte, radix: 16))) must be escaped in a string") }
-      if byte != UInt8(ascii: "\\") {
-        position += 1
-        continue
-      }
       escaped = true
       pieces.append(contentsOf: bytes[runStart..<position])
       position += 1

@@ -15,8 +15,8 @@ struct MappedObject: @unchecked Sendable {
   private struct Fields {
     var entity: ResolvedEntity
     var identity: [AttributeValue]? = nil
-    var attributes: [(name: String, value: AttributeValue?)] = []
-    var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)] = []
+    var attributes: [MappedAttribute] = []
+    var relationships: [MappedRelationship] = []
     /// How many relationships to make room for at the first (`reserve`).
     var relationshipRoom: Int32 = 0
     var isKeyOnly = false
@@ -63,9 +63,9 @@ struct MappedObject: @unchecked Sendable {
     set { write { $0.identity = newValue } }
   }
   /// Attributes the JSON named, in document order; nil clears the attribute.
-  var attributes: [(name: String, value: AttributeValue?)] { read { $0.pointee.attributes } }
+  var attributes: [MappedAttribute] { read { $0.pointee.attributes } }
   /// Relationships the JSON named, in document order.
-  var relationships: [(relationship: ResolvedRelationship, value: RelationshipValue)] {
+  var relationships: [MappedRelationship] {
     read { $0.pointee.relationships }
   }
   /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
@@ -103,7 +103,7 @@ struct MappedObject: @unchecked Sendable {
   /// Appends an attribute's value; `nameHash` is `FNV1a.hash` of its name.
   mutating func append(attribute name: String, nameHash: UInt64, _ value: AttributeValue?) {
     write { fields in
-      fields.attributes.append((name, value))
+      fields.attributes.append(MappedAttribute(name: name, value: value))
       fields.fingerprint.add(attribute: nameHash, value)
     }
   }
@@ -121,9 +121,25 @@ struct MappedObject: @unchecked Sendable {
       if fields.relationships.isEmpty, fields.relationshipRoom > 1 {
         fields.relationships.reserveCapacity(Int(fields.relationshipRoom))
       }
-      fields.relationships.append((relationship, value))
+      fields.relationships.append(MappedRelationship(relationship: relationship, value: value))
     }
   }
+}
+
+/// One attribute the JSON named, with its typed value (nil clears it).
+///
+/// A struct, not a tuple: an array of tuples is destroyed element by element through the
+/// runtime's generic tuple witness, an array of structs through the struct's own.
+struct MappedAttribute: Sendable {
+  var name: String
+  var value: AttributeValue?
+}
+
+/// One relationship the JSON named, with its value (a struct for the reason `MappedAttribute`
+/// is one).
+struct MappedRelationship: Sendable {
+  var relationship: ResolvedRelationship
+  var value: RelationshipValue
 }
 
 /// The value given to a relationship.

@@ -322,8 +322,8 @@ struct BatchResolver {
 
   /// Upserts the objects nested in a skipped object's relationships, as merging it would.
   private mutating func upsertNestedObjects(of object: borrowing MappedObject) throws {
-    for (_, value) in object.relationships {
-      switch value {
+    for named in object.relationships {
+      switch named.value {
       case .clear, .toOne(.key): continue
       case .toOne(.object(let nested)): _ = try upsert(nested, operations: .upsert)
       case .toMany(let references):
@@ -397,20 +397,20 @@ struct BatchResolver {
     // The closure captures the attribute list alone: capturing `object` would copy all of it.
     let attributes = object.attributes
     try graph.objects.update(id) { state in
-      for (name, value) in attributes {
-        if entity.identity.contains(name) { continue }
+      for attribute in attributes where !entity.identity.contains(attribute.name) {
         // Writing only what differs keeps an unchanged object's attributes shared with its
         // before-image, so that comparing the two is one pointer check.
         if isNew {
-          state.attributes[name] = value
-        } else if state.attributes[name] != value {
-          state.attributes[name] = value
+          state.attributes[attribute.name] = attribute.value
+        } else if state.attributes[attribute.name] != attribute.value {
+          state.attributes[attribute.name] = attribute.value
         }
       }
     }
     if isNew, checksRequiredAttributes, !object.isKeyOnly { createdFromPayloads.append((id, object.path)) }
-    for (relationship, value) in object.relationships {
-      switch value {
+    for named in object.relationships {
+      let relationship = named.relationship
+      switch named.value {
       case .clear:
         try graph.setLinks(id, relationship, [])
       case .toOne(let reference):

@@ -38,6 +38,8 @@ struct JSONParserTests {
     #"{"a": [1, 2.5, -3e2, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}}"#,
     #"[1, 2, ]"#, #"[{"a": 1, }]"#, #"{"a": {"b": [], "c": {}}, }"#, #""just a string""#, "  42  ",
     #"{"dup": 1, "dup": 2}"#, #"[0, -0, 0.5, 1E+2, 1e-2]"#,
+    // Plain runs before, between and after escapes and non-ASCII bytes.
+    #"["a plain run, then \"quoted\", Sigur Rós, \u0041\\ and a run to the end", "", "\n", "é"]"#,
   ]
 
   @Test(arguments: documents)
@@ -59,7 +61,7 @@ struct JSONParserTests {
     arguments: [
       ("{\"a\": }", 1, 7), ("[1, 2", 1, 6), ("{\n  \"a\": tru\n}", 2, 8), ("[01]", 1, 2), ("{'a': 1}", 1, 2),
       ("[1,,2]", 1, 4), ("\"abc", 1, 1), ("[1] x", 1, 5), ("", 1, 1), ("{\"a\" 1}", 1, 6), ("[\"\\x\"]", 1, 3),
-      ("[,]", 1, 2), ("{,}", 1, 2),
+      ("[,]", 1, 2), ("{,}", 1, 2), ("[\"abc\u{01}\"]", 1, 6), ("[\"ab\\", 1, 2),
     ] as [(String, Int, Int)])
   func malformedInputIsRejectedWithLineAndColumn(text: String, line: Int, column: Int) {
     #expect {
@@ -79,6 +81,9 @@ struct JSONParserTests {
 
   @Test func invalidUTF8IsRejected() {
     #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
+    // After a plain run, and at the end of one.
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0x61, 0x62, 0xFF, 0x63, 0x22]) }
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0x61, 0x62, 0xC3, 0x22]) }
   }
 
   @Test func writerRoundTripsThroughTheParser() throws {

@@ -25,8 +25,11 @@ struct BinaryWriter {
   }
 
   mutating func write(_ string: String) {
-    write(varint: UInt64(string.utf8.count))
-    bytes.appendUTF8(of: string)
+    // The length and the bytes from one look at the string's UTF-8.
+    string.utf8.span.withUnsafeBufferPointer { utf8 in
+      bytes.appendVarint(UInt64(utf8.count))
+      bytes.append(contentsOf: utf8)
+    }
   }
 
   mutating func write(optional string: String?) {
@@ -101,14 +104,29 @@ struct BinaryWriter {
     }
   }
 
-  /// `identity.firstIndex(of: value)`, with a string compared to strings alone (`sameBytes`,
-  /// lengths first): most values are not an identity value, and are told apart without the
-  /// general comparison.
+  /// `identity.firstIndex(of: value)`, with a value compared only to values of its own case:
+  /// most values are not an identity value, and are told apart without the general
+  /// comparison (which copies both values to match them as a pair). Strings compare their
+  /// bytes, lengths first (`sameBytes`).
   private static func position(of value: AttributeValue, in identity: [AttributeValue]) -> Int? {
-    guard case .string(let text) = value else { return identity.firstIndex(of: value) }
-    return identity.firstIndex { candidate in
-      guard case .string(let other) = candidate else { return false }
-      return AttributeValue.sameBytes(text, other)
+    switch value {
+    case .string(let text):
+      return identity.firstIndex { candidate in
+        guard case .string(let other) = candidate else { return false }
+        return AttributeValue.sameBytes(text, other)
+      }
+    case .integer(let number):
+      return identity.firstIndex { candidate in
+        guard case .integer(let other) = candidate else { return false }
+        return number == other
+      }
+    case .date(let date):
+      return identity.firstIndex { candidate in
+        guard case .date(let other) = candidate else { return false }
+        return date == other
+      }
+    default:
+      return identity.firstIndex(of: value)
     }
   }
 
@@ -145,12 +163,15 @@ struct BinaryWriter {
   /// entity, stored near each other, take a byte or two each.
   mutating func write(compactIDs ids: some Collection<UInt64>) {
     write(varint: UInt64(ids.count))
-    guard let first = ids.first else { return }
-    write(varint: UInt64(ObjectIDs.root(of: first)))
-    write(varint: ObjectIDs.sequence(of: first))
-    var previous = first
-    for id in ids.dropFirst() {
-      write(signed: Int64(bitPattern: id &- previous))
+    // One walk, no slice: `dropFirst` copies the collection into a slice for each list.
+    var previous: UInt64?
+    for id in ids {
+      if let previous {
+        write(signed: Int64(bitPattern: id &- previous))
+      } else {
+        write(varint: UInt64(ObjectIDs.root(of: id)))
+        write(varint: ObjectIDs.sequence(of: id))
+      }
       previous = id
     }
   }

@@ -14,7 +14,11 @@ enum OrderedEncoding {
   /// Replaces the contents of `bytes` with the encoding of one identity.
   static func encodeIdentity(root: UInt32, _ values: [AttributeValue], into bytes: inout [UInt8]) {
     bytes.removeAll(keepingCapacity: true)
-    bytes.appendBigEndian(root)
+    // Byte by byte: four single-byte appends cost less than setting up a copy of four.
+    bytes.append(UInt8(truncatingIfNeeded: root >> 24))
+    bytes.append(UInt8(truncatingIfNeeded: root >> 16))
+    bytes.append(UInt8(truncatingIfNeeded: root >> 8))
+    bytes.append(UInt8(truncatingIfNeeded: root))
     for value in values { append(value, to: &bytes) }
   }
 
@@ -57,20 +61,21 @@ enum OrderedEncoding {
   }
 
   private static func appendText(_ text: String, to bytes: inout [UInt8]) {
-    // Copied whole (a memory copy) unless it holds a NUL, the rare case done byte by byte.
-    let hasNUL = text.utf8.span.withUnsafeBufferPointer { utf8 in
-      guard let base = utf8.baseAddress else { return false }
-      return memchr(base, 0, utf8.count) != nil
-    }
-    if hasNUL {
-      for byte in text.utf8 {
+    // One pass over the UTF-8: copied whole (a memory copy) unless it holds a NUL, the rare
+    // case done byte by byte. The end mark is two single-byte appends, which cost less than
+    // setting up a copy.
+    text.utf8.span.withUnsafeBufferPointer { utf8 in
+      guard let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil else {
+        bytes.append(contentsOf: utf8)
+        return
+      }
+      for byte in utf8 {
         bytes.append(byte)
         if byte == 0 { bytes.append(0xFF) }
       }
-    } else {
-      bytes.appendUTF8(of: text)
     }
-    bytes.appendBigEndian(UInt16(0x0001))
+    bytes.append(0x00)
+    bytes.append(0x01)
   }
 
   /// Doubles as unsigned integers of the same order: negatives inverted, positives with the
