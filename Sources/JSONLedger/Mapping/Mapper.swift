@@ -255,7 +255,7 @@ struct Mapper: Sendable {
         refuse(failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
       }
     case .relationship(let relationship, let byKeys):
-      guard let destination = model.resolved(relationship.declaration.destination) else { return }
+      guard let destination = model.destination(of: relationship) else { return }
       if value == .null {
         mapped.append(relationship: relationship, .clear)
         return

@@ -350,7 +350,7 @@ struct PayloadSkimmer {
       relationships.append(
         RelationshipKey(
           id: relationship.id, isToMany: relationship.isToMany, byKeys: byKeys,
-          destination: mapper.model.resolved(relationship.declaration.destination)))
+          destination: mapper.model.destination(of: relationship)))
       role = .relationship(relationships.count - 1)
     case nil:
       role = .ignored

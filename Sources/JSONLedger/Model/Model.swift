@@ -134,6 +134,12 @@ public struct Model: Sendable {
 
   func resolved(_ name: String) -> ResolvedEntity? { resolvedEntities[name] }
 
+  /// The entity a relationship points to, found by its number: as `resolved(_:)` with its
+  /// destination's name, without hashing the name (the mapper asks for each value).
+  func destination(of relationship: ResolvedRelationship) -> ResolvedEntity? {
+    resolved(number: Int(relationship.destinationNumber))
+  }
+
   /// The entity numbered `number`, if the model has it.
   func resolved(number: Int) -> ResolvedEntity? {
     number >= 1 && number <= resolvedByNumber.count ? resolvedByNumber[number - 1] : nil
@@ -273,15 +279,19 @@ final class ResolvedRelationship: Sendable {
   /// The id the link is stored under on the destination's side: the inverse's id, or this
   /// id with the high bit set (a hidden reverse link) when there is no inverse.
   let reverseID: UInt32
+  /// The destination entity's number (`Model.destination(of:)`; 0 in a model that failed to
+  /// resolve).
+  let destinationNumber: UInt32
   var isToMany: Bool { declaration.isToMany }
   var isOrdered: Bool { declaration.isOrdered }
 
   static let hiddenReverseBit: UInt32 = 0x8000_0000
 
-  init(declaration: Relationship, id: UInt32, owner: String, reverseID: UInt32) {
+  init(declaration: Relationship, id: UInt32, owner: String, reverseID: UInt32, destinationNumber: UInt32) {
     self.declaration = declaration
     self.id = id
     self.owner = owner
     self.reverseID = reverseID
+    self.destinationNumber = destinationNumber
   }
 }

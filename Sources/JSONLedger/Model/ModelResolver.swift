@@ -118,7 +118,8 @@ struct ModelResolver {
             problem("\(relPlace).ordered", "only a to-many relationship can be ordered")
           }
           let resolvedRelationship = ResolvedRelationship(
-            declaration: relationship, id: id, owner: ancestor.name, reverseID: reverseID)
+            declaration: relationship, id: id, owner: ancestor.name, reverseID: reverseID,
+            destinationNumber: numbering.entities[relationship.destination] ?? 0)
           relationships.append(resolvedRelationship)
           relationshipIndex[relationship.name] = resolvedRelationship
           relationshipsByID[id] = resolvedRelationship

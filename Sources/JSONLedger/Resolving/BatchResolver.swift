@@ -414,13 +414,13 @@ struct BatchResolver {
       case .clear:
         try graph.setLinks(id, relationship, [])
       case .toOne(let reference):
-        if let target = try resolve(reference, destination: relationship.declaration.destination) {
+        if let target = try resolve(reference) {
           try graph.setLinks(id, relationship, [target])
         }
       case .toMany(let references):
         var targets: [UInt64] = []
         for reference in references {
-          if let target = try resolve(reference, destination: relationship.declaration.destination) {
+          if let target = try resolve(reference) {
             targets.append(target)
           }
         }
@@ -485,7 +485,7 @@ struct BatchResolver {
     }
   }
 
-  private mutating func resolve(_ reference: ObjectReference, destination: String) throws -> UInt64? {
+  private mutating func resolve(_ reference: ObjectReference) throws -> UInt64? {
     switch reference {
     case .object(let nested):
       return try upsert(nested, operations: .upsert)

@@ -114,8 +114,11 @@ struct Projector {
     } else if beforeBytes != nil {
       try cursors.delete(buffers.objectID, in: layout.state)
     }
-    try register(change, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
-    try updateIndexes(change)
+    // Looked up once for both: by name, the one lookup by hash left in a change's fold.
+    let entity = model.resolved(change.entity)
+    try register(
+      change, of: entity, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
+    try updateIndexes(change, of: entity)
   }
 
   /// The undo image of an updated object whose long unordered lists are kept as changes, or
@@ -155,8 +158,8 @@ struct Projector {
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
   /// change's old → new values.
-  private func updateIndexes(_ change: ObjectChange) throws {
-    guard let entity = model.resolved(change.entity), entity.hasIndexedAttributes else { return }
+  private func updateIndexes(_ change: ObjectChange, of entity: ResolvedEntity?) throws {
+    guard let entity, entity.hasIndexedAttributes else { return }
     try change.changedAttributes.forEachAttribute { name, old, new in
       guard entity.attributeIndex[name]?.isIndexed == true else { return }
       if let old { try transaction.delete(indexKey(change.objectID, entity, name, old), in: layout.indexes) }
@@ -185,10 +188,10 @@ struct Projector {
   /// object, so a fingerprint never outlives the state it stands for). The entries of objects
   /// created for the first time are gathered in `newKeys`, to be put in key order.
   private func register(
-    _ change: ObjectChange, isFirstCreation: Bool, cursors: borrowing WriteCursors, buffers: inout Buffers,
-    newKeys: inout NewKeys
+    _ change: ObjectChange, of entity: ResolvedEntity?, isFirstCreation: Bool, cursors: borrowing WriteCursors,
+    buffers: inout Buffers, newKeys: inout NewKeys
   ) throws {
-    guard !change.identity.isEmpty, let entity = model.resolved(change.entity) else { return }
+    guard !change.identity.isEmpty, let entity else { return }
     OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
     let key = StoreKeys.identityKey(forEncoded: buffers.identity)
     // An object already registered keeps its entry when the fingerprint stays (mostly 0 to 0:
