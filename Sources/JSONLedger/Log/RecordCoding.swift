@@ -116,7 +116,7 @@ enum RecordCoding {
       if let last, last.name == name { return last.position }
       // A record names a few entities and attributes: comparing with each (names from one
       // model share their storage, and compare in a step) costs less than hashing.
-      if names.count <= 16, let found = names.firstIndex(of: name) {
+      if names.count <= 16, let found = names.firstIndex(where: { Self.same($0, name) }) {
         last = (name, found)
         return found
       }
@@ -129,6 +129,12 @@ enum RecordCoding {
         }()
       last = (name, position)
       return position
+    }
+
+    /// `left == right`, lengths first: two different short names would otherwise go through
+    /// the general string comparison, where a length is read from the string's own bits.
+    private static func same(_ left: String, _ right: String) -> Bool {
+      left.utf8.count == right.utf8.count && left == right
     }
   }
 

@@ -378,7 +378,7 @@ struct Mapper: Sendable {
   func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report)
     -> [AttributeValue]?
   {
-    guard entity.identity.count == 1, let attribute = entity.attributeIndex[entity.identity[0]] else {
+    guard let attribute = entity.keyAttribute else {
       let reason =
         entity.identity.isEmpty
         ? "\(entity.name) has no identity, so it cannot be referred to by key"

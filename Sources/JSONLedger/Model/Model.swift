@@ -192,6 +192,9 @@ final class ResolvedEntity: Sendable {
   let relationshipIndex: NameTable<ResolvedRelationship>
   /// The identity attributes after the default rule; empty for an insert-only entity.
   let identity: [String]
+  /// The identity's one attribute, which a reference by key is read as (nil for a composite
+  /// identity or none).
+  let keyAttribute: Attribute?
   let subentityKey: String?
   /// Whether any attribute is `indexed` (the projector skips index upkeep otherwise).
   let hasIndexedAttributes: Bool
@@ -233,6 +236,7 @@ final class ResolvedEntity: Sendable {
     self.relationships = relationships
     self.relationshipIndex = NameTable(relationshipIndex)
     self.identity = identity
+    self.keyAttribute = identity.count == 1 ? attributeIndex[identity[0]] : nil
     self.subentityKey = subentityKey
     // Under Groot's only-annotated rule an attribute without a custom key is never mapped,
     // so it cannot be required.
