@@ -15,11 +15,16 @@ final class Exporter {
   /// written, for writing it straight from its stored bytes (`write(_:into:parts:)`) with no
   /// name looked up; nil when two fields share a key, or relationships nest, and its object
   /// is built as a `JSONValue` first. Empty for an exporter that builds `JSONValue`s only.
-  private(set) var stepsByEntity: [MemberSteps?] = []
+  ///
+  /// This and `writtenKeys` are constants, set once in `init`: every object written as text
+  /// reads them, and a `var` or `lazy var` of a class pays an exclusivity check and a retain
+  /// on each read.
+  let stepsByEntity: [MemberSteps?]
   private let relatedObjects = RelatedObjects()
-  /// The keys of objects written as text, for the objects written later that point to them;
-  /// made on first use, so that exporting one object as a `JSONValue` makes none.
-  private(set) lazy var writtenKeys = WrittenKeys(store: reader.store)
+  /// The keys of objects written as text, for the objects written later that point to them
+  /// (empty until then: making it allocates the one object). Not optional: unwrapping it
+  /// for each key costs two retains more.
+  let writtenKeys: WrittenKeys
   /// The text of the date being written (`write(_:into:parts:)`). Unchecked exclusivity:
   /// only that method touches it, one access at a time, on the export's thread.
   @exclusivity(unchecked) var dateText: [UInt8] = []
@@ -60,11 +65,19 @@ final class Exporter {
     self.reader = reader
     self.transformers = transformers
     self.options = options
-    guard let writer else { return }
+    writtenKeys = WrittenKeys(store: reader.store)
+    guard let writer else {
+      stepsByEntity = []
+      return
+    }
+    var plans: [String: EntityPlan] = [:]
+    var stepsByEntity: [MemberSteps?] = []
     for entity in reader.model.entities {
+      guard let resolved = reader.model.resolved(entity.name) else { continue }
+      let plan = Self.plan(of: resolved, model: reader.model, options: options)
+      plans[entity.name] = plan
       // Ids are small (one per entity the model ever had); a larger one is written the slow way.
-      guard let resolved = reader.model.resolved(entity.name), let plan = plan(for: entity.name),
-        let members = Self.members(of: plan, entity: resolved, options: options, writer: writer),
+      guard let members = Self.members(of: plan, entity: resolved, options: options, writer: writer),
         Int(resolved.id) < 1 << 16
       else { continue }
       let index = Int(resolved.id)
@@ -73,6 +86,8 @@ final class Exporter {
       }
       stepsByEntity[index] = MemberSteps(members, writer: writer)
     }
+    self.plans = plans
+    self.stepsByEntity = stepsByEntity
   }
 
   /// What to write for objects of `entityName` (nil: not in the model).
