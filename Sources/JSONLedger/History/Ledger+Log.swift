@@ -65,7 +65,7 @@ extension Ledger {
         throw LedgerError.unknownEntity(entity, known: model.entities.map(\.name))
       }
       guard let identity = try reader.identity(of: resolved, key: key),
-        let id = try store.objectID(root: resolved.rootName, identity: identity)
+        let id = try store.objectID(rootID: resolved.rootID, identity: identity)
       else { throw LedgerError.objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key)) }
       return try store.batches(touching: id).reversed().map { batch in
         let record = try readRecord(batch, txn)

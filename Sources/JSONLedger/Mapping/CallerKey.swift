@@ -15,6 +15,18 @@ enum CallerKey {
     guard !entity.identity.isEmpty else {
       return .failure(Failure("\(entity.name) has no identity: its objects cannot be looked up by key"))
     }
+    // A bare value for a single identity, the common read by key: coerced as it is, with no
+    // list of parts made and no attribute looked up by name.
+    if let attribute = entity.keyAttribute {
+      switch key {
+      case .array, .object: break
+      default:
+        switch ValueCoercion.coerce(key, to: attribute.type) {
+        case .success(let value): return .success([value])
+        case .failure(let failure): return .failure(Failure("not a key of \(entity.name): \(failure.reason)"))
+        }
+      }
+    }
     let composite = entity.identity.count > 1
     let parts: [JSONValue]
     switch key {

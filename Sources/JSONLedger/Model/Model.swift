@@ -263,7 +263,15 @@ final class ResolvedEntity: Sendable {
 
   /// The number a stored state names attribute `name` by.
   func attributeNumber(of name: String) -> UInt32? {
-    storedAttributePositions[name].map { storedAttributeNumbers[$0] }
+    // Most entities have a few attributes: comparing names (a short name compares as two
+    // words) costs less than hashing one.
+    guard storedAttributeNames.count > 16 else {
+      for position in storedAttributeNames.indices where storedAttributeNames[position].name == name {
+        return storedAttributeNumbers[position]
+      }
+      return nil
+    }
+    return storedAttributePositions[name].map { storedAttributeNumbers[$0] }
   }
 
   /// The position in `storedAttributeNames` of the attribute numbered `number`.

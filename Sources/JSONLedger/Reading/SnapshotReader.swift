@@ -24,7 +24,7 @@ import LMDB
   func object(_ entity: String, key: JSONValue) throws -> ObjectSnapshot? {
     let resolved = try self.entity(entity)
     guard let identity = try identity(of: resolved, key: key),
-      let id = try store.objectID(root: resolved.rootName, identity: identity)
+      let id = try store.objectID(rootID: resolved.rootID, identity: identity)
     else { return nil }
     if store.asOf == nil {
       // The current state, read in place straight into a snapshot (the builder copies what
@@ -74,7 +74,7 @@ import LMDB
   {
     let resolved = try self.entity(entity)
     guard let identity = try identity(of: resolved, key: key),
-      let id = try store.objectID(root: resolved.rootName, identity: identity)
+      let id = try store.objectID(rootID: resolved.rootID, identity: identity)
     else { return }
     if store.asOf == nil {
       _ = try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) { bytes in

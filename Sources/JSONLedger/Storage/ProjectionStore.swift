@@ -9,13 +9,10 @@ struct ProjectionStore: StateSource {
   /// Read the state as it was right after this batch; nil for the current state.
   var asOf: UInt64?
 
-  func objectID(root: String, identity: [AttributeValue]) throws -> UInt64? {
-    guard let entity = model.resolved(root) else { return nil }
-    return try objectID(rootID: entity.id, identity: identity)
-  }
-
   func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64? {
     var encoded: [UInt8] = []
+    // Room for a usual key at once: grown by appending, it is reallocated twice or more.
+    encoded.reserveCapacity(64)
     OrderedEncoding.encodeIdentity(root: rootID, identity, into: &encoded)
     return try registration(encodedIdentity: encoded)?.id
   }

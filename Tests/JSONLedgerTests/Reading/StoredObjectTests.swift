@@ -137,6 +137,35 @@ struct StoredObjectTests {
     } throws: { error in (error as? LedgerError)?.code == .unknownEntity }
   }
 
+  @Test func aSingleKeyIsCoercedToItsAttributesTypeInEveryShape() throws {
+    let model = try Model {
+      Entity("Issue", identity: ["number"]) {
+        Attribute("number", .int64)
+        // More attributes than an entity's names are compared one by one for: found by hash.
+        for index in 0..<20 { Attribute("field\(index)", .string) }
+      }
+    }
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    var batch = ledger.makeBatch()
+    try batch.stage([["number": 42, "field0": "first", "field19": "last"]], as: "Issue")
+    _ = try ledger.applySynchronously(batch)
+    let found = try ledger.read { view in
+      try [42, "42", [42], ["number": 42]].map { (key: JSONValue) in
+        try view.withObject("Issue", key: key) { issue in [try issue["field0"], try issue["field19"]] }
+      }
+    }
+    #expect(found == Array(repeating: [.string("first"), .string("last")], count: 4))
+    #expect(try ledger.read { view in try view.object("Issue", key: 7) } == nil)
+    for key: JSONValue in ["forty-two", true, [1, 2]] {
+      let refused = #expect(throws: LedgerError.self) {
+        try ledger.read { view in try view.withObject("Issue", key: key) { _ in true } }
+      }
+      #expect(refused?.code == .invalidKey)
+      #expect(refused?.entity == "Issue")
+    }
+  }
+
   @Test func aStateThatDoesNotDecodeIsAnErrorNotATrap() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)

@@ -56,10 +56,11 @@ struct LongLinkListTests {
   }
 
   static func hubID(_ ledger: Ledger) throws -> UInt64 {
-    try ledger.environment.read { txn in
+    let band = try #require(ledger.model.resolved("Band"))
+    return try ledger.environment.read { txn in
       try #require(
         try ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model).objectID(
-          root: "Band", identity: [.string("Hub")]))
+          rootID: band.rootID, identity: [.string("Hub")]))
     }
   }
 
