@@ -24,7 +24,7 @@ enum DateCoding {
     case .string(let text):
       if let unix = unixString(text) { return unixDate(unix) }
       // Year 0000 parses as a shape but is outside what a store takes.
-      guard let date = parseISO(Array(text.utf8)), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
+      guard let date = parseISO(text), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
       return date
     default:
       return nil
@@ -34,7 +34,7 @@ enum DateCoding {
   /// The date an ISO 8601 text gives, in every form the import accepts (the whole text,
   /// nothing after it), or nil.
   static func isoDate(_ text: String) -> Date? {
-    guard let date = parseISO(Array(text.utf8)), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
+    guard let date = parseISO(text), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
     return date
   }
 
@@ -74,7 +74,9 @@ enum DateCoding {
   /// Reads an ISO 8601 text left to right. A struct rather than nested functions over a
   /// captured index, which every date of an import paid for in exclusivity checks.
   private struct ISOScanner {
-    let bytes: [UInt8]
+    /// The text's UTF-8 where it lies, valid for the `withUTF8` call `parseISO` makes (the
+    /// scanner does not outlive it); every read checks `index` against `count` first.
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
     var atEnd: Bool { index >= bytes.count }
@@ -102,7 +104,14 @@ enum DateCoding {
     }
   }
 
-  private static func parseISO(_ bytes: [UInt8]) -> Date? {
+  /// The date an ISO 8601 text gives, read from its UTF-8 in place: a date, over 15 bytes,
+  /// is a string with storage of its own, which a copy into an array allocated again.
+  private static func parseISO(_ text: String) -> Date? {
+    var text = text
+    return text.withUTF8 { parseISO(bytes: $0) }
+  }
+
+  private static func parseISO(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
     var scanner = ISOScanner(bytes: bytes)
     guard let year = scanner.digits(4) else { return nil }
     let basic = !scanner.peek(UInt8(ascii: "-"))
