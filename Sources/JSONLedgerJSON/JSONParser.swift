@@ -323,8 +323,9 @@ public struct JSONParser {
       pieces.append(contentsOf: bytes[runStart..<position])
       text = String(validating: pieces, as: UTF8.self)
     } else if ascii {
-      // Plain ASCII needs no validation.
-      text = String(decoding: bytes[runStart..<position], as: UTF8.self)
+      // Plain ASCII needs no validation, and is made a string without any: every byte of the
+      // run was OR-ed into `runBits`, which stayed below 0x80.
+      text = String(copying: unsafe UTF8Span(unchecked: bytes.span.extracting(runStart..<position), isKnownASCII: true))
     } else {
       text = String(validating: bytes[runStart..<position], as: UTF8.self)
     }
