@@ -73,6 +73,12 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
     }
   }
 
+  /// Calls `body` with each name and value where they lie, in name order: an iterator hands
+  /// out copies, and a copy of a value retains its storage.
+  func forEachEntry(_ body: (String, AttributeValue) throws -> Void) rethrows {
+    for index in entries.indices { try body(entries[index].name, entries[index].value) }
+  }
+
   struct Iterator: IteratorProtocol {
     fileprivate var base: IndexingIterator<[Entry]>
     mutating func next() -> Element? { base.next().map { ($0.name, $0.value) } }

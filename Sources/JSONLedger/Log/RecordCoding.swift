@@ -35,7 +35,7 @@ enum RecordCoding {
     attributePositions.reserveCapacity(attributeCount)
     for index in changes.indices {
       entityPositions.append(UInt32(entities.position(of: changes[index].entity)))
-      changes[index].changedAttributes.forEachAttribute { name, _, _ in
+      changes[index].changedAttributes.forEachName { name in
         attributePositions.append(UInt32(attributes.position(of: name)))
       }
     }
@@ -65,12 +65,25 @@ enum RecordCoding {
       writer.write(changes[index].kind.rawValue)
       writer.write(bigEndian: changes[index].payloadFingerprint)
       writer.write(varint: UInt64(changes[index].changedAttributes.count))
-      changes[index].changedAttributes.forEachAttribute { _, old, new in
-        let position = UInt64(attributePositions[nextAttribute])
-        nextAttribute += 1
-        writer.write(varint: position << 2 | (old == nil ? 0 : 2) | (new == nil ? 0 : 1))
-        if let old { writer.write(old, identity: changes[index].identity) }
-        if let new { writer.write(new, identity: changes[index].identity) }
+      switch changes[index].changedAttributes {
+      case .listed(let attributeChanges):
+        for change in attributeChanges.indices {
+          let position = UInt64(attributePositions[nextAttribute])
+          nextAttribute += 1
+          let (old, new) = (attributeChanges[change].old, attributeChanges[change].new)
+          writer.write(varint: position << 2 | (old == nil ? 0 : 2) | (new == nil ? 0 : 1))
+          if let old { writer.write(old, identity: changes[index].identity) }
+          if let new { writer.write(new, identity: changes[index].identity) }
+        }
+      case .whole(let list, let isNew):
+        // Each value written where it lies in the state's list: wrapping it as an old or a
+        // new value would copy it.
+        list.forEachEntry { _, value in
+          let position = UInt64(attributePositions[nextAttribute])
+          nextAttribute += 1
+          writer.write(varint: position << 2 | (isNew ? 1 : 2))
+          writer.write(value, identity: changes[index].identity)
+        }
       }
       writer.write(varint: UInt64(changes[index].changedLinks.count))
       switch changes[index].changedLinks {
