@@ -397,13 +397,14 @@ struct BatchResolver {
     // The closure captures the attribute list alone: capturing `object` would copy all of it.
     let attributes = object.attributes
     try graph.objects.update(id) { state in
-      for attribute in attributes where !entity.identity.contains(attribute.name) {
+      // By index: a loop over the list copies each attribute before its value is copied in.
+      for index in attributes.indices where !entity.identity.contains(attributes[index].name) {
         // Writing only what differs keeps an unchanged object's attributes shared with its
         // before-image, so that comparing the two is one pointer check.
         if isNew {
-          state.attributes[attribute.name] = attribute.value
-        } else if state.attributes[attribute.name] != attribute.value {
-          state.attributes[attribute.name] = attribute.value
+          state.attributes[attributes[index].name] = attributes[index].value
+        } else if state.attributes[attributes[index].name] != attributes[index].value {
+          state.attributes[attributes[index].name] = attributes[index].value
         }
       }
     }
