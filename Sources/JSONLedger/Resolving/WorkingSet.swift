@@ -5,11 +5,21 @@ import JSONLedgerSupport
 ///
 /// Objects get slots in first-touch order (the order of the record's changes); the slot
 /// indexes the arrays below, so that the many reads and in-place updates of one object cost
-/// one hash lookup, not one each.
+/// one lookup, not one each. An object the store holds is found by hashing its id; one the
+/// batch creates, by its sequence number (`newSlots`).
 struct WorkingSet {
   let model: Model
   let source: any StateSource
+  /// Slots of objects the store holds (or of ids it does not know), by id.
   private var slots = SlotTable()
+  /// Room asked for (`reserveCapacity`), taken by `slots` when the first object the store
+  /// holds is touched: a batch of new objects makes no table.
+  private var slotsWanted = 0
+  /// Slots of the objects the batch creates, by sequence number from `firstNewSequence`.
+  /// New ids are handed out one after another, each taking its slot as it is made, so they
+  /// need 4 bytes each here and no hashing (`findSlot` checks the id the slot holds).
+  private var newSlots: [UInt32] = []
+  private var firstNewSequence: UInt64 = 0
   /// Object id by slot.
   private(set) var ids: [UInt64] = []
   /// Working state by slot (nil: absent after the batch).
@@ -39,7 +49,8 @@ struct WorkingSet {
 
   /// Room for `count` objects without growing.
   mutating func reserveCapacity(_ count: Int) {
-    slots.reserveCapacity(count)
+    slotsWanted = max(slotsWanted, count)
+    newSlots.reserveCapacity(count)
     ids.reserveCapacity(count)
     states.reserveCapacity(count)
     mentioned.reserveCapacity(count)
@@ -48,21 +59,45 @@ struct WorkingSet {
   }
 
   /// The slot of an object already touched, or nil.
-  func existingSlot(_ id: UInt64) -> Int? { slots[id] }
+  func existingSlot(_ id: UInt64) -> Int? { findSlot(id) }
+
+  private func findSlot(_ id: UInt64) -> Int? {
+    // An id the store holds has a lower sequence number: the offset wraps past the count.
+    let offset = ObjectIDs.sequence(of: id) &- firstNewSequence
+    if offset < UInt64(newSlots.count) {
+      let slot = Int(newSlots[Int(offset)])
+      if ids[slot] == id { return slot }
+    }
+    return slots[id]
+  }
 
   /// The object's slot, loading its state from the store on first touch.
   mutating func slot(_ id: UInt64) throws -> Int {
-    if let slot = slots[id] { return slot }
+    if let slot = findSlot(id) { return slot }
     let state = try source.state(of: id)
     return addSlot(id, state: state, before: state)
   }
 
   /// A slot for an object the store does not have (a new id).
-  mutating func addNewSlot(_ id: UInt64) -> Int { addSlot(id, state: nil, before: nil) }
+  mutating func addNewSlot(_ id: UInt64) -> Int {
+    let sequence = ObjectIDs.sequence(of: id)
+    if newSlots.isEmpty { firstNewSequence = sequence }
+    guard sequence == firstNewSequence &+ UInt64(newSlots.count), let slot = UInt32(exactly: ids.count) else {
+      return addSlot(id, state: nil, before: nil)
+    }
+    newSlots.append(slot)
+    return addSlot(id, state: nil, before: nil, hashed: false)
+  }
 
-  private mutating func addSlot(_ id: UInt64, state: ObjectState?, before: ObjectState?) -> Int {
+  private mutating func addSlot(_ id: UInt64, state: ObjectState?, before: ObjectState?, hashed: Bool = true) -> Int {
     let slot = ids.count
-    slots.insert(id, slot: slot)
+    if hashed {
+      if slotsWanted > 0 {
+        slots.reserveCapacity(slotsWanted)
+        slotsWanted = 0
+      }
+      slots.insert(id, slot: slot)
+    }
     mentioned.append(false)
     versions.append(0)
     // A skipped object's state is what its payload made it: the mark still holds.
@@ -84,7 +119,7 @@ struct WorkingSet {
   /// Gives the current state of objects the caller has already read, so that they are not
   /// read again. Must come before any other touch.
   mutating func seed(_ currentStates: [(UInt64, ObjectState?)]) {
-    for (id, state) in currentStates where slots[id] == nil { _ = addSlot(id, state: state, before: state) }
+    for (id, state) in currentStates where findSlot(id) == nil { _ = addSlot(id, state: state, before: state) }
   }
 
   /// Marks an object as named by the payload.
@@ -138,7 +173,7 @@ struct WorkingSet {
 
   /// Records that the payload with `mark` made the object's working state as it is now.
   mutating func setPayload(_ id: UInt64, fingerprint: UInt64, mask: UInt64) {
-    guard let slot = slots[id] else { return }
+    guard let slot = findSlot(id) else { return }
     marks[slot] = PayloadMark(fingerprint: fingerprint, version: versions[slot], mask: mask)
   }
 
@@ -155,12 +190,13 @@ struct WorkingSet {
     statistics.ignoredKeys = ignoredKeys
     // A skipped object touched later in the batch is counted with the others below.
     for (id, _) in unchanged.skipped {
-      if let slot = slots[id] { mentioned[slot] = true } else { statistics.unchanged += 1 }
+      if let slot = findSlot(id) { mentioned[slot] = true } else { statistics.unchanged += 1 }
     }
     // Nothing is looked up by id from here on: the table goes before the changes are built,
     // when a large batch's memory peaks, and with the resolver's identity cache (gone by
     // now) is handed back: the changes' array does not fit in the gaps they leave.
     slots = SlotTable()
+    newSlots = []
     if ids.count >= Ledger.largeBatch { FreedMemory.returnToSystem() }
     var changes: [ObjectChange] = []
     changes.reserveCapacity(ids.count)

@@ -46,6 +46,46 @@ struct WorkingSetTests {
     }
   }
 
+  /// New objects are found by their sequence number, not hashed: each keeps its slot among
+  /// stored objects touched between them, an id of another root with a new object's sequence
+  /// number is not taken for it, and a new id out of sequence is still found.
+  @Test func newObjectsKeepTheirSlotsBesideStoredOnesWithoutTheTable() throws {
+    try Self.withWorkingSet { objects, ids, store in
+      let albumRoot = try #require(Self.model.resolved("Album")).rootID
+      let bandRoot = try #require(Self.model.resolved("Band")).rootID
+      let first = try store.nextObjectSequence()
+      let albums = (0..<3).map { ObjectIDs.make(root: albumRoot, sequence: first + UInt64($0)) }
+      let japan = try #require(ids["Japan"])
+      let can = try #require(ids["Can"])
+      #expect(objects.addNewSlot(albums[0]) == 0)
+      #expect(try objects.slot(japan) == 1)
+      #expect(objects.addNewSlot(albums[1]) == 2)
+      #expect(objects.addNewSlot(albums[2]) == 3)
+      #expect(try objects.slot(can) == 4)
+      for (slot, album) in zip([0, 2, 3], albums) {
+        #expect(objects.existingSlot(album) == slot)
+        #expect(try objects.slot(album) == slot)
+      }
+      #expect(objects.existingSlot(japan) == 1)
+      #expect(objects.existingSlot(can) == 4)
+      // A band id with the first album's sequence number: not that album, and not stored.
+      let stranger = ObjectIDs.make(root: bandRoot, sequence: first)
+      #expect(objects.existingSlot(stranger) == nil)
+      #expect(try !objects.exists(stranger))
+      #expect(try objects.slot(stranger) == 5)
+      // A new id past a gap goes to the table and is found there.
+      let late = ObjectIDs.make(root: albumRoot, sequence: first + 10)
+      #expect(objects.addNewSlot(late) == 6)
+      #expect(objects.existingSlot(late) == 6)
+      #expect(objects.existingSlot(albums[2]) == 3)
+      for album in albums + [late] {
+        try objects.set(album, to: ObjectState(entity: "Album", identity: [.string("\(album)")]))
+      }
+      let (changes, _) = objects.finish(ignoredKeys: [])
+      #expect(changes.map(\.objectID) == [albums[0], albums[1], albums[2], late])
+    }
+  }
+
   @Test func touchedObjectsThatEndAsTheyBeganMakeNoChange() throws {
     try Self.withWorkingSet { objects, ids, _ in
       let japan = try #require(ids["Japan"])
