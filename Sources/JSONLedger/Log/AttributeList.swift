@@ -79,6 +79,15 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
     for index in entries.indices { try body(entries[index].name, entries[index].value) }
   }
 
+  /// The name of the attribute at `position` in name order (`0..<count`).
+  func name(at position: Int) -> String { entries[position].name }
+
+  /// The value at `position` in name order (`0..<count`), lent where it lies: read through
+  /// the iterator or `forEachEntry`, it would be copied.
+  subscript(valueAt position: Int) -> AttributeValue {
+    _read { yield entries[position].value }
+  }
+
   struct Iterator: IteratorProtocol {
     fileprivate var base: IndexingIterator<[Entry]>
     mutating func next() -> Element? { base.next().map { ($0.name, $0.value) } }

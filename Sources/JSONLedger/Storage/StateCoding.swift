@@ -51,7 +51,8 @@ enum StateCoding {
     let names = entity?.storedAttributeNames ?? []
     var position = 0
     writer.write(varint: UInt64(state.attributes.count))
-    for (name, value) in state.attributes {
+    for index in 0..<state.attributes.count {
+      let name = state.attributes.name(at: index)
       while position < names.count, names[position].name < name { position += 1 }
       if let entity, position < names.count, names[position].name == name {
         writer.write(varint: UInt64(entity.storedAttributeNumbers[position]))
@@ -60,7 +61,7 @@ enum StateCoding {
         writer.write(0)
         writer.write(name)
       }
-      writer.write(value, identity: state.identity)
+      writer.write(state.attributes[valueAt: index], identity: state.identity)
     }
   }
 
