@@ -33,10 +33,28 @@ enum RecordCoding {
     var attributePositions: [UInt32] = []
     let attributeCount = changes.reduce(0) { $0 + $1.changedAttributes.count }
     attributePositions.reserveCapacity(attributeCount)
+    // By entity, the names the last change of that entity listed, with their positions: the
+    // changes of one entity mostly list the same names, so each name is first compared with
+    // the one at its place there (one step for equal short names) before the index is asked.
+    var lastNames: [[(name: String, position: UInt32)]] = []
     for index in changes.indices {
-      entityPositions.append(UInt32(entities.position(of: changes[index].entity)))
+      let entity = entities.position(of: changes[index].entity)
+      entityPositions.append(UInt32(entity))
+      while lastNames.count <= entity { lastNames.append([]) }
+      var ordinal = 0
       changes[index].changedAttributes.forEachName { name in
-        attributePositions.append(UInt32(attributes.position(of: name)))
+        defer { ordinal += 1 }
+        if ordinal < lastNames[entity].count, lastNames[entity][ordinal].name == name {
+          attributePositions.append(lastNames[entity][ordinal].position)
+          return
+        }
+        let position = UInt32(attributes.position(of: name))
+        attributePositions.append(position)
+        if ordinal < lastNames[entity].count {
+          lastNames[entity][ordinal] = (name, position)
+        } else {
+          lastNames[entity].append((name, position))
+        }
       }
     }
     // Reserved once: a buffer that grows holds its old and new copies at once, and for a
