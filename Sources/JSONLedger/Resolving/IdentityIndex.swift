@@ -10,6 +10,8 @@ struct IdentityIndex {
   /// The identity being looked up, encoded (`OrderedEncoding`); reused, and left holding the
   /// last identity looked up for `register` to file.
   private(set) var encodedKey: [UInt8] = []
+  /// Where `encodedKey` would go in the cache, when it was last looked up and not found there.
+  private var lastMiss: IdentityTable.Miss?
   /// The next unused sequence number (`ObjectIDs`).
   private var nextSequence: UInt64
 
@@ -25,10 +27,17 @@ struct IdentityIndex {
     root: UInt32, identity: [AttributeValue], source: any StateSource
   ) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
     OrderedEncoding.encodeIdentity(root: root, identity, into: &encodedKey)
-    if let entry = table.entry(forKey: encodedKey) { return (entry.id, entry.payloadFingerprint) }
+    let (entry, miss) = table.lookUp(encodedKey)
+    if let entry {
+      lastMiss = nil
+      return (entry.id, entry.payloadFingerprint)
+    }
+    lastMiss = miss
     guard let registration = try source.registration(encodedIdentity: encodedKey) else { return nil }
     try table.set(
-      registration.id, forKey: encodedKey, isNew: false, payloadFingerprint: registration.payloadFingerprint)
+      registration.id, forKey: encodedKey, isNew: false, payloadFingerprint: registration.payloadFingerprint,
+      at: miss)
+    lastMiss = nil
     return registration
   }
 
@@ -48,7 +57,8 @@ struct IdentityIndex {
           OrderedEncoding.encodeIdentity(root: root, identity, into: &key)
           return key
         }())
-    try table.set(id, forKey: encodedKey, isNew: true)
+    try table.set(id, forKey: encodedKey, isNew: true, at: lastMiss)
+    lastMiss = nil
   }
 
   /// The ids this batch created under `root`.
@@ -59,5 +69,6 @@ struct IdentityIndex {
   mutating func dropCache() {
     table = IdentityTable()
     encodedKey = []
+    lastMiss = nil
   }
 }

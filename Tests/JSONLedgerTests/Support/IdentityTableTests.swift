@@ -30,6 +30,32 @@ struct IdentityTableTests {
     #expect(table.entry(forKey: key(1, [.string("album 5_000")])) == nil)
   }
 
+  /// A key filed where its lookup found it would go is found like any other, across growth;
+  /// a miss gone stale (another key filed since, or the buckets rebuilt) is searched again,
+  /// so no key is filed twice and none lands on another's bucket.
+  @Test func aKeyFiledWhereItsLookupMissedIsFoundAndAStaleMissIsSearchedAgain() throws {
+    var table = IdentityTable()
+    for index in 0..<3_000 {
+      let encoded = key(1, [.integer(Int64(index))])
+      let (entry, miss) = table.lookUp(encoded)
+      #expect(entry == nil && miss != nil)
+      try table.set(UInt64(index + 1), forKey: encoded, isNew: true, at: miss)
+    }
+    let first = key(2, [.string("first")])
+    let second = key(2, [.string("second")])
+    let staleByEntry = table.lookUp(first).miss
+    // The same key filed twice under one miss: the second sees the first and updates it.
+    try table.set(10_001, forKey: first, isNew: true, at: staleByEntry)
+    try table.set(10_002, forKey: first, isNew: false, at: staleByEntry)
+    let staleByRebuild = table.lookUp(second).miss
+    table.reserveCapacity(100_000)
+    try table.set(10_003, forKey: second, isNew: true, at: staleByRebuild)
+    for index in 0..<3_000 { #expect(table.entry(forKey: key(1, [.integer(Int64(index))]))?.id == UInt64(index + 1)) }
+    #expect(table.entry(forKey: first)! == (10_002, false, 0))
+    #expect(table.entry(forKey: second)?.id == 10_003)
+    #expect(table.newIDs(root: 2) == [10_003])
+  }
+
   @Test func keysThatArePrefixesOfOthersStayApart() throws {
     var table = IdentityTable()
     let short = [UInt8](repeating: 7, count: 8)
