@@ -86,7 +86,15 @@ public struct JSONParser {
     return "byte 0x\(String(byte, radix: 16))"
   }
 
+  /// Compact JSON has no white space between tokens: the first byte is checked where the
+  /// caller is, and the loop is called only when it is white space (or the text has ended).
+  @inline(__always)
   private mutating func skipWhitespace() {
+    if position < end, bytes[position] > 0x20 { return }
+    skipWhitespaceRun()
+  }
+
+  private mutating func skipWhitespaceRun() {
     while position < end {
       switch bytes[position] {
       case 0x20, 0x0A, 0x0D, 0x09: position += 1
@@ -266,17 +274,32 @@ public struct JSONParser {
       // without a bounds check per byte; its bytes are OR-ed together to tell ASCII apart.
       let (runEnd, runBits) = bytes.withUnsafeBufferPointer { buffer in
         var index = position
-        var bits: UInt8 = 0
+        var bits: UInt64 = 0
+        // Eight bytes at a time while eight are left in the text read.
+        if let base = buffer.baseAddress {
+          while index &+ 8 <= end {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let stops = Self.stopBytes(in: word)
+            if stops != 0 {
+              // The first flagged byte is a stop (a false flag only ever follows a true one).
+              let offset = stops.trailingZeroBitCount >> 3
+              if offset > 0 { bits |= word & (UInt64.max >> (64 - 8 * offset)) }
+              return (index &+ offset, bits)
+            }
+            bits |= word
+            index &+= 8
+          }
+        }
         while index < end {
           let byte = buffer[index]
           if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-          bits |= byte
+          bits |= UInt64(byte)
           index += 1
         }
         return (index, bits)
       }
       position = runEnd
-      if runBits >= 0x80 { ascii = false }
+      if runBits & 0x8080_8080_8080_8080 != 0 { ascii = false }
       guard position < end else { throw failure("unterminated string", at: start) }
       // The run ends at a quote, a control character or a backslash.
       let byte = bytes[position]
@@ -332,6 +355,22 @@ public struct JSONParser {
     position += 1
     guard let text else { throw failure("a string holds invalid UTF-8", at: start) }
     return text
+  }
+
+  /// The high bit of each byte of `word` (little-endian: its first byte lowest) that is a
+  /// quote, a backslash or a control character, so that a string's run is read a word at a
+  /// time. Each test flags its lowest such byte truly; a borrow can flag bytes above it too,
+  /// so only the lowest flag of the result is to be read.
+  @inline(__always)
+  private static func stopBytes(in word: UInt64) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    let quotes = word ^ (ones &* 0x22)
+    let backslashes = word ^ (ones &* 0x5C)
+    let zeroQuote = (quotes &- ones) & ~quotes
+    let zeroBackslash = (backslashes &- ones) & ~backslashes
+    let control = (word &- ones &* 0x20) & ~word
+    return (zeroQuote | zeroBackslash | control) & highs
   }
 
   private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {

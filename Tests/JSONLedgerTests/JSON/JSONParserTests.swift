@@ -1,5 +1,6 @@
 import Foundation
 import JSONLedgerTestSupport
+import PropertyBased
 import Testing
 
 @testable import JSONLedger
@@ -96,6 +97,52 @@ struct JSONParserTests {
     #expect(
       JSONWriter().string(from: ["plain": "Sigur Rós ✓", "escaped": "a\"b\\c\nd\u{1F}"])
         == #"{"escaped":"a\"b\\c\nd\u001f","plain":"Sigur Rós ✓"}"#)
+  }
+
+  /// Strings are read eight bytes at a time: any mix of plain ASCII, escapes, non-ASCII and
+  /// raw control characters, at any offset from the start of the text and running to its
+  /// very end, reads as Foundation reads it, and is refused where Foundation refuses it.
+  @Test func stringsReadAWordAtATimeAgreeWithFoundation() async {
+    let pieces = ["a", "Zq", "0123456", "\\\"", "\\\\", "\\n", "\\u00e9", "é", "ø€", "😀", "\u{01}", "\u{1F}", " ", "~"]
+    let input = zip(Gen.int(in: 0...pieces.count - 1).array(of: 0...24), Gen.int(in: 0...9))
+    await propertyCheck(count: 300, input: input) { picks, padding in
+      let body = picks.map { pieces[$0] }.joined()
+      for text in [String(repeating: " ", count: padding) + "[\"\(body)\"]", "\"\(body)\""] {
+        let bytes = Array(text.utf8)
+        let theirs = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+        let ours = try? JSONParser.parse(bytes)
+        #expect((ours == nil) == (theirs == nil), "\(text)")
+        if let ours, let theirs { #expect(Self.normalised(ours) == Self.fromFoundation(theirs), "\(text)") }
+        // Counted in UTF-16 too: a long string made as ASCII that is not counts its bytes.
+        if case .array(let elements)? = ours, case .string(let string)? = elements.first,
+          let theirString = (theirs as? [Any])?.first as? String
+        {
+          #expect(string.utf16.count == theirString.utf16.count && string.count == theirString.count)
+        }
+      }
+    }
+  }
+
+  /// A non-ASCII character at every place of a long string, among the words its run is read
+  /// in: the string is never taken for ASCII (which would count its UTF-8 bytes as UTF-16).
+  @Test func aNonASCIICharacterAnywhereInALongStringIsSeen() throws {
+    for before in 0...24 {
+      for after in 0...9 {
+        let string = String(repeating: "a", count: before) + "é" + String(repeating: "b", count: after)
+        for text in ["[\"\(string)\"]", "\"\(string)\"", "{\"\(string)\": 1}"] {
+          let parsed = try JSONParser.parse(text)
+          let read: String? =
+            switch parsed {
+            case .string(let value): value
+            case .array(let elements): if case .string(let value)? = elements.first { value } else { nil }
+            case .object(let object): object.members.first?.key
+            default: nil
+            }
+          #expect(read == string)
+          #expect(read?.utf16.count == string.utf16.count, "\(text)")
+        }
+      }
+    }
   }
 
   @Test func randomBytesNeverCrashTheParser() {
