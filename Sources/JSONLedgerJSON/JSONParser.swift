@@ -13,7 +13,7 @@ public struct JSONParser {
 
   private let bytes: [UInt8]
   /// Where the text read ends in `bytes` (its count, unless a range of it is read).
-  private let end: Int
+  private var end: Int
   private var position = 0
   private var depth = 0
   /// How deep the value being read may nest (`maximumDepth`, less the levels around it).
@@ -22,6 +22,18 @@ public struct JSONParser {
   /// gathered here and copied out once, at their count, instead of growing an array of their
   /// own (an allocation per doubling).
   private var pendingMembers: [JSONObject.Member] = []
+  /// Short object keys met before, by a hash of their bytes: the objects of a collection
+  /// repeat a few keys, and a key found here is not made into a string again. Made on the
+  /// first key, kept as long as the parser (`JSONValueReader` keeps it from value to value).
+  private var keyCache: [CachedKey] = []
+
+  /// A plain ASCII key of at most 16 bytes, as two little-endian words padded with zeros.
+  private struct CachedKey {
+    var low: UInt64 = 0
+    var high: UInt64 = 0
+    var count = -1
+    var key = ""
+  }
 
   fileprivate init(bytes: [UInt8], range: Range<Int>? = nil) {
     self.bytes = bytes
@@ -53,12 +65,23 @@ public struct JSONParser {
     value: JSONValue, end: Int
   ) {
     position = start
+    end = bytes.count
     depth = 0
     self.depthLimit = depthLimit
     // What a value that failed left behind.
     pendingMembers.removeAll(keepingCapacity: true)
     let value = try parseValue()
     return (value, position)
+  }
+
+  /// Parses the text at `range` as one document, as `parse(_:in:)` does.
+  fileprivate mutating func parseDocument(in range: Range<Int>) throws(JSONSyntaxError) -> JSONValue {
+    position = range.lowerBound
+    end = range.upperBound
+    depth = 0
+    depthLimit = Self.maximumDepth
+    pendingMembers.removeAll(keepingCapacity: true)
+    return try parseDocument()
   }
 
   private mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
@@ -198,7 +221,7 @@ public struct JSONParser {
       guard bytes[position] == UInt8(ascii: "\"") else {
         throw failure("unexpected \(describe(bytes[position])), expected a string key or '}'")
       }
-      let key = try parseString()
+      let key = try parseKey()
       skipWhitespace()
       guard position < end, bytes[position] == UInt8(ascii: ":") else {
         throw failure("expected ':' after the object key \"\(key)\"")
@@ -357,6 +380,39 @@ public struct JSONParser {
     return text
   }
 
+  /// An object's key: a plain ASCII one of at most 16 bytes from `keyCache` when it was met
+  /// before, any other as `parseString` reads it.
+  private mutating func parseKey() throws(JSONSyntaxError) -> String {
+    let start = position + 1
+    guard start + 16 <= end else { return try parseString() }
+    let (low, high) = bytes.withUnsafeBufferPointer { buffer -> (UInt64, UInt64) in
+      guard let base = buffer.baseAddress else { return (0, 0) }
+      let raw = UnsafeRawPointer(base + start)
+      return (
+        UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)),
+        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+      )
+    }
+    let lowStops = Self.stopBytes(in: low)
+    let highStops = Self.stopBytes(in: high)
+    let count =
+      lowStops != 0 ? lowStops.trailingZeroBitCount >> 3 : 8 + (highStops.trailingZeroBitCount >> 3)
+    // Ends within the two words, at a quote, with every byte before it ASCII.
+    guard count < 16, bytes[start + count] == UInt8(ascii: "\"") else { return try parseString() }
+    let keptLow = count >= 8 ? low : low & ~(UInt64.max << (8 * count))
+    let keptHigh = count <= 8 ? 0 : high & ~(UInt64.max << (8 * (count - 8)))
+    guard (keptLow | keptHigh) & 0x8080_8080_8080_8080 == 0 else { return try parseString() }
+    if keyCache.isEmpty { keyCache = Array(repeating: CachedKey(), count: 64) }
+    let slot = Int(truncatingIfNeeded: ((keptLow ^ (keptHigh &* 31)) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+    if keyCache[slot].count == count, keyCache[slot].low == keptLow, keyCache[slot].high == keptHigh {
+      position = start + count + 1
+      return keyCache[slot].key
+    }
+    let key = try parseString()
+    keyCache[slot] = CachedKey(low: keptLow, high: keptHigh, count: count, key: key)
+    return key
+  }
+
   /// The high bit of each byte of `word` (little-endian: its first byte lowest) that is a
   /// quote, a backslash or a control character, so that a string's run is read a word at a
   /// time. Each test flags its lowest such byte truly; a borrow can flag bytes above it too,
@@ -406,5 +462,11 @@ package struct JSONValueReader {
   /// from the start of the text.
   package mutating func value(at start: Int, depthLimit: Int) throws(JSONSyntaxError) -> (value: JSONValue, end: Int) {
     try parser.parseValue(at: start, depthLimit: depthLimit)
+  }
+
+  /// The text at `range` read as one document (white space around the value allowed, nothing
+  /// else), as `JSONParser.parse(_:in:)` reads it.
+  package mutating func document(in range: Range<Int>) throws(JSONSyntaxError) -> JSONValue {
+    try parser.parseDocument(in: range)
   }
 }

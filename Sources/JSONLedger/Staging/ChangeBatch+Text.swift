@@ -236,12 +236,14 @@ extension ChangeBatch {
     report.text = text
     var objects: [StagedObject] = []
     objects.reserveCapacity(ranges.count)
+    // One reader for every element: it keeps the keys it met and its room for members.
+    var reader = JSONValueReader(text.bytes)
     var next = 0
     for index in ranges.indices {
       // Past a full list of problems nothing more is staged, but every element is still
       // parsed: a syntax error anywhere is the error, as when the text is parsed whole.
       if report.problems.isFull {
-        guard (try? text.parse(ranges[index])) != nil else { return index }
+        guard (try? reader.document(in: ranges[index])) != nil else { return index }
         continue
       }
       // Moved out, not copied: a copy retains each of its fields.
@@ -253,7 +255,7 @@ extension ChangeBatch {
           continue
         }
       }
-      guard let json = try? text.parse(ranges[index]) else { return index }
+      guard let json = try? reader.document(in: ranges[index]) else { return index }
       guard let mapped = mapper.mapElement(json, entity: entity, path: elementPath(index), report: &report) else {
         continue
       }

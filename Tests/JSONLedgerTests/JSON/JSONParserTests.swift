@@ -107,7 +107,10 @@ struct JSONParserTests {
     let input = zip(Gen.int(in: 0...pieces.count - 1).array(of: 0...24), Gen.int(in: 0...9))
     await propertyCheck(count: 300, input: input) { picks, padding in
       let body = picks.map { pieces[$0] }.joined()
-      for text in [String(repeating: " ", count: padding) + "[\"\(body)\"]", "\"\(body)\""] {
+      // As an array's string, as the whole text, and as object keys met twice (the second
+      // time from the parser's cache of keys).
+      let keyed = "[{\"\(body)\": 1, \"x\(body)\": 2}, {\"x\(body)\": 3, \"\(body)\": 4, \"\(body)\(body)\": 5}]"
+      for text in [String(repeating: " ", count: padding) + "[\"\(body)\"]", "\"\(body)\"", keyed] {
         let bytes = Array(text.utf8)
         let theirs = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
         let ours = try? JSONParser.parse(bytes)
@@ -143,6 +146,22 @@ struct JSONParserTests {
         }
       }
     }
+  }
+
+  /// More short keys than the parser keeps, many alike in their first eight bytes, met three
+  /// times over: each reads as itself, whether it was kept or pushed out.
+  @Test func keysAlikeInTheirFirstWordReadAsThemselves() throws {
+    let keys =
+      (0..<100).map { "abcdefgh\($0)" } + (0..<16).map { String(repeating: "k", count: $0) } + ["é", "aé", "\\n"]
+    let object = "{" + keys.enumerated().map { "\"\($0.element)\": \($0.offset)" }.joined(separator: ",") + "}"
+    let parsed = try JSONParser.parse("[\(object), \(object), \(object)]")
+    guard case .array(let objects) = parsed else {
+      Issue.record("not an array")
+      return
+    }
+    let expected = keys.map { $0.replacingOccurrences(of: "\\n", with: "\n") }
+    for case .object(let read) in objects { #expect(read.members.map(\.key) == expected) }
+    #expect(objects.count == 3)
   }
 
   @Test func randomBytesNeverCrashTheParser() {
