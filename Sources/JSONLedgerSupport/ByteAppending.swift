@@ -11,6 +11,17 @@ extension Array where Element == UInt8 {
       append(UInt8(truncatingIfNeeded: value))
       return
     }
+    // Two or three bytes (positions, lengths, most id deltas) cost less appended one by one.
+    if value < 1 << 21 {
+      append(UInt8(truncatingIfNeeded: value) | 0x80)
+      if value < 1 << 14 {
+        append(UInt8(truncatingIfNeeded: value &>> 7))
+      } else {
+        append(UInt8(truncatingIfNeeded: value &>> 7) | 0x80)
+        append(UInt8(truncatingIfNeeded: value &>> 14))
+      }
+      return
+    }
     append(addingCapacity: 10) { output in
       var rest = value
       while rest >= 0x80 {
