@@ -3,14 +3,20 @@
 extension Array where Element == UInt8 {
   /// Appends `value` as an LEB128 varint: 7 bits per byte, least significant first, the high
   /// bit set on every byte but the last (1 to 10 bytes).
-  @inlinable
+  @inlinable @inline(__always)
   public mutating func appendVarint(_ value: UInt64) {
-    // Most varints (lengths, counts, small numbers) are one byte, for which the span's setup
-    // costs more than it saves.
+    // Most varints (lengths, counts, small numbers) are one byte: appended where the caller
+    // is, without a call.
     if value < 0x80 {
       append(UInt8(truncatingIfNeeded: value))
       return
     }
+    appendLongVarint(value)
+  }
+
+  /// `appendVarint` of a value of two bytes or more.
+  @inlinable
+  mutating func appendLongVarint(_ value: UInt64) {
     // Two or three bytes (positions, lengths, most id deltas) cost less appended one by one.
     if value < 1 << 21 {
       append(UInt8(truncatingIfNeeded: value) | 0x80)
