@@ -416,7 +416,11 @@ struct BatchResolver {
         try graph.setLinks(id, relationship, [])
       case .toOne(let reference):
         if let target = try resolve(reference) {
-          try graph.setLinks(id, relationship, [target])
+          if relationship.isToMany {
+            try graph.setLinks(id, relationship, [target])
+          } else {
+            try graph.setLink(id, relationship, to: target)
+          }
         }
       case .toMany(let references):
         var targets: [UInt64] = []

@@ -68,17 +68,10 @@ struct LinkGraph {
     }
     let isWanted = { (target: UInt64) in wanted.count <= 16 ? targets.contains(target) : seen.contains(target) }
     if !relationship.isToMany, targets.count > 1 { targets = [targets[targets.count - 1]] }
+    guard relationship.isToMany else { return try setLink(id, relationship, to: targets.last) }
     let existing = try objects.links(id, relationship.id)
     // Already linked as wanted (both sides are always kept in step): nothing to do.
-    if existing.elementsEqual(relationship.isOrdered || !relationship.isToMany ? targets : targets.sorted()) { return }
-    guard relationship.isToMany else {
-      for old in existing where !isWanted(old) {
-        try unlink(id, relationship.id, old)
-        if relationship.declaration.deletesOrphans, try objects.exists(old) { try delete(old) }
-      }
-      for target in targets { try link(id, relationship.id, target) }
-      return
-    }
+    if existing.elementsEqual(relationship.isOrdered ? targets : targets.sorted()) { return }
     // A to-many: the other sides one by one, this side's list in one step.
     let counterpart = relationship.reverseID
     let had = existing.count <= 16 ? [] : Set(existing)
@@ -93,6 +86,18 @@ struct LinkGraph {
     try objects.update(id) { state in state.links[relationship.id] = list.isEmpty ? nil : LinkTargets(list) }
     if !membership.isEmpty { membership[LinkList(object: id, relationship: relationship.id)] = nil }
     for orphan in orphans where try objects.exists(orphan) { try delete(orphan) }
+  }
+
+  /// Sets a to-one relationship of `id` to `target` (nil: clears it), unlinking what it held.
+  mutating func setLink(_ id: UInt64, _ relationship: ResolvedRelationship, to target: UInt64?) throws {
+    let existing = try objects.links(id, relationship.id)
+    // Already linked as wanted (both sides are always kept in step): nothing to do.
+    if existing.count == (target == nil ? 0 : 1), existing.first == target { return }
+    for old in existing where old != target {
+      try unlink(id, relationship.id, old)
+      if relationship.declaration.deletesOrphans, try objects.exists(old) { try delete(old) }
+    }
+    if let target { try link(id, relationship.id, target) }
   }
 
   /// Deletes an object after unlinking it from everything.
@@ -209,6 +214,9 @@ struct LinkGraph {
   private mutating func listContains(
     _ id: UInt64, _ relationshipID: UInt32, _ target: UInt64, _ list: LinkTargets, ordered: Bool
   ) -> Bool {
+    // A list that is not ordered is sorted by id, and a new object's id is the largest yet:
+    // a hub gaining new objects is not searched.
+    if !ordered, let last = list.last, target > last { return false }
     guard list.count > 32 else { return list.contains(target) }
     if !ordered {
       let position = Self.insertionPoint(of: target, in: list)
