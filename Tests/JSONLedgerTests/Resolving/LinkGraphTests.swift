@@ -83,6 +83,32 @@ struct LinkGraphTests {
     }
   }
 
+  /// A to-one set on its own: linked both ways, left alone when set again, moved with the
+  /// old partner unlinked, cleared; through `setLinks`, the last of several targets wins.
+  @Test func aToOneIsSetRepointedAndClearedWithBothSidesInStep() throws {
+    try Self.withGraph([("Band", "japan"), ("Band", "cure"), ("Album", "a")]) { graph, ids in
+      let band = try Self.relationship("Album", "band")
+      let albums = try Self.relationship("Band", "albums")
+      let (album, japan, cure) = (ids["a"]!, ids["japan"]!, ids["cure"]!)
+      try graph.setLink(album, band, to: japan)
+      #expect(try graph.objects.links(album, band.id) == [japan])
+      #expect(try graph.objects.links(japan, albums.id) == [album])
+      try graph.setLink(album, band, to: japan)
+      #expect(try graph.objects.links(japan, albums.id) == [album])
+      try graph.setLink(album, band, to: cure)
+      #expect(try graph.objects.links(album, band.id) == [cure])
+      #expect(try graph.objects.links(japan, albums.id).isEmpty)
+      #expect(try graph.objects.links(cure, albums.id) == [album])
+      try graph.setLink(album, band, to: nil)
+      #expect(try graph.objects.links(album, band.id).isEmpty)
+      #expect(try graph.objects.links(cure, albums.id).isEmpty)
+      try graph.setLinks(album, band, [cure, japan])
+      #expect(try graph.objects.links(album, band.id) == [japan])
+      #expect(try graph.objects.links(japan, albums.id) == [album])
+      #expect(try graph.objects.links(cure, albums.id).isEmpty)
+    }
+  }
+
   @Test func aRelationshipWithoutInverseIsMirroredInAHiddenList() throws {
     try Self.withGraph([("Band", "japan"), ("Person", "ann"), ("Person", "bo")]) { graph, ids in
       let fans = try Self.relationship("Band", "fans")
