@@ -12,6 +12,10 @@ struct IdentityIndex {
   private(set) var encodedKey: [UInt8] = []
   /// Where `encodedKey` would go in the cache, when it was last looked up and not found there.
   private var lastMiss: IdentityTable.Miss?
+  /// By root entity id: whether the store held any identity of it when first asked (nil: not
+  /// asked yet). The store does not change while a batch is resolved, so a root it held none
+  /// of is never looked up there.
+  private var rootsHeld: [Bool?] = []
   /// The next unused sequence number (`ObjectIDs`).
   private var nextSequence: UInt64
 
@@ -33,12 +37,23 @@ struct IdentityIndex {
       return (entry.id, entry.payloadFingerprint)
     }
     lastMiss = miss
-    guard let registration = try source.registration(encodedIdentity: encodedKey) else { return nil }
+    guard try storeHolds(root, source), let registration = try source.registration(encodedIdentity: encodedKey) else {
+      return nil
+    }
     try table.set(
       registration.id, forKey: encodedKey, isNew: false, payloadFingerprint: registration.payloadFingerprint,
       at: miss)
     lastMiss = nil
     return registration
+  }
+
+  private mutating func storeHolds(_ root: UInt32, _ source: any StateSource) throws -> Bool {
+    let index = Int(root)
+    if index < rootsHeld.count, let held = rootsHeld[index] { return held }
+    let held = try source.holdsIdentities(root: root)
+    if index >= rootsHeld.count { rootsHeld.append(contentsOf: repeatElement(nil, count: index + 1 - rootsHeld.count)) }
+    rootsHeld[index] = held
+    return held
   }
 
   /// The next unused object id under `root`, taken.

@@ -6,6 +6,9 @@ protocol StateSource {
   /// is nil), and the fingerprint of the payload that last made the object what it is (0:
   /// none, see `PayloadFingerprint`).
   func registration(encodedIdentity: [UInt8]) throws -> (id: UInt64, payloadFingerprint: UInt64)?
+  /// Whether any identity of root entity `root` is registered: when none is, every lookup of
+  /// one misses, and the resolver asks no more (a first import of an entity).
+  func holdsIdentities(root: UInt32) throws -> Bool
   /// The current state of an object, or nil when it does not exist now.
   func state(of objectID: UInt64) throws -> ObjectState?
   /// Ids of the live objects whose entity is `root` or inherits from it.

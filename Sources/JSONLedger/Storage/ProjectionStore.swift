@@ -40,6 +40,14 @@ struct ProjectionStore: StateSource {
   }
 
   /// Whether `span` from `start` on holds exactly `bytes`.
+  func holdsIdentities(root: UInt32) throws -> Bool {
+    // Every identity's key starts with its root's id, big-endian (`OrderedEncoding`).
+    var prefix: [UInt8] = []
+    prefix.appendBigEndian(root)
+    return try transaction.withFirstBorrowed(in: layout.keys, prefix: prefix, atOrAfter: prefix) { _, _ in true }
+      ?? false
+  }
+
   private static func bytes(of span: Span<UInt8>, from start: Int, equal bytes: [UInt8]) -> Bool {
     guard span.count - start == bytes.count else { return false }
     for index in bytes.indices where span[start + index] != bytes[index] { return false }

@@ -337,6 +337,8 @@ final class StateReadRecorder: StateSource {
     return hidingFingerprints ? (found.id, 0) : found
   }
 
+  func holdsIdentities(root: UInt32) throws -> Bool { try store.holdsIdentities(root: root) }
+
   func state(of objectID: UInt64) throws -> ObjectState? {
     readIDs.insert(objectID)
     return try store.state(of: objectID)
