@@ -86,6 +86,41 @@ struct WorkingSetTests {
     }
   }
 
+  /// The store says whether it holds any identity of a root entity, which is what lets the
+  /// resolver stop asking it for one of a root it holds none of: bands yes, albums no; after
+  /// every band is deleted their keys stay registered, so bands still yes.
+  @Test func theStoreSaysWhichRootEntitiesItHoldsIdentitiesOf() throws {
+    try Self.withWorkingSet { _, _, store in
+      let band = try #require(Self.model.resolved("Band")).rootID
+      let album = try #require(Self.model.resolved("Album")).rootID
+      #expect(try store.holdsIdentities(root: band))
+      #expect(try !store.holdsIdentities(root: album))
+      #expect(try !store.holdsIdentities(root: 999))
+    }
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(
+      in: directory, model: Self.model,
+      documents: [try JSONParser.parse(#"{"bands": [{"name": "Can"}]}"#), try JSONParser.parse(#"{"bands": []}"#)])
+    let band = try #require(Self.model.resolved("Band")).rootID
+    func bands() throws -> (holds: Bool, ids: [UInt64]) {
+      try ledger.environment.read { txn in
+        let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
+        return (try store.holdsIdentities(root: band), try store.objectIDs(root: "Band"))
+      }
+    }
+    let original = try bands().ids
+    var batch = ledger.makeBatch()
+    try batch.delete("Band", key: .string("Can"))
+    _ = try ledger.applySynchronously(batch)
+    #expect(try bands().holds && bands().ids.isEmpty)
+    // A band of that name staged again is the same object brought back, under its old id.
+    var again = ledger.makeBatch()
+    try again.stage([["name": "Can"]], as: "Band")
+    _ = try ledger.applySynchronously(again)
+    #expect(original.count == 1)
+    #expect(try bands().ids == original)
+  }
+
   @Test func touchedObjectsThatEndAsTheyBeganMakeNoChange() throws {
     try Self.withWorkingSet { objects, ids, _ in
       let japan = try #require(ids["Japan"])
