@@ -27,7 +27,7 @@ public struct JSONParser {
   /// first key, kept as long as the parser (`JSONValueReader` keeps it from value to value).
   private var keyCache: [CachedKey] = []
 
-  /// A plain ASCII key of at most 16 bytes, as two little-endian words padded with zeros.
+  /// A plain ASCII key of at most 15 bytes, as two little-endian words padded with zeros.
   private struct CachedKey {
     var low: UInt64 = 0
     var high: UInt64 = 0
@@ -380,7 +380,7 @@ public struct JSONParser {
     return text
   }
 
-  /// An object's key: a plain ASCII one of at most 16 bytes from `keyCache` when it was met
+  /// An object's key: a plain ASCII one of at most 15 bytes from `keyCache` when it was met
   /// before, any other as `parseString` reads it.
   private mutating func parseKey() throws(JSONSyntaxError) -> String {
     let start = position + 1
