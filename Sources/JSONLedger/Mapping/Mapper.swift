@@ -238,8 +238,9 @@ struct Mapper: Sendable {
         mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
         return
       }
-      var input = value
+      let coerced: Result<AttributeValue, CoercionFailure>
       if let name = attribute.transformer, let transformer = transformers[name] {
+        let input: JSONValue
         do { input = try transformer.forward(value) } catch {
           refuse("the value transformer \"\(name)\" failed: \(error)")
           return
@@ -248,8 +249,12 @@ struct Mapper: Sendable {
           mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
           return
         }
+        coerced = ValueCoercion.coerce(input, to: attribute.type)
+      } else {
+        // The value as it is: no copy of it is made on the way.
+        coerced = ValueCoercion.coerce(value, to: attribute.type)
       }
-      switch ValueCoercion.coerce(input, to: attribute.type) {
+      switch consume coerced {
       case .success(let typed): mapped.append(attribute: attribute.name, nameHash: nameHash, typed)
       case .failure(let failure):
         refuse(failure.reason + " (\(attribute.name): \(attribute.type.rawValue))")
