@@ -162,7 +162,14 @@ struct BinaryWriter {
   /// (`ObjectIDs`), each other as the zigzag difference from the one before. Ids of one
   /// entity, stored near each other, take a byte or two each.
   mutating func write(compactIDs ids: some Collection<UInt64>) {
-    write(varint: UInt64(ids.count))
+    let count = ids.count
+    write(varint: UInt64(count))
+    // Most lists hold one id (every to-one): written without an iterator.
+    if count == 1, let id = ids.first {
+      write(varint: UInt64(ObjectIDs.root(of: id)))
+      write(varint: ObjectIDs.sequence(of: id))
+      return
+    }
     // One walk, no slice: `dropFirst` copies the collection into a slice for each list.
     var previous: UInt64?
     for id in ids {
