@@ -37,4 +37,29 @@ struct ByteAppendingTests {
     var reader = BinaryReader(bytes, position: 0)
     for value in 0..<10_000 as Range<UInt64> { #expect(try reader.readVarint() == value * 1_000) }
   }
+
+  /// A list of one id (every to-one) is written by a path of its own: it must be the bytes
+  /// the walk over any other list writes for its first id, and read back by the same reader.
+  @Test(arguments: [0, 1, 2, 3, 200])
+  func compactIDListsOfEveryLengthReadBackAsWritten(count: Int) throws {
+    let ids: [UInt64] = (0..<count).map { (index: Int) -> UInt64 in
+      let root = UInt32(1 + index % 3)
+      let sequence = UInt64(1_000 + 37 * index)
+      return ObjectIDs.make(root: root, sequence: sequence)
+    }
+    for targets in [LinkTargets(ids), LinkTargets(ids.reversed())] {
+      var writer = BinaryWriter()
+      writer.write(compactIDs: targets)
+      writer.write(compactIDs: Array(targets))
+      var reader = BinaryReader(writer.bytes)
+      #expect(try reader.readCompactIDs() == Array(targets))
+      #expect(try reader.readCompactIDs() == Array(targets))
+      #expect(reader.isAtEnd)
+    }
+    if let only = ids.first, count == 1 {
+      var writer = BinaryWriter()
+      writer.write(compactIDs: LinkTargets([only]))
+      #expect(writer.bytes == [1, 1, 0xE8, 0x07])
+    }
+  }
 }
