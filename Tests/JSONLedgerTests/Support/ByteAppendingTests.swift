@@ -38,8 +38,8 @@ struct ByteAppendingTests {
     for value in 0..<10_000 as Range<UInt64> { #expect(try reader.readVarint() == value * 1_000) }
   }
 
-  /// A list of one id (every to-one) is written by a path of its own: it must be the bytes
-  /// the walk over any other list writes for its first id, and read back by the same reader.
+  /// A list of ids, a `LinkTargets` (one id held inline) or an array, of every length: read
+  /// back as written, and a list of one id is its count, root and sequence.
   @Test(arguments: [0, 1, 2, 3, 200])
   func compactIDListsOfEveryLengthReadBackAsWritten(count: Int) throws {
     let ids: [UInt64] = (0..<count).map { (index: Int) -> UInt64 in

@@ -162,24 +162,19 @@ struct BinaryWriter {
   /// (`ObjectIDs`), each other as the zigzag difference from the one before. Ids of one
   /// entity, stored near each other, take a byte or two each.
   mutating func write(compactIDs ids: some Collection<UInt64>) {
-    let count = ids.count
-    write(varint: UInt64(count))
-    // Most lists hold one id (every to-one): written without an iterator.
-    if count == 1, let id = ids.first {
-      write(varint: UInt64(ObjectIDs.root(of: id)))
-      write(varint: ObjectIDs.sequence(of: id))
-      return
-    }
-    // One walk, no slice: `dropFirst` copies the collection into a slice for each list.
-    var previous: UInt64?
-    for id in ids {
-      if let previous {
-        write(signed: Int64(bitPattern: id &- previous))
-      } else {
-        write(varint: UInt64(ObjectIDs.root(of: id)))
-        write(varint: ObjectIDs.sequence(of: id))
-      }
+    write(varint: UInt64(ids.count))
+    guard let first = ids.first else { return }
+    write(varint: UInt64(ObjectIDs.root(of: first)))
+    write(varint: ObjectIDs.sequence(of: first))
+    // The others by index: no slice (`dropFirst` copies the collection into one for each
+    // list) and no iterator (a `LinkTargets` one holds an empty array beside its one id).
+    var previous = first
+    var index = ids.index(after: ids.startIndex)
+    while index != ids.endIndex {
+      let id = ids[index]
+      write(signed: Int64(bitPattern: id &- previous))
       previous = id
+      ids.formIndex(after: &index)
     }
   }
 
