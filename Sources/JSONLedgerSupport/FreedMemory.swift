@@ -1,5 +1,6 @@
 #if canImport(Glibc)
   import CMalloc
+  import Glibc
 #endif
 
 /// Memory a large batch has freed, handed back to the system.
@@ -17,6 +18,30 @@ package enum FreedMemory {
   package static func returnToSystem() {
     #if canImport(Glibc)
       _ = malloc_trim(0)
+    #endif
+  }
+
+  /// Hands back the whole pages of `array`'s room past its last element (`madvise`'s
+  /// `MADV_DONTNEED`): an array that elements are popped off stops counting its popped part
+  /// toward the process's resident memory, without being copied into a smaller one. The
+  /// room stays the array's; a page used again comes back zeroed, and room past the count
+  /// holds no element to read. A no-op where the C library has no such call.
+  package static func returnUnusedRoom<Element>(of array: inout [Element]) {
+    #if canImport(Glibc)
+      let stride = MemoryLayout<Element>.stride
+      let (count, capacity) = (array.count, array.capacity)
+      guard stride > 0, capacity > count else { return }
+      let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+      array.withUnsafeMutableBufferPointer { buffer in
+        guard let base = buffer.baseAddress else { return }
+        let raw = UnsafeMutableRawPointer(base)
+        // Pages wholly inside the room past the count: never the array's header before it,
+        // nor anything after its capacity.
+        let start = (Int(bitPattern: raw) + count * stride + page - 1) / page * page
+        let end = (Int(bitPattern: raw) + capacity * stride) / page * page
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(first, end - start, MADV_DONTNEED)
+      }
     #endif
   }
 }

@@ -112,6 +112,30 @@ public final class Transaction {
     try check(code, "put into \(database.name) (key of \(key.count) bytes)")
   }
 
+  /// Stores a value of `count` bytes under `key`, written by `fill` straight into the room
+  /// LMDB makes for it in the transaction's pages (`MDB_RESERVE`): a large value is then not
+  /// held twice, once by the caller and once by LMDB. `fill` must write every byte of the
+  /// buffer it is given, and keep nothing of it.
+  public func put(
+    reserving count: Int, forKey key: [UInt8], in database: Database, flags: PutFlags = [],
+    _ fill: (UnsafeMutableRawBufferPointer) -> Void
+  ) throws(LMDBError) {
+    let txn = try handle
+    var reserved: UnsafeMutableRawBufferPointer?
+    let code = key.withUnsafeBytes { keyBytes in
+      var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+      var dataValue = MDB_val(mv_size: count, mv_data: nil)
+      let code = mdb_put(txn, database.handle, &keyValue, &dataValue, flags.rawValue | UInt32(MDB_RESERVE))
+      if code == MDB_SUCCESS { reserved = UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: count) }
+      return code
+    }
+    if code == MDB_MAP_FULL { sawMapFull = true }
+    try check(code, "put into \(database.name) (key of \(key.count) bytes)")
+    // The room stays valid until the next write in this transaction, and nothing else runs
+    // in it meanwhile: `fill` is called before this method returns.
+    if let reserved { fill(reserved) }
+  }
+
   /// Deletes `key`; returns whether it was there.
   @discardableResult
   public func delete(_ key: [UInt8], in database: Database) throws(LMDBError) -> Bool {

@@ -28,6 +28,25 @@ struct EnvironmentTests {
     #expect(try env.read { txn in try txn.value(forKey: [1], in: db) } == nil)
   }
 
+  /// A value written into the room a put reserves is the value stored, appended or not.
+  @Test func aValueWrittenIntoReservedRoomIsStored() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "log")
+    // One small value, one spanning many pages.
+    let values: [[UInt8]] = [[7, 8, 9], (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 31) }]
+    try env.write { txn in
+      for (index, value) in values.enumerated() {
+        try txn.put(reserving: value.count, forKey: [0, UInt8(index)], in: db, flags: .append) { room in
+          room.copyBytes(from: value)
+        }
+      }
+    }
+    for (index, value) in values.enumerated() {
+      #expect(try env.read { txn in try txn.value(forKey: [0, UInt8(index)], in: db) } == value)
+    }
+  }
+
   @Test func appendOutOfOrderFailsWithKeyExists() throws {
     let dir = try TemporaryDirectory()
     let env = try Environment(path: dir.path)

@@ -129,19 +129,40 @@ public struct ObjectChange: Sendable {
   /// The concrete entity after the change (before it, for a deletion).
   public var entity: String
   /// The identity values.
-  public var identity: [AttributeValue]
+  public var identity: [AttributeValue] {
+    get {
+      if changedAttributes.isPacked, case .packed(let state) = changedAttributes {
+        state.identity
+      } else {
+        heldIdentity
+      }
+    }
+    set {
+      unpack()
+      heldIdentity = newValue
+    }
+  }
   /// What kind of record, or change, this is.
   public var kind: Kind
   /// Changed attributes, by name.
   public var attributes: [AttributeChange] {
     get { changedAttributes.changes }
-    set { changedAttributes = .listed(newValue) }
+    set {
+      unpack()
+      changedAttributes = .listed(newValue)
+    }
   }
   /// Changed link lists, by relationship id.
   public var links: [LinkChange] {
     get { changedLinks.changes }
-    set { changedLinks = .listed(newValue) }
+    set {
+      unpack()
+      changedLinks = .listed(newValue)
+    }
   }
+  /// The identity values, unless the change is a packed creation (`identity` reads them
+  /// from its state then).
+  private var heldIdentity: [AttributeValue]
   /// The fingerprint of the payload whose application alone made this change
   /// (`PayloadFingerprint`), or 0: kept in `keys` so that a re-import of the same payload
   /// can skip the object.
@@ -166,11 +187,27 @@ public struct ObjectChange: Sendable {
   ) {
     self.objectID = objectID
     self.entity = entity
-    self.identity = identity
+    heldIdentity = identity
     self.kind = kind
     self.changedAttributes = changedAttributes
     self.changedLinks = changedLinks
     self.payloadFingerprint = payloadFingerprint
+  }
+
+  /// The creation of an object whose state the resolver packed: every value and link of it.
+  init(objectID: UInt64, created state: PackedState, payloadFingerprint: UInt64 = 0) {
+    self.init(
+      objectID: objectID, entity: state.entity.name, identity: [], kind: .created,
+      changedAttributes: .packed(state), changedLinks: .packed(state), payloadFingerprint: payloadFingerprint)
+  }
+
+  /// A packed creation held as its state's lists again, before any part of it changes.
+  private mutating func unpack() {
+    guard case .packed(let packed) = changedAttributes else { return }
+    let state = packed.state
+    heldIdentity = state.identity
+    changedAttributes = .whole(state.attributes, isNew: true)
+    changedLinks = ChangedLinks(whole: state.links, isNew: true, isOrdered: packed.isOrdered)
   }
 }
 
@@ -248,14 +285,6 @@ extension ObjectChange {
 }
 
 extension ObjectChange {
-  /// Moves this change out, leaving an empty one (no values, no links) in its place: a
-  /// change taken from an array is let go when its holder is done with it.
-  mutating func take() -> ObjectChange {
-    var taken = ObjectChange(objectID: objectID, entity: "", identity: [], kind: kind, attributes: [], links: [])
-    swap(&self, &taken)
-    return taken
-  }
-
   /// The change that undoes this one: a creation becomes a deletion and back, and every old
   /// and new value trade places.
   var inverted: ObjectChange {

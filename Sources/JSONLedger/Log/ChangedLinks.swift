@@ -1,7 +1,8 @@
 /// How a change holds its link changes. A creation's or a deletion's are every link list of
 /// the object's state, each linked or unlinked whole: they are kept as the state's lists, not
 /// copied into `LinkChange`s (16 bytes a list instead of 40, and the projector takes a created
-/// object's lists as they are). `ChangedAttributes` does the same for attributes.
+/// object's lists as they are). `ChangedAttributes` does the same for attributes, and a
+/// creation the resolver packed holds its state's bytes in both (`PackedState`).
 enum ChangedLinks: Sendable {
   /// Link changes, by relationship id.
   case listed([LinkChange])
@@ -9,6 +10,8 @@ enum ChangedLinks: Sendable {
   /// (`isNew`, a creation) or unlinked (a deletion). Bit `i` of `ordered` is set when the
   /// `i`-th list's relationship is ordered (a state of more than 64 lists is `listed`).
   case whole(LinkLists, isNew: Bool, ordered: UInt64)
+  /// Every link list of a created object's packed state, each linked.
+  case packed(PackedState)
 
   /// The link lists of a created (`isNew`) or deleted object's state. `isOrdered` tells
   /// which relationships are ordered.
@@ -53,6 +56,8 @@ enum ChangedLinks: Sendable {
       changes.reserveCapacity(lists.count)
       forEachLink { changes.append($0) }
       return changes
+    case .packed(let state):
+      return Self(whole: state.state.links, isNew: true, isOrdered: state.isOrdered).changes
     }
   }
 
@@ -60,6 +65,7 @@ enum ChangedLinks: Sendable {
     switch self {
     case .listed(let changes): changes.count
     case .whole(let lists, _, _): lists.count
+    case .packed(let state): state.layout.listCount
     }
   }
 
@@ -72,6 +78,10 @@ enum ChangedLinks: Sendable {
       for (index, (id, list)) in lists.enumerated() {
         let isOrdered = ordered & (1 << UInt64(index)) != 0
         try body(Self.change(linkingWhole: list, of: id, isNew: isNew, isOrdered: isOrdered))
+      }
+    case .packed(let state):
+      for (id, list) in state.state.links {
+        try body(Self.change(linkingWhole: list, of: id, isNew: true, isOrdered: state.isOrdered(id)))
       }
     }
   }
@@ -92,6 +102,7 @@ enum ChangedLinks: Sendable {
     switch self {
     case .listed(let changes): .listed(changes.map(\.inverted))
     case .whole(let lists, let isNew, let ordered): .whole(lists, isNew: !isNew, ordered: ordered)
+    case .packed(let state): Self(whole: state.state.links, isNew: false, isOrdered: state.isOrdered)
     }
   }
 }

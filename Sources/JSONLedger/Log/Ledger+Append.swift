@@ -52,7 +52,7 @@ extension Ledger {
         batchID: record.batchID, reason: "it does not follow the head of the log (batch \(extent.head))")
     }
     record.modelVersion = versions.current
-    let bytes: [UInt8]
+    var bytes: EncodedRecord
     if let encoded {
       let claimed: UInt64
       do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
@@ -61,20 +61,23 @@ extension Ledger {
       guard claimed == record.batchID else {
         throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
       }
-      bytes = encoded
+      bytes = EncodedRecord(encoded: encoded)
     } else {
-      bytes = RecordCoding.encode(record)
+      bytes = RecordCoding.encodeInParts(record)
     }
     // A new record of a replica goes to its remote first (`passGate`); the transaction
     // commits only when the remote took it.
-    if isNew { try passGate(record, bytes: bytes, under: versions, txn) }
+    if isNew { try passGate(record, bytes: bytes.joined, under: versions, txn) }
     let batchID = record.batchID
     try Projector(transaction: txn, layout: layout, model: versions.model).apply(
       consume record, knownStates: knownStates)
     // The log takes the record last, in the same transaction: by then the projector has let
-    // the changes go, so the log's copy of a large record is never held beside them.
+    // the changes go, and the parts go as they are copied into the log's room, so a large
+    // record is never held twice nor beside its changes.
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
-    try txn.put(bytes, forKey: StoreKeys.batch(batchID), in: layout.log, flags: .append)
+    try txn.put(reserving: bytes.count, forKey: StoreKeys.batch(batchID), in: layout.log, flags: .append) { room in
+      bytes.drain(into: room)
+    }
   }
 
   /// Appends the record another store of the same model wrote, as its bytes (`record(_:)`'s

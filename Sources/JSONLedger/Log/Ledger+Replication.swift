@@ -240,12 +240,14 @@ extension Ledger {
   }
 
   /// Passes a new record through the gate; without one, refuses it on a replica.
-  func passGate(_ record: ChangeRecord, bytes: [UInt8], under versions: ModelVersions, _ txn: Transaction) throws {
+  func passGate(
+    _ record: ChangeRecord, bytes: @autoclosure () -> [UInt8], under versions: ModelVersions, _ txn: Transaction
+  ) throws {
     if let gate = recordGate.withLock({ $0?.gate }) {
       try gate(
         OutgoingRecord(
           batchID: record.batchID, kind: record.kind, modelVersion: record.modelVersion,
-          idempotencyKey: record.metadata.idempotencyKey, bytes: bytes,
+          idempotencyKey: record.metadata.idempotencyKey, bytes: bytes(),
           modelDefinition: record.kind == .migration ? versions.jsonValue : nil))
     } else if let source = try txn.value(forKey: MetaKey.replicaOf, in: layout.meta) {
       throw LedgerError.replicaWrite(path: path, source: String(decoding: source, as: UTF8.self))

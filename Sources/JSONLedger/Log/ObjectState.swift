@@ -24,6 +24,13 @@ extension ObjectState {
   /// clears, every link list it changes (a list left empty is removed). The one fold of a
   /// change, used by the projector, by revert and for a creation's state.
   mutating func apply(_ change: ObjectChange) {
+    // A packed creation applied to nothing is its state.
+    if change.changedAttributes.isPacked, attributes.isEmpty, links.isEmpty,
+      case .packed(let state) = change.changedAttributes
+    {
+      self = state.state
+      return
+    }
     entity = change.entity
     identity = change.identity
     // A state made from nothing (a creation) takes its lists at their size at once; a

@@ -21,7 +21,12 @@ import Foundation
 enum RecordCoding {
   static let magic: [UInt8] = Array("JLR".utf8)
 
-  static func encode(_ record: ChangeRecord) -> [UInt8] {
+  /// The record's bytes in one array.
+  static func encode(_ record: ChangeRecord) -> [UInt8] { encodeInParts(record).joined }
+
+  /// The record's bytes in parts of about `EncodedRecord.partSize` (the last with the
+  /// checksum): what the log takes a new record as.
+  static func encodeInParts(_ record: ChangeRecord) -> EncodedRecord {
     // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
     // a release per array, several per change).
     let changes = record.changes
@@ -57,11 +62,12 @@ enum RecordCoding {
         }
       }
     }
-    // Reserved once: a buffer that grows holds its old and new copies at once, and for a
-    // large batch that is when the import's memory peaks. 32 bytes a change (its id, kind,
-    // fingerprint, a short identity, a to-one link or two) and 12 an attribute are a little
-    // over as a rule; long strings or link lists make the buffer grow once.
-    var writer = BinaryWriter(capacity: 256 + 32 * changes.count + 12 * attributeCount)
+    // Reserved once: a buffer that grows holds its old and new copies at once. 32 bytes a
+    // change (its id, kind, fingerprint, a short identity, a to-one link or two) and 12 an
+    // attribute are a little over as a rule; a large record is written a part at a time.
+    let estimate = 256 + 32 * changes.count + 12 * attributeCount
+    var writer = BinaryWriter(capacity: min(estimate, EncodedRecord.partSize + EncodedRecord.partSize / 8))
+    var encoded = EncodedRecord()
     for byte in magic { writer.write(byte) }
     writer.write(UInt8(ChangeRecord.formatVersion >> 8))
     writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
@@ -75,14 +81,31 @@ enum RecordCoding {
     var previousID: UInt64 = 0
     var nextAttribute = 0
     for index in changes.indices {
+      if writer.bytes.count >= EncodedRecord.partSize {
+        encoded.append(writer.bytes)
+        writer = BinaryWriter(capacity: EncodedRecord.partSize + EncodedRecord.partSize / 8)
+      }
       writer.write(signed: Int64(bitPattern: changes[index].objectID &- previousID))
       previousID = changes[index].objectID
       writer.write(varint: UInt64(entityPositions[index]))
-      writer.write(varint: UInt64(changes[index].identity.count))
-      for valueIndex in changes[index].identity.indices { writer.write(changes[index].identity[valueIndex]) }
+      // A packed creation's identity, values and lists are copied from its state's bytes: a
+      // state writes them as a record does (`PackedState`).
+      let identity: [AttributeValue]
+      let packedLayout: PackedState.Layout?
+      if case .packed(let packed) = changes[index].changedAttributes {
+        identity = []
+        let layout = packed.layout
+        packedLayout = layout
+        writer.append(encoded: packed.bytes[layout.identity])
+      } else {
+        identity = changes[index].identity
+        packedLayout = nil
+        writer.write(varint: UInt64(identity.count))
+        for valueIndex in identity.indices { writer.write(identity[valueIndex]) }
+      }
       writer.write(changes[index].kind.rawValue)
       writer.write(bigEndian: changes[index].payloadFingerprint)
-      writer.write(varint: UInt64(changes[index].changedAttributes.count))
+      writer.write(varint: UInt64(packedLayout?.attributeCount ?? changes[index].changedAttributes.count))
       switch changes[index].changedAttributes {
       case .listed(let attributeChanges):
         for change in attributeChanges.indices {
@@ -90,8 +113,8 @@ enum RecordCoding {
           nextAttribute += 1
           let (old, new) = (attributeChanges[change].old, attributeChanges[change].new)
           writer.write(varint: position << 2 | (old == nil ? 0 : 2) | (new == nil ? 0 : 1))
-          if let old { writer.write(old, identity: changes[index].identity) }
-          if let new { writer.write(new, identity: changes[index].identity) }
+          if let old { writer.write(old, identity: identity) }
+          if let new { writer.write(new, identity: identity) }
         }
       case .whole(let list, let isNew):
         // Each value written where it lies in the state's list: wrapping it as an old or a
@@ -100,10 +123,17 @@ enum RecordCoding {
           let position = UInt64(attributePositions[nextAttribute])
           nextAttribute += 1
           writer.write(varint: position << 2 | (isNew ? 1 : 2))
-          writer.write(value, identity: changes[index].identity)
+          writer.write(value, identity: identity)
+        }
+      case .packed(let packed):
+        packed.forEachAttribute(from: packedLayout ?? packed.layout) { _, value in
+          let position = UInt64(attributePositions[nextAttribute])
+          nextAttribute += 1
+          writer.write(varint: position << 2 | 1)
+          writer.append(encoded: packed.bytes[value])
         }
       }
-      writer.write(varint: UInt64(changes[index].changedLinks.count))
+      writer.write(varint: UInt64(packedLayout?.listCount ?? changes[index].changedLinks.count))
       switch changes[index].changedLinks {
       case .listed(let links):
         for link in links { writeLink(link, into: &writer) }
@@ -114,10 +144,18 @@ enum RecordCoding {
             id, isOrdered: ordered & (1 << UInt64(position)) != 0, old: isNew ? [] : list, new: isNew ? list : [],
             into: &writer)
         }
+      case .packed(let packed):
+        packed.forEachList(from: packedLayout ?? packed.layout) { id, ids in
+          writer.write(varint: UInt64(id))
+          writer.write(UInt8(packed.isOrdered(id) ? 1 : 0))
+          writer.write(compactIDs: [UInt64]())
+          writer.append(encoded: packed.bytes[ids])
+        }
       }
     }
-    writer.write(bigEndian: Checksum.crc32(writer.bytes))
-    return writer.bytes
+    writer.write(bigEndian: encoded.checksum(endingWith: writer.bytes))
+    encoded.appendLast(writer.bytes)
+    return encoded
   }
 
   private static func writeHeader(_ record: ChangeRecord, into writer: inout BinaryWriter) {

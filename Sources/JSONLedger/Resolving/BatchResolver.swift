@@ -44,6 +44,8 @@ struct BatchResolver {
   /// Skimmed payloads mapped from their text, by fingerprint (at most `remappedLimit`).
   private var remapped: [UInt64: MappedObject] = [:]
   private static let remappedLimit = 4_096
+  /// How many parts `resolveSteps` has merged.
+  private var resolvedParts = 0
   /// Objects created from a payload, with its path, for the non-optional check.
   private var createdFromPayloads: [(UInt64, JSONPath)] = []
 
@@ -76,6 +78,10 @@ struct BatchResolver {
   /// `finish` completes. A payload read in parts resolves part by part, so that only one part
   /// of it is held at a time.
   mutating func resolveSteps(of batch: ChangeBatch) throws {
+    // From the second part of a batch read in parts on, the objects the batch created and the
+    // last part left alone are held packed (`WorkingSet.packColdStates`).
+    if resolvedParts > 0 { graph.objects.packColdStates() }
+    resolvedParts += 1
     mapper = batch.mapper
     strictForAll = batch.strictForAll
     stagedHere = origin != 0 && batch.origin == origin
@@ -481,7 +487,7 @@ struct BatchResolver {
         !entity.requiredAttributes.isEmpty
       else { continue }
       let slot = try graph.objects.slot(id)
-      let missing = graph.objects.inspect(slot) { state in
+      let missing = graph.objects.peek(slot) { state in
         entity.requiredAttributes.filter { state?.attributes[$0] == nil }
       }
       for attribute in missing {

@@ -288,7 +288,6 @@ struct LinkGraph {
   /// store when the link to it changed (an unchanged link to an unchanged object was checked
   /// when it was made).
   func _checkInvariants() throws {
-    var working = objects
     // Long lists are searched through a set, built once per list.
     var longLists: [LinkList: Set<UInt64>] = [:]
     func holds(_ state: ObjectState?, _ owner: UInt64, _ relationshipID: UInt32, _ target: UInt64) -> Bool {
@@ -301,7 +300,7 @@ struct LinkGraph {
       return set.contains(target)
     }
     for (slot, id) in objects.ids.enumerated() {
-      let now = working.inspect(slot) { $0 }
+      let now = objects.peek(slot) { $0 }
       let before = objects.before(slot)
       var relationshipIDs = Set(now?.links.keys ?? [])
       relationshipIDs.formUnion(before?.links.keys ?? [])
@@ -316,8 +315,8 @@ struct LinkGraph {
         let heldBefore = Set(before?.links[relationshipID] ?? [])
         for partner in held.union(heldBefore) {
           let other: ObjectState?
-          if let partnerSlot = working.existingSlot(partner) {
-            other = working.inspect(partnerSlot) { $0 }
+          if let partnerSlot = objects.existingSlot(partner) {
+            other = objects.peek(partnerSlot) { $0 }
           } else if held.contains(partner) != heldBefore.contains(partner) {
             other = try objects.source.state(of: partner)
           } else {

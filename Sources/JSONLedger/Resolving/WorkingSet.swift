@@ -22,8 +22,21 @@ struct WorkingSet {
   private var firstNewSequence: UInt64 = 0
   /// Object id by slot.
   private(set) var ids: [UInt64] = []
-  /// Working state by slot (nil: absent after the batch).
+  /// Working state by slot (nil: absent after the batch, or packed).
   private var states: [ObjectState?] = []
+  /// By slot, up to the last slot when states were last packed: the state of an object the
+  /// batch creates, packed once a part of the batch went by without touching it
+  /// (`packColdStates`); `states` holds nil there meanwhile, and a touch unpacks it.
+  private var packed: [PackedState?] = []
+  /// By slot: the part of the batch that last touched the object (`packColdStates` counts).
+  private var touched: [UInt32] = []
+  private var part: UInt32 = 0
+  /// The slots whose working state is that of an object the batch creates, unpacked: each
+  /// once, from its creation or its unpacking until `packColdStates` packs it. Kept from the
+  /// first `packColdStates` on: a batch resolved in one part lists nothing.
+  private var unpackedCreations: [Int] = []
+  private var listsCreations = false
+  private var packingBuffer = BinaryWriter(capacity: 256)
   /// The same objects as they were before the batch (nil: did not exist), by slot, up to the
   /// last slot of an object that existed: a batch of new objects holds none (`before(_:)`).
   private var beforeStates: [ObjectState?] = []
@@ -53,6 +66,7 @@ struct WorkingSet {
     newSlots.reserveCapacity(count)
     ids.reserveCapacity(count)
     states.reserveCapacity(count)
+    touched.reserveCapacity(count)
     mentioned.reserveCapacity(count)
     versions.reserveCapacity(count)
     marks.reserveCapacity(count)
@@ -104,6 +118,7 @@ struct WorkingSet {
     marks.append(unchanged.mark(ofSkipped: id) ?? PayloadMark())
     ids.append(id)
     states.append(state)
+    touched.append(part)
     if let before {
       // The first object that existed: room for every slot reserved, the new ones before it nil.
       if beforeStates.isEmpty { beforeStates.reserveCapacity(ids.capacity) }
@@ -129,22 +144,87 @@ struct WorkingSet {
 
   /// Reads part of a slot's state where it lies: an `inout` access borrows the element, where
   /// a plain read would copy the whole state.
+  @inline(__always)
   mutating func inspect<Result>(_ slot: Int, _ body: (inout ObjectState?) -> Result) -> Result {
-    body(&states[slot])
+    touch(slot)
+    return body(&states[slot])
+  }
+
+  /// Reads a slot's state, a packed one decoded for the call and left packed.
+  func peek<Result>(_ slot: Int, _ body: (ObjectState?) -> Result) -> Result {
+    if let state = packedState(slot) { return body(state.state) }
+    return body(states[slot])
   }
 
   /// The working state of an object (a copy).
-  mutating func state(of id: UInt64) throws -> ObjectState? { states[try slot(id)] }
+  mutating func state(of id: UInt64) throws -> ObjectState? {
+    let slot = try slot(id)
+    touch(slot)
+    return states[slot]
+  }
 
   /// Whether the object exists in the working state.
   mutating func exists(_ id: UInt64) throws -> Bool {
+    let slot = try slot(id)
+    if case .some = packedState(slot) { return true }
     // A pattern match reads the tag alone; comparing with nil copies the whole state.
-    inspect(try slot(id)) { if case .some = $0 { true } else { false } }
+    return inspect(slot) { if case .some = $0 { true } else { false } }
   }
 
   /// The concrete entity of an object in the working state (nil: absent).
   mutating func concreteEntity(of id: UInt64) throws -> String? {
-    inspect(try slot(id)) { $0?.entity }
+    let slot = try slot(id)
+    if let state = packedState(slot) { return state.entity.name }
+    return inspect(slot) { $0?.entity }
+  }
+
+  /// The packed state in `slot`, if it holds one (none before the first pack).
+  private func packedState(_ slot: Int) -> PackedState? {
+    guard listsCreations, slot < packed.count else { return nil }
+    return packed[slot]
+  }
+
+  /// Notes that the part of the batch being resolved touched `slot`, and unpacks its state if
+  /// it was packed.
+  @inline(__always)
+  private mutating func touch(_ slot: Int) {
+    // Until the first pack every object is in part 0, where `addSlot` put it.
+    guard listsCreations else { return }
+    touched[slot] = part
+    guard slot < packed.count, let state = packed[slot].take() else { return }
+    states[slot] = state.state
+    unpackedCreations.append(slot)
+  }
+
+  /// Packs the working states of the objects the batch creates that the part just resolved
+  /// did not touch, and starts the next part: a large batch read in parts holds the states
+  /// it created as their bytes (`PackedState`), and those of the last two parts whole.
+  mutating func packColdStates() {
+    defer { part &+= 1 }
+    if !listsCreations {
+      listsCreations = true
+      for slot in ids.indices where before(slot) == nil {
+        if case .some = states[slot] { unpackedCreations.append(slot) }
+      }
+    }
+    guard !unpackedCreations.isEmpty else { return }
+    if packed.count < ids.count { packed.append(contentsOf: repeatElement(nil, count: ids.count - packed.count)) }
+    var stillWorking: [Int] = []
+    for slot in unpackedCreations {
+      // Deleted since it was created: no longer listed (a new state lists it again).
+      guard case .some = states[slot] else { continue }
+      guard touched[slot] != part, let state = states[slot].take() else {
+        stillWorking.append(slot)
+        continue
+      }
+      if let packedState = PackedState(state, model: model, scratch: &packingBuffer) {
+        packed[slot] = packedState
+      } else {
+        // Not one to pack (`PackedState.init`): kept whole, and no longer listed.
+        states[slot] = state
+      }
+    }
+    unpackedCreations = stillWorking
   }
 
   /// One link list of an object in the working state (empty when it has none).
@@ -154,10 +234,12 @@ struct WorkingSet {
 
   /// Changes an existing object's working state in place (no copy of its link lists).
   /// `relationshipID`: the change touches that link list alone.
+  @inline(__always)
   mutating func update(_ id: UInt64, changingLinksOf relationshipID: UInt32? = nil, _ body: (inout ObjectState) -> Void)
     throws
   {
     let slot = try slot(id)
+    touch(slot)
     guard case .some = states[slot] else { return }
     body(&states[slot]!)
     if let relationshipID, marks[slot].mask & PayloadFingerprint.maskBit(relationshipID) == 0 { return }
@@ -167,6 +249,11 @@ struct WorkingSet {
   /// Sets an object's working state outright (nil: absent after the batch).
   mutating func set(_ id: UInt64, to state: ObjectState?) throws {
     let slot = try slot(id)
+    touch(slot)
+    // Listed once: a state that was absent (or packed, unlisted by then) was not listed.
+    if listsCreations, case .none = states[slot], case .some = state, before(slot) == nil {
+      unpackedCreations.append(slot)
+    }
     states[slot] = state
     versions[slot] &+= 1
   }
@@ -197,6 +284,9 @@ struct WorkingSet {
     // now) is handed back: the changes' array does not fit in the gaps they leave.
     slots = SlotTable()
     newSlots = []
+    touched = []
+    unpackedCreations = []
+    packingBuffer = BinaryWriter(capacity: 0)
     if ids.count >= Ledger.largeBatch { FreedMemory.returnToSystem() }
     var changes: [ObjectChange] = []
     changes.reserveCapacity(ids.count)
@@ -204,6 +294,15 @@ struct WorkingSet {
     // array of nils (see below).
     afterStates = []
     for (slot, id) in ids.enumerated() {
+      // A packed state is an object the batch created, and the change holds it as it is.
+      if slot < packed.count, let state = packed[slot].take() {
+        var change = ObjectChange(objectID: id, created: state)
+        if marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
+        if !afterStates.isEmpty { afterStates.append(nil) }
+        statistics.created += 1
+        changes.append(change)
+        continue
+      }
       // Moved out, not copied: the working states are not read after this.
       let new = states[slot].take()
       guard var change = ObjectChange(objectID: id, before: takeBefore(slot), after: new, model: model) else {
@@ -229,6 +328,7 @@ struct WorkingSet {
       }
       changes.append(change)
     }
+    packed = []
     return (changes, statistics)
   }
 

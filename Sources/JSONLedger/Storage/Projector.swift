@@ -34,23 +34,37 @@ struct Projector {
     var nextSequence = firstFreshSequence
     // In id order, the states of created objects are appended to their entity's range, and
     // every other put lands near the previous one. A record changes each object once, so
-    // the order changes are folded in does not change the result.
-    let order = changes.indices.sorted { changes[$0].objectID < changes[$1].objectID }
+    // the order changes are folded in does not change the result. The changes (and their
+    // known states) are put in descending id order where they lie, and each is popped off the
+    // end as it is folded, the room it leaves handed back with the memory the folded changes
+    // held: a large record's array of changes shrinks too while the transaction's pages grow.
+    do {
+      let order = changes.indices.sorted { changes[$0].objectID > changes[$1].objectID }
+      changes.rearrange(by: order)
+      if hasKnownStates { known.rearrange(by: order) }
+    }
     var buffers = Buffers()
     var newKeys = NewKeys()
     let isLarge = changes.count >= Ledger.largeBatch
     try transaction.withWriteCursors(on: [layout.state, layout.history, layout.keys]) { cursors in
-      for (step, index) in order.enumerated() {
+      var step = 0
+      while let change = changes.popLast() {
         // What the changes folded so far held goes back as the transaction's pages grow.
-        if isLarge, step % Self.foldsBetweenTrims == Self.foldsBetweenTrims - 1 { FreedMemory.returnToSystem() }
-        let change = changes[index].take()
+        if isLarge, step % Self.foldsBetweenTrims == Self.foldsBetweenTrims - 1 {
+          FreedMemory.returnToSystem()
+          FreedMemory.returnUnusedRoom(of: &changes)
+          FreedMemory.returnUnusedRoom(of: &known)
+        }
+        step += 1
+        let knownState: ObjectState?? = hasKnownStates ? known.popLast() : nil
         let sequence = ObjectIDs.sequence(of: change.objectID)
         nextSequence = max(nextSequence, sequence + 1)
         try fold(
-          change, known: hasKnownStates ? .some(known[index].take()) : nil,
-          isFirstCreation: change.kind == .created && sequence >= firstFreshSequence, batchID: record.batchID,
-          store: store, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
+          change, known: knownState, isFirstCreation: change.kind == .created && sequence >= firstFreshSequence,
+          batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
       }
+      // What the last changes held goes back before the new identities are put.
+      if isLarge { FreedMemory.returnToSystem() }
       // The identities of new objects, in key order: appended when they sort last.
       try newKeys.forEachInKeyOrder { key, value in try cursors.append(value, forKey: key, in: layout.keys) }
     }
@@ -69,7 +83,7 @@ struct Projector {
   /// held (`FreedMemory`): between two, what was freed stays resident beside the pages the
   /// folds wrote. A hand-back costs fewer instructions than one fold; at 100,000 albums,
   /// handing back every 65,536 changes left the batch's peak 6 MB higher (RESULTS.md).
-  static let foldsBetweenTrims = 1 << 13
+  static let foldsBetweenTrims = 1 << 11
 
   /// Folds one change. `known` is the state after it when the caller has it (`.some(nil)`:
   /// the change deletes the object); nil on replay, where the state before is decoded and
@@ -84,6 +98,25 @@ struct Projector {
     // An object created for the first time has no state yet; any other has one, unless it
     // was deleted and is now brought back.
     let beforeBytes = isFirstCreation ? nil : try store.currentStateBytes(of: id)
+    // A creation the resolver packed is its state's bytes already, since to be set (numbered
+    // by this very model: a state packed under another is decoded and written again below).
+    if beforeBytes == nil, change.changedAttributes.isPacked, case .packed(let packed) = change.changedAttributes,
+      packed.entity === model.resolved(change.entity)
+    {
+      if !isFirstCreation { try cursors.put([], forKey: buffers.history, in: layout.history) }
+      buffers.state.removeAll()
+      packed.write(since: batchID, into: &buffers.state)
+      if isFirstCreation {
+        try cursors.append(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
+      } else {
+        try cursors.put(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
+      }
+      try register(
+        change, of: packed.entity, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers,
+        newKeys: &newKeys)
+      try updateIndexes(change, of: packed.entity)
+      return
+    }
     let after: ObjectState?
     if let known, known != nil || change.kind != .created {
       after = known
@@ -266,18 +299,20 @@ extension Projector {
       entries.append((start, keyEnd, bytes.count))
     }
 
-    /// Calls `body` with each entry in key order, where it lies in the buffer.
-    func forEachInKeyOrder(_ body: (ArraySlice<UInt8>, ArraySlice<UInt8>) throws -> Void) rethrows {
+    /// Calls `body` with each entry in key order, where it lies in the buffer. The entries
+    /// are sorted where they lie, not into a copy: a large batch holds them beside every
+    /// page it has written.
+    mutating func forEachInKeyOrder(_ body: (ArraySlice<UInt8>, ArraySlice<UInt8>) throws -> Void) rethrows {
       // Keys compare as LMDB compares them: bytes, then the shorter first.
-      let ordered = bytes.withUnsafeBytes { buffer in
-        guard let base = buffer.baseAddress else { return entries }
-        return entries.sorted { left, right in
+      bytes.withUnsafeBytes { buffer in
+        guard let base = buffer.baseAddress else { return }
+        entries.sort { left, right in
           let (leftCount, rightCount) = (left.keyEnd - left.keyStart, right.keyEnd - right.keyStart)
           let order = memcmp(base + left.keyStart, base + right.keyStart, min(leftCount, rightCount))
           return order != 0 ? order < 0 : leftCount < rightCount
         }
       }
-      for entry in ordered {
+      for entry in entries {
         try body(bytes[entry.keyStart..<entry.keyEnd], bytes[entry.keyEnd..<entry.valueEnd])
       }
     }

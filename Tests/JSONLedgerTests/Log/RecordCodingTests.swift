@@ -42,6 +42,34 @@ struct RecordCodingTests {
       changes: [user, stranger, album], modelVersion: 3)
   }
 
+  /// A record of more than a part is written in parts, checksummed across them: joined,
+  /// or copied part by part into room of its size, they are the one record.
+  @Test func aLargeRecordIsWrittenInPartsThatReadBackAsOneRecord() throws {
+    let changes = (0..<30_000).map { index in
+      ObjectChange(
+        objectID: ObjectIDs.make(root: 2, sequence: UInt64(index + 1)), entity: "Album",
+        identity: [.string("album number \(index)")], kind: .created,
+        attributes: [AttributeChange(name: "label", old: nil, new: .string("a label of some length \(index)"))],
+        links: [])
+    }
+    let large = ChangeRecord(
+      batchID: 3, time: Date(timeIntervalSince1970: 1_700_000_000), kind: .import, metadata: .init(),
+      statistics: .init(), changes: changes)
+    var encoded = RecordCoding.encodeInParts(large)
+    #expect(encoded.parts.count > 1)
+    #expect(encoded.parts.dropLast().allSatisfy { $0.count >= EncodedRecord.partSize })
+    let joined = encoded.joined
+    #expect(joined.count == encoded.count)
+    #expect(try RecordCoding.batchID(ofEncoded: joined) == 3)
+    #expect(try RecordCoding.decode(joined) == large)
+    var room = [UInt8](repeating: 0, count: encoded.count)
+    room.withUnsafeMutableBytes { encoded.drain(into: $0) }
+    #expect(room == joined)
+    #expect(encoded.parts.isEmpty)
+    // A small record is one part, joined without a copy.
+    #expect(RecordCoding.encodeInParts(record).parts.count == 1)
+  }
+
   @Test func aRecordDecodesToItselfWithOrWithoutTheModel() throws {
     let bytes = RecordCoding.encode(record)
     #expect(try RecordCoding.decode(bytes) == record)

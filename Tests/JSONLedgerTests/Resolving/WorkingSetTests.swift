@@ -247,6 +247,56 @@ struct WorkingSetTests {
     }
   }
 
+  /// A created object that a part of the batch went by without touching is held packed:
+  /// checked for, it stays so; read or changed, it is unpacked as it was; `finish` makes a
+  /// packed change of one still packed, equal to the change of its state. A payload's mark
+  /// holds through packing.
+  @Test func createdObjectsAPartWentByArePackedUntilTouched() throws {
+    try Self.withWorkingSet { objects, ids, store in
+      let japan = try #require(ids["Japan"])
+      let root = try #require(Self.model.resolved("Album")).rootID
+      let band = try #require(Self.model.resolved("Album")?.relationshipIndex["band"]).id
+      let first = try store.nextObjectSequence()
+      let albums = (0..<4).map { ObjectIDs.make(root: root, sequence: first + UInt64($0)) }
+      var states: [ObjectState] = []
+      for (index, album) in albums.enumerated() {
+        _ = objects.addNewSlot(album)
+        var state = ObjectState(entity: "Album", identity: [.string("Album \(index)")])
+        state.attributes["name"] = .string("Album \(index)")
+        state.links[band] = [japan]
+        try objects.set(album, to: state)
+        states.append(state)
+      }
+      objects.setPayload(albums[0], fingerprint: 42, mask: 0)
+      // The first part touched every album: none is packed at its end.
+      objects.packColdStates()
+      try objects.update(albums[3]) { $0.attributes["label"] = .string("Hansa") }
+      states[3].attributes["label"] = .string("Hansa")
+      // The second part touched album 3 alone: 0, 1 and 2 are packed at its end.
+      objects.packColdStates()
+      #expect(try objects.exists(albums[0]) && objects.concreteEntity(of: albums[1]) == "Album")
+      #expect(objects.peek(try objects.slot(albums[2])) { $0 } == states[2])
+      // Album 1 is read, and so unpacked; album 2 deleted.
+      #expect(try objects.state(of: albums[1]) == states[1])
+      try objects.set(albums[2], to: nil)
+      objects.packColdStates()
+      let (changes, statistics) = objects.finish(ignoredKeys: [])
+      #expect(objects.takeAfterStates() == nil)
+      #expect(statistics.created == 3)
+      #expect(changes.map(\.objectID) == [albums[0], albums[1], albums[3]])
+      for (change, state) in zip(changes, [states[0], states[1], states[3]]) {
+        var expected = try #require(
+          ObjectChange(objectID: change.objectID, before: nil, after: state, model: Self.model))
+        expected.payloadFingerprint = change.objectID == albums[0] ? 42 : 0
+        #expect(change == expected)
+      }
+      // Album 0 stayed packed; album 1, read in the last part, is whole; album 3, last
+      // touched in the part before, is packed at the last part's end.
+      let packed = changes.map { if case .packed = $0.changedAttributes { true } else { false } }
+      #expect(packed == [true, false, true])
+    }
+  }
+
   @Test func seededStatesAreNotReadAgain() throws {
     try Self.withWorkingSet { objects, ids, _ in
       let japan = try #require(ids["Japan"])

@@ -13,11 +13,14 @@ struct KeyEncodingTests {
     await propertyCheck(count: 200, input: Gen.int(in: 0...3).array(of: 0...5).array(of: 0...12)) { keyDigits in
       let keys = Array(Set(keyDigits.map { $0.map(UInt8.init) }))
       var newKeys = Projector.NewKeys()
-      for (index, key) in keys.enumerated() { newKeys.add(key, [UInt8(index)]) }
+      // Values of every length up to a few hundred bytes, each starting with its index.
+      for (index, key) in keys.enumerated() {
+        newKeys.add(key, [UInt8(index)] + [UInt8](repeating: 7, count: index * 37 % 300))
+      }
       var seen: [([UInt8], [UInt8])] = []
       newKeys.forEachInKeyOrder { key, value in seen.append((Array(key), Array(value))) }
       #expect(seen.map(\.0) == keys.sorted { $0.lexicographicallyPrecedes($1) })
-      #expect(seen.allSatisfy { keys[Int($0.1[0])] == $0.0 })
+      #expect(seen.allSatisfy { keys[Int($0.1[0])] == $0.0 && $0.1.count == 1 + Int($0.1[0]) * 37 % 300 })
     }
   }
 

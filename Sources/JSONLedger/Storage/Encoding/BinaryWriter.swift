@@ -44,6 +44,9 @@ struct BinaryWriter {
   /// Appends bytes already in this encoding, without a length.
   mutating func append(encoded data: [UInt8]) { bytes.append(contentsOf: data) }
 
+  /// Appends part of bytes already in this encoding, without a length.
+  mutating func append(encoded data: ArraySlice<UInt8>) { bytes.append(contentsOf: data) }
+
   mutating func write(bytes data: some Collection<UInt8>) {
     write(varint: UInt64(data.count))
     bytes.append(contentsOf: data)
