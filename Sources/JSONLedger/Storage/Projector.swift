@@ -80,9 +80,10 @@ struct Projector {
   }
 
   /// How many changes of a large batch are folded between two hand-backs of the memory they
-  /// held (`FreedMemory`): between two, what was freed stays resident beside the pages the
-  /// folds wrote. A hand-back costs fewer instructions than one fold; at 100,000 albums,
-  /// handing back every 65,536 changes left the batch's peak 6 MB higher (RESULTS.md).
+  /// held and of their array's emptied room (`FreedMemory`): between two, what was freed
+  /// stays resident beside the pages the folds wrote. A hand-back costs fewer instructions
+  /// than one fold; at 100,000 albums, handing back every 65,536 changes left the batch's
+  /// peak 6 MB higher than every 8,192 (RESULTS.md).
   static let foldsBetweenTrims = 1 << 11
 
   /// Folds one change. `known` is the state after it when the caller has it (`.some(nil)`:
