@@ -126,7 +126,7 @@ enum RecordCoding {
           writer.write(value, identity: identity)
         }
       case .packed(let packed):
-        packed.forEachAttribute(from: packedLayout ?? packed.layout) { _, value in
+        packed.forEachAttributeValue(from: packedLayout ?? packed.layout) { value in
           let position = UInt64(attributePositions[nextAttribute])
           nextAttribute += 1
           writer.write(varint: position << 2 | 1)

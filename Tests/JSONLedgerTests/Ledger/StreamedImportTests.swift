@@ -52,7 +52,8 @@ struct StreamedImportTests {
   /// later parts (an album as a musician's favourite, a hidden reverse link).
   @Test func aStreamedImportWritesTheRecordOfTheDocumentStagedWhole() throws {
     var albums: [String] = []
-    for index in 0..<2_500 {
+    // More objects than a batch holds before it packs any (`WorkingSet.objectsBeforePacking`).
+    for index in 0..<16_000 {
       let band = index % 7 == 0 ? #"{"name": "nested \#(index % 50)"}"# : #""band \#(index % 300)""#
       albums.append(#"{"name": "album \#(index)", "label": "L\#(index % 13)", "band": \#(band)}"#)
     }

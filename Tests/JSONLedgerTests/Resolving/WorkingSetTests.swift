@@ -268,7 +268,9 @@ struct WorkingSetTests {
         states.append(state)
       }
       objects.setPayload(albums[0], fingerprint: 42, mask: 0)
-      // The first part touched every album: none is packed at its end.
+      // The first part touched every album: none is packed at its end (nor would be if the
+      // batch held fewer than `objectsBeforePacking` objects).
+      objects.objectsBeforePacking = 4
       objects.packColdStates()
       try objects.update(albums[3]) { $0.attributes["label"] = .string("Hansa") }
       states[3].attributes["label"] = .string("Hansa")
