@@ -25,7 +25,8 @@ package enum FreedMemory {
   /// `MADV_DONTNEED`): an array that elements are popped off stops counting its popped part
   /// toward the process's resident memory, without being copied into a smaller one. The
   /// room stays the array's; a page used again comes back zeroed, and room past the count
-  /// holds no element to read. A no-op where the C library has no such call.
+  /// holds no element to read. For an array held only here (a shared one is copied first).
+  /// A no-op where the C library has no such call.
   package static func returnUnusedRoom<Element>(of array: inout [Element]) {
     #if canImport(Glibc)
       let stride = MemoryLayout<Element>.stride

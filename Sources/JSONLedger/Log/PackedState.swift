@@ -1,7 +1,7 @@
 /// The whole state of an object a batch creates, held as the bytes the `state` database will
 /// keep for it (`StateCoding`), with since left at 0 until the record's batch id is known.
 ///
-/// An album's state is about 60 bytes so, in one heap block; as an `ObjectState` its attribute
+/// An album's state is about 60 bytes this way, in one heap block; as an `ObjectState` its attribute
 /// list, link lists and identity take three blocks and about 350 bytes. A large batch holds
 /// every state it creates until its record is written: the resolver packs each once the batch
 /// is past it (`WorkingSet.packColdStates`), the record copies the values from these bytes,
