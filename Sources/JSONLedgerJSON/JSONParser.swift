@@ -19,9 +19,9 @@ public struct JSONParser {
   /// How deep the value being read may nest (`maximumDepth`, less the levels around it).
   private var depthLimit = JSONParser.maximumDepth
   /// The members of the objects being parsed, innermost last: each object's members are
-  /// gathered here and copied out once, at their count, instead of growing an array of their
+  /// gathered here and moved out once, at their count, instead of growing an array of their
   /// own (an allocation per doubling).
-  private var pendingMembers: [JSONObject.Member] = []
+  private let pendingMembers = PendingMembers()
   /// Short object keys met before, by a hash of their bytes: the objects of a collection
   /// repeat a few keys, and a key found here is not made into a string again. Made on the
   /// first key, kept as long as the parser (`JSONValueReader` keeps it from value to value).
@@ -69,7 +69,7 @@ public struct JSONParser {
     depth = 0
     self.depthLimit = depthLimit
     // What a value that failed left behind.
-    pendingMembers.removeAll(keepingCapacity: true)
+    pendingMembers.removeAll()
     let value = try parseValue()
     return (value, position)
   }
@@ -80,7 +80,7 @@ public struct JSONParser {
     end = range.upperBound
     depth = 0
     depthLimit = Self.maximumDepth
-    pendingMembers.removeAll(keepingCapacity: true)
+    pendingMembers.removeAll()
     return try parseDocument()
   }
 
@@ -203,9 +203,7 @@ public struct JSONParser {
     let first = pendingMembers.count
     // An error ends the parse: the pending members are let go with the parser.
     func finish() -> JSONValue {
-      let members = Array(pendingMembers[first...])
-      pendingMembers.removeSubrange(first...)
-      return .object(JSONObject(members, sourceRange: start..<position))
+      .object(JSONObject(pendingMembers.take(from: first), sourceRange: start..<position))
     }
     while true {
       skipWhitespace()

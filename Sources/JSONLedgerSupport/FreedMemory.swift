@@ -13,7 +13,7 @@ package enum FreedMemory {
   /// large ones (the changes' array, the record, the pages its transaction fills), which do
   /// not fit in the gaps: without this, the process holds both at once. The call walks the
   /// allocator's free lists, so only a large batch makes it: once its resolver is done, and
-  /// every 8,192 changes it folds (`Projector.foldsBetweenTrims`). A no-op where the C library
+  /// every 2,048 changes it folds (`Projector.foldsBetweenTrims`). A no-op where the C library
   /// has no such call.
   package static func returnToSystem() {
     #if canImport(Glibc)

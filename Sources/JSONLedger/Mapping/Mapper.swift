@@ -140,14 +140,13 @@ struct Mapper: Sendable {
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }
     for member in object {
-      let memberPath = path.appending(key: member.key)
       guard let target = box.table.target(forKey: member.key) else {
         if !box.table.keyPathRoots.contains(member.key), member.key != entity.subentityKey {
           report.ignoredKeys.insert("\(entity.name).\(member.key)")
         }
         continue
       }
-      assign(member.value, to: target, in: &mapped, entity: entity, path: memberPath, report: &report)
+      assign(member.value, to: target, in: &mapped, entity: entity, at: path, key: member.key, report: &report)
     }
     for (target, segments) in box.table.keyPaths {
       var value: JSONValue = .object(object)
@@ -168,9 +167,9 @@ struct Mapper: Sendable {
         }
         value = next
       }
-      if reached {
-        let memberPath = segments.reduce(path) { $0.appending(key: $1) }
-        assign(value, to: target, in: &mapped, entity: entity, path: memberPath, report: &report)
+      if reached, let last = segments.last {
+        let objectPath = segments.dropLast().reduce(path) { $0.appending(key: $1) }
+        assign(value, to: target, in: &mapped, entity: entity, at: objectPath, key: last, report: &report)
       }
     }
     guard !entity.isInsertOnly else { return mapped }
@@ -220,10 +219,14 @@ struct Mapper: Sendable {
     return nil
   }
 
+  /// Maps `value`, found at member `key` of the object at `objectPath`, to `target`.
   private func assign(
     _ value: JSONValue, to target: EntityKeyTable.Target, in mapped: inout MappedObject, entity: ResolvedEntity,
-    path: JSONPath, report: inout Report
+    at objectPath: JSONPath, key: String, report: inout Report
   ) {
+    // Made only when a problem names it or a reference keeps it: extending the path of a
+    // nested object allocates, and most members are attributes mapped without a problem.
+    var path: JSONPath { objectPath.appending(key: key) }
     switch target {
     case .attribute(let attribute, let nameHash):
       func refuse(_ reason: String) {
@@ -261,6 +264,7 @@ struct Mapper: Sendable {
       }
     case .relationship(let relationship, let byKeys):
       guard let destination = model.destination(of: relationship) else { return }
+      let path = path
       if value == .null {
         mapped.append(relationship: relationship, .clear)
         return

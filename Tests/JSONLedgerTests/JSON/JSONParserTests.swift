@@ -87,6 +87,38 @@ struct JSONParserTests {
     #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0x61, 0x62, 0xC3, 0x22]) }
   }
 
+  /// Each object's members are gathered on one stack and moved out when it closes: objects
+  /// read one after another from one text, each nesting others, keep every member, in order,
+  /// and a value read earlier is unchanged by the reads after it.
+  @Test func objectsReadOneAfterAnotherKeepTheirMembers() throws {
+    let elements = (0..<40).map { index -> String in
+      let nested = (0..<(index % 5)).map { #""k\#($0)": {"x": \#($0), "y": [{"z": "\#(index)"}]}"# }
+      return #"{"name": "album \#(index)", "band": {"name": "band \#(index)", "members": [{"name": "m"}, {}]}"#
+        + (nested.isEmpty ? "" : ", " + nested.joined(separator: ", ")) + "}"
+    }
+    let text = Array(("[" + elements.joined(separator: ",") + "]").utf8)
+    var reader = JSONValueReader(text)
+    var offset = 1
+    var values: [JSONValue] = []
+    for element in elements {
+      let (value, end) = try reader.value(at: offset, depthLimit: 16)
+      values.append(value)
+      offset = end + 1
+      #expect(value == (try JSONParser.parse(element)))
+    }
+    for (value, element) in zip(values, elements) {
+      #expect(JSONWriter().string(from: value) == JSONWriter().string(from: try JSONParser.parse(element)))
+      #expect(value.objectValue?.members.map(\.key).prefix(2) == ["name", "band"])
+    }
+    // A read that fails inside nested objects leaves their members behind; the next read
+    // starts without them.
+    let broken = Array(#"{"a": {"b": {"c": 1, "d": }}} {"e": {"f": 2}}"#.utf8)
+    var again = JSONValueReader(broken)
+    #expect(throws: JSONSyntaxError.self) { try again.value(at: 0, depthLimit: 16) }
+    let next = try again.value(at: 30, depthLimit: 16)
+    #expect(next.value == ["e": ["f": 2]])
+  }
+
   @Test func writerRoundTripsThroughTheParser() throws {
     let value: JSONValue = ["s": "quote \" backslash \\ tab \t control \u{01}", "n": [1, 2.5, nil, true], "o": [:]]
     for options: JSONWriter.Options in [[], [.prettyPrinted], [.sortedKeys, .prettyPrinted]] {
