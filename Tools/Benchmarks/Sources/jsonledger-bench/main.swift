@@ -388,8 +388,26 @@ if countInstructions {
 }
 
 let peak = peakResidentMegabytes()
+/// The CPU's last-level cache ("L3 260 MiB"), from Linux's sysfs; nil elsewhere. Ratios against
+/// SQLite depend on it: a cache that holds SQLite's pages at 1M objects takes a third off the
+/// fresh import's ratio (RESULTS.md, 2026-11-28 evening).
+func lastLevelCache() -> String? {
+  var best: (level: Int, kilobytes: Int)?
+  for index in 0..<8 {
+    let directory = "/sys/devices/system/cpu/cpu0/cache/index\(index)/"
+    guard let level = try? String(contentsOfFile: directory + "level", encoding: .utf8),
+      let size = try? String(contentsOfFile: directory + "size", encoding: .utf8),
+      let levelNumber = Int(level.trimmingCharacters(in: .whitespacesAndNewlines)),
+      let kilobytes = Int(size.trimmingCharacters(in: .whitespacesAndNewlines).dropLast())
+    else { continue }
+    if best.map({ levelNumber > $0.level }) ?? true { best = (levelNumber, kilobytes) }
+  }
+  return best.map { "L\($0.level) \($0.kilobytes >> 10) MiB" }
+}
+
 let machine =
-  "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
+  "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, "
+  + (lastLevelCache().map { "\($0), " } ?? "") + ProcessInfo.processInfo.operatingSystemVersionString
 
 func number(_ value: Double?) -> JSONValue { value.map { .number(JSONNumber(($0 * 100).rounded() / 100)) } ?? .null }
 
