@@ -7,8 +7,9 @@
 /// `replaceSubrange`, and an array made from a slice spanning all of it shares its storage,
 /// so that the removal copies the whole. Here a member is moved in once and out once.
 ///
-/// Held by one parser: a parser's copy would share it, and none is ever copied (its
-/// initialiser is file-private and each parse makes its own).
+/// Each parse makes its own. A copy of a parser (a `JSONValueReader` copied) shares it, which
+/// holds while the copies take turns: an object takes only the members pushed since it
+/// opened, and a read begins by letting go of what a failed one left.
 final class PendingMembers {
   /// Slots `0..<count` hold members, `count..<capacity` are uninitialised; nil until the
   /// first member, so that a parse of a value with no object allocates no room.

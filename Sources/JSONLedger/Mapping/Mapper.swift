@@ -226,11 +226,11 @@ struct Mapper: Sendable {
   ) {
     // Made only when a problem names it or a reference keeps it: extending the path of a
     // nested object allocates, and most members are attributes mapped without a problem.
-    var path: JSONPath { objectPath.appending(key: key) }
+    var memberPath: JSONPath { objectPath.appending(key: key) }
     switch target {
     case .attribute(let attribute, let nameHash):
       func refuse(_ reason: String) {
-        report.problems.add(entity.name, path, value, reason)
+        report.problems.add(entity.name, memberPath, value, reason)
         if entity.identity.contains(attribute.name) { mapped.refusedIdentity = true }
       }
       if value == .null {
@@ -264,7 +264,7 @@ struct Mapper: Sendable {
       }
     case .relationship(let relationship, let byKeys):
       guard let destination = model.destination(of: relationship) else { return }
-      let path = path
+      let path = memberPath
       if value == .null {
         mapped.append(relationship: relationship, .clear)
         return
