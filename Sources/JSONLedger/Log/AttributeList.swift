@@ -63,13 +63,29 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
       return found ? entries[index].value : nil
     }
     set {
-      // Values usually arrive in name order (mapped objects follow the model, stored states
-      // are sorted): check the end first.
-      if let value = newValue, entries.last.map({ $0.name < name }) ?? true {
+      guard let value = newValue else {
+        let (index, found) = position(of: name)
+        if found { entries.remove(at: index) }
+        return
+      }
+      // Values usually arrive in name order (stored states are sorted): check the end first.
+      if entries.isEmpty || entries[entries.count - 1].name < name {
         entries.append(Entry(name: name, value: value))
         return
       }
-      entries.setSortedEntry(newValue.map { Entry(name: name, value: $0) }, at: position(of: name))
+      let (index, found) = position(of: name)
+      if found {
+        entries[index].value = value
+        return
+      }
+      // Appended and moved down into place: a list holds a handful of attributes, and
+      // `insert` takes the general replace-a-range path, several times the cost.
+      entries.append(Entry(name: name, value: value))
+      var slot = entries.count - 1
+      while slot > index {
+        entries.swapAt(slot, slot - 1)
+        slot -= 1
+      }
     }
   }
 

@@ -244,14 +244,17 @@ struct Projector {
       }
       if let stored, stored == change.payloadFingerprint { return }
     }
-    var value = buffers.objectID
-    value.appendBigEndian(change.payloadFingerprint)
+    // Built in a buffer of its own, reused: a copy of `objectID` grown by the fingerprint is
+    // an allocation per object.
+    buffers.registration.removeAll(keepingCapacity: true)
+    buffers.registration += buffers.objectID
+    buffers.registration.appendBigEndian(change.payloadFingerprint)
     // A hashed long key keeps the whole encoding for the collision check.
-    if key.count != buffers.identity.count { value += buffers.identity }
+    if key.count != buffers.identity.count { buffers.registration += buffers.identity }
     if isFirstCreation {
-      newKeys.add(key, value)
+      newKeys.add(key, buffers.registration)
     } else {
-      try cursors.put(value, forKey: key, in: layout.keys)
+      try cursors.put(buffers.registration, forKey: key, in: layout.keys)
     }
   }
 
@@ -276,6 +279,8 @@ extension Projector {
     var image = BinaryWriter(capacity: 1024)
     /// An identity in `OrderedEncoding` (the start of a `keys` key).
     var identity: [UInt8] = []
+    /// A `keys` value: object id, payload fingerprint, and for a hashed key the identity.
+    var registration: [UInt8] = []
 
     mutating func setObjectID(_ id: UInt64) { objectID.setBigEndian(id, at: 0) }
 
