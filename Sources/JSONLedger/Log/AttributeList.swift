@@ -78,14 +78,7 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
         entries[index].value = value
         return
       }
-      // Appended and moved down into place: a list holds a handful of attributes, and
-      // `insert` takes the general replace-a-range path, several times the cost.
-      entries.append(Entry(name: name, value: value))
-      var slot = entries.count - 1
-      while slot > index {
-        entries.swapAt(slot, slot - 1)
-        slot -= 1
-      }
+      entries.insertByMovingDown(Entry(name: name, value: value), at: index)
     }
   }
 

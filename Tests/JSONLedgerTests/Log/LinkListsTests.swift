@@ -15,6 +15,34 @@ struct LinkListsTests {
     #expect(lists[3] == nil)
   }
 
+  /// Any run of sets, removals and modifications leaves what it leaves in a dictionary, and
+  /// the lists iterate in id order.
+  @Test func behavesLikeADictionaryAndIteratesInIDOrder() async {
+    await propertyCheck(count: 200, input: Gen.int(in: 0...599).array(of: 0...40)) { steps in
+      var lists = LinkLists()
+      var dictionary: [UInt32: [UInt64]] = [:]
+      for step in steps {
+        let id = UInt32(step % 10)
+        let target = UInt64(step / 30)
+        switch step / 10 % 3 {
+        case 0:
+          lists[id] = nil
+          dictionary[id] = nil
+        case 1:
+          lists[id] = [target]
+          dictionary[id] = [target]
+        default:
+          lists.modify(id) { $0.append(target) }
+          dictionary[id, default: []].append(target)
+        }
+        #expect(lists[id].map(Array.init) == dictionary[id])
+        #expect(lists.count == dictionary.count)
+      }
+      #expect(lists.map(\.key) == dictionary.keys.sorted())
+      #expect(Dictionary(uniqueKeysWithValues: lists.map { ($0.key, Array($0.value)) }) == dictionary)
+    }
+  }
+
   @Test func settingNilRemovesAndModifyAddsAnEmptyListFirst() {
     var lists: LinkLists = [1: [10]]
     lists[1] = nil
