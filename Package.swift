@@ -116,7 +116,10 @@ let package = Package(
       ]),
     .testTarget(
       name: "JSONLedgerPostgresTests",
-      dependencies: ["jsonledger", "JSONLedger", "JSONLedgerPostgres", "JSONLedgerTestSupport"]),
+      dependencies: [
+        "jsonledger", "JSONLedger", "JSONLedgerPostgres", "JSONLedgerTestSupport",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

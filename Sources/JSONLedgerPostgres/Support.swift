@@ -52,16 +52,20 @@ func waitBlocking<R: Sendable>(_ operation: @escaping @Sendable () async throws 
 /// awaited (postgres-nio calls were seen never to return after their backend was terminated,
 /// ignoring cancellation): the caller gets `RemoteError.timedOut` and `onTimeout` runs (it closes
 /// the connection).
+///
+/// The call and its deadline run on `RemoteExecutor`, not on Swift's cooperative pool: while
+/// the pool's threads are held by blocking work, an answer the server has sent would wait its
+/// turn at each step of reading it, behind the deadline's one step, and be timed out.
 func withDeadline<R: Sendable>(
   _ timeout: Duration, _ what: String, onTimeout: @escaping @Sendable () -> Void = {},
   _ operation: @escaping @Sendable () async throws -> R
 ) async throws -> R {
   try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
     let once = ResumeOnce(continuation)
-    let work = Task {
+    let work = Task(executorPreference: RemoteExecutor.shared) {
       do { _ = once.resume(with: .success(try await operation())) } catch { _ = once.resume(with: .failure(error)) }
     }
-    Task {
+    Task(executorPreference: RemoteExecutor.shared) {
       try? await Task.sleep(for: timeout)
       if once.resume(with: .failure(RemoteError.timedOut(what, after: timeout))) {
         work.cancel()
@@ -89,5 +93,19 @@ private final class ResumeOnce<R: Sendable>: Sendable {
     }
     continuation.resume(with: result)
     return true
+  }
+}
+
+/// Where remote calls and their deadlines run: threads of a dispatch queue of their own, which
+/// blocking work on Swift's cooperative pool does not hold up.
+final class RemoteExecutor: TaskExecutor {
+  static let shared = RemoteExecutor()
+
+  private let queue = DispatchQueue(label: "JSONLedgerPostgres.remote", attributes: .concurrent)
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    let executor = asUnownedTaskExecutor()
+    queue.async { job.runSynchronously(on: executor) }
   }
 }
