@@ -26,9 +26,11 @@ extension Replica {
     while !Task.isCancelled {
       let started = ContinuousClock.now
       do {
-        if try await followSession(
-          untilCaughtUp: untilCaughtUp, target: &target, pollInterval: pollInterval, progress: progress)
-        {
+        let caughtUp = try await onRemoteExecutor {
+          try await followSession(
+            untilCaughtUp: untilCaughtUp, target: &target, pollInterval: pollInterval, progress: progress)
+        }
+        if caughtUp {
           return
         }
       } catch let error as RemoteError {
@@ -67,7 +69,7 @@ extension Replica {
     let listener = try await RemoteConnection.open(remote, logger: logger)
     defer { listener.close() }
     let channel = remote.channel
-    let listening = Task {
+    let listening = Task(executorPreference: RemoteExecutor.shared) {
       try await listener.connection.listen(on: channel) { notifications in
         for try await _ in notifications { wake.ring() }
       }
@@ -128,7 +130,7 @@ private final class WakeFlag: Sendable {
         return false
       }
       if rungBefore { return continuation.resume() }
-      Task { [self] in
+      Task(executorPreference: RemoteExecutor.shared) { [self] in
         try? await Task.sleep(for: timeout)
         // The timer of an earlier wait may end a later one early: that only polls sooner.
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

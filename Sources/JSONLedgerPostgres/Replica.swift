@@ -39,9 +39,13 @@ public final class Replica: Sendable {
     for connection in idleConnections.withLock({ $0 }) { connection.close() }
   }
 
-  /// Runs `body` on a kept connection (or a new one), keeping it afterwards unless `body`
-  /// threw.
+  /// Runs `body` on a kept connection (or a new one), on `RemoteExecutor`, keeping the
+  /// connection afterwards unless `body` threw.
   func withConnection<R>(_ body: (RemoteConnection) async throws -> R) async throws -> R {
+    try await onRemoteExecutor { try await withConnectionHere(body) }
+  }
+
+  private func withConnectionHere<R>(_ body: (RemoteConnection) async throws -> R) async throws -> R {
     let kept = idleConnections.withLock { idle -> RemoteConnection? in
       while let connection = idle.popLast() {
         if !connection.connection.isClosed { return connection }

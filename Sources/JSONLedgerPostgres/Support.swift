@@ -22,11 +22,13 @@ enum Insecure_MD5 {
   static func digest(_ bytes: [UInt8]) -> [UInt8] { Array(Insecure.MD5.hash(data: bytes)) }
 }
 
-/// Runs `body` on a thread of its own (not one of Swift's cooperative pool): the store's
-/// calls block, and a record gate blocks on the remote while they run.
+/// Runs `body` on a thread of its own (not one of Swift's cooperative pool, nor of the global
+/// queues, which share the pool's few threads): the store's calls block, and a record gate
+/// blocks on the remote while they run.
 func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
   try await withCheckedThrowingContinuation { continuation in
-    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    // A serial queue of its own is served by a thread of its own however busy the others are.
+    DispatchQueue(label: "JSONLedgerPostgres.store").async { continuation.resume(with: Result { try body() }) }
   }
 }
 
@@ -35,7 +37,7 @@ func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async t
 func waitBlocking<R: Sendable>(_ operation: @escaping @Sendable () async throws -> R) throws -> R {
   let outcome = Mutex<Result<R, any Error>?>(nil)
   let done = DispatchSemaphore(value: 0)
-  Task {
+  Task(executorPreference: RemoteExecutor.shared) {
     let result: Result<R, any Error>
     do { result = .success(try await operation()) } catch { result = .failure(error) }
     outcome.withLock { $0 = result }
@@ -56,6 +58,7 @@ func waitBlocking<R: Sendable>(_ operation: @escaping @Sendable () async throws 
 /// The call and its deadline run on `RemoteExecutor`, not on Swift's cooperative pool: while
 /// the pool's threads are held by blocking work, an answer the server has sent would wait its
 /// turn at each step of reading it, behind the deadline's one step, and be timed out.
+/// `onRemoteExecutor` runs a whole session there.
 func withDeadline<R: Sendable>(
   _ timeout: Duration, _ what: String, onTimeout: @escaping @Sendable () -> Void = {},
   _ operation: @escaping @Sendable () async throws -> R
@@ -96,16 +99,28 @@ private final class ResumeOnce<R: Sendable>: Sendable {
   }
 }
 
-/// Where remote calls and their deadlines run: threads of a dispatch queue of their own, which
-/// blocking work on Swift's cooperative pool does not hold up.
+/// Where remote sessions, their calls and their deadlines run: a serial dispatch queue, served
+/// by a thread of its own. Swift's cooperative pool has as many threads as the machine has
+/// cores, and the global (and concurrent) queues share them: blocking work there (an app's
+/// synchronous code, a test runner's synchronous tests) would hold up reading an answer that
+/// came, and a session's next statement, until the deadline or the server's idle limit ended it.
+/// Nothing that runs here blocks: the store's work goes to `offThePool`.
 final class RemoteExecutor: TaskExecutor {
   static let shared = RemoteExecutor()
 
-  private let queue = DispatchQueue(label: "JSONLedgerPostgres.remote", attributes: .concurrent)
+  private let queue = DispatchQueue(label: "JSONLedgerPostgres.remote")
 
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     let executor = asUnownedTaskExecutor()
     queue.async { job.runSynchronously(on: executor) }
   }
+}
+
+/// Runs `operation`, a remote session, on `RemoteExecutor` (its calls and what it does between
+/// them), and returns to the caller's executor.
+func onRemoteExecutor<R>(
+  isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> R
+) async throws -> R {
+  try await withTaskExecutorPreference(RemoteExecutor.shared, isolation: isolation, operation: operation)
 }
