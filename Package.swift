@@ -58,7 +58,7 @@ let package = Package(
     .target(
       name: "JSONLedgerPostgres",
       dependencies: [
-        "JSONLedger",
+        "JSONLedger", "JSONLedgerSupport",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
@@ -68,7 +68,7 @@ let package = Package(
     .target(
       name: "JSONLedgerServer",
       dependencies: [
-        "JSONLedger",
+        "JSONLedger", "JSONLedgerSupport",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "NIOCore", package: "swift-nio"),

@@ -308,11 +308,10 @@ public final class Ledger: Sendable {
     try await offTheCaller { try self.read(asOf: batchID, body) }
   }
 
-  /// Runs a blocking read on a global queue: the async form of every read-only access.
+  /// Runs a blocking read on a thread of its own (`runBlocking`): the async form of every
+  /// read-only access.
   func offTheCaller<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-    try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
+    try await runBlocking("JSONLedger.read", body)
   }
 
   func readRecord(_ batchID: UInt64, _ txn: Transaction) throws -> ChangeRecord {

@@ -1,6 +1,7 @@
 import Crypto
 import Dispatch
 import Foundation
+import JSONLedgerSupport
 import Synchronization
 
 /// Lower-case hexadecimal text of bytes (checksums in messages).
@@ -22,14 +23,10 @@ enum Insecure_MD5 {
   static func digest(_ bytes: [UInt8]) -> [UInt8] { Array(Insecure.MD5.hash(data: bytes)) }
 }
 
-/// Runs `body` on a thread of its own (not one of Swift's cooperative pool, nor of the global
-/// queues, which share the pool's few threads): the store's calls block, and a record gate
-/// blocks on the remote while they run.
+/// Runs `body` on a thread of its own (`runBlocking`): the store's calls block, and a record
+/// gate blocks on the remote while they run.
 func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-  try await withCheckedThrowingContinuation { continuation in
-    // A serial queue of its own is served by a thread of its own however busy the others are.
-    DispatchQueue(label: "JSONLedgerPostgres.store").async { continuation.resume(with: Result { try body() }) }
-  }
+  try await runBlocking("JSONLedgerPostgres.store", body)
 }
 
 /// Runs `operation` and waits for it on this (non-cooperative) thread: the bridge from a store

@@ -1,6 +1,7 @@
 import Dispatch
 import Hummingbird
 import JSONLedger
+import JSONLedgerSupport
 import NIOCore
 import Synchronization
 
@@ -20,7 +21,8 @@ enum ExportStream {
         stopped.store(true, ordering: .relaxed)
         room.signal()
       }
-      DispatchQueue.global().async {
+      // A thread of its own: a slow client holds it, and nothing else.
+      startBlocking("JSONLedgerServer.export") {
         do {
           let body: (borrowing View) throws -> Void = { view in
             try view.writeJSON(entity, options: options, writer: JSONWriter(options: []), chunkSize: chunkBytes) {

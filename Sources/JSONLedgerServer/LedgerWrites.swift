@@ -1,6 +1,7 @@
 import Dispatch
 public import HTTPTypes
 public import JSONLedger
+import JSONLedgerSupport
 
 /// Where the routes' writes go. A store of its own writes to its ledger (``LocalWrites``); a
 /// replica's writes go through its remote's head lock, so that a server on any machine takes
@@ -22,11 +23,9 @@ public struct LocalWrites: LedgerWrites {
 
   public func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
     let ledger = ledger
-    // The ledger's writes are synchronous and wait for LMDB's one writer: not on a
-    // cooperative thread.
-    return try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global().async { continuation.resume(with: Result { try body(ledger) }) }
-    }
+    // The ledger's writes are synchronous and wait for LMDB's one writer: on a thread of
+    // their own, so that requests waiting to write do not hold up the others.
+    return try await runBlocking("JSONLedgerServer.write") { try body(ledger) }
   }
 }
 

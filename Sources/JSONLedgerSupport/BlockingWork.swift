@@ -1,0 +1,20 @@
+import Dispatch
+
+/// Runs `body`, which blocks (a store transaction, a wait for LMDB's one writer, a reader held
+/// back by a slow client), on a thread of its own, and returns its result to the awaiting task.
+///
+/// Not on Swift's cooperative pool, nor on a global or concurrent dispatch queue: on Linux they
+/// draw on one budget of threads, as many as the cores and a few more while some block, so a
+/// few such waits there hold up every task of the process (a server's every request, a
+/// replica's every remote call). A serial queue of its own is served by a thread of its own.
+package func runBlocking<R: Sendable>(_ label: String, _ body: @escaping @Sendable () throws -> R) async throws -> R {
+  try await withCheckedThrowingContinuation { continuation in
+    DispatchQueue(label: label).async { continuation.resume(with: Result { try body() }) }
+  }
+}
+
+/// Runs `body` on a thread of its own and returns at once: for work that blocks as long as a
+/// caller's counterpart lets it (`runBlocking` says why not on a shared queue).
+package func startBlocking(_ label: String, _ body: @escaping @Sendable () -> Void) {
+  DispatchQueue(label: label).async(execute: body)
+}
