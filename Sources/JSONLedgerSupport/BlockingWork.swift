@@ -1,7 +1,9 @@
 import Dispatch
 
-/// Runs `body`, which blocks (a store transaction, a wait for LMDB's one writer, a reader held
-/// back by a slow client), on a thread of its own, and returns its result to the awaiting task.
+/// Runs `body`, which waits for another party (LMDB's one writer, a remote, a slow client), on
+/// a thread of its own, and returns its result to the awaiting task. A thread of its own costs
+/// tens of microseconds a call more than a global queue: work that only computes, or reads,
+/// is better there.
 ///
 /// Not on Swift's cooperative pool, nor on a global or concurrent dispatch queue: on Linux they
 /// draw on one budget of threads, as many as the cores and a few more while some block, so a
