@@ -309,7 +309,7 @@ public final class Ledger: Sendable {
   }
 
   /// Runs a read on a global queue: the async form of every read-only access. Not on a thread
-  /// of its own (`runBlocking`), which costs about 50 µs more a call here: an LMDB read never
+  /// of its own (`runBlocking`), which costs 50–80 µs more a call here: an LMDB read never
   /// waits for another party, so it holds a shared thread only briefly.
   func offTheCaller<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     try await withCheckedThrowingContinuation { continuation in
