@@ -101,7 +101,8 @@ private final class ResumeOnce<R: Sendable>: Sendable {
 /// cores, and the global (and concurrent) queues share them: blocking work there (an app's
 /// synchronous code, a test runner's synchronous tests) would hold up reading an answer that
 /// came, and a session's next statement, until the deadline or the server's idle limit ended it.
-/// Nothing that runs here blocks: the store's work goes to `offThePool`.
+/// Nothing that runs here waits for another party (it reads the store, whose readers never
+/// wait): the store's writes go to `offThePool`.
 final class RemoteExecutor: TaskExecutor {
   static let shared = RemoteExecutor()
 

@@ -11,7 +11,7 @@ import Dispatch
 /// replica's every remote call). A serial queue of its own is served by a thread of its own.
 package func runBlocking<R: Sendable>(_ label: String, _ body: @escaping @Sendable () throws -> R) async throws -> R {
   try await withCheckedThrowingContinuation { continuation in
-    DispatchQueue(label: label).async { continuation.resume(with: Result { try body() }) }
+    startBlocking(label) { continuation.resume(with: Result { try body() }) }
   }
 }
 
