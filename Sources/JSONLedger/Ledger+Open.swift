@@ -8,7 +8,8 @@ extension Ledger {
   /// (`migrate(at:to:options:allowingRemovals:)`; removals of live objects are refused).
   ///
   /// A directory holding other files, or a file that is not a store, is refused without
-  /// writing anything.
+  /// writing anything. With `options.readOnly` nothing is ever written: a missing store is
+  /// not created, and a model that differs is not migrated to.
   public static func open(
     at path: String, model: Model? = nil, options: Options = Options(), migration: Migration = .none
   ) throws -> Ledger {
@@ -16,7 +17,7 @@ extension Ledger {
     switch state {
     case .missing, .empty:
       try refuseInterruptedUpgrade(path, state)
-      guard let model else { throw LedgerError.storeNotFound(path: path) }
+      guard let model, !options.readOnly else { throw LedgerError.storeNotFound(path: path) }
       do { return try create(at: path, model: model, options: options, state: state) } catch LedgerError.Code
         .storeExists
       {
@@ -141,7 +142,7 @@ extension Ledger {
     let environment = try openEnvironment(path, options)
     switch try StoreLayout.contents(of: environment) {
     case .nothing:
-      guard let expected else { throw cutShort(path) }
+      guard let expected, !options.readOnly else { throw cutShort(path) }
       return try firstCommit(at: path, model: expected, environment: environment, options: options)
     case .foreign(let names):
       throw foreignEnvironment(path, names)
@@ -164,7 +165,7 @@ extension Ledger {
       if try environment.read({ txn in
         try ([layout.log, layout.meta] + layout.projections).allSatisfy { try txn.statistics(of: $0).entries == 0 }
       }) {
-        guard let expected else { throw cutShort(path) }
+        guard let expected, !options.readOnly else { throw cutShort(path) }
         return try firstCommit(at: path, model: expected, environment: environment, options: options)
       }
     }
@@ -184,7 +185,7 @@ extension Ledger {
     }
     let model = versions.model
     if let expected, expected != model {
-      if migration == .automatic {
+      if migration == .automatic, !options.readOnly {
         let stored = Ledger(path: path, versions: versions, environment: environment, layout: layout, options: options)
         defer { stored.close() }
         _ = try stored.migrate(to: expected)
@@ -202,10 +203,24 @@ extension Ledger {
     environmentOptions.filePermissions = options.filePermissions
     environmentOptions.mapSize = options.initialMapSize
     environmentOptions.durability = options.durability
+    environmentOptions.readOnly = options.readOnly
     let environment: Environment
     do { environment = try Environment.shared(path: path, options: environmentOptions) } catch {
       if error.isInvalidEnvironment {
         throw LedgerError.notAStore(path: path, reason: "data.mdb is not an LMDB file of this version")
+      }
+      if error.code == EACCES {
+        let needs =
+          options.readOnly
+          ? "data.mdb must be readable, and lock.mdb writable: every LMDB reader takes a slot there, "
+            + "except on a read-only file system"
+          : "data.mdb and lock.mdb must be writable"
+        throw LedgerError.fileSystem("cannot open the store \(path): permission denied (\(needs))", path: path)
+      }
+      if error.code == EROFS {
+        throw LedgerError.fileSystem(
+          "cannot open the store \(path) for writing: it is on a read-only file system (open it read-only to read it)",
+          path: path)
       }
       throw LedgerError.storage(error.description)
     }

@@ -34,7 +34,7 @@ public final class Ledger: Sendable {
   let transformers: ValueTransformers
   /// `Options.logger`.
   let logger: Logger
-  let writer = LedgerWriter()
+  let writer: LedgerWriter
   /// Marks the batches this instance made (`ChangeBatch.origin`): what their staging read
   /// from the store is trusted only by the store it was read from.
   let batchOrigin = UInt64.random(in: 1...UInt64.max)
@@ -71,12 +71,21 @@ public final class Ledger: Sendable {
     /// for the cost of reading the file once. Off by default; the command line tool turns it
     /// on for stores up to 256 MB, and `verify` always walks.
     public var checksPagesOnOpen = false
+    /// Whether the store is opened without write access, as GRDB's `Configuration.readonly`:
+    /// every write (apply, revert, rewind, migrate, compact) throws `LedgerError.readOnly`
+    /// before any work, and a missing store is not created. It reads a store on a read-only
+    /// file system (a snapshot, a read-only mount), where LMDB takes no locks: nothing may
+    /// write the store while it is open there. Elsewhere the process still needs write
+    /// access to `lock.mdb`, where every LMDB reader takes its slot. A process cannot have one
+    /// store open both read-only and for writing.
+    public var readOnly = false
     /// The defaults.
     public init() {}
   }
 
   init(path: String, versions: ModelVersions, environment: Environment, layout: StoreLayout, options: Options) {
     self.path = path
+    self.writer = LedgerWriter(readOnlyPath: options.readOnly ? path : nil)
     self.versions = versions
     self.openEnvironment = Mutex(environment)
     self.layout = layout
@@ -92,6 +101,9 @@ public final class Ledger: Sendable {
       return environment
     }
   }
+
+  /// Whether the store was opened read-only (`Options.readOnly`).
+  public var isReadOnly: Bool { writer.isReadOnly }
 
   /// Lets go of the store: every later access of this `Ledger` throws `LedgerError.closed`.
   /// The LMDB environment closes once no other `Ledger` of the same path in this process, and

@@ -5,9 +5,20 @@ import Synchronization
 /// whether the caller blocks or awaits; and hands each applied batch's summary to the
 /// subscribers of `Ledger.changes`. (LMDB allows one writer per environment, and a write
 /// transaction must stay on the thread that began it.)
+///
+/// Every write of a `Ledger` to its own store goes through here, so this is where a ledger
+/// opened read-only refuses them, before any work.
 final class LedgerWriter: Sendable {
   private let queue = DispatchQueue(label: "JSONLedger.writer")
   private let subscribers = Mutex(Subscribers())
+  /// The store's path when the ledger was opened read-only: every write then throws
+  /// `LedgerError.readOnly`.
+  private let readOnlyPath: String?
+
+  init(readOnlyPath: String? = nil) { self.readOnlyPath = readOnlyPath }
+
+  /// Whether every write is refused.
+  var isReadOnly: Bool { readOnlyPath != nil }
 
   private struct Subscribers {
     var next = 0
@@ -16,12 +27,14 @@ final class LedgerWriter: Sendable {
 
   /// Runs `body` on the writer thread, blocking the caller until it is done.
   func sync<R>(_ body: () throws -> R) throws -> R {
-    try queue.sync { try LedgerError.wrappingStorageErrors(body) }
+    if let readOnlyPath { throw LedgerError.readOnly(path: readOnlyPath) }
+    return try queue.sync { try LedgerError.wrappingStorageErrors(body) }
   }
 
   /// Runs `body` on the writer thread without blocking the caller.
   func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-    try await withCheckedThrowingContinuation { continuation in
+    if let readOnlyPath { throw LedgerError.readOnly(path: readOnlyPath) }
+    return try await withCheckedThrowingContinuation { continuation in
       queue.async { continuation.resume(with: Result { try LedgerError.wrappingStorageErrors(body) }) }
     }
   }

@@ -39,6 +39,7 @@ struct APIFailure: HTTPResponseError {
     case .headMoved, .revertConflicts, .alreadyReverted, .storeChanged, .modelChanged, .replicaWrite: .conflict
     case .invalidPayload, .invalidBatch, .unknownCollection, .transformerFailed: .unprocessableContent
     case .invalidJSON, .invalidQuery, .invalidKey, .invalidArgument, .decodingFailed: .badRequest
+    case .readOnly: .methodNotAllowed
     case .closed: .serviceUnavailable
     default: .internalServerError
     }

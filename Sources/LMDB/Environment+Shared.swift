@@ -5,11 +5,24 @@ extension Environment {
   /// The environment already open at `path` in this process, or a new one. LMDB must not
   /// open one environment twice in a process (its locks are per process): every open of a
   /// path goes through here and shares one `Environment`, which closes when the last user
-  /// lets go of it. The first open's options hold for all that share it.
+  /// lets go of it. The first open's options hold for all that share it, except read-only
+  /// and writable, which cannot share: asking for one while the process has the other open
+  /// throws (`EBUSY`).
   public static func shared(path: String, options: Options = Options()) throws(LMDBError) -> Environment {
     let key = canonicalPath(path)
     return try openEnvironments.withLock { (open: inout [String: WeakEnvironment]) throws(LMDBError) -> Environment in
-      if let existing = open[key]?.environment { return existing }
+      if let existing = open[key]?.environment {
+        // One environment per file in a process (LMDB's locks are the process's): a second
+        // way of opening it cannot be given.
+        guard existing.options.readOnly == options.readOnly else {
+          throw LMDBError(
+            code: EBUSY,
+            operation:
+              "open environment at \(path) (this process has it open \(existing.options.readOnly ? "read-only" : "for writing"))"
+          )
+        }
+        return existing
+      }
       let environment = try Environment(path: path, options: options)
       open[key] = WeakEnvironment(environment: environment)
       open = open.filter { $0.value.environment != nil }

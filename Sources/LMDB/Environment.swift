@@ -54,7 +54,10 @@ public final class Environment: @unchecked Sendable {
     public var durability: Durability = .full
     /// Permission bits for new files: owner read/write only unless set otherwise.
     public var filePermissions: UInt32 = 0o600
-    /// Open without write access.
+    /// Open without write access (`MDB_RDONLY`): every write transaction is refused
+    /// (`LMDBError.isReadOnly`). On a read-only file system LMDB takes no locks, so the
+    /// environment must not be written by anyone while it is open (a read-only mount has no
+    /// writers).
     public var readOnly: Bool = false
     /// The defaults.
     public init() {}
@@ -126,7 +129,16 @@ public final class Environment: @unchecked Sendable {
   /// Opens a named database, creating it unless the environment is read-only.
   public func database(named name: String) throws -> Database {
     if options.readOnly {
-      return try read { txn in try txn.openDatabase(named: name, create: false) }
+      // A handle opened in a transaction that aborts is closed with it: the read is committed.
+      let txn = try beginTransaction(readOnly: true)
+      do {
+        let database = try txn.openDatabase(named: name, create: false)
+        try txn.commit()
+        return database
+      } catch {
+        txn.abort()
+        throw error
+      }
     }
     return try write { txn in try txn.openDatabase(named: name, create: true) }
   }
@@ -163,6 +175,8 @@ public final class Environment: @unchecked Sendable {
   }
 
   func beginTransaction(readOnly: Bool) throws(LMDBError) -> Transaction {
+    // LMDB refuses it too (EACCES); this says why, in the caller's terms.
+    if !readOnly, options.readOnly { throw LMDBError.readOnly(path: path) }
     while true {
       resizeLock.lockShared()
       var txn: OpaquePointer?
@@ -193,6 +207,7 @@ public final class Environment: @unchecked Sendable {
   /// growing, so reserving room up front saves repeating the work. It waits for this process's
   /// other transactions to end, so never call it from inside one.
   public func reserve(freeBytes bytes: Int) throws(LMDBError) {
+    if options.readOnly { throw LMDBError.readOnly(path: path) }
     var info = MDB_envinfo()
     try check(mdb_env_info(handle, &info), "read environment info")
     var stat = MDB_stat()

@@ -1,4 +1,5 @@
 internal import CLMDB
+import Glibc
 
 /// An error reported by LMDB, with the return code and the operation that failed.
 ///
@@ -33,6 +34,15 @@ public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible {
   public var isReadersFull: Bool { code == MDB_READERS_FULL }
   /// The file at the path is not an LMDB environment, or is of another version.
   public var isInvalidEnvironment: Bool { code == MDB_INVALID || code == MDB_VERSION_MISMATCH }
+  /// A write was asked of an environment opened read-only (`Environment.Options.readOnly`).
+  public var isReadOnly: Bool { code == EACCES && operation.hasPrefix(Self.readOnlyOperation) }
+
+  private static let readOnlyOperation = "write to an environment opened read-only"
+
+  /// The error for a write asked of the read-only environment at `path`.
+  static func readOnly(path: String) -> LMDBError {
+    LMDBError(code: EACCES, operation: "\(readOnlyOperation) (\(path))")
+  }
 }
 
 /// Throws an `LMDBError` for a non-zero LMDB return code.

@@ -25,6 +25,44 @@ enum CLIFixtures {
   static let third = """
     [{"name": "Tin Drum", "label": "Another Label"}]
     """
+
+  /// Makes the store `directory/store` with `model` and imports `first`: where most suites
+  /// start. Returns the store's path.
+  static func storeWithFirstImport(in directory: TemporaryDirectory) throws -> String {
+    let store = directory.path + "/store"
+    let model = try directory.write("model.json", CLIFixtures.model)
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    let payload = try directory.write("first.json", CLIFixtures.first)
+    #expect(try CommandRunner.run(["import", store, payload]).status == 0)
+    return store
+  }
+
+  /// Whether the tests can run the tool as another user: they run as root, with `setpriv`.
+  static let canRunAsAnotherUser = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+  /// Runs the tool with `arguments` as user and group 65534 (nobody), from a copy in
+  /// `directory` (made reachable to that user); its exit status and standard error.
+  static func runAsAnotherUser(_ arguments: [String], in directory: TemporaryDirectory) throws
+    -> (status: Int32, error: String)
+  {
+    let executable = directory.path + "/jsonledger"
+    if !FileManager.default.fileExists(atPath: executable) {
+      try FileManager.default.copyItem(atPath: CommandRunner.executable.path, toPath: executable)
+    }
+    chmod(directory.path, 0o755)
+    chmod(executable, 0o755)
+    defer { chmod(directory.path, 0o700) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", executable] + arguments
+    let error = Pipe()
+    process.standardError = error
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, message)
+  }
 }
 
 @Suite("jsonledger command line")

@@ -9,11 +9,7 @@ struct OutputSafetyTests {
 
   init() throws {
     directory = try TemporaryDirectory()
-    store = directory.path + "/store"
-    let model = try directory.write("model.json", CLIFixtures.model)
-    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
-    let payload = try directory.write("first.json", CLIFixtures.first)
-    #expect(try CommandRunner.run(["import", store, payload]).status == 0)
+    store = try CLIFixtures.storeWithFirstImport(in: directory)
     let second = try directory.write("second.json", CLIFixtures.second)
     #expect(try CommandRunner.run(["import", store, second]).status == 0)
   }

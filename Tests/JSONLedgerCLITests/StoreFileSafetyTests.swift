@@ -13,33 +13,16 @@ struct StoreFileSafetyTests {
 
   init() throws {
     directory = try TemporaryDirectory()
-    store = directory.path + "/store"
-    model = try directory.write("model.json", CLIFixtures.model)
-    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
-    let payload = try directory.write("first.json", CLIFixtures.first)
-    #expect(try CommandRunner.run(["import", store, payload]).status == 0)
+    store = try CLIFixtures.storeWithFirstImport(in: directory)
+    model = directory.path + "/model.json"
   }
 
   /// Run as another user (`setpriv`, when the tests run as root): a store that user cannot
   /// read is named as unreadable, with the reason, not as missing.
-  @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+  @Test(.enabled(if: CLIFixtures.canRunAsAnotherUser))
   func anUnreadableStoreSaysItCannotBeReadNotThatItIsMissing() throws {
-    // The executable and the store's parent must be reachable by that user.
-    let executable = directory.path + "/jsonledger"
-    try FileManager.default.copyItem(atPath: CommandRunner.executable.path, toPath: executable)
-    chmod(directory.path, 0o755)
-    chmod(executable, 0o755)
-    defer { chmod(directory.path, 0o700) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", executable, "stats", store]
-    let error = Pipe()
-    process.standardError = error
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 1)
+    let (status, message) = try CLIFixtures.runAsAnotherUser(["stats", store], in: directory)
+    #expect(status == 1)
     #expect(message.contains("cannot be read (Permission denied)"), "\(message)")
     #expect(!message.contains("no store"), "\(message)")
   }

@@ -259,6 +259,11 @@ extension LedgerError {
     LedgerError(.closed, "the ledger of \(path) was closed; open the store again to use it").with { $0.path = path }
   }
 
+  /// A write asked of a ledger opened read-only (`Ledger.Options.readOnly`).
+  public static func readOnly(path: String) -> LedgerError {
+    LedgerError(.readOnly, "\(path) is open read-only: it takes no writes").with { $0.path = path }
+  }
+
   /// A write to a replica that did not go through its remote.
   public static func replicaWrite(path: String, source: String) -> LedgerError {
     LedgerError(

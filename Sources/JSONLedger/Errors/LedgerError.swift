@@ -111,6 +111,8 @@ extension LedgerError.Code {
   public static let storeExists = Self(rawValue: "storeExists")
   /// The ledger was closed; open the store again to use it.
   public static let closed = Self(rawValue: "closed")
+  /// The store was opened read-only (`Ledger.Options.readOnly`): it takes no writes.
+  public static let readOnly = Self(rawValue: "readOnly")
   /// The data file does not hold together: a damaged page.
   public static let damagedFile = Self(rawValue: "damagedFile")
   /// A stored record failed its checksum or does not decode.

@@ -94,11 +94,11 @@ extension Ledger {
     guard plan.method != .nothing else { return report }
     let next = versions.appending(plan.next)
     let environment = try environment
-    // A replay writes every projection anew while the old pages stay until the commit.
-    try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
     let start = ContinuousClock.now
-    let (summary, replayed) = try LedgerError.wrappingStorageErrors {
-      try environment.write { txn -> (BatchSummary, Int) in
+    let (summary, replayed) = try writer.sync {
+      // A replay writes every projection anew while the old pages stay until the commit.
+      try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
+      return try environment.write { txn -> (BatchSummary, Int) in
         let replayed = try follow(plan, to: next, allowingRemovals: allowingRemovals, txn)
         // Written under the next versions, which the store holds from here on.
         let summary = try appendNew(

@@ -18,7 +18,8 @@ enum StoreDirectory {
     }
     guard isDirectory.boolValue else { throw .notAStore(path: path, reason: "it is a file, not a directory") }
     guard access(path, R_OK | X_OK) == 0 else {
-      throw .notAStore(path: path, reason: "the directory cannot be read (\(String(cString: strerror(errno))))")
+      throw .fileSystem(
+        "the store directory \(path) cannot be read (\(String(cString: strerror(errno))))", path: path)
     }
     let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     for name in ["data.mdb", "lock.mdb"] where isSymbolicLink(path + "/" + name) {
@@ -33,7 +34,7 @@ enum StoreDirectory {
       throw .notAStore(path: path, reason: "it holds other files and no data.mdb")
     }
     guard let handle = FileHandle(forReadingAtPath: data) else {
-      throw .notAStore(path: path, reason: "data.mdb cannot be read (\(String(cString: strerror(errno))))")
+      throw .fileSystem("\(data) cannot be read (\(String(cString: strerror(errno))))", path: path)
     }
     defer { try? handle.close() }
     let first = (try? handle.read(upToCount: MetaPage.length)) ?? Data()

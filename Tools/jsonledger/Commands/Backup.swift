@@ -19,7 +19,7 @@ struct Backup: AsyncParsableCommand {
   func run() async throws {
     let report: BackupReport
     do {
-      report = try await storeOptions.open().backup(to: destination, allowingDamaged: allowDamaged)
+      report = try await storeOptions.openForReading().backup(to: destination, allowingDamaged: allowDamaged)
     } catch let error as LedgerError where error.code == .verificationFailed {
       throw CommandFailure(
         message:

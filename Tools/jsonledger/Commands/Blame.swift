@@ -17,7 +17,7 @@ struct Blame: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.openForReading()
     let blame = try await ledger.blame(entity: entity, key: .string(key))
     if json {
       Output.json(.array(blame.map(\.jsonValue)))

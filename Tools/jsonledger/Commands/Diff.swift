@@ -17,7 +17,7 @@ struct Diff: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.openForReading()
     let from = try self.from.batchID(in: ledger, emptyStoreAllowed: true)
     let to = try self.to.batchID(in: ledger, emptyStoreAllowed: true)
     let diff = try await ledger.diff(from: from, to: to)

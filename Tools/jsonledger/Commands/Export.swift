@@ -33,7 +33,7 @@ struct Export: AsyncParsableCommand {
   var `where`: [String] = []
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.openForReading()
     let options = ExportOptions(relationships: relationships.export(depth: depth))
     let filters = try `where`.map(Self.parseFilter)
     if !filters.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }

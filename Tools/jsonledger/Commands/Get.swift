@@ -19,7 +19,7 @@ struct Get: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.openForReading()
     // A composite key's comma form is the library's own rule (`view.object(_:key:)`).
     let identity = JSONValue.string(key)
     let body = { (view: borrowing View) throws -> (ObjectSnapshot?, JSONValue?) in

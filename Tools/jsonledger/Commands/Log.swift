@@ -24,7 +24,7 @@ struct Log: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.openForReading()
     var entries: [LogEntry]
     if let entity, let key {
       entries = try await ledger.log(entity: entity, key: .string(key))

@@ -54,7 +54,9 @@ struct Serve: AsyncParsableCommand {
     var options = LedgerServerOptions(tokenForReads: tokenForReads, readOnly: readOnly)
     if let tokenFile { options.token = try Self.readToken(tokenFile) }
     options.bodyTimeout = .seconds(bodyTimeout)
-    let ledger = try storeOptions.open()
+    // A server that takes no writes opens the store read-only: it then serves a snapshot or a
+    // read-only mount too.
+    let ledger = try readOnly ? storeOptions.openForReading() : storeOptions.open()
     // A replica's server takes writes through its remote, as its CLI does.
     let writes = try Replica.ifReplica(ledger).map(ReplicaWrites.init)
     // Hummingbird's request metrics and the ledger's own land in one registry: /metrics.

@@ -14,7 +14,7 @@ struct Show: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let ledger = try storeOptions.open()
+    let ledger = try storeOptions.openForReading()
     let record = try await ledger.record(batch)
     if json {
       Output.json(try ledger.recordJSON(record))

@@ -10,7 +10,7 @@ struct Stats: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let statistics = try await storeOptions.open().statistics()
+    let statistics = try await storeOptions.openForReading().statistics()
     if json {
       var objects = JSONObject()
       for (entity, count) in statistics.objectsByEntity { objects[entity] = .number(JSONNumber(count)) }

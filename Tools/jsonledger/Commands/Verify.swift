@@ -11,7 +11,7 @@ struct Verify: AsyncParsableCommand {
   var json = false
 
   func run() async throws {
-    let report = try await storeOptions.open().verify()
+    let report = try await storeOptions.openForReading().verify()
     if json {
       Output.json([
         "ok": true, "batches": .number(JSONNumber(report.batches)), "objects": .number(JSONNumber(report.objects)),

@@ -12,10 +12,21 @@ struct StoreOptions: ParsableArguments {
       "Open a model that names value transformers this tool cannot register, passing their values through unchanged.")
   var passThroughTransformers = false
 
-  /// Opens the store; `durability` matters only to commands that write.
+  /// Opens the store for a command that writes.
   func open(durability: Ledger.Durability = .full) throws -> Ledger {
+    try open(durability: durability, readOnly: false)
+  }
+
+  /// Opens the store for a command that only reads: read-only, so that it never writes, and
+  /// reads a store on a read-only file system (a snapshot, a read-only mount).
+  func openForReading() throws -> Ledger {
+    try open(durability: .full, readOnly: true)
+  }
+
+  private func open(durability: Ledger.Durability, readOnly: Bool) throws -> Ledger {
     var options = Ledger.Options()
     options.durability = durability
+    options.readOnly = readOnly
     options.transformers.passesUnknownThrough = passThroughTransformers
     // A damaged data file is an error, not a crash in LMDB, for the cost of reading it once.
     let size = (try? FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.size] as? Int) ?? 0
