@@ -85,6 +85,7 @@ let package = Package(
         "JSONLedger",
         "JSONLedgerPostgres",
         "JSONLedgerServer",
+        "JSONLedgerSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),

@@ -21,6 +21,22 @@ struct CLIPolishTests {
     #expect(spaced.output.contains("album 1"), "\(spaced.output)")
   }
 
+  @Test func aMistypedCommandOrEntityIsNamedWithTheOneMeant() throws {
+    let typo = try CommandRunner.run(["exprot", "store"])
+    #expect(typo.status == 64)
+    #expect(typo.error.contains("unknown command \"exprot\": did you mean export?"), "\(typo.error)")
+    let nonsense = try CommandRunner.run(["zzz"])
+    #expect(nonsense.status == 64)
+    #expect(nonsense.error.contains("unknown command \"zzz\" (see jsonledger --help)"), "\(nonsense.error)")
+    #expect(try CommandRunner.run(["help", "import"]).status == 0)
+    let directory = try TemporaryDirectory()
+    let store = directory.path + "/store"
+    _ = try CommandRunner.run(["stress", store, "--batches", "1", "--objects", "2"])
+    let entity = try CommandRunner.run(["export", store, "--entity", "Albmu"])
+    #expect(entity.status == 1)
+    #expect(entity.error.contains("did you mean Album?"), "\(entity.error)")
+  }
+
   @Test func exportTakesSeveralWhereByJSONKeyAndByAToOnesKey() throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"

@@ -2,6 +2,20 @@ import ArgumentParser
 import Foundation
 import JSONLedger
 import JSONLedgerPostgres
+import JSONLedgerSupport
+
+/// The names the tool's first argument may take: its commands, and argument parser's `help`.
+private let commandNames = ["help"] + JSONLedgerCommand.configuration.subcommands.map { $0._commandName }
+
+/// A first argument that is not an option and names no command, said as such with the command
+/// it most likely meant: argument parser would call it an unexpected argument.
+private func refuseUnknownCommand(_ first: String?) throws {
+  guard let first, !first.hasPrefix("-"), !commandNames.contains(first) else { return }
+  let guess = closestName(to: first, among: commandNames).map { ": did you mean \($0)?" } ?? ""
+  throw CommandFailure(
+    message: "unknown command \"\(first)\"\(guess) (see jsonledger --help)",
+    exitCode: ExitCode.validationFailure.rawValue)
+}
 
 /// `jsonledger`: the command line face of a JSONLedger store.
 @main
@@ -22,6 +36,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
 
   static func main() async {
     do {
+      try refuseUnknownCommand(CommandLine.arguments.dropFirst().first)
       var command = try parseAsRoot()
       if var asyncCommand = command as? any AsyncParsableCommand {
         try await asyncCommand.run()

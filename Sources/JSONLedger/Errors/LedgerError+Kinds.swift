@@ -1,3 +1,4 @@
+import JSONLedgerSupport
 import LMDB
 
 // Each kind of ledger error, with its message in one place: a throw site names the kind and
@@ -81,8 +82,10 @@ extension LedgerError {
   /// An entity name the model does not have.
   public static func unknownEntity(_ name: String, known: [String]) -> LedgerError {
     let message =
-      if let match = known.first(where: { $0.lowercased() == name.lowercased() }) {
-        "unknown entity \"\(name)\": did you mean \(match)? (entity names are case-sensitive)"
+      if let match = closestName(to: name, among: known) {
+        match.lowercased() == name.lowercased()
+          ? "unknown entity \"\(name)\": did you mean \(match)? (entity names are case-sensitive)"
+          : "unknown entity \"\(name)\": did you mean \(match)? (the model has: \(known.joined(separator: ", ")))"
       } else {
         "unknown entity \"\(name)\" (the model has: \(known.joined(separator: ", ")))"
       }
