@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 
 /// Runs `body`, which waits for another party (LMDB's one writer, a remote, a slow client), on
 /// a thread of its own, and returns its result to the awaiting task. A thread of its own costs
@@ -10,8 +10,17 @@ import Dispatch
 /// few such waits there hold up every task of the process (a server's every request, a
 /// replica's every remote call). A serial queue of its own is served by a thread of its own.
 package func runBlocking<R: Sendable>(_ label: String, _ body: @escaping @Sendable () throws -> R) async throws -> R {
+  try await runBlocking(on: DispatchQueue(label: label), body)
+}
+
+/// `runBlocking` on `queue`, a serial queue of the caller's: work that would wait in turn
+/// anyway (the writes of one store, for LMDB's one writer) waits there as queued work, on
+/// one thread, rather than a thread each.
+package func runBlocking<R: Sendable>(on queue: DispatchQueue, _ body: @escaping @Sendable () throws -> R)
+  async throws -> R
+{
   try await withCheckedThrowingContinuation { continuation in
-    startBlocking(label) { continuation.resume(with: Result { try body() }) }
+    queue.async { continuation.resume(with: Result { try body() }) }
   }
 }
 

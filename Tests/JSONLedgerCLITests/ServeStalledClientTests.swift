@@ -7,8 +7,9 @@ import Testing
 #endif
 
 /// `jsonledger serve` with clients that ask for an export and stop reading: each holds the
-/// thread reading its export, and nothing else; other requests are answered at once.
-@Suite("Serving beside clients that stopped reading")
+/// thread reading its export, and nothing else; other requests are answered at once. And a
+/// burst of writes, which wait for LMDB's one writer in turn, as queued work.
+@Suite("Serving beside clients that stopped reading, and a burst of writes")
 struct ServeStalledClientTests {
   /// A TCP connection to 127.0.0.1:`port` that receives little (a small receive buffer) and
   /// waits at most `timeout` seconds for a read. -1 when it cannot connect.
@@ -55,23 +56,26 @@ struct ServeStalledClientTests {
     return (String(text.prefix { $0 != "\r" }), ContinuousClock.now - start)
   }
 
-  @Test func aServerAnswersAtOnceWhileClientsHoldExportsUnread() throws {
-    let directory = try TemporaryDirectory()
+  /// A store of notes (`notes` of them) in `directory`, created with the tool.
+  static func makeNotes(_ notes: Int, in directory: TemporaryDirectory) throws -> String {
     let model = try directory.write(
       "model.json", #"{"entities": {"Note": {"identity": "id", "attributes": {"id": "int64", "text": "string"}}}}"#)
     let store = directory.storePath
     #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
-    // About 1 MB of JSON: more than the chunks an export holds for a client that stops reading.
+    guard notes > 0 else { return store }
     let text = String(repeating: "words and more words ", count: 20)
-    let notes = (0..<2_500).map { #"{"id": \#($0), "text": "\#(text)"}"# }.joined(separator: ",")
-    let data = try directory.write("notes.json", "[" + notes + "]")
+    let list = (0..<notes).map { #"{"id": \#($0), "text": "\#(text)"}"# }.joined(separator: ",")
+    let data = try directory.write("notes.json", "[" + list + "]")
     #expect(try CommandRunner.run(["import", store, data, "--entity", "Note"]).status == 0)
-    let server = try ServerProcess(store: store)
+    return store
+  }
+
+  @Test func aServerAnswersAtOnceWhileClientsHoldExportsUnread() throws {
+    let directory = try TemporaryDirectory()
+    // About 1 MB of JSON: more than the chunks an export holds for a client that stops reading.
+    let server = try ServerProcess(store: try Self.makeNotes(2_500, in: directory))
     defer { server.stop() }
-    guard let port = UInt16(server.base.split(separator: ":").last ?? "") else {
-      Issue.record("no port in \(server.base)")
-      return
-    }
+    let port = try #require(server.port, "no port in \(server.base)")
     #expect(Self.statusLine(of: "/healthz", port: port).0.contains("200"))
 
     // More such clients than the threads a process's tasks share on this machine.
@@ -86,5 +90,50 @@ struct ServeStalledClientTests {
     let (status, took) = Self.statusLine(of: "/healthz", port: port)
     #expect(status.contains("200"), "\(status)")
     #expect(took < .seconds(2), "/healthz took \(took) beside \(stalled.count) stalled exports")
+  }
+
+  /// The threads of process `pid` now (`/proc/PID/status`).
+  static func threads(of pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") } ?? ""
+    return Int(line.split(separator: "\t").last ?? "") ?? 0
+  }
+
+  @Test func aBurstOfWritesWaitsForTheWriterAsQueuedWorkNotAThreadEach() throws {
+    let directory = try TemporaryDirectory()
+    let store = try Self.makeNotes(0, in: directory)
+    let server = try ServerProcess(store: store)
+    defer { server.stop() }
+    let port = try #require(server.port, "no port in \(server.base)")
+    #expect(Self.statusLine(of: "/healthz", port: port).0.contains("200"))
+    let before = Self.threads(of: server.processIdentifier)
+
+    let writers = 150
+    let sockets = (0..<writers).map { _ in Self.connect(port: port, timeout: 30) }
+    defer { for socket in sockets where socket >= 0 { close(socket) } }
+    #expect(sockets.allSatisfy { $0 >= 0 })
+    for (index, socket) in sockets.enumerated() {
+      let body = #"[{"id": \#(index), "text": "note \#(index)"}]"#
+      Self.send(
+        "POST /v1/batches?entity=Note HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+          + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", on: socket)
+    }
+    // The thread count while the writes are answered, sampled on this thread.
+    var peak = before
+    let deadline = ContinuousClock.now + .seconds(2)
+    while ContinuousClock.now < deadline {
+      peak = max(peak, Self.threads(of: server.processIdentifier))
+      usleep(2_000)
+    }
+    var created = 0
+    for socket in sockets {
+      var buffer = [UInt8](repeating: 0, count: 64)
+      let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+      if count > 0, String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 201") { created += 1 }
+    }
+    #expect(created == writers)
+    #expect(peak <= before + 16, "\(peak) threads at the peak of \(writers) writes, \(before) before")
+    let log = try CommandRunner.run(["log", store, "--json"])
+    #expect(log.output.components(separatedBy: "\"batch\"").count - 1 == writers)
   }
 }

@@ -14,6 +14,10 @@ public struct ServerProcess {
   let process: Process
   /// `http://127.0.0.1:PORT`, no slash at the end.
   public let base: String
+  /// The server's process id.
+  public var processIdentifier: Int32 { process.processIdentifier }
+  /// The port it serves, from `base`.
+  public var port: UInt16? { UInt16(base.split(separator: ":").last ?? "") }
 
   /// Starts `jsonledger serve STORE --port 0` and waits (up to 30 seconds) for the line that
   /// names its port.
