@@ -85,7 +85,8 @@ public final class Ledger: Sendable {
 
   init(path: String, versions: ModelVersions, environment: Environment, layout: StoreLayout, options: Options) {
     self.path = path
-    self.writer = LedgerWriter(readOnlyPath: options.readOnly ? path : nil)
+    // From the environment, which every way of making a `Ledger` shares (`reopened()` too).
+    self.writer = LedgerWriter(readOnlyPath: environment.options.readOnly ? path : nil)
     self.versions = versions
     self.openEnvironment = Mutex(environment)
     self.layout = layout

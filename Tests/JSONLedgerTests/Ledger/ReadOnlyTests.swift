@@ -2,7 +2,7 @@ import Foundation
 import JSONLedgerTestSupport
 import Testing
 
-@testable import JSONLedger
+@_spi(Replication) @testable import JSONLedger
 
 /// A store opened read-only (`Ledger.Options.readOnly`, as GRDB's `Configuration.readonly`)
 /// reads as any other and writes nothing: every write is refused before any work.
@@ -70,6 +70,18 @@ struct ReadOnlyTests {
     #expect(try ledger.head == 2)
     ledger.close()
     #expect(try Data(contentsOf: URL(fileURLWithPath: directory.storePath + "/data.mdb")) == data)
+  }
+
+  /// A server takes its store anew after a migration (`reopened()`): still read-only.
+  @Test func aLedgerTakenAnewStaysReadOnly() throws {
+    let directory = try TemporaryDirectory()
+    try Self.makeStore(directory)
+    let reopened = try Ledger.open(at: directory.storePath, options: Self.readOnly).reopened()
+    #expect(reopened.isReadOnly)
+    var batch = reopened.makeBatch()
+    try batch.stage([["name": "Can", "formed": 1968]], as: "Band")
+    let refused = #expect(throws: LedgerError.self) { try reopened.applySynchronously(batch) }
+    #expect(refused?.code == .readOnly)
   }
 
   @Test func neverCreatesAStoreNorMigratesOne() throws {
