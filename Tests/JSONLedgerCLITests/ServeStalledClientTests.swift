@@ -132,7 +132,9 @@ struct ServeStalledClientTests {
       if count > 0, String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 201") { created += 1 }
     }
     #expect(created == writers)
-    #expect(peak <= before + 16, "\(peak) threads at the peak of \(writers) writes, \(before) before")
+    // The pool of Swift's tasks may grow to one thread a core while the requests are answered.
+    let allowance = 16 + ProcessInfo.processInfo.activeProcessorCount
+    #expect(peak <= before + allowance, "\(peak) threads at the peak of \(writers) writes, \(before) before")
     let log = try CommandRunner.run(["log", store, "--json"])
     #expect(log.output.components(separatedBy: "\"batch\"").count - 1 == writers)
   }
