@@ -217,6 +217,12 @@ extension Ledger {
           : "data.mdb and lock.mdb must be writable"
         throw LedgerError.fileSystem("cannot open the store \(path): permission denied (\(needs))", path: path)
       }
+      if error.isOpenTheOtherWay {
+        let how = options.readOnly ? "for writing" : "read-only"
+        throw LedgerError.invalidArgument(
+          "this process has the store \(path) open \(how): use that Ledger (one process opens a store one way)"
+        ).with { $0.path = path }
+      }
       if error.code == EROFS {
         throw LedgerError.fileSystem(
           "cannot open the store \(path) for writing: it is on a read-only file system (open it read-only to read it)",

@@ -15,11 +15,7 @@ extension Environment {
         // One environment per file in a process (LMDB's locks are the process's): a second
         // way of opening it cannot be given.
         guard existing.options.readOnly == options.readOnly else {
-          throw LMDBError(
-            code: EBUSY,
-            operation:
-              "open environment at \(path) (this process has it open \(existing.options.readOnly ? "read-only" : "for writing"))"
-          )
+          throw LMDBError.openTheOtherWay(path: path, readOnly: existing.options.readOnly)
         }
         return existing
       }

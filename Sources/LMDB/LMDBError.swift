@@ -39,6 +39,18 @@ public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible {
 
   private static let readOnlyOperation = "write to an environment opened read-only"
 
+  /// The process has the environment open the other way, read-only or for writing
+  /// (`Environment.shared`): LMDB's locks belong to the process, so it cannot open it twice.
+  public var isOpenTheOtherWay: Bool { code == EBUSY && operation.hasPrefix(Self.otherWayOperation) }
+
+  private static let otherWayOperation = "open an environment this process has open"
+
+  /// The error for opening `path` while the process has it open the other way (`readOnly`:
+  /// how it is open).
+  static func openTheOtherWay(path: String, readOnly: Bool) -> LMDBError {
+    LMDBError(code: EBUSY, operation: "\(otherWayOperation) \(readOnly ? "read-only" : "for writing") (\(path))")
+  }
+
   /// The error for a write asked of the read-only environment at `path`.
   static func readOnly(path: String) -> LMDBError {
     LMDBError(code: EACCES, operation: "\(readOnlyOperation) (\(path))")

@@ -109,6 +109,8 @@ struct ReadOnlyTests {
     let refused = #expect(throws: LedgerError.self) {
       try Ledger.open(at: directory.storePath, options: Self.readOnly)
     }
+    #expect(refused?.code == .invalidArgument)
+    #expect(refused?.path == directory.storePath)
     #expect(refused?.message.contains("open for writing") == true, "\(String(describing: refused))")
     writable.close()
 
