@@ -10,7 +10,7 @@ package import Dispatch
 /// few such waits there hold up every task of the process (a server's every request, a
 /// replica's every remote call). A serial queue of its own is served by a thread of its own.
 package func runBlocking<R: Sendable>(_ label: String, _ body: @escaping @Sendable () throws -> R) async throws -> R {
-  try await runBlocking(on: DispatchQueue(label: label), body)
+  try await runBlocking(on: queueOfItsOwn(label), body)
 }
 
 /// `runBlocking` on `queue`, a serial queue of the caller's: work that would wait in turn
@@ -27,5 +27,8 @@ package func runBlocking<R: Sendable>(on queue: DispatchQueue, _ body: @escaping
 /// Runs `body` on a thread of its own and returns at once: for work that blocks as long as a
 /// caller's counterpart lets it (`runBlocking` says why not on a shared queue).
 package func startBlocking(_ label: String, _ body: @escaping @Sendable () -> Void) {
-  DispatchQueue(label: label).async(execute: body)
+  queueOfItsOwn(label).async(execute: body)
 }
+
+/// A new serial queue: on Linux, the one kind of dispatch queue served by a thread of its own.
+private func queueOfItsOwn(_ label: String) -> DispatchQueue { DispatchQueue(label: label) }
