@@ -14,6 +14,26 @@ struct EnvironmentTests {
     #expect(value == [1, 2, 3])
   }
 
+  /// A read-only environment reads what was committed and refuses every write, saying why.
+  @Test func aReadOnlyEnvironmentReadsAndRefusesWrites() throws {
+    let dir = try TemporaryDirectory()
+    do {
+      let env = try Environment(path: dir.path)
+      let db = try env.database(named: "things")
+      try env.write { txn in try txn.put([1], forKey: [1], in: db) }
+    }
+    var options = Environment.Options()
+    options.readOnly = true
+    let env = try Environment(path: dir.path, options: options)
+    let db = try env.database(named: "things")
+    #expect(try env.read { txn in try txn.value(forKey: [1], in: db) } == [1])
+    let write = #expect(throws: LMDBError.self) { try env.write { txn in try txn.put([2], forKey: [2], in: db) } }
+    #expect(write?.isReadOnly == true)
+    #expect(write?.operation.contains(dir.path) == true)
+    let reserve = #expect(throws: LMDBError.self) { try env.reserve(freeBytes: 1 << 20) }
+    #expect(reserve?.isReadOnly == true)
+  }
+
   @Test func throwingInsideWriteAbortsEverything() throws {
     struct Boom: Error {}
     let dir = try TemporaryDirectory()
