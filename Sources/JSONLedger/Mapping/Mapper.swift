@@ -9,7 +9,7 @@ struct Mapper: Sendable {
   /// finds one for every object it maps, by number rather than by hashing its name, and
   /// shares it rather than copying its tables.
   private let tables: [KeyTableBox?]
-  private final class KeyTableBox: Sendable {
+  final class KeyTableBox: Sendable {
     let table: EntityKeyTable
     init(_ table: EntityKeyTable) { self.table = table }
   }
@@ -47,8 +47,10 @@ struct Mapper: Sendable {
     /// Nested objects mapped from `text`, by the fingerprint of their text (at most
     /// `mappedTextLimit`): see `mapNested`.
     var mappedTexts: [UInt64: MappedObject] = [:]
+    /// What the member keys met in `text` mean, by their bytes (`mapPlainObject`).
+    var plainKeys = PlainKeys()
   }
-  private static let mappedTextLimit = 4_096
+  static let mappedTextLimit = 4_096
 
   /// Maps a collection: an array of objects (or of bare keys), or one object.
   func mapCollection(
@@ -103,7 +105,7 @@ struct Mapper: Sendable {
   /// The key table of `entity`: which JSON key feeds which of its properties.
   func keyTable(of entity: ResolvedEntity) -> EntityKeyTable? { box(of: entity)?.table }
 
-  private func box(of entity: ResolvedEntity) -> KeyTableBox? {
+  func box(of entity: ResolvedEntity) -> KeyTableBox? {
     let index = Int(entity.id) - 1
     return tables.indices.contains(index) ? tables[index] : nil
   }

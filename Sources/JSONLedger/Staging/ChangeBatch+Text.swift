@@ -1,9 +1,10 @@
 extension ChangeBatch {
   /// Stages JSON text: objects of `entity`, or (nil) a document whose keys name collections.
   ///
-  /// A collection is staged element by element: each is parsed and mapped as `stage(_:as:)`
-  /// does, and its tree let go before the next is read, so that no tree of the whole text is
-  /// held. Where the store can say which objects it holds (a store that holds a batch,
+  /// A collection is staged element by element: each is mapped as `stage(_:as:)` maps it,
+  /// straight from its text where it is plain (`Mapper.mapPlainObject`), parsed into a tree
+  /// otherwise and that tree let go before the next is read, so that no tree of the whole
+  /// text is held. Where the store can say which objects it holds (a store that holds a batch,
   /// operations that may update), each object is skimmed first (`PayloadSkimmer`): one whose
   /// text is the text the store holds as having made the object what it is is staged as it
   /// is, neither parsed nor mapped, and every other one takes the fingerprint of its text. A
@@ -127,8 +128,8 @@ extension ChangeBatch {
     return end
   }
 
-  /// Stages the collection of `entity` whose array or object starts at `start`, parsing and
-  /// mapping one element at a time (the tree of each let go before the next is read); the
+  /// Stages the collection of `entity` whose array or object starts at `start`, mapping one
+  /// element at a time (from its text, or from its tree, let go before the next is read); the
   /// offset after it, or nil when the text must be parsed whole. Every element is parsed,
   /// also after the problems found fill their list, so that a syntax error is never missed.
   private mutating func stageParsing(
@@ -149,14 +150,29 @@ extension ChangeBatch {
       guard var item = text.firstItem(ofContainerAt: start) else { return nil }
       var index = 0
       while !item.closed {
-        guard let element = try? reader.value(at: item.index, depthLimit: depthLimit - 1),
-          let next = text.nextItem(after: element.end, closing: UInt8(ascii: "]"))
-        else { return nil }
-        stageElement(element.value, path: collectionPath.appending(index: index))
+        let elementEnd: Int
+        if !report.problems.isFull,
+          let plain = mapper.mapPlainObject(
+            at: item.index, entity: entity, path: collectionPath.appending(index: index), depthLimit: depthLimit - 1,
+            reader: &reader, report: &report)
+        {
+          objects.append(.mapped(plain.object))
+          elementEnd = plain.end
+        } else {
+          guard let element = try? reader.value(at: item.index, depthLimit: depthLimit - 1) else { return nil }
+          stageElement(element.value, path: collectionPath.appending(index: index))
+          elementEnd = element.end
+        }
+        guard let next = text.nextItem(after: elementEnd, closing: UInt8(ascii: "]")) else { return nil }
         index += 1
         item = next
       }
       end = item.index
+    } else if let plain = mapper.mapPlainObject(
+      at: start, entity: entity, path: collectionPath, depthLimit: depthLimit, reader: &reader, report: &report)
+    {
+      objects.append(.mapped(plain.object))
+      end = plain.end
     } else {
       guard let object = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
       stageElement(object.value, path: collectionPath)
@@ -254,6 +270,13 @@ extension ChangeBatch {
           objects.append(.skimmed(payload))
           continue
         }
+      }
+      if let plain = mapper.mapPlainObject(
+        at: ranges[index].lowerBound, entity: entity, path: elementPath(index), depthLimit: JSONParser.maximumDepth,
+        reader: &reader, report: &report), plain.end == ranges[index].upperBound
+      {
+        objects.append(.mapped(plain.object))
+        continue
       }
       guard let json = try? reader.document(in: ranges[index]) else { return index }
       guard let mapped = mapper.mapElement(json, entity: entity, path: elementPath(index), report: &report) else {

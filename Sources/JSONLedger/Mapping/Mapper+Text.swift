@@ -1,0 +1,279 @@
+import Foundation
+import JSONLedgerJSON
+import JSONLedgerSupport
+
+extension Mapper {
+  /// Maps the object whose `{` is at `start` of `report.text` straight from its text, with no
+  /// tree of it built: its members are walked in place, each scalar parsed by `reader`, and a
+  /// nested object whose text was mapped before in this payload (`mapNested`) is not read at
+  /// all. The object and the offset after its `}`; nil when the object is not plain.
+  ///
+  /// Plain: its entity and every nested one map by their keys alone
+  /// (`EntityKeyTable.mapsByKeysAlone`), its keys hold no escape, and it maps without a
+  /// problem. Nil leaves `report` as it was, apart from what it remembers to go faster
+  /// (`mappedTexts` gains only objects `mapNested` would map alike, `plainKeys` the meaning
+  /// of keys); the caller then parses the object and maps its tree (`mapElement`), which
+  /// says what is amiss. So this is `mapObject` of the parsed object wherever it answers:
+  /// the same members in document order, duplicates too, the same values, references,
+  /// fingerprint and ignored keys.
+  ///
+  /// `depthLimit`: how deep the object may nest, itself included (as the parser counts).
+  func mapPlainObject(
+    at start: Int, entity: ResolvedEntity, path: JSONPath, depthLimit: Int, textFingerprint: UInt64? = nil,
+    reader: inout JSONValueReader, report: inout Report
+  ) -> (object: MappedObject, end: Int)? {
+    var ignored: [String] = []
+    guard
+      let mapped = mapPlain(
+        at: start, entity: entity, path: path, depthLimit: depthLimit, textFingerprint: textFingerprint,
+        reader: &reader, ignored: &ignored, report: &report)
+    else { return nil }
+    for key in ignored { report.ignoredKeys.insert(key) }
+    return mapped
+  }
+
+  private func mapPlain(
+    at start: Int, entity: ResolvedEntity, path: JSONPath, depthLimit: Int, textFingerprint: UInt64?,
+    reader: inout JSONValueReader, ignored: inout [String], report: inout Report
+  ) -> (object: MappedObject, end: Int)? {
+    guard let text = report.text, depthLimit > 0, let box = box(of: entity), box.table.mapsByKeysAlone,
+      start < text.bytes.count, text.bytes[start] == UInt8(ascii: "{"),
+      var item = text.firstItem(ofContainerAt: start)
+    else { return nil }
+    var mapped = MappedObject(entity: entity, path: path)
+    mapped.reserve(attributes: entity.attributes.count, relationships: entity.relationships.count)
+    while !item.closed {
+      guard let member = text.memberKey(at: item.index), !member.hasEscapes,
+        let (key, target) = report.plainKeys.meaning(of: member.key, in: text.bytes, entity: entity, table: box.table)
+      else { return nil }
+      let end: Int?
+      switch target {
+      case .attribute(let attribute, let nameHash)?:
+        guard let (value, valueEnd) = try? reader.value(at: member.value, depthLimit: depthLimit - 1) else {
+          return nil
+        }
+        if value == .null {
+          guard attribute.isOptional else { return nil }
+          mapped.append(attribute: attribute.name, nameHash: nameHash, nil)
+        } else {
+          guard case .success(let typed) = ValueCoercion.coerce(value, to: attribute.type) else { return nil }
+          mapped.append(attribute: attribute.name, nameHash: nameHash, typed)
+        }
+        end = valueEnd
+      case .relationship(let relationship, let byKeys)?:
+        guard let destination = model.destination(of: relationship) else {
+          // As `assign`: a relationship without a destination takes nothing from its value.
+          end = (try? reader.value(at: member.value, depthLimit: depthLimit - 1))?.end
+          break
+        }
+        end = mapPlain(
+          member.value, of: relationship, to: destination, byKeys: byKeys, in: &mapped,
+          at: path.appending(key: key), depthLimit: depthLimit - 1, reader: &reader, ignored: &ignored,
+          report: &report)
+      case nil:
+        ignored.append("\(entity.name).\(key)")
+        end = (try? reader.value(at: member.value, depthLimit: depthLimit - 1))?.end
+      }
+      guard let end, let next = text.nextItem(after: end, closing: UInt8(ascii: "}")) else { return nil }
+      item = next
+    }
+    let range = start..<item.index
+    // As `mapObject`, which takes the text's fingerprint where the parsed object has a
+    // `sourceRange` (within the first 4 GiB of the text).
+    if range.upperBound <= Int(UInt32.max) {
+      var fingerprint = mapped.fingerprint
+      fingerprint.adopt(
+        textFingerprint: textFingerprint
+          ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
+      mapped.fingerprint = fingerprint
+    }
+    var identity: [AttributeValue] = []
+    identity.reserveCapacity(entity.identity.count)
+    let attributes = mapped.attributes
+    for name in entity.identity {
+      guard let assigned = attributes.last(where: { $0.name == name }), let value = assigned.value else { return nil }
+      identity.append(value)
+    }
+    mapped.identity = identity
+    return (mapped, range.upperBound)
+  }
+
+  /// Maps the value at `start` given for `relationship` into `mapped`, as `assign` does; the
+  /// offset after it, or nil when it is not plain.
+  private func mapPlain(
+    _ start: Int, of relationship: ResolvedRelationship, to destination: ResolvedEntity, byKeys: Bool,
+    in mapped: inout MappedObject, at path: JSONPath, depthLimit: Int, reader: inout JSONValueReader,
+    ignored: inout [String], report: inout Report
+  ) -> Int? {
+    guard let text = report.text, start < text.bytes.count else { return nil }
+    let bytes = text.bytes
+    switch bytes[start] {
+    case UInt8(ascii: "n"):
+      guard let (value, end) = try? reader.value(at: start, depthLimit: depthLimit), value == .null else { return nil }
+      mapped.append(relationship: relationship, .clear)
+      return end
+    case UInt8(ascii: "["):
+      guard relationship.isToMany, var item = text.firstItem(ofContainerAt: start), depthLimit > 0 else { return nil }
+      var references: [ObjectReference] = []
+      var fingerprint = mapped.fingerprint
+      var index = 0
+      while !item.closed {
+        let end: Int
+        if bytes[item.index] == UInt8(ascii: "n") {
+          guard let (value, valueEnd) = try? reader.value(at: item.index, depthLimit: depthLimit - 1), value == .null
+          else { return nil }
+          end = valueEnd
+        } else {
+          guard
+            let (reference, referenceEnd) = plainReference(
+              at: item.index, to: destination, byKeys: byKeys, path: path.appending(index: index),
+              depthLimit: depthLimit - 1, fingerprint: &fingerprint, reader: &reader, ignored: &ignored,
+              report: &report)
+          else { return nil }
+          references.append(reference)
+          end = referenceEnd
+        }
+        guard let next = text.nextItem(after: end, closing: UInt8(ascii: "]")) else { return nil }
+        item = next
+        index += 1
+      }
+      mapped.fingerprint = fingerprint
+      mapped.append(relationship: relationship, .toMany(references))
+      return item.index
+    default:
+      guard !relationship.isToMany else { return nil }
+      var fingerprint = mapped.fingerprint
+      guard
+        let (reference, end) = plainReference(
+          at: start, to: destination, byKeys: byKeys, path: path, depthLimit: depthLimit,
+          fingerprint: &fingerprint, reader: &reader, ignored: &ignored, report: &report)
+      else { return nil }
+      mapped.fingerprint = fingerprint
+      mapped.append(relationship: relationship, .toOne(reference))
+      return end
+    }
+  }
+
+  /// The reference the value at `start` makes, added to `fingerprint`, as `reference` makes
+  /// it; nil when it is not plain.
+  private func plainReference(
+    at start: Int, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, depthLimit: Int,
+    fingerprint: inout PayloadFingerprint, reader: inout JSONValueReader, ignored: inout [String],
+    report: inout Report
+  ) -> (ObjectReference, end: Int)? {
+    guard let text = report.text else { return nil }
+    guard text.bytes[start] == UInt8(ascii: "{") else {
+      guard let (value, end) = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
+      switch value {
+      case .string, .number, .bool:
+        guard let attribute = destination.keyAttribute,
+          case .success(let typed) = ValueCoercion.coerce(value, to: attribute.type)
+        else { return nil }
+        let identity = [typed]
+        fingerprint.add(key: destination, identity)
+        return (.key(entity: destination, identity: identity, path: path), end)
+      default:
+        return nil
+      }
+    }
+    guard !byKeys, report.nesting < NestingLimit.objects, box(of: destination)?.table.mapsByKeysAlone == true,
+      let end = text.valueEnd(from: start, depthLimit: depthLimit)
+    else { return nil }
+    // As `mapNested`: an object whose text was mapped before is that object at this place;
+    // its bytes are the ones parsed then, so they need no reading again.
+    let textFingerprint = SkimmedPayload.textFingerprint(
+      of: text, start..<end, entity: destination, modelDigest: modelDigest)
+    var nested: MappedObject
+    if let known = report.mappedTexts[textFingerprint] {
+      nested = known
+      nested.path = path
+    } else {
+      let ignoredBefore = ignored.count
+      report.nesting += 1
+      let mapped = mapPlain(
+        at: start, entity: destination, path: path, depthLimit: depthLimit, textFingerprint: textFingerprint,
+        reader: &reader, ignored: &ignored, report: &report)
+      report.nesting -= 1
+      guard let mapped, mapped.end == end else { return nil }
+      nested = mapped.object
+      // Not kept when it ignored a key: the caller reports those only once this object is
+      // mapped, and `mapNested` meeting it kept would not report them again.
+      if nested.relationships.isEmpty, ignored.count == ignoredBefore, report.mappedTexts.count < Self.mappedTextLimit {
+        report.mappedTexts[textFingerprint] = nested
+      }
+    }
+    guard let identity = nested.identity else { return nil }
+    fingerprint.add(key: nested.entity, identity)
+    return (.object(nested), end)
+  }
+}
+
+/// What the member keys met in one text mean to the entities whose objects hold them,
+/// remembered by the keys' bytes: the objects of a collection repeat a few keys, and a key
+/// found here is neither decoded nor looked up in its entity's table again.
+struct PlainKeys {
+  /// Where a key's bytes are in `knownBytes`, and its entity: plain values, compared
+  /// without retaining anything.
+  private struct Place {
+    var start: Int
+    var count: Int
+    var entity: UInt32
+  }
+  private struct Meaning {
+    var key: String
+    var target: EntityKeyTable.Target?
+  }
+  private var places: [Place] = []
+  private var meanings: [Meaning] = []
+  private var knownBytes: [UInt8] = []
+  /// The entry tried first: the one after the key met last (keys come in one order).
+  private var guess = 0
+  /// Bounded: text with ever new keys starts the memory over rather than searching a long list.
+  private static let limit = 128
+
+  /// The key at `range` of `bytes` (between its quotes, without escapes) and its target in
+  /// `table`, the key table of `entity` (nil: it matches nothing); nil when it is not a
+  /// valid key.
+  mutating func meaning(
+    of range: Range<Int>, in bytes: [UInt8], entity: ResolvedEntity, table: EntityKeyTable
+  ) -> (key: String, target: EntityKeyTable.Target?)? {
+    let id = entity.id
+    var index: Int?
+    if guess < places.count, matches(places[guess], range, of: bytes, entity: id) {
+      index = guess
+    } else {
+      index = places.indices.first { matches(places[$0], range, of: bytes, entity: id) }
+    }
+    if index == nil {
+      // Checked once, as the parser checks a key: valid UTF-8, no control character.
+      guard let key = String(validating: bytes[range], as: UTF8.self), !key.utf8.contains(where: { $0 < 0x20 })
+      else { return nil }
+      if places.count >= Self.limit {
+        places.removeAll(keepingCapacity: true)
+        meanings.removeAll(keepingCapacity: true)
+        knownBytes.removeAll(keepingCapacity: true)
+      }
+      places.append(Place(start: knownBytes.count, count: range.count, entity: id))
+      knownBytes.append(contentsOf: bytes[range])
+      meanings.append(Meaning(key: key, target: table.target(forKey: key)))
+      index = places.count - 1
+    }
+    guard let index else { return nil }
+    guess = index + 1
+    return (meanings[index].key, meanings[index].target)
+  }
+
+  /// Whether the key at `place` is the one at `range` of `bytes`, of `entity`'s objects.
+  private func matches(_ place: Place, _ range: Range<Int>, of bytes: [UInt8], entity: UInt32) -> Bool {
+    guard place.count == range.count, place.entity == entity else { return false }
+    guard !range.isEmpty else { return true }
+    return knownBytes.withUnsafeBufferPointer { known in
+      bytes.withUnsafeBufferPointer { text in
+        guard let knownBase = known.baseAddress, let base = text.baseAddress,
+          place.start + place.count <= known.count, range.lowerBound >= 0, range.upperBound <= text.count
+        else { return false }
+        return memcmp(knownBase + place.start, base + range.lowerBound, range.count) == 0
+      }
+    }
+  }
+}
