@@ -36,12 +36,17 @@ extension Mapper {
     at start: Int, entity: ResolvedEntity, path: JSONPath, depthLimit: Int, textFingerprint: UInt64?,
     reader: inout JSONValueReader, ignored: inout [String], report: inout Report
   ) -> (object: MappedObject, end: Int)? {
-    guard let text = report.text, depthLimit > 0, let box = box(of: entity), box.table.mapsByKeysAlone,
-      start < text.bytes.count, text.bytes[start] == UInt8(ascii: "{"),
+    // Within the first 4 GiB of the text, where `mapObject` takes the text's fingerprint
+    // (where the parsed object has a `sourceRange`).
+    guard let text = report.text, text.bytes.count <= Int(UInt32.max), depthLimit > 0, let box = box(of: entity),
+      box.table.mapsByKeysAlone, start < text.bytes.count, text.bytes[start] == UInt8(ascii: "{"),
       var item = text.firstItem(ofContainerAt: start)
     else { return nil }
     var mapped = MappedObject(entity: entity, path: path)
     mapped.reserve(attributes: entity.attributes.count, relationships: entity.relationships.count)
+    var fingerprint = mapped.fingerprint
+    fingerprint.awaitTextFingerprint()
+    mapped.fingerprint = fingerprint
     while !item.closed {
       guard let member = text.memberKey(at: item.index), !member.hasEscapes,
         let (key, target) = report.plainKeys.meaning(of: member.key, in: text.bytes, entity: entity, table: box.table)
@@ -78,15 +83,11 @@ extension Mapper {
       item = next
     }
     let range = start..<item.index
-    // As `mapObject`, which takes the text's fingerprint where the parsed object has a
-    // `sourceRange` (within the first 4 GiB of the text).
-    if range.upperBound <= Int(UInt32.max) {
-      var fingerprint = mapped.fingerprint
-      fingerprint.adopt(
-        textFingerprint: textFingerprint
-          ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
-      mapped.fingerprint = fingerprint
-    }
+    fingerprint = mapped.fingerprint
+    fingerprint.adopt(
+      textFingerprint: textFingerprint
+        ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
+    mapped.fingerprint = fingerprint
     var identity: [AttributeValue] = []
     identity.reserveCapacity(entity.identity.count)
     let attributes = mapped.attributes

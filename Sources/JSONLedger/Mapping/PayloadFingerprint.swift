@@ -27,6 +27,9 @@ struct PayloadFingerprint: Sendable {
   /// (`SkimmedPayload.textFingerprint`): it stands in for the hash of the mapped values, so
   /// that the next import of the same text is recognised before anything is mapped.
   private var text: UInt64?
+  /// Set for a payload whose fingerprint will be its text's (`awaitTextFingerprint`): the
+  /// hash of its mapped values would never be read, so nothing is fed to it.
+  private var awaitsText = false
 
   /// A fingerprint of a payload for `entity`, before any of its values.
   init(entity: ResolvedEntity) {
@@ -38,6 +41,8 @@ struct PayloadFingerprint: Sendable {
   var value: UInt64? {
     guard isRepeatable else { return nil }
     if let text { return text }
+    // A text fingerprint promised and not given: no fingerprint, so never skipped.
+    guard !awaitsText else { return nil }
     let folded = hash.folded
     return folded == 0 ? 1 : folded
   }
@@ -45,6 +50,12 @@ struct PayloadFingerprint: Sendable {
   /// Takes the fingerprint of the payload's JSON text as the value (never 0).
   mutating func adopt(textFingerprint: UInt64) {
     text = textFingerprint
+  }
+
+  /// Says that the fingerprint of the payload's text will be adopted once its end is known:
+  /// from here on the values added are not hashed (the relationships still mark `mask`).
+  mutating func awaitTextFingerprint() {
+    awaitsText = true
   }
 
   /// The bit of a relationship id in a mask (ids beyond 63 share bits, which only makes the
@@ -55,6 +66,7 @@ struct PayloadFingerprint: Sendable {
 
   /// An attribute the payload sets (nil: clears), by the hash of its name.
   mutating func add(attribute nameHash: UInt64, _ value: AttributeValue?) {
+    guard !awaitsText else { return }
     feed(byte: 0)
     feed(word: nameHash)
     feed(value)
@@ -64,6 +76,7 @@ struct PayloadFingerprint: Sendable {
   /// to-many of `count` references, each added next with `add(key:)` or `addUnkeyedObject()`.
   mutating func add(relationship id: UInt32, kind: UInt8, count: Int) {
     mask |= Self.maskBit(id)
+    guard !awaitsText else { return }
     feed(byte: 1)
     feed(word: UInt64(id))
     feed(byte: kind)
@@ -72,6 +85,7 @@ struct PayloadFingerprint: Sendable {
 
   /// A reference to the object of `entity` with `identity` (by key, or nested).
   mutating func add(key entity: ResolvedEntity, _ identity: [AttributeValue]) {
+    guard !awaitsText else { return }
     feed(word: UInt64(entity.id))
     feed(word: UInt64(identity.count))
     for index in identity.indices { feed(identity[index]) }
