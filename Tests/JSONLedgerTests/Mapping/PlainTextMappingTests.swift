@@ -161,3 +161,20 @@ struct PlainTextMappingTests {
       try Self.compareBothWays("[ {\n \"name\" :\t\"a1\" , \"label\" : \"L\" , \"tracks\" : [ 1 , 2 , ] , } ]") == 1)
   }
 }
+
+@Suite("A payload fingerprint that awaits its text's")
+struct AwaitedTextFingerprintTests {
+  @Test func itIsNoneUntilTheTextsFingerprintIsAdoptedAndTheMaskIsKept() throws {
+    let model = try Model(json: JSONParser.parse(PlainTextMappingTests.model))
+    let album = try #require(model.resolved("Album"))
+    let band = try #require(album.relationships.first { $0.name == "band" })
+    var fingerprint = PayloadFingerprint(entity: album)
+    fingerprint.awaitTextFingerprint()
+    fingerprint.add(attribute: 1, .string("a1"))
+    fingerprint.add(relationship: band.id, kind: 1, count: 1)
+    #expect(fingerprint.value == nil, "a promise not kept is no fingerprint: never skipped")
+    #expect(fingerprint.mask == PayloadFingerprint.maskBit(band.id))
+    fingerprint.adopt(textFingerprint: 42)
+    #expect(fingerprint.value == 42)
+  }
+}
