@@ -31,6 +31,14 @@ enum DateCoding {
     }
   }
 
+  /// The date a JSON string gives as `date(from:)` reads it, from the string's bytes (the
+  /// text between its quotes, with no escape in it).
+  static func date(fromStringBytes bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+    if let unix = unixNumber(bytes) { return unixDate(unix) }
+    guard let date = parseISO(bytes: bytes), date.timeIntervalSince1970 >= earliestSeconds else { return nil }
+    return date
+  }
+
   /// The date an ISO 8601 text gives, in every form the import accepts (the whole text,
   /// nothing after it), or nil.
   static func isoDate(_ text: String) -> Date? {
@@ -55,8 +63,19 @@ enum DateCoding {
 
   /// A string that is a plain decimal number (`1441888808`, `1441888808.5`), as seconds.
   private static func unixString(_ text: String) -> Double? {
-    // Over the UTF-8 span: an ISO date, the usual input, is turned down at its first `-`.
-    let bytes = text.utf8.span
+    guard isUnixNumber(text.utf8.span) else { return nil }
+    return Double(text)
+  }
+
+  /// `unixString` of the text with these bytes.
+  private static func unixNumber(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+    guard isUnixNumber(bytes.span) else { return nil }
+    return Double(String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// Whether the bytes are a plain decimal number: an ISO date, the usual input, is turned
+  /// down at its first `-`.
+  private static func isUnixNumber(_ bytes: Span<UInt8>) -> Bool {
     var sawDigit = false
     var dots = 0
     for index in bytes.indices {
@@ -64,11 +83,10 @@ enum DateCoding {
       case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
       case UInt8(ascii: "-") where index == 0: continue
       case UInt8(ascii: "."): dots += 1
-      default: return nil
+      default: return false
       }
     }
-    guard sawDigit, dots <= 1 else { return nil }
-    return Double(text)
+    return sawDigit && dots <= 1
   }
 
   /// Reads an ISO 8601 text left to right. A struct rather than nested functions over a

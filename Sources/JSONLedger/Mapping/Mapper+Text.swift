@@ -54,6 +54,11 @@ extension Mapper {
       let end: Int?
       switch target {
       case .attribute(let attribute, let nameHash)?:
+        if let (typed, valueEnd) = Self.plainScalar(at: member.value, in: text.bytes, as: attribute.type) {
+          mapped.append(attribute: attribute.name, nameHash: nameHash, typed)
+          end = valueEnd
+          break
+        }
         guard let (value, valueEnd) = try? reader.value(at: member.value, depthLimit: depthLimit - 1) else {
           return nil
         }
@@ -164,6 +169,13 @@ extension Mapper {
   ) -> (ObjectReference, end: Int)? {
     guard let text = report.text else { return nil }
     guard text.bytes[start] == UInt8(ascii: "{") else {
+      if let type = destination.keyAttribute?.type,
+        let (typed, end) = Self.plainScalar(at: start, in: text.bytes, as: type)
+      {
+        let identity = [typed]
+        fingerprint.add(key: destination, identity)
+        return (.key(entity: destination, identity: identity, path: path), end)
+      }
       guard let (value, end) = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
       switch value {
       case .string, .number, .bool:
@@ -206,6 +218,66 @@ extension Mapper {
     guard let identity = nested.identity else { return nil }
     fingerprint.add(key: nested.entity, identity)
     return (.object(nested), end)
+  }
+}
+
+extension Mapper {
+  /// The value of `type` the scalar at `start` gives, and the offset after it, read straight
+  /// from its bytes where that is plain: a string of printable ASCII without escapes, for a
+  /// string or a date; a whole number without sign games (`-0`, leading zeros) or fraction,
+  /// of at most 18 digits, for an integer type. Nil for anything else, or a value the type
+  /// refuses: the parser and `ValueCoercion` then read it, as they read every value, and this
+  /// gives what they give wherever it answers.
+  static func plainScalar(at start: Int, in bytes: [UInt8], as type: AttributeType) -> (AttributeValue, end: Int)? {
+    guard start < bytes.count else { return nil }
+    return bytes.withUnsafeBufferPointer { buffer -> (AttributeValue, end: Int)? in
+      let first = buffer[start]
+      if first == UInt8(ascii: "\"") {
+        guard type == .string || type == .date else { return nil }
+        var index = start + 1
+        // Printable ASCII up to the closing quote: its bytes are the string's.
+        while index < buffer.count {
+          let byte = buffer[index]
+          if byte == UInt8(ascii: "\"") { break }
+          guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+          index += 1
+        }
+        guard index < buffer.count else { return nil }
+        let content = UnsafeBufferPointer(rebasing: buffer[(start + 1)..<index])
+        if type == .string { return (.string(String(decoding: content, as: UTF8.self)), index + 1) }
+        guard let date = DateCoding.date(fromStringBytes: content) else { return nil }
+        return (.date(date), index + 1)
+      }
+      guard type == .int64 || type == .int32 || type == .int16 else { return nil }
+      var index = start
+      let negative = first == UInt8(ascii: "-")
+      if negative { index += 1 }
+      // A first digit of 1 to 9: `0` and `-0` are left to the parser.
+      guard index < buffer.count, buffer[index] >= UInt8(ascii: "1"), buffer[index] <= UInt8(ascii: "9") else {
+        return nil
+      }
+      var magnitude: Int64 = 0
+      let digitsStart = index
+      while index < buffer.count, buffer[index] >= UInt8(ascii: "0"), buffer[index] <= UInt8(ascii: "9") {
+        guard index - digitsStart < 18 else { return nil }
+        magnitude = magnitude &* 10 &+ Int64(buffer[index] &- UInt8(ascii: "0"))
+        index += 1
+      }
+      // A fraction or an exponent is the parser's to read.
+      if index < buffer.count {
+        switch buffer[index] {
+        case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+        default: break
+        }
+      }
+      let value = negative ? -magnitude : magnitude
+      let bounds: ClosedRange<Int64> =
+        type == .int16
+        ? Int64(Int16.min)...Int64(Int16.max)
+        : type == .int32 ? Int64(Int32.min)...Int64(Int32.max) : Int64.min...Int64.max
+      guard bounds.contains(value) else { return nil }
+      return (.integer(value), index)
+    }
   }
 }
 

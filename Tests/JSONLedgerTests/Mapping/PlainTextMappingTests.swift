@@ -44,6 +44,10 @@ struct PlainTextMappingTests {
     #""tracks":"x""#, #""tracks":[[1]]"#, #""tracks":[{"title":"no number"}]"#, #""track_ids":[1,2]"#,
     #""unknown":1"#, #""unknown":{"a":[1,{"b":null}]}"#, #""Name":"a9""#, #""n\u0061me":"a3""#, #""ünknown":1"#,
     #""label" : "spaced""#,
+    #""released":"1441888808""#, #""released":"1441888808.5""#, #""released":"0000-01-01T00:00:00Z""#,
+    #""released":"2001-02-03""#, #""released":1441888808"#, #""sales":0"#, #""sales":-0"#, #""sales":-7"#,
+    #""sales":999999999999999999"#, #""sales":12345678901234567890"#, #""sales":1e2"#, #""sales":2.0"#,
+    #""name":"\u00e9""#, #""name":"é""#, #""name":"a\"b""#, #""band":"b\/1""#, #""band":" b1 ""#,
   ]
 
   /// The text of one to three albums, an array, from `choices` (each picks a member, or
