@@ -1,4 +1,3 @@
-import Foundation
 import JSONLedgerJSON
 import JSONLedgerSupport
 
@@ -169,25 +168,24 @@ extension Mapper {
   ) -> (ObjectReference, end: Int)? {
     guard let text = report.text else { return nil }
     guard text.bytes[start] == UInt8(ascii: "{") else {
-      if let type = destination.keyAttribute?.type,
-        let (typed, end) = Self.plainScalar(at: start, in: text.bytes, as: type)
-      {
-        let identity = [typed]
-        fingerprint.add(key: destination, identity)
-        return (.key(entity: destination, identity: identity, path: path), end)
+      // A key: read from its bytes where plain, else parsed and coerced as `identity(fromKey:)` does.
+      guard let attribute = destination.keyAttribute else { return nil }
+      let key: (value: AttributeValue, end: Int)
+      if let plain = Self.plainScalar(at: start, in: text.bytes, as: attribute.type) {
+        key = plain
+      } else {
+        guard let (value, end) = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
+        switch value {
+        case .string, .number, .bool:
+          guard case .success(let typed) = ValueCoercion.coerce(value, to: attribute.type) else { return nil }
+          key = (typed, end)
+        default:
+          return nil
+        }
       }
-      guard let (value, end) = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
-      switch value {
-      case .string, .number, .bool:
-        guard let attribute = destination.keyAttribute,
-          case .success(let typed) = ValueCoercion.coerce(value, to: attribute.type)
-        else { return nil }
-        let identity = [typed]
-        fingerprint.add(key: destination, identity)
-        return (.key(entity: destination, identity: identity, path: path), end)
-      default:
-        return nil
-      }
+      let identity = [key.value]
+      fingerprint.add(key: destination, identity)
+      return (.key(entity: destination, identity: identity, path: path), key.end)
     }
     guard !byKeys, report.nesting < NestingLimit.objects, box(of: destination)?.table.mapsByKeysAlone == true,
       let end = text.valueEnd(from: start, depthLimit: depthLimit)
@@ -281,28 +279,16 @@ extension Mapper {
   }
 }
 
-/// What the member keys met in one text mean to the entities whose objects hold them,
-/// remembered by the keys' bytes: the objects of a collection repeat a few keys, and a key
-/// found here is neither decoded nor looked up in its entity's table again.
+/// What the member keys met in one text mean to the entities whose objects hold them: each
+/// key's name and its target in its entity's key table (nil: it matches nothing).
 struct PlainKeys {
-  /// Where a key's bytes are in `knownBytes`, and its entity: plain values, compared
-  /// without retaining anything.
-  private struct Place {
-    var start: Int
-    var count: Int
-    var entity: UInt32
-  }
   private struct Meaning {
     var key: String
     var target: EntityKeyTable.Target?
   }
-  private var places: [Place] = []
-  private var meanings: [Meaning] = []
-  private var knownBytes: [UInt8] = []
-  /// The entry tried first: the one after the key met last (keys come in one order).
+  private var memory = KeyMemory<Meaning>(limit: 128)
+  /// The slot tried first: the one after the key met last (keys come in one order).
   private var guess = 0
-  /// Bounded: text with ever new keys starts the memory over rather than searching a long list.
-  private static let limit = 128
 
   /// The key at `range` of `bytes` (between its quotes, without escapes) and its target in
   /// `table`, the key table of `entity` (nil: it matches nothing); nil when it is not a
@@ -310,43 +296,19 @@ struct PlainKeys {
   mutating func meaning(
     of range: Range<Int>, in bytes: [UInt8], entity: ResolvedEntity, table: EntityKeyTable
   ) -> (key: String, target: EntityKeyTable.Target?)? {
-    let id = entity.id
-    var index: Int?
-    if guess < places.count, matches(places[guess], range, of: bytes, entity: id) {
-      index = guess
+    let slot: Int
+    if let found = memory.slot(of: range, in: bytes, entity: entity.id, guess: guess) {
+      slot = found
     } else {
-      index = places.indices.first { matches(places[$0], range, of: bytes, entity: id) }
-    }
-    if index == nil {
       // Checked once, as the parser checks a key: valid UTF-8, no control character.
       guard let key = String(validating: bytes[range], as: UTF8.self), !key.utf8.contains(where: { $0 < 0x20 })
       else { return nil }
-      if places.count >= Self.limit {
-        places.removeAll(keepingCapacity: true)
-        meanings.removeAll(keepingCapacity: true)
-        knownBytes.removeAll(keepingCapacity: true)
-      }
-      places.append(Place(start: knownBytes.count, count: range.count, entity: id))
-      knownBytes.append(contentsOf: bytes[range])
-      meanings.append(Meaning(key: key, target: table.target(forKey: key)))
-      index = places.count - 1
+      _ = memory.makeRoom()
+      slot = memory.remember(
+        range, in: bytes, entity: entity.id, as: Meaning(key: key, target: table.target(forKey: key)))
     }
-    guard let index else { return nil }
-    guess = index + 1
-    return (meanings[index].key, meanings[index].target)
-  }
-
-  /// Whether the key at `place` is the one at `range` of `bytes`, of `entity`'s objects.
-  private func matches(_ place: Place, _ range: Range<Int>, of bytes: [UInt8], entity: UInt32) -> Bool {
-    guard place.count == range.count, place.entity == entity else { return false }
-    guard !range.isEmpty else { return true }
-    return knownBytes.withUnsafeBufferPointer { known in
-      bytes.withUnsafeBufferPointer { text in
-        guard let knownBase = known.baseAddress, let base = text.baseAddress,
-          place.start + place.count <= known.count, range.lowerBound >= 0, range.upperBound <= text.count
-        else { return false }
-        return memcmp(knownBase + place.start, base + range.lowerBound, range.count) == 0
-      }
-    }
+    guess = slot + 1
+    let meaning = memory[slot]
+    return (meaning.key, meaning.target)
   }
 }

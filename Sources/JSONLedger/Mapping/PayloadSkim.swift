@@ -121,11 +121,8 @@ struct PayloadSkimmer {
   private(set) var ignoredKeys: Set<String> = []
   /// Whether objects of each entity can be skimmed (nil: not asked yet), by entity id.
   private var skimmable: [Bool?] = []
-  /// The keys met so far, for every entity: their raw bytes in `knownBytes`, found by
-  /// `knownPlaces` (plain numbers, searched without touching the names and roles).
-  private var known: [KnownKey] = []
-  private var knownPlaces: [(entity: UInt32, start: Int, count: Int)] = []
-  private var knownBytes: [UInt8] = []
+  /// The keys met so far, for every entity, by their raw bytes.
+  private var known = KeyMemory<KnownKey>(limit: 256)
   /// By entity id: the slot of the key the last object of that entity began with.
   private var firstSlots: [Int?] = []
 
@@ -308,27 +305,15 @@ struct PayloadSkimmer {
     of member: (key: Range<Int>, hasEscapes: Bool, value: Int), in entity: ResolvedEntity, after previous: Int?
   ) -> Int? {
     let bytes = text.bytes
-    let count = member.key.count
     let id = entity.id
     let guess = previous.map { $0 + 1 } ?? (Int(id) < firstSlots.count ? firstSlots[Int(id)] : nil)
-    if let guess, guess < knownPlaces.count, knownPlaces[guess].entity == id, knownPlaces[guess].count == count,
-      sameBytes(knownPlaces[guess].start, member.key)
-    {
-      return guess
-    }
-    for slot in knownPlaces.indices
-    where knownPlaces[slot].entity == id && knownPlaces[slot].count == count
-      && sameBytes(knownPlaces[slot].start, member.key)
-    {
-      if previous == nil { rememberFirstSlot(slot, of: id) }
+    if let slot = known.slot(of: member.key, in: bytes, entity: id, guess: guess) {
+      if previous == nil, slot != guess { rememberFirstSlot(slot, of: id) }
       return slot
     }
     // Bounded: text with ever new keys starts the memory over rather than searching a long list.
-    if known.count >= 256 {
-      known.removeAll(keepingCapacity: true)
+    if known.makeRoom() {
       firstSlots.removeAll(keepingCapacity: true)
-      knownPlaces.removeAll(keepingCapacity: true)
-      knownBytes.removeAll(keepingCapacity: true)
       relationships.removeAll(keepingCapacity: true)
     }
     let name: String
@@ -355,11 +340,9 @@ struct PayloadSkimmer {
     case nil:
       role = .ignored
     }
-    known.append(KnownKey(name: name, role: role))
-    knownPlaces.append((entity.id, knownBytes.count, count))
-    knownBytes.append(contentsOf: bytes[member.key])
-    if previous == nil { rememberFirstSlot(known.count - 1, of: id) }
-    return known.count - 1
+    let slot = known.remember(member.key, in: bytes, entity: id, as: KnownKey(name: name, role: role))
+    if previous == nil { rememberFirstSlot(slot, of: id) }
+    return slot
   }
 
   private mutating func rememberFirstSlot(_ slot: Int, of entity: UInt32) {
@@ -368,18 +351,5 @@ struct PayloadSkimmer {
       firstSlots.append(contentsOf: repeatElement(nil, count: index + 1 - firstSlots.count))
     }
     firstSlots[index] = slot
-  }
-
-  /// Whether the known key bytes from `start` are the text's bytes in `range` (as long).
-  private func sameBytes(_ start: Int, _ range: Range<Int>) -> Bool {
-    guard !range.isEmpty else { return true }
-    return knownBytes.withUnsafeBufferPointer { known in
-      text.bytes.withUnsafeBufferPointer { bytes in
-        guard let knownBase = known.baseAddress, let base = bytes.baseAddress,
-          start + range.count <= known.count, range.upperBound <= bytes.count
-        else { return false }
-        return memcmp(knownBase + start, base + range.lowerBound, range.count) == 0
-      }
-    }
   }
 }
