@@ -152,6 +152,8 @@ enum RelationshipValue: Sendable {
 
 /// A pointer to an object: by key, or a nested object that is itself upserted.
 indirect enum ObjectReference: Sendable {
-  case key(entity: ResolvedEntity, identity: [AttributeValue], path: JSONPath)
+  /// By the value of the entity's key attribute (`ResolvedEntity.keyAttribute`: only an
+  /// entity identified by one attribute is referred to by key), held without an array of it.
+  case key(entity: ResolvedEntity, value: AttributeValue, path: JSONPath)
   case object(MappedObject)
 }

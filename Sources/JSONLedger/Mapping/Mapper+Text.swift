@@ -183,9 +183,8 @@ extension Mapper {
           return nil
         }
       }
-      let identity = [key.value]
-      fingerprint.add(key: destination, identity)
-      return (.key(entity: destination, identity: identity, path: path), key.end)
+      fingerprint.add(key: destination, key.value)
+      return (.key(entity: destination, value: key.value, path: path), key.end)
     }
     guard !byKeys, report.nesting < NestingLimit.objects, box(of: destination)?.table.mapsByKeysAlone == true,
       let end = text.valueEnd(from: start, depthLimit: depthLimit)

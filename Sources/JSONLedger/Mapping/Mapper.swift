@@ -334,9 +334,9 @@ struct Mapper: Sendable {
       }
       return .object(nested)
     case .string, .number, .bool:
-      guard let identity = identity(fromKey: value, of: destination, path: path, report: &report) else { return nil }
-      fingerprint.add(key: destination, identity)
-      return .key(entity: destination, identity: identity, path: path)
+      guard let key = keyValue(fromKey: value, of: destination, path: path, report: &report) else { return nil }
+      fingerprint.add(key: destination, key)
+      return .key(entity: destination, value: key, path: path)
     default:
       report.problems.add(
         destination.name, path, value,
@@ -389,6 +389,13 @@ struct Mapper: Sendable {
   func identity(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report)
     -> [AttributeValue]?
   {
+    keyValue(fromKey: value, of: entity, path: path, report: &report).map { [$0] }
+  }
+
+  /// The value of `entity`'s key attribute that a key gives (`identity(fromKey:)`'s one value).
+  func keyValue(fromKey value: JSONValue, of entity: ResolvedEntity, path: JSONPath, report: inout Report)
+    -> AttributeValue?
+  {
     guard let attribute = entity.keyAttribute else {
       let reason =
         entity.identity.isEmpty
@@ -398,7 +405,7 @@ struct Mapper: Sendable {
       return nil
     }
     switch ValueCoercion.coerce(value, to: attribute.type) {
-    case .success(let typed): return [typed]
+    case .success(let typed): return typed
     case .failure(let failure):
       report.problems.add(entity.name, path, value, "not a valid key: \(failure.reason)")
       return nil

@@ -91,6 +91,14 @@ struct PayloadFingerprint: Sendable {
     for index in identity.indices { feed(identity[index]) }
   }
 
+  /// `add(key:_:)` of an identity of one value, without an array of it (the same hash).
+  mutating func add(key entity: ResolvedEntity, _ value: AttributeValue) {
+    guard !awaitsText else { return }
+    feed(word: UInt64(entity.id))
+    feed(word: 1)
+    feed(value)
+  }
+
   /// A nested object without identity.
   mutating func addUnkeyedObject() {
     isRepeatable = false

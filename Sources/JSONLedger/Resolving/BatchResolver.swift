@@ -500,15 +500,14 @@ struct BatchResolver {
     switch reference {
     case .object(let nested):
       return try upsert(nested, operations: .upsert)
-    case .key(let entity, let identity, let path):
+    case .key(let entity, let value, let path):
       let entityName = entity.name
-      let known = try lookup(root: entity.rootID, identity: identity)
+      let known = try identities.registration(root: entity.rootID, value: value, source: source)?.id
       if let known, try graph.objects.exists(known) { return known }
       if strict {
-        let key = identity.map(\.keyText).joined(separator: ", ")
         problems.add(
-          entityName, path, nil, "no \(entityName) with key \(key) exists in the batch or the store (strict references)"
-        )
+          entityName, path, nil,
+          "no \(entityName) with key \(value.keyText) exists in the batch or the store (strict references)")
         return nil
       }
       if entity.declaration.isAbstract {
@@ -516,7 +515,7 @@ struct BatchResolver {
         return nil
       }
       // A known id here belongs to a deleted object: its identity comes back.
-      return try create(entity, identity: identity, reuse: known)
+      return try create(entity, identity: [value], reuse: known)
     }
   }
 }

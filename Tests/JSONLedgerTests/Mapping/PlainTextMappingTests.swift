@@ -86,7 +86,7 @@ struct PlainTextMappingTests {
 
   static func describe(_ reference: ObjectReference) -> String {
     switch reference {
-    case .key(let entity, let identity, let path): "key \(entity.name) \(identity) at \(path)"
+    case .key(let entity, let value, let path): "key \(entity.name) \(value) at \(path)"
     case .object(let object): describe(object)
     }
   }
