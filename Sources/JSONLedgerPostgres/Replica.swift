@@ -178,48 +178,60 @@ public final class Replica: Sendable {
     // In document order: the order of the entities is part of the model (sorted keys made a
     // clone's model differ from the app's by it).
     let model = String(decoding: JSONWriter(options: []).bytes(from: ledger.modelDefinition), as: UTF8.self)
-    // Marked first: from here on no local write slips in between the upload and the mark.
-    try ledger.setReplicaSource(remote.remembered)
-    let connection = try await RemoteConnection.open(remote, logger: logger)
-    defer { connection.close() }
+    // Marked first: from here on no local write slips in between the upload and the mark. A
+    // publish that fails takes the mark back, wherever it fails (a remote that cannot be
+    // reached too), or the store would refuse every local write as a replica's.
+    try await offThePool { try ledger.setReplicaSource(remote.remembered) }
     do {
-      try await connection.rows("BEGIN", "BEGIN")
-      if try await connection.schemaVersion() == nil {
-        for statement in RemoteSchema.statements {
-          try await connection.rows(PostgresQuery(unsafeSQL: statement), "the schema")
-        }
-      } else {
-        try await connection.checkSchema()
+      // The session on `RemoteExecutor`, as every other one: it reads the store between calls.
+      try await onRemoteExecutor {
+        let connection = try await RemoteConnection.open(remote, logger: logger)
+        defer { connection.close() }
+        try await upload(ledger, head: head, model: model, to: connection, as: remote.ledger)
       }
-      let name = remote.ledger
-      let existing = try await connection.rows(
-        "SELECT 1 FROM jsonledger_ledgers WHERE ledger = \(name)", "the ledger's row")
-      guard existing.isEmpty else { throw RemoteError.ledgerExists(name) }
-      try await connection.rows(
-        """
-        INSERT INTO jsonledger_ledgers (ledger, head, head_sha256, model_version, model)
-        VALUES (\(name), 0, \(Data(RecordDigest.genesis)), 1, \(model))
-        """, "the ledger's row")
-      var previous = RecordDigest.genesis
-      let writer = thisWriter
-      if head > 0 {
-        for batch in 1...head {
-          let bytes = try ledger.encodedRecord(batch)
-          let record = try await ledger.record(batch)
-          let sha = RecordDigest.of(bytes)
-          if record.kind == .migration { try await connection.setModel(model, version: record.modelVersion) }
-          try await connection.insert(
-            batch: batch, kind: record.kind.description, modelVersion: record.modelVersion,
-            idempotencyKey: record.metadata.idempotencyKey, previous: previous, sha: sha, writer: writer, record: bytes)
-          previous = sha
-        }
-      }
-      try await connection.rows("COMMIT", "COMMIT")
     } catch {
-      try? ledger.setReplicaSource(nil)
+      _ = try? await offThePool { try ledger.setReplicaSource(nil) }
       throw error
     }
     return Replica(ledger: ledger, remote: remote, logger: logger)
+  }
+
+  /// Creates the tables when the database has none, then the ledger's row and its log,
+  /// batches 1 to `head` of `ledger` as they are, in one transaction on `connection`.
+  private static func upload(
+    _ ledger: Ledger, head: UInt64, model: String, to connection: RemoteConnection, as name: String
+  ) async throws {
+    try await connection.rows("BEGIN", "BEGIN")
+    if try await connection.schemaVersion() == nil {
+      for statement in RemoteSchema.statements {
+        try await connection.rows(PostgresQuery(unsafeSQL: statement), "the schema")
+      }
+    } else {
+      try await connection.checkSchema()
+    }
+    let existing = try await connection.rows(
+      "SELECT 1 FROM jsonledger_ledgers WHERE ledger = \(name)", "the ledger's row")
+    guard existing.isEmpty else { throw RemoteError.ledgerExists(name) }
+    try await connection.rows(
+      """
+      INSERT INTO jsonledger_ledgers (ledger, head, head_sha256, model_version, model)
+      VALUES (\(name), 0, \(Data(RecordDigest.genesis)), 1, \(model))
+      """, "the ledger's row")
+    var previous = RecordDigest.genesis
+    let writer = thisWriter
+    if head > 0 {
+      for batch in 1...head {
+        let bytes = try ledger.encodedRecord(batch)
+        let record = try await ledger.record(batch)
+        let sha = RecordDigest.of(bytes)
+        if record.kind == .migration { try await connection.setModel(model, version: record.modelVersion) }
+        try await connection.insert(
+          batch: batch, kind: record.kind.description, modelVersion: record.modelVersion,
+          idempotencyKey: record.metadata.idempotencyKey, previous: previous, sha: sha, writer: writer, record: bytes)
+        previous = sha
+      }
+    }
+    try await connection.rows("COMMIT", "COMMIT")
   }
 
   /// Builds a new replica at `path` from the remote's log, then verifies it: from the newest
@@ -233,6 +245,19 @@ public final class Replica: Sendable {
     from remote: RemoteLocation, into path: String, reset: Bool = false, fromBackup backup: String? = nil,
     fromSnapshot: Bool = true, options: Ledger.Options = Ledger.Options(),
     logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+  ) async throws -> Replica {
+    // The session on `RemoteExecutor`, as every other one; the store's writes and the files'
+    // copies and moves off it (`offThePool`).
+    try await onRemoteExecutor {
+      try await cloneHere(
+        from: remote, into: path, reset: reset, fromBackup: backup, fromSnapshot: fromSnapshot, options: options,
+        logger: logger)
+    }
+  }
+
+  private static func cloneHere(
+    from remote: RemoteLocation, into path: String, reset: Bool, fromBackup backup: String?, fromSnapshot: Bool,
+    options: Ledger.Options, logger: Logger
   ) async throws -> Replica {
     let target = URL(fileURLWithPath: path).standardizedFileURL.path
     let exists = FileManager.default.fileExists(atPath: target)
@@ -264,13 +289,16 @@ public final class Replica: Sendable {
     let replica: Replica
     // Built without a flush per commit, then flushed once: the store takes its place only
     // whole, so a crash meanwhile leaves nothing to trust.
-    var buildOptions = options
-    buildOptions.durability = .noSync
+    var noSync = options
+    noSync.durability = .noSync
+    let buildOptions = noSync
     do {
       let ledger: Ledger
       if let backup {
-        try FileManager.default.copyItem(atPath: backup, toPath: building)
-        ledger = try Ledger.open(at: building, options: buildOptions)
+        ledger = try await offThePool {
+          try FileManager.default.copyItem(atPath: backup, toPath: building)
+          return try Ledger.open(at: building, options: buildOptions)
+        }
         // The backup's versions must be the remote's first ones: the same models, numbered the
         // same; the migrations after its head follow with the tail.
         guard try ledger.hasFirstModelVersions(of: definition) else {
@@ -285,35 +313,47 @@ public final class Replica: Sendable {
           throw RemoteError.corruptRecord(
             batch: snapshot.batch, reason: "the snapshot stands for another record than the log's")
         }
-        ledger = try Ledger.create(
-          at: building, modelDefinition: definition, version: snapshot.modelVersion, options: buildOptions)
-        _ = try ledger.startReplica(atCheckpoint: snapshot.record, digest: snapshot.logSHA)
+        let (version, record, digest) = (snapshot.modelVersion, snapshot.record, snapshot.logSHA)
+        ledger = try await offThePool {
+          let ledger = try Ledger.create(
+            at: building, modelDefinition: definition, version: version, options: buildOptions)
+          _ = try ledger.startReplica(atCheckpoint: record, digest: digest)
+          return ledger
+        }
       } else {
         // At the first version: the migration records bring it to the others as they come.
-        ledger = try Ledger.create(at: building, modelDefinition: definition, version: 1, options: buildOptions)
+        ledger = try await offThePool {
+          try Ledger.create(at: building, modelDefinition: definition, version: 1, options: buildOptions)
+        }
       }
-      try ledger.setReplicaSource(remote.remembered)
+      try await offThePool { try ledger.setReplicaSource(remote.remembered) }
       replica = Replica(ledger: ledger, remote: remote, logger: logger)
       _ = try await replica.catchUp(on: connection, to: row.head)
       connection.close()
       _ = try await replica.ledger.verify()
-      try replica.ledger.flushToDisk()
-      replica.ledger.close()
-      ledger.close()
+      let built = replica.ledger
+      try await offThePool {
+        try built.flushToDisk()
+        built.close()
+        ledger.close()
+      }
     } catch {
       connection.close()
       try? FileManager.default.removeItem(atPath: building)
       throw error
     }
     // The new store takes the place of the old one only once it is whole.
-    let old = target + ".replaced"
-    if exists {
-      try? FileManager.default.removeItem(atPath: old)
-      try FileManager.default.moveItem(atPath: target, toPath: old)
+    let opened = try await offThePool {
+      let old = target + ".replaced"
+      if exists {
+        try? FileManager.default.removeItem(atPath: old)
+        try FileManager.default.moveItem(atPath: target, toPath: old)
+      }
+      try FileManager.default.moveItem(atPath: building, toPath: target)
+      if exists { try? FileManager.default.removeItem(atPath: old) }
+      return try Ledger.open(at: target, options: options)
     }
-    try FileManager.default.moveItem(atPath: building, toPath: target)
-    if exists { try? FileManager.default.removeItem(atPath: old) }
-    return Replica(ledger: try Ledger.open(at: target, options: options), remote: remote, logger: logger)
+    return Replica(ledger: opened, remote: remote, logger: logger)
   }
 
   // MARK: - Catching up

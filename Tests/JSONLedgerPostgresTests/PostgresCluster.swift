@@ -101,7 +101,7 @@ final class PostgresCluster: Sendable {
   }
 
   /// A port nothing listens on now (the kernel's choice for port 0).
-  private static func freePort() throws -> Int {
+  static func freePort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw ClusterFailure("no socket") }
     defer { close(fd) }
