@@ -161,13 +161,20 @@ public final class Replica: Sendable {
   /// Publishes `ledger`'s log to `remote` verbatim (the same batch ids and bytes), creating the
   /// tables when the database has none, and makes the store its first replica. Refused when
   /// the ledger exists there already, when the store was compacted (a remote log starts at
-  /// batch 1, for now), or when the store is a replica. Migration records go with the rest:
-  /// each moves the remote's model version as it did the store's.
+  /// batch 1, for now), or when the store is a replica of another remote. Migration records
+  /// go with the rest: each moves the remote's model version as it did the store's.
+  ///
+  /// The store is marked a replica first, so that no local write slips in between the upload
+  /// and the mark. A publish that fails before the remote could have committed takes the mark
+  /// back. One that was interrupted (a crash, a kill) leaves the store marked: publishing it
+  /// again to the same remote finishes it, or, when the remote holds its log already,
+  /// answers the replica it is.
   public static func publish(
     _ ledger: Ledger, to remote: RemoteLocation,
     logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
   ) async throws -> Replica {
-    if let source = try ledger.replicaSource {
+    let wasMarked = try ledger.replicaSource
+    if let source = wasMarked, source != remote.remembered {
       throw RemoteError.unsupported("\(ledger.path) is a replica of \(source) already")
     }
     let (first, head) = try ledger.logExtent()
@@ -178,26 +185,68 @@ public final class Replica: Sendable {
     // In document order: the order of the entities is part of the model (sorted keys made a
     // clone's model differ from the app's by it).
     let model = String(decoding: JSONWriter(options: []).bytes(from: ledger.modelDefinition), as: UTF8.self)
-    // Marked first: from here on no local write slips in between the upload and the mark. A
-    // publish that fails takes the mark back, wherever it fails (a remote that cannot be
-    // reached too), or the store would refuse every local write as a replica's.
-    try await offThePool { try ledger.setReplicaSource(remote.remembered) }
+    if wasMarked == nil { try await offThePool { try ledger.setReplicaSource(remote.remembered) } }
+    // Whether the remote is known to hold no log of this store, so that the mark may go.
+    let unpublished = Mutex(wasMarked == nil)
     do {
       // The session on `RemoteExecutor`, as every other one: it reads the store between calls.
       try await onRemoteExecutor {
         let connection = try await RemoteConnection.open(remote, logger: logger)
         defer { connection.close() }
+        if wasMarked != nil {
+          switch try await remoteLog(of: ledger, head: head, on: connection) {
+          case .ours: return
+          case .none: unpublished.withLock { $0 = true }
+          case .another:
+            unpublished.withLock { $0 = true }
+            throw RemoteError.ledgerExists(remote.ledger)
+          case .unknown(let start):
+            throw RemoteError.unsupported(
+              "\(ledger.path) is marked a replica of \(remote.remembered), whose log starts at batch \(start), after this store's head (batch \(head)): whether it holds this store's log cannot be told"
+            )
+          }
+        }
         try await upload(ledger, head: head, model: model, to: connection, as: remote.ledger)
+        // From here the remote may have committed, answered or not: the mark stays, and
+        // publishing again finds out.
+        unpublished.withLock { $0 = false }
+        try await connection.rows("COMMIT", "COMMIT")
       }
     } catch {
-      _ = try? await offThePool { try ledger.setReplicaSource(nil) }
+      if unpublished.withLock({ $0 }) { _ = try? await offThePool { try ledger.setReplicaSource(nil) } }
       throw error
     }
     return Replica(ledger: ledger, remote: remote, logger: logger)
   }
 
+  /// What the remote's ledger of a store's name holds of that store's log (up to `head`).
+  private enum RemoteLog {
+    /// Its log, perhaps with batches after it.
+    case ours
+    /// No ledger of that name.
+    case none
+    /// The log of another store.
+    case another
+    /// A log that starts after `head` (compacted): which store's it is cannot be told.
+    case unknown(start: UInt64)
+  }
+
+  private static func remoteLog(of ledger: Ledger, head: UInt64, on connection: RemoteConnection) async throws
+    -> RemoteLog
+  {
+    guard try await connection.schemaVersion() != nil else { return .none }
+    let row: LedgerRow
+    do { row = try await connection.ledgerRow() } catch RemoteError.ledgerNotFound { return .none }
+    // A replica's store is never ahead of its remote.
+    guard row.head >= head else { return .another }
+    guard head > 0 else { return .ours }
+    guard let checksum = try await connection.checksum(of: head) else { return .unknown(start: row.logStart) }
+    return checksum == RecordDigest.of(try ledger.encodedRecord(head)) ? .ours : .another
+  }
+
   /// Creates the tables when the database has none, then the ledger's row and its log,
-  /// batches 1 to `head` of `ledger` as they are, in one transaction on `connection`.
+  /// batches 1 to `head` of `ledger` as they are, in a transaction on `connection` that the
+  /// caller commits.
   private static func upload(
     _ ledger: Ledger, head: UInt64, model: String, to connection: RemoteConnection, as name: String
   ) async throws {
@@ -231,7 +280,6 @@ public final class Replica: Sendable {
         previous = sha
       }
     }
-    try await connection.rows("COMMIT", "COMMIT")
   }
 
   /// Builds a new replica at `path` from the remote's log, then verifies it: from the newest
