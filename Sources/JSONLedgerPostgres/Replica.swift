@@ -194,7 +194,7 @@ public final class Replica: Sendable {
         let connection = try await RemoteConnection.open(remote, logger: logger)
         defer { connection.close() }
         if wasMarked != nil {
-          switch try await remoteLog(of: ledger, head: head, on: connection) {
+          switch try await remoteLog(of: ledger, head: head, model: model, on: connection) {
           case .ours: return
           case .none: unpublished.withLock { $0 = true }
           case .another:
@@ -231,15 +231,17 @@ public final class Replica: Sendable {
     case unknown(start: UInt64)
   }
 
-  private static func remoteLog(of ledger: Ledger, head: UInt64, on connection: RemoteConnection) async throws
-    -> RemoteLog
-  {
+  private static func remoteLog(
+    of ledger: Ledger, head: UInt64, model: String, on connection: RemoteConnection
+  ) async throws -> RemoteLog {
     guard try await connection.schemaVersion() != nil else { return .none }
     let row: LedgerRow
     do { row = try await connection.ledgerRow() } catch RemoteError.ledgerNotFound { return .none }
     // A replica's store is never ahead of its remote.
     guard row.head >= head else { return .another }
-    guard head > 0 else { return .ours }
+    // An empty log is every log's start: the one the publish began is the one with no batch
+    // yet and this store's model.
+    guard head > 0 else { return row.head == 0 && row.model == model ? .ours : .another }
     guard let checksum = try await connection.checksum(of: head) else { return .unknown(start: row.logStart) }
     return checksum == RecordDigest.of(try ledger.encodedRecord(head)) ? .ours : .another
   }

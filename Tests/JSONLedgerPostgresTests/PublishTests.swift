@@ -96,6 +96,12 @@ struct PublishAgainTests {
     try ledger.setReplicaSource(remote.remembered)
     await #expect(throws: RemoteError.self) { try await Replica.publish(ledger, to: remote) }
     #expect(try ledger.replicaSource == nil)
+    // A store with no batch yet too: an empty log is every log's start.
+    let empty = try Ledger.open(at: try ReplicaFixtures.plainStore(in: directory))
+    defer { empty.close() }
+    try empty.setReplicaSource(remote.remembered)
+    await #expect(throws: RemoteError.self) { try await Replica.publish(empty, to: remote) }
+    #expect(try empty.replicaSource == nil)
   }
 
   /// A real `remote init` killed while it uploads (its mark set, the remote's transaction open)
