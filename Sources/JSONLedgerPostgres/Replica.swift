@@ -291,6 +291,10 @@ public final class Replica: Sendable {
   /// refused. With `backup` (a `jsonledger backup` of a store of this ledger), the new replica
   /// starts from a copy of it and applies only the batches after its head, once its head
   /// record's checksum is found to be the remote's.
+  ///
+  /// The store is built at `PATH.cloning`. A store it replaces is moved to `PATH.replaced`,
+  /// and removed once the new one is at `PATH`, as is one a reset left there when it was
+  /// interrupted between the two moves.
   public static func clone(
     from remote: RemoteLocation, into path: String, reset: Bool = false, fromBackup backup: String? = nil,
     fromSnapshot: Bool = true, options: Ledger.Options = Ledger.Options(),
@@ -400,7 +404,9 @@ public final class Replica: Sendable {
         try FileManager.default.moveItem(atPath: target, toPath: old)
       }
       try FileManager.default.moveItem(atPath: building, toPath: target)
-      if exists { try? FileManager.default.removeItem(atPath: old) }
+      // Gone once the new store is in place: the store it replaced, or one a reset left when
+      // it was interrupted between its two moves.
+      try? FileManager.default.removeItem(atPath: old)
       return try Ledger.open(at: target, options: options)
     }
     return Replica(ledger: opened, remote: remote, logger: logger)
