@@ -183,7 +183,7 @@ extension Mapper {
           return nil
         }
       }
-      fingerprint.add(key: destination, key.value)
+      fingerprint.add(key: destination, CollectionOfOne(key.value))
       return (.key(entity: destination, value: key.value, path: path), key.end)
     }
     guard !byKeys, report.nesting < NestingLimit.objects, box(of: destination)?.table.mapsByKeysAlone == true,

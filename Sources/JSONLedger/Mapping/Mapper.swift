@@ -335,7 +335,7 @@ struct Mapper: Sendable {
       return .object(nested)
     case .string, .number, .bool:
       guard let key = keyValue(fromKey: value, of: destination, path: path, report: &report) else { return nil }
-      fingerprint.add(key: destination, key)
+      fingerprint.add(key: destination, CollectionOfOne(key))
       return .key(entity: destination, value: key, path: path)
     default:
       report.problems.add(

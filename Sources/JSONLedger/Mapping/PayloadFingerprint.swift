@@ -83,20 +83,13 @@ struct PayloadFingerprint: Sendable {
     feed(word: UInt64(count))
   }
 
-  /// A reference to the object of `entity` with `identity` (by key, or nested).
-  mutating func add(key entity: ResolvedEntity, _ identity: [AttributeValue]) {
+  /// A reference to the object of `entity` with `identity` (by key, or nested): a key's one
+  /// value given as `CollectionOfOne`, with no array of it.
+  mutating func add(key entity: ResolvedEntity, _ identity: some Collection<AttributeValue>) {
     guard !awaitsText else { return }
     feed(word: UInt64(entity.id))
     feed(word: UInt64(identity.count))
-    for index in identity.indices { feed(identity[index]) }
-  }
-
-  /// `add(key:_:)` of an identity of one value, without an array of it (the same hash).
-  mutating func add(key entity: ResolvedEntity, _ value: AttributeValue) {
-    guard !awaitsText else { return }
-    feed(word: UInt64(entity.id))
-    feed(word: 1)
-    feed(value)
+    for value in identity { feed(value) }
   }
 
   /// A nested object without identity.

@@ -502,7 +502,7 @@ struct BatchResolver {
       return try upsert(nested, operations: .upsert)
     case .key(let entity, let value, let path):
       let entityName = entity.name
-      let known = try identities.registration(root: entity.rootID, value: value, source: source)?.id
+      let known = try identities.registration(root: entity.rootID, identity: CollectionOfOne(value), source: source)?.id
       if let known, try graph.objects.exists(known) { return known }
       if strict {
         problems.add(

@@ -28,25 +28,9 @@ struct IdentityIndex {
   /// The id of an identity and the payload fingerprint the store holds for it (the object
   /// may have been deleted, or changed in this batch since).
   mutating func registration(
-    root: UInt32, identity: [AttributeValue], source: any StateSource
+    root: UInt32, identity: some Collection<AttributeValue>, source: any StateSource
   ) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
     OrderedEncoding.encodeIdentity(root: root, identity, into: &encodedKey)
-    return try registrationOfEncodedKey(root: root, source: source)
-  }
-
-  /// `registration` of an identity of one value, without an array of it.
-  mutating func registration(
-    root: UInt32, value: AttributeValue, source: any StateSource
-  ) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
-    OrderedEncoding.encodeIdentity(root: root, value: value, into: &encodedKey)
-    return try registrationOfEncodedKey(root: root, source: source)
-  }
-
-  /// The registration of the identity `encodedKey` holds.
-  @inline(__always)
-  private mutating func registrationOfEncodedKey(
-    root: UInt32, source: any StateSource
-  ) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
     let (entry, miss) = table.lookUp(encodedKey)
     if let entry {
       lastMiss = nil

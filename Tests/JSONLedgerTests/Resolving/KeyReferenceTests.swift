@@ -97,7 +97,7 @@ struct KeyReferenceTests {
     let values: [AttributeValue] = [.string("Can"), .string(""), .integer(-3), .bool(true)]
     for value in values {
       var byValue = PayloadFingerprint(entity: album)
-      byValue.add(key: band, value)
+      byValue.add(key: band, CollectionOfOne(value))
       var byIdentity = PayloadFingerprint(entity: album)
       byIdentity.add(key: band, [value])
       #expect(byValue.value == byIdentity.value, "\(value)")

@@ -11,27 +11,16 @@ import JSONLedgerSupport
 /// flipped; text with each NUL as `00 FF` and ending in `00 01`, so that no text is a prefix
 /// of another's encoding.
 enum OrderedEncoding {
-  /// Replaces the contents of `bytes` with the encoding of one identity.
-  static func encodeIdentity(root: UInt32, _ values: [AttributeValue], into bytes: inout [UInt8]) {
-    encodeRoot(root, into: &bytes)
-    for value in values { append(value, to: &bytes) }
-  }
-
-  /// `encodeIdentity` of an identity of one value, without an array of it.
-  static func encodeIdentity(root: UInt32, value: AttributeValue, into bytes: inout [UInt8]) {
-    encodeRoot(root, into: &bytes)
-    append(value, to: &bytes)
-  }
-
-  /// Replaces the contents of `bytes` with an identity's start: its root entity's id.
-  @inline(__always)
-  private static func encodeRoot(_ root: UInt32, into bytes: inout [UInt8]) {
+  /// Replaces the contents of `bytes` with the encoding of one identity (a key's one value
+  /// given as `CollectionOfOne`, with no array of it).
+  static func encodeIdentity(root: UInt32, _ values: some Collection<AttributeValue>, into bytes: inout [UInt8]) {
     bytes.removeAll(keepingCapacity: true)
     // Byte by byte: four single-byte appends cost less than setting up a copy of four.
     bytes.append(UInt8(truncatingIfNeeded: root >> 24))
     bytes.append(UInt8(truncatingIfNeeded: root >> 16))
     bytes.append(UInt8(truncatingIfNeeded: root >> 8))
     bytes.append(UInt8(truncatingIfNeeded: root))
+    for value in values { append(value, to: &bytes) }
   }
 
   /// Appends one value's encoding.
