@@ -44,6 +44,9 @@ struct BatchResolver {
   /// Skimmed payloads mapped from their text, by fingerprint (at most `remappedLimit`).
   private var remapped: [UInt64: MappedObject] = [:]
   private static let remappedLimit = 4_096
+  /// Merges a payload met again in the batch even when it made its object what it is
+  /// (`isMadeAgain`): what the tests compare that skip with.
+  var mergesEveryPayload = false
   /// How many parts `resolveSteps` has merged.
   private var resolvedParts = 0
   /// Objects created from a payload, with its path, for the non-optional check.
@@ -254,6 +257,10 @@ struct BatchResolver {
       try upsertNestedObjects(of: object)
       return stored.id
     }
+    if let stored = registered, isMadeAgain(byPayload: fingerprint, stored.id) {
+      try upsertNestedObjects(of: object)
+      return stored.id
+    }
     guard let id = try mergeRemapped(object, operations: operations, known: .some(registered?.id)) else { return nil }
     graph.objects.setPayload(id, fingerprint: fingerprint, mask: object.fingerprint.mask)
     return id
@@ -294,6 +301,10 @@ struct BatchResolver {
       try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
       return stored.id
     }
+    if let stored = registered, isMadeAgain(byPayload: payload.fingerprint, stored.id) {
+      try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
+      return stored.id
+    }
     // Changed since it was staged, or a nested payload the store does not hold: mapped now,
     // as staging would have (the same text mapped without a problem when it was applied, so
     // none is expected; any is reported all the same). The same text met again (a nested
@@ -314,6 +325,15 @@ struct BatchResolver {
     problems.add(contentsOf: report.problems)
     if report.problems.problems.isEmpty, remapped.count < Self.remappedLimit { remapped[payload.fingerprint] = mapped }
     return try upsertUnrecorded(mapped, operations: operations)
+  }
+
+  /// Whether a payload met again in this batch (a producer nested in each of its albums) made
+  /// the object's working state what it is, with nothing it names changed since: merging it
+  /// again would change nothing, so it is not merged; its nested objects, payloads of their
+  /// own, still are. Only while no problem has been found: merged again, a payload that had
+  /// one reports it at this place too.
+  private func isMadeAgain(byPayload fingerprint: UInt64, _ id: UInt64) -> Bool {
+    !mergesEveryPayload && problems.problems.isEmpty && graph.objects.isMade(byPayload: fingerprint, id)
   }
 
   /// `known`: the id `lookup` gave for the object's identity, when the caller has it

@@ -274,6 +274,14 @@ struct WorkingSet {
     marks[slot] = PayloadMark(fingerprint: fingerprint, version: versions[slot], mask: mask)
   }
 
+  /// Whether the payload with `fingerprint` made the object's working state as it is now:
+  /// its mark, and nothing the payload names changed since, so that merging the payload
+  /// again would change nothing (what the record's payload fingerprint also stands for).
+  func isMade(byPayload fingerprint: UInt64, _ id: UInt64) -> Bool {
+    guard fingerprint != 0, let slot = findSlot(id) else { return false }
+    return marks[slot].fingerprint == fingerprint && marks[slot].version == versions[slot]
+  }
+
   /// Moves the state before the batch out of `slot` (for `finish`).
   private mutating func takeBefore(_ slot: Int) -> ObjectState? {
     slot < beforeStates.count ? beforeStates[slot].take() : nil

@@ -43,7 +43,8 @@ struct UnchangedPayloadTests {
   }
 
   /// Resolves `batch` against the store without applying it: the changes, the counts, and the
-  /// objects whose state was read.
+  /// objects whose state was read. `hidingFingerprints`: every payload merged, none skipped
+  /// (neither for the store's fingerprints nor as met again in the batch).
   func resolve(_ batch: ChangeBatch, in ledger: Ledger, hidingFingerprints: Bool = false) throws
     -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics, readIDs: Set<UInt64>)
   {
@@ -51,6 +52,7 @@ struct UnchangedPayloadTests {
       let store = ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model)
       let source = StateReadRecorder(store: store, hidingFingerprints: hidingFingerprints)
       var resolver = try BatchResolver(model: ledger.model, source: source)
+      resolver.mergesEveryPayload = hidingFingerprints
       let resolved = try resolver.resolve(batch)
       return (resolved.changes, resolved.statistics, source.readIDs)
     }
@@ -203,9 +205,10 @@ struct UnchangedPayloadTests {
     #expect(try ledger.verify().batches == 2)
   }
 
-  /// Random batches drawn again and again from a small pool (so that payloads repeat), over
-  /// overlapping keys, with deletes and prunes: each resolves to the same changes and counts
-  /// with skipping as with every payload merged, and the skips do happen.
+  /// Random batches drawn again and again from a small pool (so that payloads repeat, across
+  /// batches and within one), over overlapping keys, with deletes and prunes: each resolves to
+  /// the same changes and counts with skipping as with every payload merged, and the skips do
+  /// happen.
   @Test(arguments: Array(1...30) as [UInt64])
   func skippingUnchangedPayloadsGivesTheChangesOfMergingThem(seed: UInt64) throws {
     var generator = SeededGenerator(seed: seed)
@@ -302,6 +305,79 @@ struct UnchangedPayloadTests {
       #expect(try view.object("Abstract", key: 1)?["foo"] == .string("y"))
     }
     #expect(try ledger.verify().batches == 6)
+  }
+
+  /// Albums that each nest the producer Steve Nye, from the country in `countries` at its place.
+  static func albums(producedIn countries: [String]) -> String {
+    let albums = countries.enumerated().map { index, country in
+      #"{"name": "Album \#(index)", "producer": {"name": "Steve Nye", "country": "\#(country)"}}"#
+    }
+    return "[" + albums.joined(separator: ", ") + "]"
+  }
+
+  /// A payload met again in a batch with nothing changed since is not merged again (the
+  /// resolver's `isMadeAgain`); the batch ends as merging every payload in order would.
+  @Test(arguments: [true, false])
+  func aNestedObjectRepeatedInOneBatchEndsAsItsLastPayloadSays(fromText: Bool) throws {
+    for countries in [["UK", "UK", "Ireland"], ["UK", "Ireland", "UK"], ["Ireland", "UK", "UK", "UK"]] {
+      let directory = try TemporaryDirectory()
+      let ledger = try makeLedger(directory)
+      let text = Self.albums(producedIn: countries)
+      try apply(ledger) { batch in
+        if fromText {
+          try batch.stage(json: Array(text.utf8), as: "Album")
+        } else {
+          try batch.stage(JSONParser.parse(Array(text.utf8)), as: "Album")
+        }
+      }
+      try ledger.read { view throws in
+        let producer = try #require(try view.object("Producer", key: "Steve Nye"))
+        #expect(producer["country"] == .string(countries.last ?? ""))
+        #expect(producer.relationships["albums"]?.count == countries.count)
+      }
+      #expect(try ledger.verify().batches == 1)
+    }
+  }
+
+  /// Between two of its payloads, a list the payload names was changed from the other side:
+  /// the second payload is merged again and puts the list back as it says.
+  @Test(arguments: [true, false])
+  func aRepeatedPayloadIsMergedAgainAfterAListItNamesChanged(fromText: Bool) throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let producer = #"[{"name": "Steve Nye", "country": "UK", "albums": ["Tin Drum"]}]"#
+    let album = #"[{"name": "Quiet Life", "producer": "Steve Nye"}]"#
+    try apply(ledger) { batch in
+      for (text, entity) in [(producer, "Producer"), (album, "Album"), (producer, "Producer")] {
+        if fromText {
+          try batch.stage(json: Array(text.utf8), as: entity)
+        } else {
+          try batch.stage(JSONParser.parse(Array(text.utf8)), as: entity)
+        }
+      }
+    }
+    try ledger.read { view throws in
+      #expect(
+        try view.object("Producer", key: "Steve Nye")?.relationships["albums"] == [
+          ObjectKey(entity: "Album", identity: [.string("Tin Drum")])
+        ])
+      #expect(try view.object("Album", key: "Quiet Life")?.relationships["producer"] == [])
+    }
+  }
+
+  /// A payload with a problem, met again, reports it again: one run names every place.
+  @Test func aRepeatedPayloadWithAProblemReportsItEachTime() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try makeLedger(directory)
+    let producer = #"[{"name": "Steve Nye", "albums": ["Nowhere"]}]"#
+    var batch = ledger.makeBatch()
+    try batch.stage(json: Array(producer.utf8), as: "Producer", options: StagingOptions(strict: true))
+    try batch.stage(json: Array(producer.utf8), as: "Producer", options: StagingOptions(strict: true))
+    #expect {
+      try ledger.applySynchronously(batch)
+    } throws: { error in
+      (error as? LedgerError)?.mapping?.problems.filter { $0.reason.contains("Nowhere") }.count == 2
+    }
   }
 
   @Test func aPayloadThatOnlyInsertsLeavesNoFingerprintForALaterUpdate() throws {

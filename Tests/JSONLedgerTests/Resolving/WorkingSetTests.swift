@@ -240,6 +240,10 @@ struct WorkingSetTests {
       try objects.update(can) { $0.attributes["formed"] = .integer(1969) }
       objects.setPayload(can, fingerprint: 43, mask: PayloadFingerprint.maskBit(albums))
       try objects.update(can, changingLinksOf: albums) { $0.links[albums] = [8] }
+      // What the resolver asks of a payload met again in the batch.
+      #expect(objects.isMade(byPayload: 42, japan))
+      #expect(!objects.isMade(byPayload: 43, japan))
+      #expect(!objects.isMade(byPayload: 43, can))
       let (changes, _) = objects.finish(ignoredKeys: [])
       let byID = Dictionary(uniqueKeysWithValues: changes.map { ($0.objectID, $0) })
       #expect(byID[japan]?.payloadFingerprint == 42)
