@@ -522,6 +522,8 @@ struct BatchResolver {
       return try upsert(nested, operations: .upsert)
     case .key(let entity, let value, let path):
       let entityName = entity.name
+      // `lookup` without an array of the one value (a `lookup` generic over the collection
+      // costs its array callers more than this line saves).
       let known = try identities.registration(root: entity.rootID, identity: CollectionOfOne(value), source: source)?.id
       if let known, try graph.objects.exists(known) { return known }
       if strict {

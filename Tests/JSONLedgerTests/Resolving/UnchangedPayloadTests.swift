@@ -307,6 +307,15 @@ struct UnchangedPayloadTests {
     #expect(try ledger.verify().batches == 6)
   }
 
+  /// Stages `text` as objects of `entity`: from the text, or parsed first, as `fromText` says.
+  static func stage(_ text: String, as entity: String, in batch: inout ChangeBatch, fromText: Bool) throws {
+    if fromText {
+      try batch.stage(json: Array(text.utf8), as: entity)
+    } else {
+      try batch.stage(JSONParser.parse(Array(text.utf8)), as: entity)
+    }
+  }
+
   /// Albums that each nest the producer Steve Nye, from the country in `countries` at its place.
   static func albums(producedIn countries: [String]) -> String {
     let albums = countries.enumerated().map { index, country in
@@ -323,13 +332,7 @@ struct UnchangedPayloadTests {
       let directory = try TemporaryDirectory()
       let ledger = try makeLedger(directory)
       let text = Self.albums(producedIn: countries)
-      try apply(ledger) { batch in
-        if fromText {
-          try batch.stage(json: Array(text.utf8), as: "Album")
-        } else {
-          try batch.stage(JSONParser.parse(Array(text.utf8)), as: "Album")
-        }
-      }
+      try apply(ledger) { try Self.stage(text, as: "Album", in: &$0, fromText: fromText) }
       try ledger.read { view throws in
         let producer = try #require(try view.object("Producer", key: "Steve Nye"))
         #expect(producer["country"] == .string(countries.last ?? ""))
@@ -349,11 +352,7 @@ struct UnchangedPayloadTests {
     let album = #"[{"name": "Quiet Life", "producer": "Steve Nye"}]"#
     try apply(ledger) { batch in
       for (text, entity) in [(producer, "Producer"), (album, "Album"), (producer, "Producer")] {
-        if fromText {
-          try batch.stage(json: Array(text.utf8), as: entity)
-        } else {
-          try batch.stage(JSONParser.parse(Array(text.utf8)), as: entity)
-        }
+        try Self.stage(text, as: entity, in: &batch, fromText: fromText)
       }
     }
     try ledger.read { view throws in
