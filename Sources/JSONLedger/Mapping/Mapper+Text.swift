@@ -5,7 +5,9 @@ extension Mapper {
   /// Maps the object whose `{` is at `start` of `report.text` straight from its text, with no
   /// tree of it built: its members are walked in place, each scalar parsed by `reader`, and a
   /// nested object whose text was mapped before in this payload (`mapNested`) is not read at
-  /// all. The object and the offset after its `}`; nil when the object is not plain.
+  /// all. The object, with `end` set to the offset after its `}`; nil when the object is not
+  /// plain. (The offset is not returned beside the object: an optional tuple is copied and
+  /// destroyed through the runtime's generic value witnesses.)
   ///
   /// Plain: its entity and every nested one map by their keys alone
   /// (`EntityKeyTable.mapsByKeysAlone`), its keys hold no escape, and it maps without a
@@ -19,25 +21,27 @@ extension Mapper {
   /// `depthLimit`: how deep the object may nest, itself included (as the parser counts).
   func mapPlainObject(
     at start: Int, entity: ResolvedEntity, path: JSONPath, depthLimit: Int, textFingerprint: UInt64? = nil,
-    reader: inout JSONValueReader, report: inout Report
-  ) -> (object: MappedObject, end: Int)? {
+    reader: inout JSONValueReader, report: inout Report, end: inout Int
+  ) -> MappedObject? {
+    guard let text = report.text else { return nil }
     var ignored: [String] = []
-    guard
-      let mapped = mapPlain(
-        at: start, entity: entity, path: path, depthLimit: depthLimit, textFingerprint: textFingerprint,
-        reader: &reader, ignored: &ignored, report: &report)
-    else { return nil }
+    let mapped = mapPlain(
+      at: start, of: text, entity: entity, path: path, depthLimit: depthLimit, textFingerprint: textFingerprint,
+      reader: &reader, ignored: &ignored, report: &report, end: &end)
+    guard case .some = mapped else { return nil }
     for key in ignored { report.ignoredKeys.insert(key) }
     return mapped
   }
 
+  /// `text`: `report.text`, passed down, since each read of that optional copies it through
+  /// the runtime's generic value witnesses.
   private func mapPlain(
-    at start: Int, entity: ResolvedEntity, path: JSONPath, depthLimit: Int, textFingerprint: UInt64?,
-    reader: inout JSONValueReader, ignored: inout [String], report: inout Report
-  ) -> (object: MappedObject, end: Int)? {
+    at start: Int, of text: JSONSkim, entity: ResolvedEntity, path: JSONPath, depthLimit: Int, textFingerprint: UInt64?,
+    reader: inout JSONValueReader, ignored: inout [String], report: inout Report, end objectEnd: inout Int
+  ) -> MappedObject? {
     // Within the first 4 GiB of the text, where `mapObject` takes the text's fingerprint
     // (where the parsed object has a `sourceRange`).
-    guard let text = report.text, text.bytes.count <= Int(UInt32.max), depthLimit > 0, let box = box(of: entity),
+    guard text.bytes.count <= Int(UInt32.max), depthLimit > 0, let box = box(of: entity),
       box.table.mapsByKeysAlone, start < text.bytes.count, text.bytes[start] == UInt8(ascii: "{"),
       var item = text.firstItem(ofContainerAt: start)
     else { return nil }
@@ -76,7 +80,7 @@ extension Mapper {
           break
         }
         end = mapPlain(
-          member.value, of: relationship, to: destination, byKeys: byKeys, in: &mapped,
+          member.value, of: relationship, to: destination, byKeys: byKeys, text: text, in: &mapped,
           at: path.appending(key: key), depthLimit: depthLimit - 1, reader: &reader, ignored: &ignored,
           report: &report)
       case nil:
@@ -100,17 +104,18 @@ extension Mapper {
       identity.append(value)
     }
     mapped.identity = identity
-    return (mapped, range.upperBound)
+    objectEnd = range.upperBound
+    return mapped
   }
 
   /// Maps the value at `start` given for `relationship` into `mapped`, as `assign` does; the
   /// offset after it, or nil when it is not plain.
   private func mapPlain(
     _ start: Int, of relationship: ResolvedRelationship, to destination: ResolvedEntity, byKeys: Bool,
-    in mapped: inout MappedObject, at path: JSONPath, depthLimit: Int, reader: inout JSONValueReader,
-    ignored: inout [String], report: inout Report
+    text: JSONSkim, in mapped: inout MappedObject, at path: JSONPath, depthLimit: Int,
+    reader: inout JSONValueReader, ignored: inout [String], report: inout Report
   ) -> Int? {
-    guard let text = report.text, start < text.bytes.count else { return nil }
+    guard start < text.bytes.count else { return nil }
     let bytes = text.bytes
     switch bytes[start] {
     case UInt8(ascii: "n"):
@@ -129,11 +134,12 @@ extension Mapper {
           else { return nil }
           end = valueEnd
         } else {
+          var referenceEnd = 0
           guard
-            let (reference, referenceEnd) = plainReference(
-              at: item.index, to: destination, byKeys: byKeys, path: path.appending(index: index),
+            let reference = plainReference(
+              at: item.index, in: text, to: destination, byKeys: byKeys, path: path.appending(index: index),
               depthLimit: depthLimit - 1, fingerprint: &fingerprint, reader: &reader, ignored: &ignored,
-              report: &report)
+              report: &report, end: &referenceEnd)
           else { return nil }
           references.append(reference)
           end = referenceEnd
@@ -148,10 +154,11 @@ extension Mapper {
     default:
       guard !relationship.isToMany else { return nil }
       var fingerprint = mapped.fingerprint
+      var end = 0
       guard
-        let (reference, end) = plainReference(
-          at: start, to: destination, byKeys: byKeys, path: path, depthLimit: depthLimit,
-          fingerprint: &fingerprint, reader: &reader, ignored: &ignored, report: &report)
+        let reference = plainReference(
+          at: start, in: text, to: destination, byKeys: byKeys, path: path, depthLimit: depthLimit,
+          fingerprint: &fingerprint, reader: &reader, ignored: &ignored, report: &report, end: &end)
       else { return nil }
       mapped.fingerprint = fingerprint
       mapped.append(relationship: relationship, .toOne(reference))
@@ -160,13 +167,12 @@ extension Mapper {
   }
 
   /// The reference the value at `start` makes, added to `fingerprint`, as `reference` makes
-  /// it; nil when it is not plain.
+  /// it, with `end` set to the offset after the value; nil when it is not plain.
   private func plainReference(
-    at start: Int, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, depthLimit: Int,
+    at start: Int, in text: JSONSkim, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath, depthLimit: Int,
     fingerprint: inout PayloadFingerprint, reader: inout JSONValueReader, ignored: inout [String],
-    report: inout Report
-  ) -> (ObjectReference, end: Int)? {
-    guard let text = report.text else { return nil }
+    report: inout Report, end: inout Int
+  ) -> ObjectReference? {
     guard text.bytes[start] == UInt8(ascii: "{") else {
       // A key: read from its bytes where plain, else parsed and coerced as `identity(fromKey:)` does.
       guard let attribute = destination.keyAttribute else { return nil }
@@ -184,15 +190,16 @@ extension Mapper {
         }
       }
       fingerprint.add(key: destination, CollectionOfOne(key.value))
-      return (.key(entity: destination, value: key.value, path: path), key.end)
+      end = key.end
+      return .key(entity: destination, value: key.value, path: path)
     }
     guard !byKeys, report.nesting < NestingLimit.objects, box(of: destination)?.table.mapsByKeysAlone == true,
-      let end = text.valueEnd(from: start, depthLimit: depthLimit)
+      let valueEnd = text.valueEnd(from: start, depthLimit: depthLimit)
     else { return nil }
     // As `mapNested`: an object whose text was mapped before is that object at this place;
     // its bytes are the ones parsed then, so they need no reading again.
     let textFingerprint = SkimmedPayload.textFingerprint(
-      of: text, start..<end, entity: destination, modelDigest: modelDigest)
+      of: text, start..<valueEnd, entity: destination, modelDigest: modelDigest)
     var nested: MappedObject
     if let known = report.mappedTexts[textFingerprint] {
       nested = known
@@ -200,12 +207,13 @@ extension Mapper {
     } else {
       let ignoredBefore = ignored.count
       report.nesting += 1
+      var mappedEnd = 0
       let mapped = mapPlain(
-        at: start, entity: destination, path: path, depthLimit: depthLimit, textFingerprint: textFingerprint,
-        reader: &reader, ignored: &ignored, report: &report)
+        at: start, of: text, entity: destination, path: path, depthLimit: depthLimit, textFingerprint: textFingerprint,
+        reader: &reader, ignored: &ignored, report: &report, end: &mappedEnd)
       report.nesting -= 1
-      guard let mapped, mapped.end == end else { return nil }
-      nested = mapped.object
+      guard let mapped, mappedEnd == valueEnd else { return nil }
+      nested = mapped
       // Not kept when it ignored a key: the caller reports those only once this object is
       // mapped, and `mapNested` meeting it kept would not report them again.
       if nested.relationships.isEmpty, ignored.count == ignoredBefore, report.mappedTexts.count < Self.mappedTextLimit {
@@ -214,7 +222,8 @@ extension Mapper {
     }
     guard let identity = nested.identity else { return nil }
     fingerprint.add(key: nested.entity, identity)
-    return (.object(nested), end)
+    end = valueEnd
+    return .object(nested)
   }
 }
 

@@ -103,7 +103,9 @@ struct WorkingSet {
     return addSlot(id, state: nil, before: nil, hashed: false)
   }
 
-  private mutating func addSlot(_ id: UInt64, state: ObjectState?, before: ObjectState?, hashed: Bool = true) -> Int {
+  private mutating func addSlot(
+    _ id: UInt64, state: consuming ObjectState?, before: consuming ObjectState?, hashed: Bool = true
+  ) -> Int {
     let slot = ids.count
     if hashed {
       if slotsWanted > 0 {
@@ -117,13 +119,13 @@ struct WorkingSet {
     // A skipped object's state is what its payload made it: the mark still holds.
     marks.append(unchanged.mark(ofSkipped: id) ?? PayloadMark())
     ids.append(id)
-    states.append(state)
+    states.append(consume state)
     touched.append(part)
-    if let before {
+    if case .some = before {
       // The first object that existed: room for every slot reserved, the new ones before it nil.
       if beforeStates.isEmpty { beforeStates.reserveCapacity(ids.capacity) }
       beforeStates.append(contentsOf: repeatElement(nil, count: slot - beforeStates.count))
-      beforeStates.append(before)
+      beforeStates.append(consume before)
     }
     return slot
   }
@@ -257,14 +259,14 @@ struct WorkingSet {
   }
 
   /// Sets an object's working state outright (nil: absent after the batch).
-  mutating func set(_ id: UInt64, to state: ObjectState?) throws {
+  mutating func set(_ id: UInt64, to state: consuming ObjectState?) throws {
     let slot = try slot(id)
     touch(slot)
     // Listed once: a state that was absent (or packed, unlisted by then) was not listed.
     if listsCreations, case .none = states[slot], case .some = state, before(slot) == nil {
       unpackedCreations.append(slot)
     }
-    states[slot] = state
+    states[slot] = consume state
     versions[slot] &+= 1
   }
 
@@ -324,10 +326,10 @@ struct WorkingSet {
       // Moved out, not copied: the working states are not read after this.
       let new = states[slot].take()
       guard var change = ObjectChange(objectID: id, before: takeBefore(slot), after: new, model: model) else {
-        if mentioned[slot], new != nil { statistics.unchanged += 1 }
+        if mentioned[slot], case .some = new { statistics.unchanged += 1 }
         continue
       }
-      if new != nil, marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
+      if case .some = new, marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
       // A created object's state is its change applied to nothing: the projector works it
       // out, and it is not held twice meanwhile.
       if change.kind != .created {
@@ -335,7 +337,7 @@ struct WorkingSet {
           afterStates.reserveCapacity(ids.count)
           afterStates.append(contentsOf: repeatElement(nil, count: changes.count))
         }
-        afterStates.append(new)
+        afterStates.append(consume new)
       } else if !afterStates.isEmpty {
         afterStates.append(nil)
       }

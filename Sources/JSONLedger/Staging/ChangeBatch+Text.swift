@@ -146,18 +146,18 @@ extension ChangeBatch {
       objects.append(.mapped(mapped))
     }
     let end: Int
+    var plainEnd = 0
     if text.bytes[start] == UInt8(ascii: "[") {
       guard var item = text.firstItem(ofContainerAt: start) else { return nil }
       var index = 0
       while !item.closed {
-        let elementEnd: Int
+        var elementEnd = 0
         if !report.problems.isFull,
           let plain = mapper.mapPlainObject(
             at: item.index, entity: entity, path: collectionPath.appending(index: index), depthLimit: depthLimit - 1,
-            reader: &reader, report: &report)
+            reader: &reader, report: &report, end: &elementEnd)
         {
-          objects.append(.mapped(plain.object))
-          elementEnd = plain.end
+          objects.append(.mapped(plain))
         } else {
           guard let element = try? reader.value(at: item.index, depthLimit: depthLimit - 1) else { return nil }
           stageElement(element.value, path: collectionPath.appending(index: index))
@@ -169,10 +169,11 @@ extension ChangeBatch {
       }
       end = item.index
     } else if let plain = mapper.mapPlainObject(
-      at: start, entity: entity, path: collectionPath, depthLimit: depthLimit, reader: &reader, report: &report)
+      at: start, entity: entity, path: collectionPath, depthLimit: depthLimit, reader: &reader, report: &report,
+      end: &plainEnd)
     {
-      objects.append(.mapped(plain.object))
-      end = plain.end
+      objects.append(.mapped(plain))
+      end = plainEnd
     } else {
       guard let object = try? reader.value(at: start, depthLimit: depthLimit) else { return nil }
       stageElement(object.value, path: collectionPath)
@@ -271,11 +272,12 @@ extension ChangeBatch {
           continue
         }
       }
+      var plainEnd = 0
       if let plain = mapper.mapPlainObject(
         at: ranges[index].lowerBound, entity: entity, path: elementPath(index), depthLimit: JSONParser.maximumDepth,
-        reader: &reader, report: &report), plain.end == ranges[index].upperBound
+        reader: &reader, report: &report, end: &plainEnd), plainEnd == ranges[index].upperBound
       {
-        objects.append(.mapped(plain.object))
+        objects.append(.mapped(plain))
         continue
       }
       guard let json = try? reader.document(in: ranges[index]) else { return index }
