@@ -31,6 +31,34 @@ struct ByteAppendingTests {
     #expect(UInt64(bigEndianBytes: bytes) == 0x0102_0304_0506_0708)
   }
 
+  /// A field set in place (a reused key buffer) holds what appending the number gives, at any
+  /// offset, unaligned too, and leaves the bytes around it alone.
+  @Test(arguments: [0, 1, 3, 7, 8])
+  func bigEndianSetInPlaceIsTheAppendedBytes(offset: Int) {
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<50 {
+      let wide = UInt64.random(in: .min ... .max, using: &generator)
+      for (value, width) in [(wide, 8), (wide >> 32, 4), (wide & 0xFFFF, 2)] {
+        let filler = UInt8.random(in: 0...255, using: &generator)
+        var bytes = [UInt8](repeating: filler, count: offset + width + 3)
+        var expected = [UInt8](repeating: filler, count: offset)
+        switch width {
+        case 8:
+          bytes.setBigEndian(value, at: offset)
+          expected.appendBigEndian(value)
+        case 4:
+          bytes.setBigEndian(UInt32(value), at: offset)
+          expected.appendBigEndian(UInt32(value))
+        default:
+          bytes.setBigEndian(UInt16(value), at: offset)
+          expected.appendBigEndian(UInt16(value))
+        }
+        expected += [filler, filler, filler]
+        #expect(bytes == expected, "value \(value), width \(width), offset \(offset)")
+      }
+    }
+  }
+
   @Test func manyAppendsGrowTheArray() throws {
     var bytes: [UInt8] = []
     for value in 0..<10_000 as Range<UInt64> { bytes.appendVarint(value * 1_000) }

@@ -14,13 +14,12 @@ extension Array where Element == UInt8 {
   }
 
   /// Overwrites the bytes at `offset` with `value`, most significant first (a reused key
-  /// buffer gets its fields set in place).
+  /// buffer gets its fields set in place), in one store: a byte at a time, each byte's
+  /// subscript checked the array's uniqueness and bounds again.
   mutating func setBigEndian<Integer: FixedWidthInteger & UnsignedInteger>(_ value: Integer, at offset: Int) {
-    let width = Integer.bitWidth / 8
+    let width = MemoryLayout<Integer>.size
     precondition(offset >= 0 && offset + width <= count, "a fixed-width field lies inside its buffer")
-    for index in 0..<width {
-      self[offset &+ index] = UInt8(truncatingIfNeeded: value &>> (Integer.bitWidth &- 8 &* (index &+ 1)))
-    }
+    withUnsafeMutableBytes { $0.storeBytes(of: value.bigEndian, toByteOffset: offset, as: Integer.self) }
   }
 }
 
