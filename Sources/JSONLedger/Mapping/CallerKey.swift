@@ -15,18 +15,7 @@ enum CallerKey {
     guard !entity.identity.isEmpty else {
       return .failure(Failure("\(entity.name) has no identity: its objects cannot be looked up by key"))
     }
-    // A bare value for a single identity, the common read by key: coerced as it is, with no
-    // list of parts made and no attribute looked up by name.
-    if let attribute = entity.keyAttribute {
-      switch key {
-      case .array, .object: break
-      default:
-        switch ValueCoercion.coerce(key, to: attribute.type) {
-        case .success(let value): return .success([value])
-        case .failure(let failure): return .failure(Failure("not a key of \(entity.name): \(failure.reason)"))
-        }
-      }
-    }
+    if let single = singleValue(of: entity, key: key) { return single.map { [$0] } }
     let composite = entity.identity.count > 1
     let parts: [JSONValue]
     switch key {
@@ -55,6 +44,22 @@ enum CallerKey {
       }
     }
     return .success(values)
+  }
+
+  /// The one identity value a bare `key` names for an entity identified by a single
+  /// attribute, the common read by key: coerced as it is, with no list of parts made and no
+  /// attribute looked up by name. Nil when `key` is not of that shape (`identity(of:key:)`
+  /// then reads it).
+  static func singleValue(of entity: ResolvedEntity, key: JSONValue) -> Result<AttributeValue, Failure>? {
+    guard let attribute = entity.keyAttribute else { return nil }
+    switch key {
+    case .array, .object: return nil
+    default:
+      switch ValueCoercion.coerce(key, to: attribute.type) {
+      case .success(let value): return .success(value)
+      case .failure(let failure): return .failure(Failure("not a key of \(entity.name): \(failure.reason)"))
+      }
+    }
   }
 
   /// Why a key names no object.

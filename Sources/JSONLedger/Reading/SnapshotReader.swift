@@ -73,9 +73,16 @@ import LMDB
     throws
   {
     let resolved = try self.entity(entity)
-    guard let identity = try identity(of: resolved, key: key),
-      let id = try store.objectID(rootID: resolved.rootID, identity: identity)
-    else { return }
+    let found: UInt64?
+    // A bare key of a single identity is looked up with no array of it made.
+    switch CallerKey.singleValue(of: resolved, key: key) {
+    case .success(let value)?: found = try store.objectID(rootID: resolved.rootID, identity: CollectionOfOne(value))
+    case .failure(let failure)?: throw LedgerError.invalidKey(entity: resolved.name, failure.reason)
+    case nil:
+      guard let identity = try identity(of: resolved, key: key) else { return }
+      found = try store.objectID(rootID: resolved.rootID, identity: identity)
+    }
+    guard let id = found else { return }
     if store.asOf == nil {
       _ = try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) { bytes in
         try lend(bytes, id, family: resolved.family, targetKeys: nil, body)

@@ -9,7 +9,7 @@ struct ProjectionStore: StateSource {
   /// Read the state as it was right after this batch; nil for the current state.
   var asOf: UInt64?
 
-  func objectID(rootID: UInt32, identity: [AttributeValue]) throws -> UInt64? {
+  func objectID(rootID: UInt32, identity: some Collection<AttributeValue>) throws -> UInt64? {
     var encoded: [UInt8] = []
     // Room for a usual key at once: grown by appending, it is reallocated twice or more.
     encoded.reserveCapacity(64)

@@ -157,6 +157,7 @@ struct StoredObjectTests {
     }
     #expect(found == Array(repeating: [.string("first"), .string("last")], count: 4))
     #expect(try ledger.read { view in try view.object("Issue", key: 7) } == nil)
+    #expect(try ledger.read { view in try view.withObject("Issue", key: 7) { _ in true } } == nil)
     for key: JSONValue in ["forty-two", true, [1, 2]] {
       let refused = #expect(throws: LedgerError.self) {
         try ledger.read { view in try view.withObject("Issue", key: key) { _ in true } }
