@@ -64,9 +64,9 @@ extension Ledger {
       guard let resolved = model.resolved(entity) else {
         throw LedgerError.unknownEntity(entity, known: model.entities.map(\.name))
       }
-      guard let identity = try reader.identity(of: resolved, key: key),
-        let id = try store.objectID(rootID: resolved.rootID, identity: identity)
-      else { throw LedgerError.objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key)) }
+      guard let id = try reader.objectID(of: resolved, key: key) else {
+        throw LedgerError.objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key))
+      }
       return try store.batches(touching: id).reversed().map { batch in
         let record = try readRecord(batch, txn)
         return LogEntry(record: record, change: record.changes.first { $0.objectID == id })

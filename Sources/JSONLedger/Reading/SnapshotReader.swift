@@ -23,9 +23,7 @@ import LMDB
   /// key is an array in identity order or an object of the identity attributes.
   func object(_ entity: String, key: JSONValue) throws -> ObjectSnapshot? {
     let resolved = try self.entity(entity)
-    guard let identity = try identity(of: resolved, key: key),
-      let id = try store.objectID(rootID: resolved.rootID, identity: identity)
-    else { return nil }
+    guard let id = try objectID(of: resolved, key: key) else { return nil }
     if store.asOf == nil {
       // The current state, read in place straight into a snapshot (the builder copies what
       // it keeps).
@@ -73,16 +71,7 @@ import LMDB
     throws
   {
     let resolved = try self.entity(entity)
-    let found: UInt64?
-    // A bare key of a single identity is looked up with no array of it made.
-    switch CallerKey.singleValue(of: resolved, key: key) {
-    case .success(let value)?: found = try store.objectID(rootID: resolved.rootID, identity: CollectionOfOne(value))
-    case .failure(let failure)?: throw LedgerError.invalidKey(entity: resolved.name, failure.reason)
-    case nil:
-      guard let identity = try identity(of: resolved, key: key) else { return }
-      found = try store.objectID(rootID: resolved.rootID, identity: identity)
-    }
-    guard let id = found else { return }
+    guard let id = try objectID(of: resolved, key: key) else { return }
     if store.asOf == nil {
       _ = try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) { bytes in
         try lend(bytes, id, family: resolved.family, targetKeys: nil, body)
@@ -145,7 +134,18 @@ import LMDB
   }
 
   /// The identity `key` names (`CallerKey`'s rule).
-  func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
+  /// The id of the object of `entity` that `key` names; nil when the store holds none. A bare
+  /// key of a single identity, the common read, is looked up with no array of its value made.
+  func objectID(of entity: ResolvedEntity, key: JSONValue) throws -> UInt64? {
+    if case .success(let value)? = CallerKey.singleValue(of: entity, key: key) {
+      return try store.objectID(rootID: entity.rootID, identity: CollectionOfOne(value))
+    }
+    // Every other shape, and a refused bare key, which `identity(of:key:)` reports.
+    guard let identity = try identity(of: entity, key: key) else { return nil }
+    return try store.objectID(rootID: entity.rootID, identity: identity)
+  }
+
+  private func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
     switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
     case .success(let values): values
     case .failure(let failure): throw LedgerError.invalidKey(entity: entity.name, failure.reason)
