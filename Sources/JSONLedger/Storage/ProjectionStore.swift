@@ -13,6 +13,14 @@ struct ProjectionStore: StateSource {
     var encoded: [UInt8] = []
     // Room for a usual key at once: grown by appending, it is reallocated twice or more.
     encoded.reserveCapacity(64)
+    return try objectID(rootID: rootID, identity: identity, encodingInto: &encoded)
+  }
+
+  /// `objectID(rootID:identity:)`, the key encoded into `encoded` (its contents replaced):
+  /// a reader that looks up many keys reuses one buffer, not an allocation each.
+  func objectID(rootID: UInt32, identity: some Collection<AttributeValue>, encodingInto encoded: inout [UInt8])
+    throws -> UInt64?
+  {
     OrderedEncoding.encodeIdentity(root: rootID, identity, into: &encoded)
     return try registration(encodedIdentity: encoded)?.id
   }

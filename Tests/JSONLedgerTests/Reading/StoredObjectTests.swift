@@ -137,6 +137,26 @@ struct StoredObjectTests {
     } throws: { error in (error as? LedgerError)?.code == .unknownEntity }
   }
 
+  /// A view encodes each key it looks up into one buffer it reuses: keys of every length in
+  /// turn (a long one the store keeps hashed, then a short one, then a missing one) each find
+  /// their own object, whatever the key before left in the buffer.
+  @Test func oneViewReadsKeysOfEveryLengthInTurnEachToItsOwnObject() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
+    let names = ["a", String(repeating: "long ", count: 120), "ab", String(repeating: "x", count: 401), "b"]
+    var batch = ledger.makeBatch()
+    try batch.stage(.array(names.map { ["name": .string($0), "label": .string("label of \($0.count)")] }), as: "Album")
+    _ = try ledger.applySynchronously(batch)
+    let order = names + names.reversed() + ["missing", "a", String(repeating: "long ", count: 119)] + names
+    let labels = try ledger.read { view in
+      try order.map { name in try view.withObject("Album", key: name) { album in try album["label"] } }
+    }
+    let expected: [AttributeValue??] = order.map { name in
+      names.contains(name) ? .some(.string("label of \(name.count)")) : nil
+    }
+    #expect(labels == expected)
+  }
+
   @Test func aSingleKeyIsCoercedToItsAttributesTypeInEveryShape() throws {
     let model = try Model {
       Entity("Issue", identity: ["number"]) {
