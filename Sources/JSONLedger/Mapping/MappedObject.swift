@@ -3,133 +3,278 @@ import JSONLedgerSupport
 /// One JSON object after mapping: typed values for the keys it had, relationship values, and
 /// its identity. Nothing is resolved against the store yet.
 ///
-/// A value with its fields held in one buffer, copied on write: a batch hands each object
-/// from the mapper to the staged steps and on to the resolver, and a nested one is bound out
-/// of its enum again at each step, so that a copy retains the buffer and the path where it
-/// retained each field.
+/// A value whose fields are held in one block, copied on write: its header, then its
+/// attributes, then its relationships, each in room made for it when the object is made (a
+/// batch holds one block an object, not an array for each list, and letting the batch go
+/// frees one block, not three). A batch hands each object from the mapper to the staged steps
+/// and on to the resolver, and a nested one is bound out of its enum again at each step, so
+/// that a copy retains the block and the path where it retained each field.
 struct MappedObject: @unchecked Sendable {
-  // Sendable: every field is, and the buffer holding them is written only through `write(_:)`,
+  // Sendable: every field is, and the block holding them is written only through `write(_:)`,
   // that is only while this value holds the one reference to it (it copies a shared one
-  // first); a shared buffer is only read, so no two values ever see one change.
+  // first); a shared block is only read, so no two values ever see one change.
 
-  private struct Fields {
+  fileprivate struct Header {
     var entity: ResolvedEntity
     var identity: [AttributeValue]? = nil
-    var attributes: [MappedAttribute] = []
-    var relationships: [MappedRelationship] = []
-    /// How many relationships to make room for at the first (`reserve`).
-    var relationshipRoom: Int32 = 0
+    /// How many attributes and relationships the block holds, and the room for each: the
+    /// attributes' room starts the tail, the relationships' follows it (`Storage`).
+    var attributeCount = 0
+    var relationshipCount = 0
+    var attributeRoom: Int
+    var relationshipRoom: Int
     var isKeyOnly = false
     var refusedIdentity = false
     var source: JSONObject? = nil
     var fingerprint: PayloadFingerprint
   }
 
-  /// The fields are reached through the buffer's header pointer: a class's stored property
+  /// The header, then room for `attributeRoom` attributes, then room for `relationshipRoom`
+  /// relationships, in one allocation of whole words (each list's type is word-aligned, so
+  /// the relationships start at the first word after the attributes' room).
+  ///
+  /// Invariants: the first `attributeCount` attributes and the first `relationshipCount`
+  /// relationships are initialized, nothing else is; each count is within its room. The
+  /// deinitializer destroys what is initialized, one element at a time, with the element
+  /// type's own code.
+  fileprivate final class Storage: ManagedBuffer<Header, UInt64> {
+    deinit {
+      withUnsafeMutablePointers { header, words in
+        let attributes = Storage.attributes(words)
+        for index in 0..<header.pointee.attributeCount { (attributes + index).deinitialize(count: 1) }
+        let relationships = Storage.relationships(words, attributeRoom: header.pointee.attributeRoom)
+        for index in 0..<header.pointee.relationshipCount { (relationships + index).deinitialize(count: 1) }
+      }
+    }
+
+    /// A block with room for the header's lists, none of them initialized yet.
+    static func make(_ header: Header) -> Storage {
+      #if JSONLEDGER_INTERNAL_CHECKS
+        precondition(
+          MemoryLayout<MappedAttribute>.alignment <= 8 && MemoryLayout<MappedRelationship>.alignment <= 8,
+          "a mapped list's element is aligned past a word")
+      #endif
+      let attributeBytes = relationshipOffset(attributeRoom: header.attributeRoom)
+      let relationshipBytes = header.relationshipRoom * MemoryLayout<MappedRelationship>.stride
+      let words = (attributeBytes + relationshipBytes + 7) / 8
+      let storage = unsafeDowncast(Storage.create(minimumCapacity: words) { _ in header }, to: Storage.self)
+      storage.withUnsafeMutablePointers { header, words in
+        let raw = UnsafeMutableRawPointer(words)
+        raw.bindMemory(to: MappedAttribute.self, capacity: header.pointee.attributeRoom)
+        (raw + attributeBytes).bindMemory(to: MappedRelationship.self, capacity: header.pointee.relationshipRoom)
+      }
+      return storage
+    }
+
+    /// Where the relationships' room starts, in bytes from the tail's start.
+    static func relationshipOffset(attributeRoom: Int) -> Int {
+      (attributeRoom * MemoryLayout<MappedAttribute>.stride + 7) & ~7
+    }
+
+    static func attributes(_ words: UnsafeMutablePointer<UInt64>) -> UnsafeMutablePointer<MappedAttribute> {
+      UnsafeMutableRawPointer(words).assumingMemoryBound(to: MappedAttribute.self)
+    }
+
+    static func relationships(_ words: UnsafeMutablePointer<UInt64>, attributeRoom: Int)
+      -> UnsafeMutablePointer<MappedRelationship>
+    {
+      (UnsafeMutableRawPointer(words) + relationshipOffset(attributeRoom: attributeRoom))
+        .assumingMemoryBound(to: MappedRelationship.self)
+    }
+
+    /// A new block with `header`'s fields and room for at least as many of each list as this
+    /// one holds, holding copies of them (`moving`: holding them, this block left holding
+    /// none; only for a block no other value shares).
+    func copy(attributeRoom: Int, relationshipRoom: Int, moving: Bool) -> Storage {
+      withUnsafeMutablePointers { header, words in
+        var fields = header.pointee
+        fields.attributeRoom = max(attributeRoom, fields.attributeCount)
+        fields.relationshipRoom = max(relationshipRoom, fields.relationshipCount)
+        let copy = Storage.make(fields)
+        let attributes = Storage.attributes(words)
+        let relationships = Storage.relationships(words, attributeRoom: header.pointee.attributeRoom)
+        copy.withUnsafeMutablePointers { newHeader, newWords in
+          let newAttributes = Storage.attributes(newWords)
+          let newRelationships = Storage.relationships(newWords, attributeRoom: newHeader.pointee.attributeRoom)
+          if moving {
+            newAttributes.moveInitialize(from: attributes, count: header.pointee.attributeCount)
+            newRelationships.moveInitialize(from: relationships, count: header.pointee.relationshipCount)
+            header.pointee.attributeCount = 0
+            header.pointee.relationshipCount = 0
+          } else {
+            newAttributes.initialize(from: attributes, count: header.pointee.attributeCount)
+            newRelationships.initialize(from: relationships, count: header.pointee.relationshipCount)
+          }
+        }
+        return copy
+      }
+    }
+  }
+
+  /// The fields are reached through the block's header pointer: a class's stored property
   /// (`ManagedBuffer.header` too) is checked for exclusive access at run time on each access.
-  private var buffer: ManagedBuffer<Fields, Void>
+  private var storage: Storage
   /// Where the object is in the JSON (`bands[2]`). Beside the fields: the same mapped text
   /// met at another place (`Mapper.mapNested`) differs only here.
   var path: JSONPath
 
-  private static func buffer(holding fields: Fields) -> ManagedBuffer<Fields, Void> {
-    ManagedBuffer<Fields, Void>.create(minimumCapacity: 0) { _ in fields }
-  }
-
-  private func read<Value>(_ body: (UnsafeMutablePointer<Fields>) -> Value) -> Value {
-    buffer.withUnsafeMutablePointerToHeader(body)
+  private func read<Value>(_ body: (UnsafeMutablePointer<Header>) -> Value) -> Value {
+    storage.withUnsafeMutablePointerToHeader(body)
   }
 
   /// Writes the fields, copied first when another value shares them.
-  private mutating func write<Value>(_ body: (inout Fields) -> Value) -> Value {
-    if !isKnownUniquelyReferenced(&buffer) { buffer = Self.buffer(holding: read { $0.pointee }) }
-    return buffer.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
+  private mutating func write<Value>(_ body: (UnsafeMutablePointer<Header>, UnsafeMutablePointer<UInt64>) -> Value)
+    -> Value
+  {
+    if !isKnownUniquelyReferenced(&storage) {
+      let (attributeRoom, relationshipRoom) = read { ($0.pointee.attributeRoom, $0.pointee.relationshipRoom) }
+      storage = storage.copy(attributeRoom: attributeRoom, relationshipRoom: relationshipRoom, moving: false)
+    }
+    return storage.withUnsafeMutablePointers(body)
   }
 
-  /// An object of `entity` with nothing mapped yet.
-  init(entity: ResolvedEntity, path: JSONPath) {
-    buffer = Self.buffer(holding: Fields(entity: entity, fingerprint: PayloadFingerprint(entity: entity)))
+  /// An object of `entity` with nothing mapped yet, and room for `attributeRoom` attributes
+  /// and `relationshipRoom` relationships (more grow the block).
+  init(entity: ResolvedEntity, path: JSONPath, attributeRoom: Int = 0, relationshipRoom: Int = 0) {
+    storage = Storage.make(
+      Header(
+        entity: entity, attributeRoom: max(0, attributeRoom), relationshipRoom: max(0, relationshipRoom),
+        fingerprint: PayloadFingerprint(entity: entity)))
     self.path = path
   }
 
   /// The concrete entity (after sub-entity selection).
   var entity: ResolvedEntity {
     get { read { $0.pointee.entity } }
-    set { write { $0.entity = newValue } }
+    set { write { header, _ in header.pointee.entity = newValue } }
   }
   /// The identity values in the order of the entity's identity; nil for insert-only entities.
   var identity: [AttributeValue]? {
     get { read { $0.pointee.identity } }
-    set { write { $0.identity = newValue } }
+    set { write { header, _ in header.pointee.identity = newValue } }
   }
   /// Attributes the JSON named, in document order; nil clears the attribute.
-  var attributes: [MappedAttribute] { read { $0.pointee.attributes } }
+  var attributes: Attributes {
+    Attributes(storage: storage, offset: 0, count: read { $0.pointee.attributeCount })
+  }
   /// Relationships the JSON named, in document order.
-  var relationships: [MappedRelationship] {
-    read { $0.pointee.relationships }
+  var relationships: Relationships {
+    read { header in
+      Relationships(
+        storage: storage, offset: Storage.relationshipOffset(attributeRoom: header.pointee.attributeRoom),
+        count: header.pointee.relationshipCount)
+    }
   }
   /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
   /// from the non-optional attributes a created object must carry.
   var isKeyOnly: Bool {
     get { read { $0.pointee.isKeyOnly } }
-    set { write { $0.isKeyOnly = newValue } }
+    set { write { header, _ in header.pointee.isKeyOnly = newValue } }
   }
   /// Whether a value given for an identity attribute was refused (and reported): the
   /// identity is then not reported missing as well.
   var refusedIdentity: Bool {
     get { read { $0.pointee.refusedIdentity } }
-    set { write { $0.refusedIdentity = newValue } }
+    set { write { header, _ in header.pointee.refusedIdentity = newValue } }
   }
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? {
     get { read { $0.pointee.source } }
-    set { write { $0.source = newValue } }
+    set { write { header, _ in header.pointee.source = newValue } }
   }
   /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).
   var fingerprint: PayloadFingerprint {
     get { read { $0.pointee.fingerprint } }
-    set { write { $0.fingerprint = newValue } }
+    set { write { header, _ in header.pointee.fingerprint = newValue } }
   }
 
-  /// Makes room for `attributes` attributes now, and for `relationships` relationships when
-  /// the first is appended (an object that names none allocates no list).
-  mutating func reserve(attributes: Int, relationships: Int) {
-    write { fields in
-      fields.attributes.reserveCapacity(attributes)
-      fields.relationshipRoom = Int32(clamping: relationships)
+  /// The value last given for the attribute `name`: nil when none was, `.some(nil)` when it
+  /// was cleared. Read where it lies, with no view of the list kept (a view kept alive
+  /// makes the next change to this object copy its block).
+  func lastValue(of name: String) -> AttributeValue?? {
+    storage.withUnsafeMutablePointers { header, words in
+      let attributes = Storage.attributes(words)
+      for index in stride(from: header.pointee.attributeCount - 1, through: 0, by: -1)
+      where attributes[index].name == name {
+        return .some(attributes[index].value)
+      }
+      return nil
     }
+  }
+
+  /// A block with twice the room of a full list (at least 4): the lists moved into it from a
+  /// block this value alone holds, copied from a shared one.
+  private mutating func grow(attributes: Bool) {
+    let (attributeRoom, relationshipRoom) = read { ($0.pointee.attributeRoom, $0.pointee.relationshipRoom) }
+    let isUnique = isKnownUniquelyReferenced(&storage)
+    storage = storage.copy(
+      attributeRoom: attributes ? max(4, attributeRoom * 2) : attributeRoom,
+      relationshipRoom: attributes ? relationshipRoom : max(4, relationshipRoom * 2), moving: isUnique)
   }
 
   /// Appends an attribute's value; `nameHash` is `FNV1a.hash` of its name.
   mutating func append(attribute name: String, nameHash: UInt64, _ value: AttributeValue?) {
-    write { fields in
-      fields.attributes.append(MappedAttribute(name: name, value: value))
-      fields.fingerprint.add(attribute: nameHash, value)
+    if read({ $0.pointee.attributeCount == $0.pointee.attributeRoom }) { grow(attributes: true) }
+    write { header, words in
+      #if JSONLEDGER_INTERNAL_CHECKS
+        precondition(header.pointee.attributeCount < header.pointee.attributeRoom, "an attribute past its room")
+      #endif
+      (Storage.attributes(words) + header.pointee.attributeCount).initialize(
+        to: MappedAttribute(name: name, value: value))
+      header.pointee.attributeCount += 1
+      header.pointee.fingerprint.add(attribute: nameHash, value)
     }
   }
 
   /// Appends a relationship's value; the references in it must already have been added to
   /// `fingerprint` (`PayloadFingerprint.add(key:)`), in order.
   mutating func append(relationship: ResolvedRelationship, _ value: RelationshipValue) {
-    write { fields in
+    if read({ $0.pointee.relationshipCount == $0.pointee.relationshipRoom }) { grow(attributes: false) }
+    write { header, words in
       switch value {
-      case .clear: fields.fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
-      case .toOne: fields.fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
+      case .clear: header.pointee.fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
+      case .toOne: header.pointee.fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
       case .toMany(let references):
-        fields.fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
+        header.pointee.fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
       }
-      if fields.relationships.isEmpty, fields.relationshipRoom > 1 {
-        fields.relationships.reserveCapacity(Int(fields.relationshipRoom))
+      #if JSONLEDGER_INTERNAL_CHECKS
+        precondition(header.pointee.relationshipCount < header.pointee.relationshipRoom, "a relationship past its room")
+      #endif
+      let relationships = Storage.relationships(words, attributeRoom: header.pointee.attributeRoom)
+      (relationships + header.pointee.relationshipCount).initialize(
+        to: MappedRelationship(relationship: relationship, value: value))
+      header.pointee.relationshipCount += 1
+    }
+  }
+
+  /// The attributes of one object, read in its block.
+  typealias Attributes = List<MappedAttribute>
+  /// The relationships of one object, read in its block.
+  typealias Relationships = List<MappedRelationship>
+
+  /// One list of an object, read in its block: a view that keeps the block alive, so that
+  /// appending to the object afterwards copies the block, not the view's elements.
+  struct List<Element>: RandomAccessCollection {
+    fileprivate let storage: Storage
+    /// Where the list starts, in bytes from the block's tail.
+    fileprivate let offset: Int
+    let count: Int
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    subscript(position: Int) -> Element {
+      precondition(position >= 0 && position < count, "an index out of the list's range")
+      return storage.withUnsafeMutablePointerToElements { words in
+        (UnsafeMutableRawPointer(words) + offset).assumingMemoryBound(to: Element.self)[position]
       }
-      fields.relationships.append(MappedRelationship(relationship: relationship, value: value))
     }
   }
 }
 
 /// One attribute the JSON named, with its typed value (nil clears it).
 ///
-/// A struct, not a tuple: an array of tuples is destroyed element by element through the
-/// runtime's generic tuple witness, an array of structs through the struct's own.
+/// A struct, not a tuple: a tuple is copied and destroyed through the runtime's generic
+/// tuple witness, a struct by its own code.
 struct MappedAttribute: Sendable {
   var name: String
   var value: AttributeValue?

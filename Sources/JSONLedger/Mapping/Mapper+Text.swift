@@ -45,8 +45,9 @@ extension Mapper {
       box.table.mapsByKeysAlone, start < text.bytes.count, text.bytes[start] == UInt8(ascii: "{"),
       var item = text.firstItem(ofContainerAt: start)
     else { return nil }
-    var mapped = MappedObject(entity: entity, path: path)
-    mapped.reserve(attributes: entity.attributes.count, relationships: entity.relationships.count)
+    var mapped = MappedObject(
+      entity: entity, path: path, attributeRoom: entity.attributes.count,
+      relationshipRoom: entity.relationships.count)
     var fingerprint = mapped.fingerprint
     fingerprint.awaitTextFingerprint()
     mapped.fingerprint = fingerprint
@@ -98,9 +99,8 @@ extension Mapper {
     mapped.fingerprint = fingerprint
     var identity: [AttributeValue] = []
     identity.reserveCapacity(entity.identity.count)
-    let attributes = mapped.attributes
     for name in entity.identity {
-      guard let assigned = attributes.last(where: { $0.name == name }), let value = assigned.value else { return nil }
+      guard case .some(.some(let value)) = mapped.lastValue(of: name) else { return nil }
       identity.append(value)
     }
     mapped.identity = identity

@@ -88,7 +88,7 @@ struct Mapper: Sendable {
       return nil
     case .string, .number:
       guard let key = identity(fromKey: element, of: entity, path: path, report: &report) else { return nil }
-      var mapped = MappedObject(entity: entity, path: path)
+      var mapped = MappedObject(entity: entity, path: path, attributeRoom: entity.identity.count)
       for (name, value) in zip(entity.identity, key) {
         mapped.append(attribute: name, nameHash: FNV1a.hash(name.utf8.span), value)
       }
@@ -126,7 +126,11 @@ struct Mapper: Sendable {
     }
     guard let entity = subentity(for: object, of: requested, path: path, report: &report) else { return nil }
     guard let box = box(of: entity) else { return nil }
-    var mapped = MappedObject(entity: entity, path: path)
+    // Room for every key the object may fill: a block grown from too little room is
+    // allocated again and its lists moved.
+    let keys = object.count + box.table.keyPaths.count
+    var mapped = MappedObject(
+      entity: entity, path: path, attributeRoom: keys, relationshipRoom: min(keys, entity.relationships.count))
     if let text = report.text, let range = input.sourceRange, box.table.mapsByKeysAlone {
       var fingerprint = mapped.fingerprint
       fingerprint.adopt(
@@ -134,10 +138,6 @@ struct Mapper: Sendable {
           ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
       mapped.fingerprint = fingerprint
     }
-    // Sized once for every key the object may fill: an array grown from empty reallocates
-    // at its second element.
-    let keys = object.count + box.table.keyPaths.count
-    mapped.reserve(attributes: keys, relationships: min(keys, entity.relationships.count))
     // Kept when the entity has sub-entities: an existing object of a sub-entity is re-mapped
     // with its own entity's keys.
     if entity.family.count > 1 { mapped.source = object }
@@ -177,7 +177,7 @@ struct Mapper: Sendable {
     guard !entity.isInsertOnly else { return mapped }
     var identity: [AttributeValue] = []
     for name in entity.identity {
-      guard let assigned = mapped.attributes.last(where: { $0.name == name }), let value = assigned.value else {
+      guard case .some(.some(let value)) = mapped.lastValue(of: name) else {
         if !mapped.refusedIdentity {
           report.problems.add(entity.name, path, nil, "the identity \"\(name)\" is missing")
         }
