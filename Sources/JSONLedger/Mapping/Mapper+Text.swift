@@ -45,9 +45,11 @@ extension Mapper {
       box.table.mapsByKeysAlone, start < text.bytes.count, text.bytes[start] == UInt8(ascii: "{"),
       var item = text.firstItem(ofContainerAt: start)
     else { return nil }
+    // Room for every attribute, and for the relationships up to a few: an object that names
+    // none of an entity's many relationships does not carry room for them all.
     var mapped = MappedObject(
       entity: entity, path: path, attributeRoom: entity.attributes.count,
-      relationshipRoom: entity.relationships.count)
+      relationshipRoom: min(entity.relationships.count, 8))
     var fingerprint = mapped.fingerprint
     fingerprint.awaitTextFingerprint()
     mapped.fingerprint = fingerprint
