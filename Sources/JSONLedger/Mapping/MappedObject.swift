@@ -10,9 +10,10 @@ import JSONLedgerSupport
 /// and on to the resolver, and a nested one is bound out of its enum again at each step, so
 /// that a copy retains the block and the path where it retained each field.
 struct MappedObject: @unchecked Sendable {
-  // Sendable: every field is, and the block holding them is written only through `write(_:)`,
-  // that is only while this value holds the one reference to it (it copies a shared one
-  // first); a shared block is only read, so no two values ever see one change.
+  // Sendable: every field is, and the block holding them is changed only while this value
+  // holds the one reference to it (`write(_:)` copies a shared block first, `grow` moves the
+  // lists out of a block only when it is this value's alone); a shared block is only read,
+  // so no two values ever see one change.
 
   fileprivate struct Header {
     var entity: ResolvedEntity
