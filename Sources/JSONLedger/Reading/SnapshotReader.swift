@@ -151,7 +151,6 @@ import LMDB
     try body(object)
   }
 
-  /// The identity `key` names (`CallerKey`'s rule).
   /// The id of the object of `entity` that `key` names; nil when the store holds none. A bare
   /// key of a single identity, the common read, is looked up with no array of its value made.
   func objectID(of entity: ResolvedEntity, key: JSONValue) throws -> UInt64? {
@@ -164,6 +163,7 @@ import LMDB
     return try store.objectID(rootID: entity.rootID, identity: identity, encodingInto: &keyBuffer.bytes)
   }
 
+  /// The identity `key` names (`CallerKey`'s rule).
   private func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
     switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
     case .success(let values): values

@@ -9,15 +9,9 @@ struct ProjectionStore: StateSource {
   /// Read the state as it was right after this batch; nil for the current state.
   var asOf: UInt64?
 
-  func objectID(rootID: UInt32, identity: some Collection<AttributeValue>) throws -> UInt64? {
-    var encoded: [UInt8] = []
-    // Room for a usual key at once: grown by appending, it is reallocated twice or more.
-    encoded.reserveCapacity(64)
-    return try objectID(rootID: rootID, identity: identity, encodingInto: &encoded)
-  }
-
-  /// `objectID(rootID:identity:)`, the key encoded into `encoded` (its contents replaced):
-  /// a reader that looks up many keys reuses one buffer, not an allocation each.
+  /// The id registered for an identity of the root entity `rootID`, or nil, the key encoded
+  /// into `encoded` (its contents replaced): a reader that looks up many keys reuses one
+  /// buffer, not an allocation each.
   func objectID(rootID: UInt32, identity: some Collection<AttributeValue>, encodingInto encoded: inout [UInt8])
     throws -> UInt64?
   {

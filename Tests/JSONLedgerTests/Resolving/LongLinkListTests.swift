@@ -57,10 +57,11 @@ struct LongLinkListTests {
 
   static func hubID(_ ledger: Ledger) throws -> UInt64 {
     let band = try #require(ledger.model.resolved("Band"))
+    var key: [UInt8] = []
     return try ledger.environment.read { txn in
       try #require(
         try ProjectionStore(transaction: txn, layout: ledger.layout, model: ledger.model).objectID(
-          rootID: band.rootID, identity: [.string("Hub")]))
+          rootID: band.rootID, identity: [.string("Hub")], encodingInto: &key))
     }
   }
 
