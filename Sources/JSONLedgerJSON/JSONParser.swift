@@ -41,14 +41,23 @@ public struct JSONParser {
     position = range?.lowerBound ?? 0
   }
 
-  /// Parses one JSON document (surrounding white space allowed).
+  /// Parses one JSON document (surrounding white space allowed, and a byte order mark before
+  /// it: `ByteOrderMark`).
   public static func parse(_ data: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
+    var parser = JSONParser(bytes: Array(data))
+    return try parser.parseDocument(skippingByteOrderMark: true)
+  }
+
+  /// Parses one value of a larger document, its bytes copied out of it: surrounding white
+  /// space allowed, a byte order mark not (only a document begins with one).
+  package static func parse(element data: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
     var parser = JSONParser(bytes: Array(data))
     return try parser.parseDocument()
   }
 
   /// Parses the JSON document at `range` of `bytes`, in place: offsets, lines and columns
-  /// (in errors, and in each object's `sourceRange`) count from the start of `bytes`.
+  /// (in errors, and in each object's `sourceRange`) count from the start of `bytes`. No byte
+  /// order mark is skipped: a caller whose range is a whole text starts it past one.
   package static func parse(_ bytes: [UInt8], in range: Range<Int>) throws(JSONSyntaxError) -> JSONValue {
     var parser = JSONParser(bytes: bytes, range: range)
     return try parser.parseDocument()
@@ -84,7 +93,9 @@ public struct JSONParser {
     return try parseDocument()
   }
 
-  private mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+  /// `skippingByteOrderMark`: the bytes are a whole document, which may begin with a mark.
+  private mutating func parseDocument(skippingByteOrderMark: Bool = false) throws(JSONSyntaxError) -> JSONValue {
+    if skippingByteOrderMark { position = ByteOrderMark.length(atStartOf: bytes) }
     skipWhitespace()
     guard position < end else { throw failure("the document is empty") }
     let value = try parseValue()

@@ -13,6 +13,10 @@ package struct JSONSkim: Sendable {
 
   package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+  /// The offset of the document's first value: past a byte order mark it begins with, and
+  /// past white space.
+  package var documentStart: Int { skipWhitespace(from: ByteOrderMark.length(atStartOf: bytes)) }
+
   /// The offset of the first byte from `index` on that is not white space.
   package func skipWhitespace(from index: Int) -> Int {
     var index = index

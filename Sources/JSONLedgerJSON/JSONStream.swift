@@ -65,12 +65,19 @@ public struct JSONStream {
     case text(JSONElementText)
   }
 
+  /// The document's first byte past a byte order mark and white space, not read yet (nil:
+  /// the document is empty). Reading elements from here on gives them all.
+  package mutating func firstByte() throws -> UInt8? {
+    try skipByteOrderMark()
+    try skipWhitespace()
+    return try peek()
+  }
+
   private mutating func forEach(
     asText: Bool, collectionStarts: (String) throws -> Void, bytesRead: (Int) -> Void,
     _ body: (String?, Element) throws -> Void
   ) throws {
-    try skipWhitespace()
-    guard let first = try peek() else { throw failure("the document is empty") }
+    guard let first = try firstByte() else { throw failure("the document is empty") }
     switch first {
     case UInt8(ascii: "["):
       try forEachInArray(collection: nil, asText: asText, bytesRead: bytesRead, body)
@@ -163,6 +170,17 @@ public struct JSONStream {
     return buffer[position]
   }
 
+  /// Steps over a byte order mark the document begins with (`ByteOrderMark`); at any later
+  /// byte, does nothing.
+  private mutating func skipByteOrderMark() throws {
+    guard dropped == 0, position == 0 else { return }
+    for index in ByteOrderMark.bytes.indices {
+      while index >= buffer.count { if try !fill() { return } }
+      guard buffer[index] == ByteOrderMark.bytes[index] else { return }
+    }
+    position = ByteOrderMark.bytes.count
+  }
+
   private mutating func skipWhitespace() throws {
     while let byte = try peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
   }
@@ -214,7 +232,7 @@ public struct JSONStream {
     let length = try nextValueLength()
     let valueStart = position
     do {
-      let value = try JSONParser.parse(buffer[valueStart..<(valueStart + length)])
+      let value = try JSONParser.parse(element: buffer[valueStart..<(valueStart + length)])
       position = valueStart + length
       return value
     } catch {

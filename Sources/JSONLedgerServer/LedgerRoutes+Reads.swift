@@ -51,7 +51,7 @@ extension LedgerRoutes {
           try view.object(entity, key: .string(key)).map { try view.exportJSON($0) }
         }
         let found = try await read(asOf: asOf, body)
-        guard let found else { throw LedgerError.objectNotFound(entity: entity, key: key) }
+        guard let found else { throw LedgerError.objectNotFound(entity: entity, key: .string(key), asOf: asOf) }
         return JSONResponse.make(found)
       }
     }

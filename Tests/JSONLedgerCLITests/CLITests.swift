@@ -164,6 +164,17 @@ struct CLITests {
     #expect(now.output.contains("\"label\": \"Virgin Records\""))
   }
 
+  /// The library's message, with the key written as JSON: an empty key shows as `""`.
+  @Test func anObjectNotFoundIsNamedByItsQuotedKeyAndTheBatchItWasReadAsOf() throws {
+    _ = try importing(CLIFixtures.first)
+    let missing = try CommandRunner.run(["get", store, "Album", ""])
+    #expect(missing.status == 1)
+    #expect(missing.error.contains(#"no Album with key """#), "\(missing.error)")
+    let then = try CommandRunner.run(["get", store, "Album", "Nope", "--as-of", "1"])
+    #expect(then.status == 1)
+    #expect(then.error.contains(#"no Album with key "Nope" as of batch 1"#), "\(then.error)")
+  }
+
   @Test func revertRefusedWithExitThreeThenForced() throws {
     _ = try importing(CLIFixtures.first)
     _ = try importing(CLIFixtures.second)

@@ -103,12 +103,20 @@ extension LedgerError {
     }
   }
 
-  /// No object of `entity` has `key`.
-  public static func objectNotFound(entity: String, key: String) -> LedgerError {
-    LedgerError(.objectNotFound, "no \(entity) with key \(key)").with {
+  /// No object of `entity` has `key` (in the state after batch `asOf`, when given): the key
+  /// as the caller gave it, its text as it is.
+  public static func objectNotFound(entity: String, key: String, asOf: UInt64? = nil) -> LedgerError {
+    LedgerError(.objectNotFound, "no \(entity) with key \(key)\(asOf.map { " as of batch \($0)" } ?? "")").with {
       $0.entity = entity
       $0.key = key
+      $0.batchID = asOf
     }
+  }
+
+  /// No object of `entity` has `key`, written as JSON (`"Wire"`, `["Wire", 1977]`), so that an
+  /// empty or padded key shows as what it is.
+  public static func objectNotFound(entity: String, key: JSONValue, asOf: UInt64? = nil) -> LedgerError {
+    objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key), asOf: asOf)
   }
 
   /// A batch id outside the log, which holds batches `first` to `head` (0 to 0 when empty).

@@ -65,7 +65,7 @@ extension Ledger {
         throw LedgerError.unknownEntity(entity, known: model.entities.map(\.name))
       }
       guard let id = try reader.objectID(of: resolved, key: key) else {
-        throw LedgerError.objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key))
+        throw LedgerError.objectNotFound(entity: entity, key: key)
       }
       return try store.batches(touching: id).reversed().map { batch in
         let record = try readRecord(batch, txn)

@@ -177,7 +177,7 @@ struct BatchResolver {
       guard let identity, let id = try lookup(root: parentEntity.rootID, identity: identity),
         try graph.objects.exists(id)
       else {
-        throw LedgerError.objectNotFound(entity: scope.entity, key: JSONWriter(options: []).string(from: scope.key))
+        throw LedgerError.objectNotFound(entity: scope.entity, key: scope.key)
       }
       parent = (id, relationship)
     }

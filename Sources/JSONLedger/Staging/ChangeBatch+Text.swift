@@ -24,7 +24,9 @@ extension ChangeBatch {
       }
     }
     let json: JSONValue
-    do { json = try JSONParser.parse(bytes, in: bytes.indices) } catch { throw .syntax(error, source: source) }
+    do { json = try JSONParser.parse(bytes, in: text.documentStart..<bytes.count) } catch {
+      throw .syntax(error, source: source)
+    }
     if let name {
       try stage(json, entity: try resolvedEntity(name), path: "", options: options, text: text)
     } else {
@@ -39,7 +41,7 @@ extension ChangeBatch {
   private mutating func stageByElement(
     _ text: JSONSkim, entity: ResolvedEntity?, options: StagingOptions, stored: StoredFingerprints?
   ) -> Bool {
-    let start = text.skipWhitespace(from: 0)
+    let start = text.documentStart
     guard start < text.bytes.count else { return false }
     var skimmer = PayloadSkimmer(mapper: mapper, text: text)
     if let entity {
@@ -212,7 +214,7 @@ extension ChangeBatch {
       options: options, elementPath: { collectionPath.appending(index: firstIndex + $0) })
     {
       let element = elements[unparsed]
-      do { _ = try JSONParser.parse(text.bytes[element.range]) } catch {
+      do { _ = try JSONParser.parse(element: text.bytes[element.range]) } catch {
         throw .syntax(element.place.placing(error), source: source)
       }
       throw .invalidBatch("the element at line \(element.place.line) of \(source) cannot be read")

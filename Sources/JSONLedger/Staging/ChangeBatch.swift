@@ -146,9 +146,7 @@ public struct ChangeBatch: Sendable {
   /// `stageDocument(_:options:)`; `text`: the JSON text `json` was parsed from, if it was
   /// (`Mapper.Report.text`).
   mutating func stageDocument(_ json: JSONValue, options: StagingOptions, text: JSONSkim?) throws(LedgerError) {
-    guard case .object(let document) = json else {
-      throw .invalidBatch("expected a JSON object whose keys name collections, found \(json.kindDescription)")
-    }
+    guard case .object(let document) = json else { throw Self.notADocument(json) }
     var staged: [(ResolvedEntity, JSONValue, String)] = []
     for member in document {
       guard let entity = CollectionNames.entity(forKey: member.key, in: mapper.model) else {
@@ -159,6 +157,12 @@ public struct ChangeBatch: Sendable {
     for (entity, value, key) in staged {
       try stage(value, entity: entity, path: key, options: options, text: text)
     }
+  }
+
+  /// Why `value`, given as a document (no entity named), is not one: a document is an object
+  /// whose keys name collections.
+  static func notADocument(_ value: JSONValue) -> LedgerError {
+    .invalidBatch("expected a JSON object whose keys name collections, found \(value.kindDescription)")
   }
 
   /// Stages the deletion of the object of `entity` with `key` (a key the store may not have:

@@ -14,6 +14,9 @@ struct JSONFileChunks {
   /// objects in it and the bytes of the file read so far to `body` before reading further.
   func forEachChunk(_ body: (ChangeBatch, Int, Int) throws -> Void) throws {
     var stream = try Self.reading(path) { try JSONStream(path: path) }
+    // Without an entity, a top-level array's elements and a document of one scalar both come
+    // without a collection: which it is decides the error.
+    let isArray = try Self.reading(path) { try stream.firstByte() } == UInt8(ascii: "[")
     let model = makeBatch().mapper.model
     // Each element's text goes into one buffer for the chunk (`ChangeBatch.stage(elements:)`).
     var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONElementText, range: Range<Int>)] = []
@@ -58,6 +61,15 @@ struct JSONFileChunks {
         target = try collectionEntity(collection)
       } else {
         guard let entity else {
+          guard isArray else {
+            // A document of one value that is neither an object nor an array: refused as
+            // staging it whole refuses it.
+            do { throw ChangeBatch.notADocument(try JSONParser.parse(element: element.bytes)) } catch let error
+              as JSONSyntaxError
+            {
+              throw LedgerError.syntax(element.placing(error), source: path)
+            }
+          }
           throw LedgerError.invalidBatch("a top-level array needs an entity: name the entity its objects are")
         }
         target = entity

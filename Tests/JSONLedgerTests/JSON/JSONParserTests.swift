@@ -87,6 +87,22 @@ struct JSONParserTests {
     #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0x61, 0x62, 0xC3, 0x22]) }
   }
 
+  /// A UTF-8 byte order mark (EF BB BF) that a document begins with is not part of it, as
+  /// Foundation's `JSONSerialization` reads it; anywhere else it is an unexpected byte.
+  @Test func aByteOrderMarkBeforeADocumentIsSkippedAndNowhereElse() throws {
+    let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    let document = Array(#"{"bands": [{"name": "Wire"}]}"#.utf8)
+    #expect(try JSONParser.parse(mark + document) == JSONParser.parse(document))
+    #expect(try JSONParser.parse(mark + Array(" 42 ".utf8)) == 42)
+    #expect(try JSONParser.parse("\u{FEFF}[1]") == [1])
+    // Only one, only first, and never a document by itself.
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(mark + mark + document) }
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Array(" ".utf8) + mark + document) }
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Array("[".utf8) + mark + Array("1]".utf8)) }
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(mark) }
+    #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(mark.prefix(2) + document) }
+  }
+
   /// Each object's members are gathered on one stack and moved out when it closes: objects
   /// read one after another from one text, each nesting others, keep every member, in order,
   /// and a value read earlier is unchanged by the reads after it.

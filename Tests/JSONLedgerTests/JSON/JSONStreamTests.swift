@@ -36,6 +36,19 @@ struct JSONStreamTests {
     #expect(streamed.allSatisfy { $0.0 == nil })
   }
 
+  /// As `JSONParser` reads a document: a byte order mark it begins with is skipped, and one
+  /// anywhere else is an unexpected byte, whichever block it falls in.
+  @Test(arguments: [1, 2, 3, 4, 1 << 20])
+  func aByteOrderMarkBeforeTheDocumentIsSkipped(blockSize: Int) throws {
+    let streamed = try elements("\u{FEFF}" + #"{"bands": [{"name": "Wire"}, 2]}"#, blockSize: blockSize)
+    #expect(streamed.map(\.0) == ["bands", "bands"])
+    #expect(streamed.map(\.1) == [["name": "Wire"], 2])
+    #expect(try elements("\u{FEFF}[1]", blockSize: blockSize).map(\.1) == [1])
+    #expect(throws: JSONSyntaxError.self) { _ = try elements(" \u{FEFF}[1]", blockSize: blockSize) }
+    #expect(throws: JSONSyntaxError.self) { _ = try elements("\u{FEFF}\u{FEFF}[1]", blockSize: blockSize) }
+    #expect(throws: JSONSyntaxError.self) { _ = try elements("\u{FEFF}", blockSize: blockSize) }
+  }
+
   @Test(
     arguments: [
       ("[1, 2", 1, 6), ("[{\"a\": }]", 1, 8), ("{\"bands\": [1,\n 2 3]}", 2, 4), ("[1] 2", 1, 5),

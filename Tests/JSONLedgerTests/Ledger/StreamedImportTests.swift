@@ -147,6 +147,53 @@ struct StreamedImportTests {
 }
 
 extension StreamedImportTests {
+  /// A file saved with a byte order mark (as some editors on Windows save UTF-8) imports as
+  /// it would without, read as a stream, read whole, and as text skimmed against the store.
+  @Test func aDocumentThatBeginsWithAByteOrderMarkImportsAsOneWithout() throws {
+    let directory = try TemporaryDirectory()
+    let text =
+      "\u{FEFF}" + #"{"bands": [{"name": "Wire", "formed": 1976}], "albums": [{"name": "Pink Flag", "band": "Wire"}]}"#
+    let file = try directory.write("marked.json", text)
+    let streamed = try Ledger.open(at: directory.path + "/streamed", model: HistoryPropertyTests.model)
+    #expect(try streamed.importFile(at: file).created == 2)
+    // The same text again: skimmed, and found unchanged.
+    var again = streamed.makeBatch()
+    try again.stageDocument(json: Array(text.utf8))
+    #expect(try streamed.applySynchronously(again).unchanged == 2)
+    let read = try Ledger.open(at: directory.path + "/whole", model: HistoryPropertyTests.model)
+    var batch = read.makeBatch()
+    try batch.stage(fileAt: file)
+    #expect(try read.applySynchronously(batch).created == 2)
+    let bands = try directory.write("bands.json", "\u{FEFF}" + #"[{"name": "Gang"}]"#)
+    #expect(try streamed.importFile(at: bands, entity: "Band").created == 1)
+    // Before an element, it is not skipped.
+    let inside = try directory.write("inside.json", "[\u{FEFF}" + #"{"name": "Gang"}]"#)
+    #expect(throws: LedgerError.self) { try streamed.importFile(at: inside, entity: "Band") }
+    var whole = streamed.makeBatch()
+    #expect(throws: LedgerError.self) { try whole.stage(fileAt: inside, as: "Band") }
+    #expect(try streamed.statistics().batches == 3)
+  }
+
+  /// A document of one value that is neither an object nor an array is refused for what it
+  /// is, read as a stream as when read whole.
+  @Test(arguments: ["42", #""Wire""#, "true", "null"])
+  func aDocumentThatIsOneScalarIsRefusedForWhatItIs(text: String) throws {
+    let directory = try TemporaryDirectory()
+    let file = try directory.write("scalar.json", text)
+    let ledger = try Ledger.open(at: directory.storePath, model: HistoryPropertyTests.model)
+    var batch = ledger.makeBatch()
+    var whole: LedgerError?
+    do { try batch.stageDocument(json: Array(text.utf8)) } catch { whole = error }
+    let message = try #require(whole).description
+    #expect(message.contains("expected a JSON object whose keys name collections"))
+    #expect {
+      try ledger.importFile(at: file)
+    } throws: { error in
+      "\(error)" == message
+    }
+    #expect(try ledger.statistics().batches == 0)
+  }
+
   @Test func progressCountsObjectsAndBytesUpToTheWholeFile() throws {
     let directory = try TemporaryDirectory()
     let text = Self.document()

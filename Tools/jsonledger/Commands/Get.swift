@@ -28,9 +28,7 @@ struct Get: AsyncParsableCommand {
     }
     let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     let (object, exported) = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
-    guard let object, let exported else {
-      throw CommandFailure(message: "no \(entity) with key \(key)\(asOf.map { " as of batch \($0)" } ?? "")")
-    }
+    guard let object, let exported else { throw LedgerError.objectNotFound(entity: entity, key: identity, asOf: asOf) }
     if json {
       Output.json(exported)
     } else {
