@@ -37,6 +37,34 @@ struct CLIPolishTests {
     #expect(entity.error.contains("did you mean Album?"), "\(entity.error)")
   }
 
+  /// An argument a command refuses is named with that command's usage (exit 64), before the
+  /// store is opened: never the tool's "Usage: jsonledger <subcommand>".
+  @Test(
+    arguments: [
+      (["export", "STORE", "--entity", "Album", "--where", "label"], "--where takes field=value", "export"),
+      (["export", "STORE", "--where", "label=x"], "--where needs --entity", "export"),
+      (["compact", "STORE", "--before", "999", "--discard"], "--before takes an ISO 8601 time", "compact"),
+      (["serve", "STORE", "--token-file", "TOKEN"], "is 5 characters: use at least 16", "serve"),
+      (["serve", "STORE", "--token-file", "MISSING"], "cannot read the token file", "serve"),
+    ])
+  func aRefusedArgumentIsShownWithItsCommandsUsage(arguments: [String], message: String, command: String) throws {
+    let directory = try TemporaryDirectory()
+    let token = try directory.write("token", "short")
+    let replaced = arguments.map {
+      switch $0 {
+      case "STORE": directory.storePath
+      case "TOKEN": token
+      case "MISSING": directory.path + "/missing"
+      default: $0
+      }
+    }
+    let result = try CommandRunner.run(replaced)
+    #expect(result.status == 64, "\(result.error)")
+    #expect(result.error.contains(message), "\(result.error)")
+    #expect(result.error.contains("Usage: jsonledger \(command) "), "\(result.error)")
+    #expect(!FileManager.default.fileExists(atPath: directory.storePath))
+  }
+
   @Test func exportTakesSeveralWhereByJSONKeyAndByAToOnesKey() throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"

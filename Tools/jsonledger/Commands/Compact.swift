@@ -36,15 +36,22 @@ struct Compact: AsyncParsableCommand {
   @Flag(help: "Print machine-readable JSON.")
   var json = false
 
-  func run() async throws {
-    let date = try before.map { text -> Date in
-      // The whole argument, strictly: `2026-01-01T00:00:00Zjunk` is no time.
-      guard let date = Ledger.time(fromISO8601: text) else {
-        throw ValidationError(
-          "--before takes an ISO 8601 time such as 2026-01-01 or 2026-01-01T00:00:00Z, not \"\(text)\"")
-      }
-      return date
+  func validate() throws {
+    _ = try before.map(Self.horizon)
+  }
+
+  /// The time `--before` gives: the whole argument, strictly (`2026-01-01T00:00:00Zjunk` is
+  /// no time).
+  static func horizon(_ text: String) throws -> Date {
+    guard let date = Ledger.time(fromISO8601: text) else {
+      throw ValidationError(
+        "--before takes an ISO 8601 time such as 2026-01-01 or 2026-01-01T00:00:00Z, not \"\(text)\"")
     }
+    return date
+  }
+
+  func run() async throws {
+    let date = try before.map(Self.horizon)
     guard archive != nil || discard else {
       throw CommandFailure(message: "compact needs an archive file for the batches it moves out: \(Hints.discard)")
     }

@@ -24,6 +24,8 @@ struct Export: AsyncParsableCommand {
 
   func validate() throws {
     guard (1...100).contains(depth) else { throw ValidationError("--depth must be from 1 to 100, not \(depth)") }
+    for filter in `where` { _ = try Self.parseFilter(filter) }
+    if !`where`.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
   }
 
   @Option(
@@ -36,7 +38,6 @@ struct Export: AsyncParsableCommand {
     let ledger = try storeOptions.openForReading()
     let options = ExportOptions(relationships: relationships.export(depth: depth))
     let filters = try `where`.map(Self.parseFilter)
-    if !filters.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
     let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     guard !filters.isEmpty, let entity else {
       // Streamed: written as it is read, one piece at a time.

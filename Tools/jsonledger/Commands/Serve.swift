@@ -48,6 +48,8 @@ struct Serve: AsyncParsableCommand {
       throw ValidationError(
         "serving \(host) (not loopback) takes writes from anyone who reaches it: give --token-file, or --read-only")
     }
+    // Read here to be refused with this command's usage; `run` reads it again to use it.
+    if let tokenFile { _ = try Self.readToken(tokenFile) }
   }
 
   func run() async throws {
