@@ -129,6 +129,13 @@ struct APITests {
           #expect(!String(buffer: response.body).contains(directory.path))
         }
       }
+      // A missing object: the key as the path gave it, quoted in the message.
+      try await client.execute(uri: "/v1/entities/Band/objects/Nobody?asOf=1", method: .get) { response in
+        let body = Self.json(response)
+        #expect(body["key"] == "Nobody")
+        #expect(body["batch"] == 1)
+        #expect(body["message"] == #"no Band with key "Nobody" as of batch 1"#)
+      }
     }
   }
 

@@ -113,10 +113,13 @@ extension LedgerError {
     }
   }
 
-  /// No object of `entity` has `key`, written as JSON (`"Wire"`, `["Wire", 1977]`), so that an
-  /// empty or padded key shows as what it is.
+  /// No object of `entity` has `key`, written in the message as JSON (`"Wire"`, `["Wire",
+  /// 1977]`), so that an empty or padded key shows as what it is. ``key`` holds a text key as
+  /// it is, any other as its JSON.
   public static func objectNotFound(entity: String, key: JSONValue, asOf: UInt64? = nil) -> LedgerError {
-    objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key), asOf: asOf)
+    var error = objectNotFound(entity: entity, key: JSONWriter(options: []).string(from: key), asOf: asOf)
+    if case .string(let text) = key { error.key = text }
+    return error
   }
 
   /// A batch id outside the log, which holds batches `first` to `head` (0 to 0 when empty).
