@@ -159,7 +159,8 @@ extension Ledger {
   /// or is shared under a new identity, refuses the migration.
   private func replayLog(under plan: MigrationPlan, _ txn: Transaction) throws -> Int {
     let lookup = identities(txn, model: plan.next)
-    var owners: [[UInt8]: UInt64] = [:]
+    // By new key: the object that has it, and the batch that created it.
+    var owners: [[UInt8]: (id: UInt64, batch: UInt64)] = [:]
     var key: [UInt8] = []
     return try rebuildProjections(txn, model: plan.next) { record in
       do {
@@ -169,14 +170,22 @@ extension Ledger {
           guard plan.translation.reidentified[change.entity] != nil, let entity = plan.next.resolved(change.entity)
           else { continue }
           OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &key)
-          if let owner = owners[key], owner != change.objectID {
+          if let owner = owners[key], owner.id != change.objectID {
+            // Named by the keys they have now: their ids mean nothing to a user.
+            let ownerRecord = try? txn.value(forKey: StoreKeys.batch(owner.batch), in: layout.log).map {
+              try Self.decodeRecord($0, batchID: owner.batch, versions: versions)
+            }
+            let names = [(owner.id, ownerRecord ?? nil), (change.objectID, record)].map { id, created in
+              created?.changes.first { $0.objectID == id }.map { $0.identity.map(\.keyText).joined(separator: ", ") }
+                ?? "object \(id)"
+            }
             throw TranslationFailure(
               place: change.entity,
               reason:
-                "two objects would share the key \(change.identity.map(\.keyText).joined(separator: ", ")) (objects \(owner) and \(change.objectID))"
+                "two objects would share the key \(change.identity.map(\.keyText).joined(separator: ", ")): \(names[0]) and \(names[1])"
             )
           }
-          owners[key] = change.objectID
+          owners[key] = (change.objectID, record.batchID)
         }
         return translated
       } catch let failure as TranslationFailure {
