@@ -118,6 +118,23 @@ struct Projector {
       try updateIndexes(change, of: packed.entity)
       return
     }
+    // An object created for the first time, its state not known: its state is its change
+    // applied to nothing, a creation's change holds that state's lists whole
+    // (`ObjectState.apply`), and they are written as they are, with no state made of them.
+    if isFirstCreation, known ?? nil == nil, case .whole(let attributes, isNew: true) = change.changedAttributes,
+      case .whole(let links, isNew: true, _) = change.changedLinks
+    {
+      let entity = model.resolved(change.entity)
+      buffers.state.removeAll()
+      StateCoding.write(
+        entity: change.entity, entity, identity: change.identity, attributes: attributes, links: links, since: batchID,
+        into: &buffers.state)
+      try cursors.append(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
+      try register(
+        change, of: entity, isFirstCreation: true, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
+      try updateIndexes(change, of: entity)
+      return
+    }
     let after: ObjectState?
     if let known, known != nil || change.kind != .created {
       after = known
@@ -244,18 +261,27 @@ struct Projector {
       }
       if let stored, stored == change.payloadFingerprint { return }
     }
-    // Built in a buffer of its own, reused: a copy of `objectID` grown by the fingerprint is
-    // an allocation per object.
-    buffers.registration.removeAll(keepingCapacity: true)
-    buffers.registration += buffers.objectID
-    buffers.registration.appendBigEndian(change.payloadFingerprint)
     // A hashed long key keeps the whole encoding for the collision check.
-    if key.count != buffers.identity.count { buffers.registration += buffers.identity }
+    let full = key.count != buffers.identity.count ? buffers.identity : nil
     if isFirstCreation {
-      newKeys.add(key, buffers.registration)
+      newKeys.add(key) { Self.appendRegistration(buffers.objectID, change.payloadFingerprint, full, to: &$0) }
     } else {
+      // Built in a buffer of its own, reused: a copy of `objectID` grown by the fingerprint is
+      // an allocation per object.
+      buffers.registration.removeAll(keepingCapacity: true)
+      Self.appendRegistration(buffers.objectID, change.payloadFingerprint, full, to: &buffers.registration)
       try cursors.put(buffers.registration, forKey: key, in: layout.keys)
     }
+  }
+
+  /// Appends a `keys` value: the object id's bytes, the payload fingerprint, and for a hashed
+  /// key the identity's whole encoding.
+  private static func appendRegistration(
+    _ objectID: [UInt8], _ fingerprint: UInt64, _ fullIdentity: [UInt8]?, to bytes: inout [UInt8]
+  ) {
+    bytes += objectID
+    bytes.appendBigEndian(fingerprint)
+    if let fullIdentity { bytes += fullIdentity }
   }
 
   private func decoding<Decoded>(_ objectID: UInt64, _ decode: () throws(DecodingFailure) -> Decoded) throws
@@ -297,11 +323,12 @@ extension Projector {
     private var bytes: [UInt8] = []
     private var entries: [(keyStart: Int, keyEnd: Int, valueEnd: Int)] = []
 
-    mutating func add(_ key: [UInt8], _ value: [UInt8]) {
+    /// Adds an entry whose value `appendValue` appends, into the buffer where it stays.
+    mutating func add(_ key: [UInt8], value appendValue: (inout [UInt8]) -> Void) {
       let start = bytes.count
       bytes += key
       let keyEnd = bytes.count
-      bytes += value
+      appendValue(&bytes)
       entries.append((start, keyEnd, bytes.count))
     }
 

@@ -23,19 +23,31 @@ enum StateCoding {
     _ state: ObjectState, since: UInt64, model: Model, deltas: [UInt32: (chain: Int, change: LinkChange)] = [:],
     into writer: inout BinaryWriter
   ) {
-    let entity = model.resolved(state.entity)
+    write(
+      entity: state.entity, model.resolved(state.entity), identity: state.identity, attributes: state.attributes,
+      links: state.links, since: since, deltas: deltas, into: &writer)
+  }
+
+  /// The state of an object with these parts, written as `write(_:since:model:deltas:into:)`
+  /// writes a state that holds them: what a creation's change gives (`Projector`), without
+  /// a state made of it first. `entity`: what the model resolves `name` to.
+  static func write(
+    entity name: String, _ entity: ResolvedEntity?, identity: [AttributeValue], attributes: borrowing AttributeList,
+    links: borrowing LinkLists, since: UInt64, deltas: [UInt32: (chain: Int, change: LinkChange)] = [:],
+    into writer: inout BinaryWriter
+  ) {
     if let entity {
       writer.write(varint: UInt64(entity.id))
     } else {
       writer.write(0)
-      writer.write(state.entity)
+      writer.write(name)
     }
-    writer.write(varint: UInt64(state.identity.count))
-    for value in state.identity { writer.write(value) }
+    writer.write(varint: UInt64(identity.count))
+    for value in identity { writer.write(value) }
     writer.write(varint: since)
     // Link lists iterate by ascending id already; empty lists are not written.
-    writer.write(varint: UInt64(state.links.count { !$0.value.isEmpty }))
-    for (id, targets) in state.links where !targets.isEmpty {
+    writer.write(varint: UInt64(links.count { !$0.value.isEmpty }))
+    for (id, targets) in links where !targets.isEmpty {
       writer.write(varint: UInt64(id))
       if !deltas.isEmpty, let (chain, change) = deltas[id] {
         writer.write(UInt8(1))
@@ -50,9 +62,9 @@ enum StateCoding {
     // Both sorted by name: one walk finds each attribute's position.
     let names = entity?.storedAttributeNames ?? []
     var position = 0
-    writer.write(varint: UInt64(state.attributes.count))
-    for index in 0..<state.attributes.count {
-      let name = state.attributes.name(at: index)
+    writer.write(varint: UInt64(attributes.count))
+    for index in 0..<attributes.count {
+      let name = attributes.name(at: index)
       while position < names.count, names[position].name < name { position += 1 }
       if let entity, position < names.count, names[position].name == name {
         writer.write(varint: UInt64(entity.storedAttributeNumbers[position]))
@@ -61,7 +73,7 @@ enum StateCoding {
         writer.write(0)
         writer.write(name)
       }
-      writer.write(state.attributes[valueAt: index], identity: state.identity)
+      writer.write(attributes[valueAt: index], identity: identity)
     }
   }
 

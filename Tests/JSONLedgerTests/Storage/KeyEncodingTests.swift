@@ -15,7 +15,7 @@ struct KeyEncodingTests {
       var newKeys = Projector.NewKeys()
       // Values of every length up to a few hundred bytes, each starting with its index.
       for (index, key) in keys.enumerated() {
-        newKeys.add(key, [UInt8(index)] + [UInt8](repeating: 7, count: index * 37 % 300))
+        newKeys.add(key) { $0 += [UInt8(index)] + [UInt8](repeating: 7, count: index * 37 % 300) }
       }
       var seen: [([UInt8], [UInt8])] = []
       newKeys.forEachInKeyOrder { key, value in seen.append((Array(key), Array(value))) }
