@@ -24,6 +24,41 @@ struct KeyEncodingTests {
     }
   }
 
+  /// An identity's bytes are what the layout says (`OrderedEncoding`), however the encoder
+  /// writes them (a lone text with its root in one reserved write; a text with a NUL byte by
+  /// byte), into a buffer that held a longer or shorter key before.
+  @Test func anIdentityIsEncodedAsItsLayoutSays() async {
+    let input = Gen.int(in: 0...99).array(of: 0...40).array(of: 1...3)
+    var buffer: [UInt8] = Array(repeating: 9, count: 50)
+    await propertyCheck(count: 300, input: input) { parts in
+      // Each part a text of those code points (0 is NUL, 99 is "é"), or a whole number when
+      // it starts with 98.
+      let values: [AttributeValue] = parts.map { part in
+        if part.first == 98 { return .integer(Int64(part.count) - 20) }
+        return .string(String(part.map { $0 == 99 ? "é" : Character(Unicode.Scalar(UInt8($0))) }))
+      }
+      var expected: [UInt8] = [0, 0, 1, 7]
+      for value in values {
+        switch value {
+        case .string(let text):
+          expected.append(1)
+          for byte in text.utf8 { expected += byte == 0 ? [0, 0xFF] : [byte] }
+          expected += [0, 1]
+        case .integer(let number):
+          expected.append(2)
+          expected.appendBigEndian(UInt64(bitPattern: number) ^ (1 << 63))
+        default: break
+        }
+      }
+      OrderedEncoding.encodeIdentity(root: 263, values, into: &buffer)
+      #expect(buffer == expected)
+      if values.count == 1 {
+        OrderedEncoding.encodeIdentity(root: 263, CollectionOfOne(values[0]), into: &buffer)
+        #expect(buffer == expected)
+      }
+    }
+  }
+
   @Test func identityKeysSortLikeTheirStringsAndKeepNULsApart() {
     let names = ["", "a", "a\u{0}", "a\u{0}b", "a\u{0}\u{0}", "a\u{1}", "ab", "b", "é"]
     let keys = names.map { StoreKeys.identity(root: 7, [.string($0)]).key }

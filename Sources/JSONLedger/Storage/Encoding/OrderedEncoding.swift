@@ -15,20 +15,26 @@ enum OrderedEncoding {
   /// given as `CollectionOfOne`, with no array of it).
   static func encodeIdentity(root: UInt32, _ values: some Collection<AttributeValue>, into bytes: inout [UInt8]) {
     bytes.removeAll(keepingCapacity: true)
-    // Byte by byte: four single-byte appends cost less than setting up a copy of four.
-    bytes.append(UInt8(truncatingIfNeeded: root >> 24))
-    bytes.append(UInt8(truncatingIfNeeded: root >> 16))
-    bytes.append(UInt8(truncatingIfNeeded: root >> 8))
-    bytes.append(UInt8(truncatingIfNeeded: root))
+    // The usual identity, one text, written with the root in one reserved write.
+    if values.count == 1, case .string(let text)? = values.first, appendText(text, tag: 1, root: root, to: &bytes) {
+      return
+    }
+    bytes.append(addingCapacity: 4) { appendRoot(root, to: &$0) }
     for value in values { append(value, to: &bytes) }
+  }
+
+  private static func appendRoot(_ root: UInt32, to span: inout OutputSpan<UInt8>) {
+    span.append(UInt8(truncatingIfNeeded: root >> 24))
+    span.append(UInt8(truncatingIfNeeded: root >> 16))
+    span.append(UInt8(truncatingIfNeeded: root >> 8))
+    span.append(UInt8(truncatingIfNeeded: root))
   }
 
   /// Appends one value's encoding.
   static func append(_ value: AttributeValue, to bytes: inout [UInt8]) {
     switch value {
     case .string(let text):
-      bytes.append(1)
-      appendText(text, to: &bytes)
+      appendText(text, tag: 1, to: &bytes)
     case .integer(let number):
       bytes.append(2)
       bytes.appendBigEndian(UInt64(bitPattern: number) ^ (1 << 63))
@@ -39,8 +45,7 @@ enum OrderedEncoding {
       bytes.append(3)
       bytes.appendBigEndian(orderedBits(Double(number)))
     case .decimal(let number):
-      bytes.append(4)
-      appendText("\(number)", to: &bytes)
+      appendText("\(number)", tag: 4, to: &bytes)
     case .bool(let flag):
       bytes += [5, flag ? 1 : 0]
     case .date(let date):
@@ -50,33 +55,44 @@ enum OrderedEncoding {
       bytes.append(7)
       bytes += uuid.bytes
     case .url(let url):
-      bytes.append(8)
-      appendText(url.absoluteString, to: &bytes)
+      appendText(url.absoluteString, tag: 8, to: &bytes)
     case .binary(let data):
       bytes.append(9)
       bytes += data
     case .json(let json):
-      bytes.append(10)
-      appendText(JSONWriter().string(from: json), to: &bytes)
+      appendText(JSONWriter().string(from: json), tag: 10, to: &bytes)
     }
   }
 
-  private static func appendText(_ text: String, to bytes: inout [UInt8]) {
-    // One pass over the UTF-8: copied whole (a memory copy) unless it holds a NUL, the rare
-    // case done byte by byte. The end mark is two single-byte appends, which cost less than
-    // setting up a copy.
-    text.utf8.span.withUnsafeBufferPointer { utf8 in
-      guard let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil else {
-        bytes.append(contentsOf: utf8)
-        return
-      }
-      for byte in utf8 {
+  /// Appends `tag` and the text's encoding, after the root's four bytes when `root` is given.
+  private static func appendText(_ text: String, tag: UInt8, to bytes: inout [UInt8]) {
+    if !appendText(text, tag: tag, root: nil, to: &bytes) {
+      bytes.append(tag)
+      // The rare text that holds a NUL, byte by byte.
+      for byte in text.utf8 {
         bytes.append(byte)
         if byte == 0 { bytes.append(0xFF) }
       }
+      bytes.append(0x00)
+      bytes.append(0x01)
     }
-    bytes.append(0x00)
-    bytes.append(0x01)
+  }
+
+  /// `appendText` of a text without a NUL, in one reserved write: its bytes copied whole (a
+  /// memory copy), the end mark after them. False, with nothing appended, for a text that
+  /// holds a NUL.
+  private static func appendText(_ text: String, tag: UInt8, root: UInt32?, to bytes: inout [UInt8]) -> Bool {
+    text.utf8.span.withUnsafeBufferPointer { utf8 in
+      if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return false }
+      bytes.append(addingCapacity: (root == nil ? 0 : 4) + 1 + utf8.count + 2) { span in
+        if let root { appendRoot(root, to: &span) }
+        span.append(tag)
+        span.appendCopy(of: utf8)
+        span.append(0x00)
+        span.append(0x01)
+      }
+      return true
+    }
   }
 
   /// Doubles as unsigned integers of the same order: negatives inverted, positives with the
@@ -84,5 +100,20 @@ enum OrderedEncoding {
   private static func orderedBits(_ value: Double) -> UInt64 {
     let bits = value.bitPattern
     return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+  }
+}
+
+extension OutputSpan where Element == UInt8 {
+  /// Appends `bytes` in one memory copy, into room the caller reserved for them (as `append`
+  /// requires for each byte). Kept in this module, where it is inlined: from another, it and
+  /// the reserving call were calls (RESULTS.md).
+  @inline(__always)
+  mutating func appendCopy(of bytes: UnsafeBufferPointer<UInt8>) {
+    withUnsafeMutableBufferPointer { buffer, count in
+      guard let source = bytes.baseAddress, let destination = buffer.baseAddress else { return }
+      precondition(buffer.count - count >= bytes.count, "an output span holds fewer bytes than it is given")
+      (destination + count).initialize(from: source, count: bytes.count)
+      count += bytes.count
+    }
   }
 }
