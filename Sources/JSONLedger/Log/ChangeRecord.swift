@@ -242,6 +242,15 @@ extension ObjectChange {
       changedLinks: ChangedLinks(whole: state.links, isNew: creates) { model.isOrdered($0) })
   }
 
+  /// The creation of an object whose state after the batch is `state`, which the change
+  /// takes: its lists move in, not retained a second time and released with the state.
+  init(objectID: UInt64, creating state: consuming ObjectState, model: borrowing Model) {
+    let links = ChangedLinks(whole: state.links, isNew: true) { model.isOrdered($0) }
+    self.init(
+      objectID: objectID, entity: state.entity, identity: state.identity, kind: .created,
+      changedAttributes: .whole(state.attributes, isNew: true), changedLinks: links)
+  }
+
   /// The change between two states of one object, or nil when they are equal. Attributes
   /// come sorted by name and links by relationship id, so equal changes encode equally.
   /// `model` tells which relationships are ordered. `after` and `model` are borrowed: the

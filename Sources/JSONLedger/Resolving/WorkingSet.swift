@@ -130,6 +130,13 @@ struct WorkingSet {
     return slot
   }
 
+  /// Whether the object in `slot` existed before the batch (read from the tag alone: a
+  /// comparison with nil would copy the state).
+  private func existedBefore(_ slot: Int) -> Bool {
+    guard slot < beforeStates.count, case .some = beforeStates[slot] else { return false }
+    return true
+  }
+
   /// The state before the batch of the object in `slot` (nil: it did not exist).
   func before(_ slot: Int) -> ObjectState? { slot < beforeStates.count ? beforeStates[slot] : nil }
 
@@ -317,6 +324,15 @@ struct WorkingSet {
       // A packed state is an object the batch created, and the change holds it as it is.
       if slot < packed.count, let state = packed[slot].take() {
         var change = ObjectChange(objectID: id, created: state)
+        if marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
+        if !afterStates.isEmpty { afterStates.append(nil) }
+        statistics.created += 1
+        changes.append(change)
+        continue
+      }
+      // An object the batch created: its state moves into its change.
+      if !existedBefore(slot), let created = states[slot].take() {
+        var change = ObjectChange(objectID: id, creating: created, model: model)
         if marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
         if !afterStates.isEmpty { afterStates.append(nil) }
         statistics.created += 1
