@@ -16,7 +16,9 @@ enum OrderedEncoding {
   static func encodeIdentity(root: UInt32, _ values: some Collection<AttributeValue>, into bytes: inout [UInt8]) {
     bytes.removeAll(keepingCapacity: true)
     // The usual identity, one text, written with the root in one reserved write.
-    if values.count == 1, case .string(let text)? = values.first, appendText(text, tag: 1, root: root, to: &bytes) {
+    if values.count == 1, case .string(let text)? = values.first,
+      appendTextWithoutNUL(text, tag: 1, root: root, to: &bytes)
+    {
       return
     }
     bytes.append(addingCapacity: 4) { appendRoot(root, to: &$0) }
@@ -64,9 +66,9 @@ enum OrderedEncoding {
     }
   }
 
-  /// Appends `tag` and the text's encoding, after the root's four bytes when `root` is given.
+  /// Appends `tag` and the text's encoding: each NUL as `00 FF`, then the end mark `00 01`.
   private static func appendText(_ text: String, tag: UInt8, to bytes: inout [UInt8]) {
-    if !appendText(text, tag: tag, root: nil, to: &bytes) {
+    if !appendTextWithoutNUL(text, tag: tag, root: nil, to: &bytes) {
       bytes.append(tag)
       // The rare text that holds a NUL, byte by byte.
       for byte in text.utf8 {
@@ -78,10 +80,12 @@ enum OrderedEncoding {
     }
   }
 
-  /// `appendText` of a text without a NUL, in one reserved write: its bytes copied whole (a
-  /// memory copy), the end mark after them. False, with nothing appended, for a text that
-  /// holds a NUL.
-  private static func appendText(_ text: String, tag: UInt8, root: UInt32?, to bytes: inout [UInt8]) -> Bool {
+  /// `appendText` of a text without a NUL, after the root's four bytes when `root` is given,
+  /// in one reserved write: its bytes copied whole (a memory copy), the end mark after them.
+  /// False, with nothing appended, for a text that holds a NUL.
+  private static func appendTextWithoutNUL(_ text: String, tag: UInt8, root: UInt32?, to bytes: inout [UInt8])
+    -> Bool
+  {
     text.utf8.span.withUnsafeBufferPointer { utf8 in
       if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return false }
       bytes.append(addingCapacity: (root == nil ? 0 : 4) + 1 + utf8.count + 2) { span in
