@@ -104,12 +104,29 @@ final class Exporter {
     let keyCase = options.keyCase ?? model.keyCase
     // Codable decoding (`usesModelNames`) sees every property; JSON export only what import maps.
     let keys = EntityKeyTable(entity: resolved, model: model)
-    let attributes = resolved.attributes.filter {
+    var attributes = resolved.attributes.filter {
       options.usesModelNames || ($0.isExported && entity.mapsProperty(withCustomKey: $0.jsonKey))
     }.map {
       AttributeField(
         name: $0.name, path: Self.exportPath(of: $0, keys: keys, keyCase: keyCase, options: options),
         transformer: options.usesModelNames ? nil : $0.transformer)
+    }
+    // A key two attributes are read from (a custom key that is another's name) is written
+    // once: from the identity's attribute if one of them is, else from the first.
+    if !options.usesModelNames {
+      var kept: [[String]: Int] = [:]
+      var dropped = IndexSet()
+      for (index, field) in attributes.enumerated() {
+        guard let earlier = kept[field.path] else {
+          kept[field.path] = index
+          continue
+        }
+        let preferLater =
+          resolved.identity.contains(field.name) && !resolved.identity.contains(attributes[earlier].name)
+        dropped.insert(preferLater ? earlier : index)
+        if preferLater { kept[field.path] = index }
+      }
+      attributes = attributes.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
     }
     let relationships = resolved.relationships.filter {
       options.usesModelNames

@@ -29,6 +29,10 @@ struct EntityKeyTable: Sendable {
   /// The name each renamed property (`renamedFrom`, without a custom key) was renamed from:
   /// its JSON key stays the old name's, since the backend did not rename anything.
   private var previousNames: [String: String] = [:]
+  /// By custom key, the property whose name that key also is (`b` read from `id` beside an
+  /// attribute `id`): the key feeds both, as in Groot and JSONCache each attribute reads its
+  /// own key, and the custom key's property does not take the other's value from it.
+  private var shadowed: [String: Target] = [:]
 
   private static func attribute(_ attribute: Attribute) -> Target {
     .attribute(attribute, nameHash: FNV1a.hash(attribute.name.utf8.span))
@@ -46,7 +50,7 @@ struct EntityKeyTable: Sendable {
       mapsByKeysAlone =
         keyPaths.isEmpty && !entity.isInsertOnly && entity.family.count == 1 && entity.subentityKey == nil
         && declaration.dictionaryTransformer == nil && declaration.entityMapper == nil
-        && entity.attributes.allSatisfy { $0.transformer == nil }
+        && entity.attributes.allSatisfy { $0.transformer == nil } && shadowed.isEmpty
     }
     let customOnly = entity.declaration.mapsOnlyCustomKeys
     func add(_ key: String, _ target: Target, normalize: Bool) {
@@ -80,6 +84,16 @@ struct EntityKeyTable: Sendable {
     }
     for relationship in entity.relationships where !pathRoots.contains(KeyInflection.normalized(relationship.name)) {
       add(relationship.name, .relationship(relationship, byKeys: false), normalize: true)
+    }
+    // A custom key that is, as the names are matched, the name of a property without one.
+    let customKeys =
+      entity.attributes.compactMap { $0.jsonKey }
+      + entity.relationships.compactMap { $0.declaration.jsonKey }
+    for key in customKeys where !key.contains(".") {
+      guard let target = exact[key], let named = normalized[KeyInflection.normalized(key)],
+        named.propertyName != target.propertyName, !named.hasCustomKey
+      else { continue }
+      shadowed[key] = named
     }
     // A renamed property keeps the key of the name it was renamed from (the backend's), as
     // well as its own name, unless it names a key of its own or the old name is another's.
@@ -128,6 +142,10 @@ struct EntityKeyTable: Sendable {
     }
   }
 
+  /// The property a top-level JSON key feeds beside `target(forKey:)`'s: the one whose name
+  /// the key is, when it is another property's custom key.
+  func shadowedTarget(forKey key: String) -> Target? { shadowed.isEmpty ? nil : shadowed[key] }
+
   /// The reserved word or `id` the table reads the attribute `name` from, if that is how
   /// it is found (`wordKeys`); nil when its own name (or custom key) is.
   func wordKey(ofAttribute name: String) -> String? { wordKeys[name] }
@@ -139,5 +157,23 @@ struct EntityKeyTable: Sendable {
   /// The property a top-level JSON key feeds, if any.
   func target(forKey key: String) -> Target? {
     exact[key] ?? normalized[KeyInflection.normalized(key)]
+  }
+}
+
+extension EntityKeyTable.Target {
+  /// The name of the attribute or relationship.
+  var propertyName: String {
+    switch self {
+    case .attribute(let attribute, _): attribute.name
+    case .relationship(let relationship, _): relationship.name
+    }
+  }
+
+  /// Whether the property names a JSON key of its own.
+  var hasCustomKey: Bool {
+    switch self {
+    case .attribute(let attribute, _): attribute.jsonKey != nil
+    case .relationship(let relationship, let byKeys): !byKeys && relationship.declaration.jsonKey != nil
+    }
   }
 }

@@ -149,6 +149,9 @@ struct Mapper: Sendable {
         continue
       }
       assign(member.value, to: target, in: &mapped, entity: entity, at: path, key: member.key, report: &report)
+      if let also = box.table.shadowedTarget(forKey: member.key) {
+        assign(member.value, to: also, in: &mapped, entity: entity, at: path, key: member.key, report: &report)
+      }
     }
     for (target, segments) in box.table.keyPaths {
       var value: JSONValue = .object(object)

@@ -22,6 +22,32 @@ struct CustomKeyRuleTests {
     #expect(exported == [["id": 1, "age_of_person": 24]])
   }
 
+  @Test(arguments: [false, true])
+  func aCustomKeyThatIsAnotherAttributesNameFeedsBoth(asText: Bool) throws {
+    let model = try Model(keyCase: .snakeCase) {
+      Entity("User", identity: ["id"]) {
+        Attribute("id", .int64)
+        Attribute("remote", .int64, jsonKey: "id")
+        Attribute("name", .string)
+      }
+    }
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: model)
+    var batch = ledger.makeBatch()
+    if asText {
+      try batch.stageDocument(json: Array(#"{"users": [{"id": 1, "name": "Ada"}]}"#.utf8))
+    } else {
+      try batch.stage([["id": 1, "name": "Ada"]], as: "User")
+    }
+    _ = try ledger.applySynchronously(batch)
+    let user = try ledger.read { view in try view.object("User", key: 1) }
+    #expect(user?["id"] == .integer(1))
+    #expect(user?["remote"] == .integer(1))
+    // Written once, and what is written imports back.
+    let exported = try ledger.read { view in try view.exportJSON("User") }
+    #expect(exported == [["id": 1, "name": "Ada"]])
+  }
+
   @Test func theFirstKeyOfAKeyPathStaysThePaths() throws {
     let model = try Model(keyCase: .snakeCase) {
       Entity("User", identity: ["id"]) {
