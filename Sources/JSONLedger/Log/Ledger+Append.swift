@@ -3,8 +3,9 @@ import LMDB
 
 extension Ledger {
   /// The one way a new record enters the log: it takes the next batch id (head + 1), the
-  /// time now and the model version it is written under, is encoded, appended with
-  /// `MDB_APPEND` and folded into the projections, all in the caller's write transaction.
+  /// time now and the model version it is written under, is folded into the projections and
+  /// encoded change by change as it is, and appended with `MDB_APPEND`, all in the caller's
+  /// write transaction.
   /// Apply, revert, rewind and migrate write through here; replays (upgrade, restore-log)
   /// through `append(_:_:knownStates:encoded:under:)`. Compact's checkpoint, which replaces
   /// records instead of following them, is the one other writer of the log. Once the
@@ -53,24 +54,34 @@ extension Ledger {
     }
     record.modelVersion = versions.current
     var bytes: EncodedRecord
+    let batchID = record.batchID
+    // What the gate below is told of a new record: its header, without its changes.
+    var header: ChangeRecord?
+    if isNew {
+      header = record
+      header?.changes = []
+    }
+    let projector = Projector(transaction: txn, layout: layout, model: versions.model)
     if let encoded {
       let claimed: UInt64
       do { claimed = try RecordCoding.batchID(ofEncoded: encoded) } catch {
-        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes do not read: \(error)")
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "its bytes do not read: \(error)")
       }
-      guard claimed == record.batchID else {
-        throw LedgerError.corruptRecord(batchID: record.batchID, reason: "its bytes claim batch \(claimed)")
+      guard claimed == batchID else {
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "its bytes claim batch \(claimed)")
       }
       bytes = EncodedRecord(encoded: encoded)
+      try projector.apply(consume record, knownStates: knownStates)
     } else {
-      bytes = RecordCoding.encodeInParts(record)
+      // Encoded as it is folded, each change while the projector has it at hand: so a new
+      // record lists its changes in ascending object id order.
+      var encoder = RecordEncoder(header: record)
+      try projector.apply(consume record, knownStates: knownStates) { change in encoder.append(change) }
+      bytes = encoder.finish()
     }
-    // A new record of a replica goes to its remote first (`passGate`); the transaction
-    // commits only when the remote took it.
-    if isNew { try passGate(record, bytes: bytes.joined, under: versions, txn) }
-    let batchID = record.batchID
-    try Projector(transaction: txn, layout: layout, model: versions.model).apply(
-      consume record, knownStates: knownStates)
+    // A new record of a replica goes to its remote (`passGate`) before the transaction
+    // commits, which it does only when the remote took it.
+    if let header { try passGate(header, bytes: bytes.joined, under: versions, txn) }
     // The log takes the record last, in the same transaction: by then the projector has let
     // the changes go, and the parts go as they are copied into the log's room, so a large
     // record is never held twice nor beside its changes.

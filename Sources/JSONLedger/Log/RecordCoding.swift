@@ -13,7 +13,8 @@ import Foundation
 /// set when an old value follows and bit 0 when a new one does (a value equal to one of the
 /// identity's is written as a reference to it). A link change is the relationship id, then
 /// either 0 and the removed and added ids, or 1 and an ordered list's whole old and new lists
-/// (`write(compactIDs:)`).
+/// (`write(compactIDs:)`). The log's records list their changes in ascending object id
+/// order, the order the projector folds them in and `RecordEncoder` is handed them.
 ///
 /// Records of format 3 (names spelled out in each change, absent values written) still
 /// decode, for `Ledger.upgrade(at:)`. A record whose checksum fails, or whose format version
@@ -27,138 +28,14 @@ enum RecordCoding {
   /// The record's bytes in parts of about `EncodedRecord.partSize` (the last with the
   /// checksum): what the log takes a new record as.
   static func encodeInParts(_ record: ChangeRecord) -> EncodedRecord {
-    // Indices rather than `for … in`: each iterator holds a copy of its array (a retain and
-    // a release per array, several per change).
+    var encoder = RecordEncoder(header: record)
+    // Indices rather than `for … in`: an iterator holds a copy of the array.
     let changes = record.changes
-    var entities = NameIndex()
-    var attributes = NameIndex()
-    var entityPositions: [UInt32] = []
-    entityPositions.reserveCapacity(changes.count)
-    // Each attribute change's name position, in order: found once, read back as written.
-    var attributePositions: [UInt32] = []
-    let attributeCount = changes.reduce(0) { $0 + $1.changedAttributes.count }
-    attributePositions.reserveCapacity(attributeCount)
-    // By entity, the names the last change of that entity listed, with their positions: the
-    // changes of one entity mostly list the same names, so each name is first compared with
-    // the one at its place there (one step for equal short names) before the index is asked.
-    var lastNames: [[(name: String, position: UInt32)]] = []
-    for index in changes.indices {
-      let entity = entities.position(of: changes[index].entity)
-      entityPositions.append(UInt32(entity))
-      while lastNames.count <= entity { lastNames.append([]) }
-      var ordinal = 0
-      changes[index].changedAttributes.forEachName { name in
-        defer { ordinal += 1 }
-        if ordinal < lastNames[entity].count, lastNames[entity][ordinal].name == name {
-          attributePositions.append(lastNames[entity][ordinal].position)
-          return
-        }
-        let position = UInt32(attributes.position(of: name))
-        attributePositions.append(position)
-        if ordinal < lastNames[entity].count {
-          lastNames[entity][ordinal] = (name, position)
-        } else {
-          lastNames[entity].append((name, position))
-        }
-      }
-    }
-    // Reserved once: a buffer that grows holds its old and new copies at once. 32 bytes a
-    // change (its id, kind, fingerprint, a short identity, a to-one link or two) and 12 an
-    // attribute are a little over as a rule; a large record is written a part at a time.
-    let estimate = 256 + 32 * changes.count + 12 * attributeCount
-    var writer = BinaryWriter(capacity: min(estimate, EncodedRecord.partSize + EncodedRecord.partSize / 8))
-    var encoded = EncodedRecord()
-    for byte in magic { writer.write(byte) }
-    writer.write(UInt8(ChangeRecord.formatVersion >> 8))
-    writer.write(UInt8(ChangeRecord.formatVersion & 0xFF))
-    writeHeader(record, into: &writer)
-    writer.write(varint: UInt64(record.modelVersion))
-    for table in [entities, attributes] {
-      writer.write(varint: UInt64(table.names.count))
-      for name in table.names { writer.write(name) }
-    }
-    writer.write(varint: UInt64(changes.count))
-    var previousID: UInt64 = 0
-    var nextAttribute = 0
-    for index in changes.indices {
-      if writer.bytes.count >= EncodedRecord.partSize {
-        encoded.append(writer.bytes)
-        writer = BinaryWriter(capacity: EncodedRecord.partSize + EncodedRecord.partSize / 8)
-      }
-      writer.write(signed: Int64(bitPattern: changes[index].objectID &- previousID))
-      previousID = changes[index].objectID
-      writer.write(varint: UInt64(entityPositions[index]))
-      // A packed creation's identity, values and lists are copied from its state's bytes: a
-      // state writes them as a record does (`PackedState`).
-      let identity: [AttributeValue]
-      let packedLayout: PackedState.Layout?
-      if case .packed(let packed) = changes[index].changedAttributes {
-        identity = []
-        let layout = packed.layout
-        packedLayout = layout
-        writer.append(encoded: packed.bytes[layout.identity])
-      } else {
-        identity = changes[index].identity
-        packedLayout = nil
-        writer.write(varint: UInt64(identity.count))
-        for valueIndex in identity.indices { writer.write(identity[valueIndex]) }
-      }
-      writer.write(changes[index].kind.rawValue)
-      writer.write(bigEndian: changes[index].payloadFingerprint)
-      writer.write(varint: UInt64(packedLayout?.attributeCount ?? changes[index].changedAttributes.count))
-      switch changes[index].changedAttributes {
-      case .listed(let attributeChanges):
-        for change in attributeChanges.indices {
-          let position = UInt64(attributePositions[nextAttribute])
-          nextAttribute += 1
-          let (old, new) = (attributeChanges[change].old, attributeChanges[change].new)
-          writer.write(varint: position << 2 | (old == nil ? 0 : 2) | (new == nil ? 0 : 1))
-          if let old { writer.write(old, identity: identity) }
-          if let new { writer.write(new, identity: identity) }
-        }
-      case .whole(let list, let isNew):
-        // Each value written where it lies in the state's list: wrapping it as an old or a
-        // new value would copy it.
-        list.forEachEntry { _, value in
-          let position = UInt64(attributePositions[nextAttribute])
-          nextAttribute += 1
-          writer.write(varint: position << 2 | (isNew ? 1 : 2))
-          writer.write(value, identity: identity)
-        }
-      case .packed(let packed):
-        packed.forEachAttributeValue(from: packedLayout ?? packed.layout) { value in
-          let position = UInt64(attributePositions[nextAttribute])
-          nextAttribute += 1
-          writer.write(varint: position << 2 | 1)
-          writer.append(encoded: packed.bytes[value])
-        }
-      }
-      writer.write(varint: UInt64(packedLayout?.listCount ?? changes[index].changedLinks.count))
-      switch changes[index].changedLinks {
-      case .listed(let links):
-        for link in links { writeLink(link, into: &writer) }
-      case .whole(let lists, let isNew, let ordered):
-        // Each list linked or unlinked whole, written from the state's lists as they are.
-        for (position, (id, list)) in lists.enumerated() {
-          writeLink(
-            id, isOrdered: ordered & (1 << UInt64(position)) != 0, old: isNew ? [] : list, new: isNew ? list : [],
-            into: &writer)
-        }
-      case .packed(let packed):
-        packed.forEachList(from: packedLayout ?? packed.layout) { id, ids in
-          writer.write(varint: UInt64(id))
-          writer.write(UInt8(packed.isOrdered(id) ? 1 : 0))
-          writer.write(compactIDs: [UInt64]())
-          writer.append(encoded: packed.bytes[ids])
-        }
-      }
-    }
-    writer.write(bigEndian: encoded.checksum(endingWith: writer.bytes))
-    encoded.appendLast(writer.bytes)
-    return encoded
+    for index in changes.indices { encoder.append(changes[index]) }
+    return encoder.finish()
   }
 
-  private static func writeHeader(_ record: ChangeRecord, into writer: inout BinaryWriter) {
+  static func writeHeader(_ record: borrowing ChangeRecord, into writer: inout BinaryWriter) {
     writer.write(varint: record.batchID)
     writer.write(signed: DateCoding.microseconds(record.time))
     writer.write(record.kind.rawValue)
@@ -176,7 +53,7 @@ enum RecordCoding {
   }
 
   /// Names in the order first used, each with its position.
-  private struct NameIndex {
+  struct NameIndex {
     private(set) var names: [String] = []
     private var positions: [String: Int] = [:]
     private var last: (name: String, position: Int)?
@@ -337,7 +214,7 @@ enum RecordCoding {
 
   /// A link change: an ordered relationship's whole lists before and after, any other's
   /// removed and added targets.
-  private static func writeLink(_ link: LinkChange, into writer: inout BinaryWriter) {
+  static func writeLink(_ link: LinkChange, into writer: inout BinaryWriter) {
     if let order = link.order {
       writeLink(link.relationshipID, isOrdered: true, old: order.old, new: order.new, into: &writer)
     } else {
@@ -349,7 +226,7 @@ enum RecordCoding {
   /// after for an ordered relationship, or tag 0 and the targets unlinked and linked for any
   /// other (`write(compactIDs:)`). A list linked or unlinked whole is either, with `old` or
   /// `new` empty.
-  private static func writeLink(
+  static func writeLink(
     _ relationshipID: UInt32, isOrdered: Bool, old: some Collection<UInt64>, new: some Collection<UInt64>,
     into writer: inout BinaryWriter
   ) {

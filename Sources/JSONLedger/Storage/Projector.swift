@@ -21,8 +21,13 @@ struct Projector {
   /// not hold it twice. Replay passes none.
   ///
   /// The record is consumed: each change is moved out and let go once folded, so that a
-  /// large record's changes are released while the transaction's pages grow.
-  func apply(_ record: consuming ChangeRecord, knownStates: consuming [ObjectState?]? = nil) throws {
+  /// large record's changes are released while the transaction's pages grow. Each change is
+  /// handed to `visit` just before it is folded, in ascending object id order, the order
+  /// folding takes (`Ledger.append` encodes the record there, while the change is warm).
+  func apply(
+    _ record: consuming ChangeRecord, knownStates: consuming [ObjectState?]? = nil,
+    visiting visit: (ObjectChange) -> Void = { _ in }
+  ) throws {
     var changes = record.changes
     record.changes = []
     precondition(knownStates == nil || knownStates?.count == changes.count, "known states must match the changes")
@@ -56,6 +61,7 @@ struct Projector {
           FreedMemory.returnUnusedRoom(of: &known)
         }
         step += 1
+        visit(change)
         let knownState: ObjectState?? = hasKnownStates ? known.popLast() : nil
         let sequence = ObjectIDs.sequence(of: change.objectID)
         nextSequence = max(nextSequence, sequence + 1)

@@ -1,8 +1,10 @@
 import Foundation
+import JSONLedgerJSON
+import JSONLedgerTestSupport
 import PropertyBased
 import Testing
 
-@testable import JSONLedger
+@_spi(Replication) @testable import JSONLedger
 
 @Suite("Change record encoding")
 struct RecordCodingTests {
@@ -110,5 +112,38 @@ struct RecordCodingTests {
     var bytes = RecordCoding.encode(record)
     bytes[bytes.count / 2] ^= 0x10
     #expect(throws: RecordCoding.Failure.self) { try RecordCoding.decode(bytes, model: MappingRuleTests.model) }
+  }
+}
+
+@Suite("A new record as the log keeps it")
+struct AppendedRecordTests {
+  /// The log's record is encoded change by change while the projector folds it, in
+  /// ascending object id order: objects stored before the batch, then those it created. Its
+  /// bytes are those of the record it decodes to, encoded whole; a large one too.
+  @Test(arguments: [3, 20_000])
+  func aNewRecordListsItsChangesByObjectIDAndEncodesAsItDecodes(albums: Int) throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: try Fixtures.bandsModel())
+    var first = ledger.makeBatch()
+    try first.stage([["name": "Japan", "formed": 1974], ["name": "Can", "formed": 1968]], as: "Band")
+    _ = try ledger.applySynchronously(first)
+    // New albums staged before the stored bands they change.
+    var second = ledger.makeBatch()
+    try second.stage(
+      .array(
+        (0..<albums).map {
+          .object(["name": .string("album \($0)"), "label": .string("a label of some length \($0)")])
+        }),
+      as: "Album")
+    try second.stage([["name": "Can", "formed": 1969], ["name": "Japan", "formed": 1975]], as: "Band")
+    let summary = try ledger.applySynchronously(second)
+    let record = try ledger.record(summary.batchID)
+    let ids = record.changes.map(\.objectID)
+    #expect(ids == ids.sorted())
+    #expect(record.changes.prefix(2).map(\.entity) == ["Band", "Band"])
+    #expect(record.changes.count == albums + 2)
+    let stored = try ledger.encodedRecord(summary.batchID)
+    #expect(stored == RecordCoding.encode(record))
+    #expect((stored.count > EncodedRecord.partSize) == (albums > 3))
   }
 }
