@@ -46,6 +46,11 @@ struct CLIPolishTests {
       (["compact", "STORE", "--before", "999", "--discard"], "--before takes an ISO 8601 time", "compact"),
       (["serve", "STORE", "--token-file", "TOKEN"], "is 5 characters: use at least 16", "serve"),
       (["serve", "STORE", "--token-file", "MISSING"], "cannot read the token file", "serve"),
+      (["log", "STORE", "--limit=-1"], "--limit must be 1 or more, not -1", "log"),
+      (["log", "STORE", "--entity", "Album", "--key", "a", "--limit=-1"], "--limit must be 1 or more", "log"),
+      (["log", "STORE", "--limit", "0"], "--limit must be 1 or more, not 0", "log"),
+      (["stress", "STORE", "--batches=-1"], "cannot be negative", "stress"),
+      (["read-check", "STORE", "--reads=-1"], "--reads cannot be negative", "read-check"),
     ])
   func aRefusedArgumentIsShownWithItsCommandsUsage(arguments: [String], message: String, command: String) throws {
     let directory = try TemporaryDirectory()

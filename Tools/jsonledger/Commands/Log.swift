@@ -21,6 +21,7 @@ struct Log: AsyncParsableCommand {
 
   func validate() throws {
     if (entity == nil) != (key == nil) { throw ValidationError("--entity and --key go together") }
+    if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more, not \(limit)") }
   }
 
   func run() async throws {

@@ -23,6 +23,10 @@ struct Stress: AsyncParsableCommand {
     }}
     """#
 
+  func validate() throws {
+    guard batches >= 0, objects >= 0 else { throw ValidationError("--batches and --objects cannot be negative") }
+  }
+
   func run() async throws {
     var options = Ledger.Options()
     options.durability = writeOptions.durability
@@ -51,6 +55,10 @@ struct ReadCheck: AsyncParsableCommand {
 
   @OptionGroup var storeOptions: StoreOptions
   @Option var reads = 200
+
+  func validate() throws {
+    guard reads >= 0 else { throw ValidationError("--reads cannot be negative") }
+  }
 
   func run() async throws {
     let ledger = try storeOptions.open()
