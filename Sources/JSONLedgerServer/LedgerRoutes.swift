@@ -50,7 +50,9 @@ public struct LedgerRoutes: Sendable {
   }
 
   /// Adds the API, the feed of changes, the OpenAPI document, `/healthz`, the console and,
-  /// with a registry, `/metrics` to `router`.
+  /// with a registry, `/metrics` to `router`. A request under `/v1/` that no route takes is
+  /// answered as JSON too: `405` with `Allow` when the path has routes of other methods, else
+  /// `404` (`UnmatchedRoutes`, which sees the routes the router has once these are added).
   public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
     if let metrics {
       addMetricsRoute(to: router, metrics)
@@ -58,6 +60,7 @@ public struct LedgerRoutes: Sendable {
     } else {
       addMeasuredRoutes(to: router)
     }
+    router.add(middleware: UnmatchedRoutes(router.routes))
   }
 
   private func addMeasuredRoutes<Routes: RouterMethods>(to router: Routes) {

@@ -139,6 +139,39 @@ struct APITests {
     }
   }
 
+  /// A request under `/v1/` that no route takes is answered as JSON: 405 with `Allow` when
+  /// its path has routes of other methods, else 404. With metrics (the routes in a group) too.
+  /// Other paths are the router's to answer.
+  @Test(arguments: [false, true])
+  func aRequestNoRouteTakesIsAnsweredAsJSONWithTheMethodsItsPathTakes(withMetrics: Bool) async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let router = Router()
+    LedgerRoutes(ledger: ledger, metrics: withMetrics ? PrometheusCollectorRegistry() : nil).addRoutes(to: router)
+    try await Application(router: router).test(.router) { client in
+      let cases: [(String, HTTPRequest.Method, HTTPResponse.Status, String, String?)] = [
+        ("/v1/nope", .get, .notFound, "routeNotFound", nil),
+        ("/v1/entities/Band/objects/Japan/nope", .get, .notFound, "routeNotFound", nil),
+        ("/v1/batches", .get, .methodNotAllowed, "methodNotAllowed", "POST"),
+        ("/v1/log", .delete, .methodNotAllowed, "methodNotAllowed", "GET"),
+        ("/v1/entities/Band/objects/Japan", .put, .methodNotAllowed, "methodNotAllowed", "GET"),
+        ("/v1/batches/1", .post, .methodNotAllowed, "methodNotAllowed", "GET"),
+      ]
+      for (uri, method, status, code, allow) in cases {
+        try await client.execute(uri: uri, method: method) { response in
+          #expect(response.status == status, "\(method) \(uri)")
+          #expect(Self.json(response)["code"]?.stringValue == code, "\(method) \(uri)")
+          #expect(response.headers[.allow] == allow, "\(method) \(uri)")
+        }
+      }
+      try await client.execute(uri: "/v1/batches/1", method: .get) { response in #expect(response.status == .ok) }
+      try await client.execute(uri: "/nope", method: .get) { response in
+        #expect(response.status == .notFound)
+        #expect(response.body.readableBytes == 0)
+      }
+    }
+  }
+
   @Test func aPostedBatchIsAppliedOnceAndItsProblemsAreAnsweredByJSONPath() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)
