@@ -38,18 +38,6 @@ enum ChangedAttributes: Sendable {
     }
   }
 
-  /// Calls `body` with each attribute's name, in name order.
-  func forEachName(_ body: (String) throws -> Void) rethrows {
-    switch self {
-    case .listed(let changes):
-      for index in changes.indices { try body(changes[index].name) }
-    case .whole(let list, _):
-      try list.forEachEntry { name, _ in try body(name) }
-    case .packed(let state):
-      try state.forEachAttribute(from: state.layout) { name, _ in try body(name) }
-    }
-  }
-
   /// Calls `body` with each attribute's name, value before and value after, by name.
   func forEachAttribute(_ body: (String, AttributeValue?, AttributeValue?) throws -> Void) rethrows {
     switch self {

@@ -125,22 +125,6 @@ struct PackedState: Sendable {
     }
   }
 
-  /// Calls `body` with the range of each attribute's value in `bytes`, in name order, without
-  /// naming the attribute. `layout`: this state's.
-  func forEachAttributeValue(from layout: Layout, _ body: (Range<Int>) -> Void) {
-    var reader = BinaryReader(bytes, position: layout.attributes)
-    for _ in 0..<layout.attributeCount {
-      let value = expect { () throws(DecodingFailure) in
-        // An attribute the model does not number is written with its name.
-        if try reader.readCount() == 0 { try reader.skip(try reader.readCount()) }
-        let start = reader.position
-        try reader.skipValue()
-        return start..<reader.position
-      }
-      body(value)
-    }
-  }
-
   /// Calls `body` with each link list's relationship id and the range of its ids in `bytes`
   /// (as `BinaryWriter.write(compactIDs:)` wrote them), by relationship id. `layout`: this
   /// state's.
