@@ -161,8 +161,8 @@ public struct ObjectChange: Sendable {
     }
   }
   /// The identity values, unless the change is a packed creation (`identity` reads them
-  /// from its state then).
-  private var heldIdentity: [AttributeValue]
+  /// from its state then; this is empty).
+  private(set) var heldIdentity: [AttributeValue]
   /// The fingerprint of the payload whose application alone made this change
   /// (`PayloadFingerprint`), or 0: kept in `keys` so that a re-import of the same payload
   /// can skip the object.

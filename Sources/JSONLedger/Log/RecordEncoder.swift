@@ -56,19 +56,25 @@ struct RecordEncoder {
     while lastNames.count <= entity { lastNames.append([]) }
     // A packed creation's identity, values and lists are copied from its state's bytes: a
     // state writes them as a record does (`PackedState`).
-    let identity: [AttributeValue]
     let packedLayout: PackedState.Layout?
     if case .packed(let packed) = change.changedAttributes {
-      identity = []
       let layout = packed.layout
       packedLayout = layout
       writer.append(encoded: packed.bytes[layout.identity])
     } else {
-      identity = change.identity
       packedLayout = nil
-      writer.write(varint: UInt64(identity.count))
-      for valueIndex in identity.indices { writer.write(identity[valueIndex]) }
+      writer.write(varint: UInt64(change.heldIdentity.count))
+      for valueIndex in change.heldIdentity.indices { writer.write(change.heldIdentity[valueIndex]) }
     }
+    // The identity where the change holds it (empty for a packed creation): a copy would
+    // retain its array, which in a large batch is a cache miss on memory met once.
+    appendRest(of: change, identity: change.heldIdentity, entity: entity, packedLayout: packedLayout)
+  }
+
+  /// `append`'s part after the identity: kind, fingerprint, attributes and links.
+  private mutating func appendRest(
+    of change: borrowing ObjectChange, identity: [AttributeValue], entity: Int, packedLayout: PackedState.Layout?
+  ) {
     writer.write(change.kind.rawValue)
     writer.write(bigEndian: change.payloadFingerprint)
     writer.write(varint: UInt64(packedLayout?.attributeCount ?? change.changedAttributes.count))

@@ -327,7 +327,7 @@ struct WorkingSet {
         if marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
         if !afterStates.isEmpty { afterStates.append(nil) }
         statistics.created += 1
-        changes.append(change)
+        changes.append(consume change)
         continue
       }
       // An object the batch created: its state moves into its change.
@@ -336,7 +336,7 @@ struct WorkingSet {
         if marks[slot].version == versions[slot] { change.payloadFingerprint = marks[slot].fingerprint }
         if !afterStates.isEmpty { afterStates.append(nil) }
         statistics.created += 1
-        changes.append(change)
+        changes.append(consume change)
         continue
       }
       // Moved out, not copied: the working states are not read after this.
@@ -362,7 +362,7 @@ struct WorkingSet {
       case .updated: statistics.updated += 1
       case .deleted: statistics.deleted += 1
       }
-      changes.append(change)
+      changes.append(consume change)
     }
     packed = []
     return (changes, statistics)
