@@ -30,6 +30,10 @@ struct WorkingSet {
   private var packed: [PackedState?] = []
   /// By slot: the part of the batch that last touched the object (`packColdStates` counts).
   private var touched: [UInt32] = []
+  /// By slot, up to the last slot when states were last packed: how many times the state
+  /// was packed. One packed `n` times is packed again only once `2^n` parts went by without
+  /// touching it (`packColdStates`).
+  private var timesPacked: [UInt8] = []
   private var part: UInt32 = 0
   /// The slots whose working state is that of an object the batch creates, unpacked: each
   /// once, from its creation or its unpacking until `packColdStates` packs it. Kept from the
@@ -212,6 +216,12 @@ struct WorkingSet {
   /// did not touch, and starts the next part: a large batch read in parts holds the states
   /// it created as their bytes (`PackedState`), and those of the last two parts whole.
   /// Packing starts once the batch holds `objectsBeforePacking` objects.
+  ///
+  /// A state unpacked again waits longer each time before it is packed again: twice as many
+  /// parts as the time before. An object the parts keep coming back to (a band each part's
+  /// albums link to, a few parts apart) stays whole after a few rounds, instead of being
+  /// decoded and encoded again for every part that touches it; one touched once more is
+  /// packed again two parts later.
   mutating func packColdStates() {
     defer { part &+= 1 }
     if !listsCreations {
@@ -228,16 +238,21 @@ struct WorkingSet {
     }
     guard !unpackedCreations.isEmpty else { return }
     if packed.count < ids.count { packed.append(contentsOf: repeatElement(nil, count: ids.count - packed.count)) }
+    if timesPacked.count < ids.count {
+      timesPacked.append(contentsOf: repeatElement(0, count: ids.count - timesPacked.count))
+    }
     var stillWorking: [Int] = []
     for slot in unpackedCreations {
       // Deleted since it was created: no longer listed (a new state lists it again).
       guard case .some = states[slot] else { continue }
-      guard touched[slot] != part, let state = states[slot].take() else {
+      let partsUntouched = part &- touched[slot]
+      guard partsUntouched >= 1 << min(timesPacked[slot], 16), let state = states[slot].take() else {
         stillWorking.append(slot)
         continue
       }
       if let packedState = PackedState(state, model: model, scratch: &packingBuffer) {
         packed[slot] = packedState
+        timesPacked[slot] = min(timesPacked[slot] + 1, 16)
       } else {
         // Not one to pack (`PackedState.init`): kept whole, and no longer listed.
         states[slot] = state
@@ -312,6 +327,7 @@ struct WorkingSet {
     slots = SlotTable()
     newSlots = []
     touched = []
+    timesPacked = []
     unpackedCreations = []
     packingBuffer = BinaryWriter(capacity: 0)
     if ids.count >= Ledger.largeBatch { FreedMemory.returnToSystem() }

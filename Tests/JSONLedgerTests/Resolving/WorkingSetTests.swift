@@ -303,6 +303,38 @@ struct WorkingSetTests {
     }
   }
 
+  /// A created state unpacked again (its object touched by a later part) is packed again only
+  /// once twice as many parts as before went by without touching it: an object the parts keep
+  /// coming back to is not decoded and encoded again for each of them.
+  @Test(arguments: [(untouchedParts: 1, packed: false), (untouchedParts: 2, packed: true)])
+  func aStateUnpackedAgainWaitsTwiceAsLongBeforeItIsPackedAgain(untouchedParts: Int, packed: Bool) throws {
+    try Self.withWorkingSet { objects, ids, _ in
+      let japan = try #require(ids["Japan"])
+      let root = try #require(Self.model.resolved("Album")).rootID
+      let band = try #require(Self.model.resolved("Album")?.relationshipIndex["band"]).id
+      let first = try objects.source.nextObjectSequence()
+      let albums = (0..<4).map { ObjectIDs.make(root: root, sequence: first + UInt64($0)) }
+      for (index, album) in albums.enumerated() {
+        _ = objects.addNewSlot(album)
+        var state = ObjectState(entity: "Album", identity: [.string("Album \(index)")])
+        state.links[band] = [japan]
+        try objects.set(album, to: state)
+      }
+      objects.objectsBeforePacking = 4
+      objects.packColdStates()
+      // A part that touches none: every album is packed at its end, once.
+      objects.packColdStates()
+      // Album 0 is changed, and so unpacked; the part after leaves it whole, as the first time.
+      try objects.update(albums[0]) { $0.attributes["label"] = .string("Hansa") }
+      objects.packColdStates()
+      for _ in 0..<untouchedParts { objects.packColdStates() }
+      let (changes, _) = objects.finish(ignoredKeys: [])
+      let isPacked = changes.map { if case .packed = $0.changedAttributes { true } else { false } }
+      #expect(isPacked == [packed, true, true, true])
+      #expect(changes[0].attributes.first { $0.name == "label" }?.new == .string("Hansa"))
+    }
+  }
+
   @Test func seededStatesAreNotReadAgain() throws {
     try Self.withWorkingSet { objects, ids, _ in
       let japan = try #require(ids["Japan"])
