@@ -12,15 +12,21 @@ struct PackedState: Sendable {
   /// The state's entity, which names its attributes by number.
   let entity: ResolvedEntity
 
-  /// `state` packed, or nil when its bytes would not read back as the same state: an entity
-  /// the model does not have, an empty link list (a stored state keeps none), or a
-  /// relationship whose order the entity does not tell as the model does. `scratch` is
-  /// reused between calls; the bytes kept are a copy of just the right size.
-  init?(_ state: ObjectState, model: Model, scratch: inout BinaryWriter) {
+  /// The entity `state` packs under, or nil when its bytes would not read back as the same
+  /// state: an entity the model does not have, an empty link list (a stored state keeps
+  /// none), or a relationship whose order the entity does not tell as the model does.
+  static func entity(packing state: borrowing ObjectState, model: Model) -> ResolvedEntity? {
     guard let entity = model.resolved(state.entity), entity.name == state.entity else { return nil }
     for (id, list) in state.links where list.isEmpty || model.isOrdered(id) != Self.isOrdered(id, in: entity) {
       return nil
     }
+    return entity
+  }
+
+  /// `state` packed under `entity`, which `entity(packing:model:)` gave for it. `scratch` is
+  /// reused between calls; the bytes kept are a copy of just the right size. The state is
+  /// consumed: passed on, it is not copied (each copy retains its lists).
+  init(_ state: consuming ObjectState, entity: ResolvedEntity, model: Model, scratch: inout BinaryWriter) {
     scratch.removeAll()
     StateCoding.write(state, since: 0, model: model, into: &scratch)
     bytes = scratch.bytes.withUnsafeBufferPointer { written in

@@ -246,19 +246,27 @@ struct WorkingSet {
       // Deleted since it was created: no longer listed (a new state lists it again).
       guard case .some = states[slot] else { continue }
       let partsUntouched = part &- touched[slot]
-      guard partsUntouched >= 1 << min(timesPacked[slot], 16), let state = states[slot].take() else {
+      guard partsUntouched >= 1 << min(timesPacked[slot], 16) else {
         stillWorking.append(slot)
         continue
       }
-      if let packedState = PackedState(state, model: model, scratch: &packingBuffer) {
-        packed[slot] = packedState
-        timesPacked[slot] = min(timesPacked[slot] + 1, 16)
-      } else {
-        // Not one to pack (`PackedState.init`): kept whole, and no longer listed.
-        states[slot] = state
+      // Checked where it lies, then moved into its packing: a copy would retain each of its
+      // lists, met again here for the first time in many parts.
+      guard let entity = Self.packingEntity(of: &states[slot], model: model), let state = states[slot].take() else {
+        // Not one to pack (`PackedState.entity(packing:model:)`): kept whole, and no longer listed.
+        continue
       }
+      packed[slot] = PackedState(state, entity: entity, model: model, scratch: &packingBuffer)
+      timesPacked[slot] = min(timesPacked[slot] + 1, 16)
     }
     unpackedCreations = stillWorking
+  }
+
+  /// `PackedState.entity(packing:model:)` of a state where it lies (an `inout` access borrows
+  /// it; a read would copy it).
+  private static func packingEntity(of state: inout ObjectState?, model: Model) -> ResolvedEntity? {
+    guard case .some = state else { return nil }
+    return PackedState.entity(packing: state!, model: model)
   }
 
   /// One link list of an object in the working state (empty when it has none).

@@ -38,6 +38,14 @@ struct JSONStreamTests {
 
   /// As `JSONParser` reads a document: a byte order mark it begins with is skipped, and one
   /// anywhere else is an unexpected byte, whichever block it falls in.
+  /// A backslash escapes the byte after it, also a backslash, also where a block ends between
+  /// the two: a string ending in an escaped backslash ends at its quote.
+  @Test(arguments: [1, 2, 3, 5, 1 << 20])
+  func escapedBackslashesAndQuotesEndStringsWhereTheyEnd(blockSize: Int) throws {
+    let streamed = try elements(#"[ "x\\", {"k": "\\\"}]", "l": ["\\"]}, "\\\\", "a\"b" ]"#, blockSize: blockSize)
+    #expect(streamed.map(\.1) == [#"x\"#, ["k": #"\"}]"#, "l": [#"\"#]], #"\\"#, #"a"b"#])
+  }
+
   @Test(arguments: [1, 2, 3, 4, 1 << 20])
   func aByteOrderMarkBeforeTheDocumentIsSkipped(blockSize: Int) throws {
     let streamed = try elements("\u{FEFF}" + #"{"bands": [{"name": "Wire"}, 2]}"#, blockSize: blockSize)

@@ -80,7 +80,8 @@ struct PackedStateTests {
   @Test func aPackedStateReadsBackAsItsStateAndIsTheBytesTheStoreKeeps() throws {
     var scratch = BinaryWriter()
     for state in [try Self.album(), try Self.band()] {
-      let packed = try #require(PackedState(state, model: Self.model, scratch: &scratch))
+      let entity = try #require(PackedState.entity(packing: state, model: Self.model))
+      let packed = PackedState(state, entity: entity, model: Self.model, scratch: &scratch)
       #expect(packed.state == state)
       #expect(packed.identity == state.identity)
       #expect(packed.layout.attributeCount == state.attributes.count)
@@ -122,7 +123,8 @@ struct PackedStateTests {
   @Test func aPackedCreationIsTheCreationOfItsState() throws {
     var scratch = BinaryWriter()
     for (objectID, state) in [(Self.id("Album", 1), try Self.album()), (Self.id("Band", 7), try Self.band())] {
-      let packed = try #require(PackedState(state, model: Self.model, scratch: &scratch))
+      let entity = try #require(PackedState.entity(packing: state, model: Self.model))
+      let packed = PackedState(state, entity: entity, model: Self.model, scratch: &scratch)
       let change = ObjectChange(objectID: objectID, created: packed, payloadFingerprint: 77)
       var whole = try #require(ObjectChange(objectID: objectID, before: nil, after: state, model: Self.model))
       whole.payloadFingerprint = 77
@@ -150,10 +152,9 @@ struct PackedStateTests {
   }
 
   @Test func aStateThatWouldNotReadBackIsNotPacked() throws {
-    var scratch = BinaryWriter()
     var emptied = try Self.band()
     emptied.links[try #require(Self.model.resolved("Band")?.relationshipIndex["albums"]).id] = []
-    #expect(PackedState(emptied, model: Self.model, scratch: &scratch) == nil)
-    #expect(PackedState(ObjectState(entity: "Label", identity: []), model: Self.model, scratch: &scratch) == nil)
+    #expect(PackedState.entity(packing: emptied, model: Self.model) == nil)
+    #expect(PackedState.entity(packing: ObjectState(entity: "Label", identity: []), model: Self.model) == nil)
   }
 }
