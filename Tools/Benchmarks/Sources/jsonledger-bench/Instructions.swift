@@ -88,6 +88,12 @@ enum Instructions {
       let ledger = try JSONLedgerContender(dataset: dataset)
       try counted { _ = try ledger.importDocument(document) }
       handled = dataset.objects
+    case ("fresh import of a file", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      let file = try scratchDirectory("file") + "/document.json"
+      try Data(document).write(to: URL(fileURLWithPath: file))
+      try counted { _ = try ledger.ledger.importFile(at: file) }
+      handled = dataset.objects
     case ("fresh import", "grdb"):
       let grdb = try GRDBContender()
       try counted { try grdb.importDocument(document) }
@@ -165,8 +171,13 @@ enum Instructions {
   }
 
   private static func counted(_ body: () throws -> Void) throws {
+    let start = ContinuousClock.now
     jl_callgrind_start()
-    defer { jl_callgrind_stop() }
+    defer {
+      jl_callgrind_stop()
+      let elapsed = ContinuousClock.now - start
+      FileHandle.standardError.write(Data("counted region: \(elapsed)\n".utf8))
+    }
     try body()
   }
 }

@@ -136,6 +136,11 @@ var freshLedger: [Double] = []
 var freshGRDB: [Double] = []
 var freshFloor: [Double] = []
 var freshAudit: [Double] = []
+// The same document as a file, imported as `jsonledger import` imports one: streamed, resolved
+// a thousand objects at a time.
+var freshFile: [Double] = []
+let documentFile = try scratchDirectory("file") + "/document.json"
+try Data(document).write(to: URL(fileURLWithPath: documentFile))
 for round in 0..<rounds {
   // Earlier rounds import into stores of their own; the last fills those the later workloads use.
   let isLast = round == rounds - 1
@@ -147,6 +152,8 @@ for round in 0..<rounds {
   freshGRDB.append(try seconds { try roundGRDB.importDocument(document) })
   freshFloor.append(try seconds { try roundFloor.importDocument(document) })
   freshAudit.append(try seconds { try roundAudit.importDocument(document) })
+  let fileLedger = try JSONLedgerContender(dataset: dataset)
+  freshFile.append(try seconds { _ = try fileLedger.ledger.importFile(at: documentFile) })
 }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 let importLedger = median(freshLedger)
@@ -158,6 +165,11 @@ rows.append(
     jsonledger: Double(objects) / importLedger, grdb: Double(objects) / importGRDB,
     floor: Double(objects) / importFloor,
     audit: Double(objects) / median(freshAudit)))
+rows.append(
+  ResultRow(
+    name: rounds > 1 ? "fresh import of a file, streamed (median of \(rounds))" : "fresh import of a file, streamed",
+    unit: "objects/s", jsonledger: Double(objects) / median(freshFile), grdb: Double(objects) / importGRDB,
+    floor: nil))
 
 log("store bytes after the fresh import")
 let megabyte = 1_048_576.0
