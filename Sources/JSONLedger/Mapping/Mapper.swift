@@ -52,6 +52,14 @@ struct Mapper: Sendable {
   }
   static let mappedTextLimit = 4_096
 
+  /// What a `Report` remembers to map faster (`mappedTexts`, `plainKeys`), carried from one
+  /// part of a file staged in parts to the next: both hold only what mapping any text the
+  /// same way gives (a text's fingerprint, a key's bytes), whatever part it is in.
+  struct Remembered {
+    var mappedTexts: [UInt64: MappedObject] = [:]
+    var plainKeys = PlainKeys()
+  }
+
   /// Maps a collection: an array of objects (or of bare keys), or one object.
   func mapCollection(
     _ json: JSONValue, entity: ResolvedEntity, path: JSONPath, firstIndex: Int = 0, report: inout Report

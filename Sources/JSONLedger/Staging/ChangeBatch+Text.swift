@@ -123,8 +123,10 @@ extension ChangeBatch {
     }
     let found = Self.registrations(of: payloads, in: stored)
     let collectionPath = JSONPath(path)
+    var remembered = Mapper.Remembered()
     let unparsed = stage(
-      ranges: ranges, payloads: &payloads, found: found, of: text, entity: entity, path: path, options: options
+      ranges: ranges, payloads: &payloads, found: found, of: text, entity: entity, path: path, options: options,
+      remembered: &remembered
     ) { index in isArray ? collectionPath.appending(index: index) : collectionPath }
     guard unparsed == nil else { return nil }
     return end
@@ -191,9 +193,10 @@ extension ChangeBatch {
   /// `text`, with where each is in the file (`source`), the first being element `firstIndex`
   /// of its collection. As `stageText` stages a collection: skimmed when the store can say
   /// which objects it holds, parsed and mapped otherwise; a syntax error is placed in the file.
+  /// `remembered`: what mapping the parts before remembered, and is left remembering.
   mutating func stage(
     elements: [(range: Range<Int>, place: JSONElementText)], of text: JSONSkim, entity: ResolvedEntity,
-    path: String, firstIndex: Int, options: StagingOptions, source: String
+    path: String, firstIndex: Int, options: StagingOptions, source: String, remembered: inout Mapper.Remembered
   ) throws(LedgerError) {
     if let scope = options.parent { try checkParentScope(scope, of: entity) }
     var skimmer = PayloadSkimmer(mapper: mapper, text: text)
@@ -211,7 +214,7 @@ extension ChangeBatch {
     let collectionPath = JSONPath(path)
     if let unparsed = stage(
       ranges: elements.map(\.range), payloads: &payloads, found: found, of: text, entity: entity, path: path,
-      options: options, elementPath: { collectionPath.appending(index: firstIndex + $0) })
+      options: options, remembered: &remembered, elementPath: { collectionPath.appending(index: firstIndex + $0) })
     {
       let element = elements[unparsed]
       do { _ = try JSONParser.parse(element: text.bytes[element.range]) } catch {
@@ -249,10 +252,15 @@ extension ChangeBatch {
   /// an element that does not parse, with nothing staged; nil once staged.
   private mutating func stage(
     ranges: [Range<Int>], payloads: inout [SkimmedPayload?], found: StoredRegistrations?, of text: JSONSkim,
-    entity: ResolvedEntity, path: String, options: StagingOptions, elementPath: (Int) -> JSONPath
+    entity: ResolvedEntity, path: String, options: StagingOptions, remembered: inout Mapper.Remembered,
+    elementPath: (Int) -> JSONPath
   ) -> Int? {
     var report = Mapper.Report()
     report.text = text
+    // Moved in and back out, not copied: each is a table the report changes.
+    (report.mappedTexts, report.plainKeys) = (remembered.mappedTexts, remembered.plainKeys)
+    remembered = Mapper.Remembered()
+    defer { remembered = Mapper.Remembered(mappedTexts: report.mappedTexts, plainKeys: report.plainKeys) }
     var objects: [StagedObject] = []
     objects.reserveCapacity(ranges.count)
     // One reader for every element: it keeps the keys it met and its room for members.

@@ -22,6 +22,8 @@ struct JSONFileChunks {
     var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONElementText, range: Range<Int>)] = []
     var text: [UInt8] = []
     var counters: [String: Int] = [:]
+    // What mapping remembers (nested texts mapped, keys met), kept from one chunk to the next.
+    var remembered = Mapper.Remembered()
     var bytesRead = 0
 
     func flush() throws {
@@ -34,7 +36,7 @@ struct JSONFileChunks {
         let first = pending[start]
         try batch.stage(
           elements: pending[start..<end].map { ($0.range, $0.element) }, of: JSONSkim(text), entity: first.entity,
-          path: first.key, firstIndex: first.index, options: options, source: path)
+          path: first.key, firstIndex: first.index, options: options, source: path, remembered: &remembered)
         start = end
       }
       let count = pending.count
