@@ -175,7 +175,7 @@ extension Ledger {
     guard StoreFormat.isCurrent(version) || version >= Int(StoreFormat.oldestUpgradable) && version < Int(formatVersion)
     else { throw LedgerError.unsupportedFormat(path: path, found: version, supported: formatVersion) }
     let model: Model
-    do { model = try Model(json: try JSONParser.parse(modelBytes)) } catch {
+    do { model = try Model(json: try JSONParser.parse(modelBytes), numbering: nil, isStored: true) } catch {
       throw LedgerError.notAStore(path: path, reason: "its stored model does not load: \(SystemError.describe(error))")
     }
     return (

@@ -146,7 +146,7 @@ struct ModelVersions: Sendable {
       }
       stored = read
     }
-    do { return try Model(json: json, numbering: stored) } catch {
+    do { return try Model(json: json, numbering: stored, isStored: true) } catch {
       throw StoredModelFailure(reason: "\(what) does not load: \(error)")
     }
   }

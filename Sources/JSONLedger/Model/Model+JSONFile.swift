@@ -27,7 +27,8 @@ extension Model {
   }
 
   /// Reads a model from the JSON of a model file, numbered as given (nil: by position).
-  init(json: JSONValue, numbering: ModelNumbering?) throws(ModelError) {
+  /// `isStored`: the model a store keeps, read back (`ModelResolver.isStored`).
+  init(json: JSONValue, numbering: ModelNumbering?, isStored: Bool = false) throws(ModelError) {
     var reader = ModelFileReader()
     let (keyCase, dateFormat, entities) = reader.read(json)
     if !reader.problems.isEmpty {
@@ -37,7 +38,7 @@ extension Model {
         do throws(ModelError) {
           _ = try Model(
             keyCase: keyCase, dateFormat: dateFormat, entities: entities,
-            numbering: numbering ?? ModelNumbering(positionsOf: entities))
+            numbering: numbering ?? ModelNumbering(positionsOf: entities), isStored: isStored)
         } catch {
           problems += error.problems
         }
@@ -46,7 +47,7 @@ extension Model {
     }
     try self.init(
       keyCase: keyCase, dateFormat: dateFormat, entities: entities,
-      numbering: numbering ?? ModelNumbering(positionsOf: entities))
+      numbering: numbering ?? ModelNumbering(positionsOf: entities), isStored: isStored)
   }
 
   /// The model as the JSON of a model file; reading it back gives an equal model.

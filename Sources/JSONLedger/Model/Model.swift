@@ -52,12 +52,15 @@ public struct Model: Sendable {
     let resolvedByNumber: [ResolvedEntity?]
     let numbering: ModelNumbering
 
-    init(keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering) throws(ModelError) {
+    init(keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering, isStored: Bool)
+      throws(ModelError)
+    {
       self.keyCase = keyCase
       self.dateFormat = dateFormat
       self.entities = entities
       self.numbering = numbering
-      let (resolved, relationships) = try ModelResolver(entities: entities, numbering: numbering).resolve()
+      let (resolved, relationships) = try ModelResolver(entities: entities, numbering: numbering, isStored: isStored)
+        .resolve()
       (resolvedEntities, relationshipsByID) = (NameTable(resolved), relationships)
       resolvedInOrder = entities.compactMap { resolved[$0.name] }
       var byNumber = [ResolvedEntity?](repeating: nil, count: Int(resolvedInOrder.map(\.id).max() ?? 0))
@@ -116,9 +119,13 @@ public struct Model: Sendable {
       keyCase: keyCase, dateFormat: dateFormat, entities: entities, numbering: ModelNumbering(positionsOf: entities))
   }
 
-  /// A model of these entities numbered as a store numbers them.
-  init(keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering) throws(ModelError) {
-    storage = try Storage(keyCase: keyCase, dateFormat: dateFormat, entities: entities, numbering: numbering)
+  /// A model of these entities numbered as a store numbers them. `isStored`: the model a
+  /// store keeps, read back (`ModelResolver.isStored`).
+  init(
+    keyCase: KeyCase, dateFormat: DateFormat, entities: [Entity], numbering: ModelNumbering, isStored: Bool = false
+  ) throws(ModelError) {
+    storage = try Storage(
+      keyCase: keyCase, dateFormat: dateFormat, entities: entities, numbering: numbering, isStored: isStored)
   }
 
   /// A model whose entities are listed in a builder block.

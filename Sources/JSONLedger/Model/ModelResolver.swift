@@ -2,11 +2,15 @@
 struct ModelResolver {
   let entities: [Entity]
   let numbering: ModelNumbering
+  /// Whether the entities are a store's model, read back: checks added since it was stored
+  /// that refuse what it says do not apply to it (it keeps opening, and can be migrated).
+  let isStored: Bool
   private var problems: [ModelError.Problem] = []
 
-  init(entities: [Entity], numbering: ModelNumbering) {
+  init(entities: [Entity], numbering: ModelNumbering, isStored: Bool = false) {
     self.entities = entities
     self.numbering = numbering
+    self.isStored = isStored
   }
 
   private mutating func problem(_ place: String, _ reason: String) {
@@ -126,7 +130,13 @@ struct ModelResolver {
         }
         if !ancestor.identity.isEmpty { explicitIdentity = ancestor.identity }
       }
+      var named: Set<String> = []
       for name in explicitIdentity {
+        // A store made before this check keys its objects by the identity as listed, so its
+        // model is read as it is (`isStored`); a new model lists each attribute once.
+        if !named.insert(name).inserted, !isStored {
+          problem("\(place).identity", "\"\(name)\" is listed twice: an identity names each attribute once")
+        }
         guard let attribute = attributeIndex[name] else {
           problem("\(place).identity", "\"\(name)\" is not an attribute of \(entity.name)")
           continue

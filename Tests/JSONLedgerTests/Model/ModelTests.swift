@@ -37,6 +37,10 @@ struct ModelTests {
         "is not an entity"
       ),
       (#"{"entities": {"A": {"parent": "A"}}}"#, "entities.A.parent", "inheritance cycle"),
+      (
+        #"{"entities": {"Band": {"identity": ["name", "name"], "attributes": {"name": "string"}}}}"#,
+        "entities.Band.identity", #""name" is listed twice"#
+      ),
       (#"{"keyCase": "kebab", "entities": {}}"#, "keyCase", "is not one of"),
       (
         #"{"entities": {"A": {"attributes": {"x": {"type": "string", "jsonKey": "a..b"}}}}}"#,
@@ -50,6 +54,38 @@ struct ModelTests {
       guard let model = error as? ModelError else { return false }
       return model.problems.contains { $0.place == place && $0.reason.contains(reason) }
     }
+  }
+
+  /// A store made before an identity that lists an attribute twice was refused keys its
+  /// objects by the identity as listed: it keeps opening with the model it keeps, and
+  /// migrates to the model that lists the attribute once.
+  @Test func aStoredModelWhoseIdentityListsAnAttributeTwiceStillOpensAndMigrates() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    let attributes = #""attributes": {"name": "string", "formed": "int32"}"#
+    let once = try Model(json: JSONParser.parse(#"{"entities": {"Band": {"identity": ["name"], \#(attributes)}}}"#))
+    do {
+      let ledger = try Ledger.open(at: path, model: once)
+      defer { ledger.close() }
+      // What an earlier release stored for such a model.
+      let twice = #"{"entities": {"Band": {"identity": ["name", "name"], \#(attributes)}}}"#
+      try ledger.environment.write { txn in
+        try txn.put(Array(twice.utf8), forKey: MetaKey.model, in: ledger.layout.meta)
+      }
+    }
+    do {
+      let stored = try Ledger.open(at: path)
+      defer { stored.close() }
+      #expect(stored.model.entity(named: "Band")?.identity == ["name", "name"])
+      var batch = stored.makeBatch()
+      try batch.stage(json: Array(#"[{"name": "Wire", "formed": 1976}]"#.utf8), as: "Band")
+      #expect(try stored.applySynchronously(batch).created == 1)
+    }
+    try Ledger.migrate(at: path, to: once)
+    let migrated = try Ledger.open(at: path, model: once)
+    defer { migrated.close() }
+    let formed = try migrated.read { view in try view.object("Band", key: "Wire")?["formed"] }
+    #expect(formed == .integer(1976))
   }
 
   @Test func inheritanceGivesAttributesRelationshipsAndIdentity() throws {
