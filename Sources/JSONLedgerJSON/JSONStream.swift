@@ -147,7 +147,8 @@ public struct JSONStream {
   private mutating func fill() throws -> Bool {
     guard !atEnd else { return false }
     if position > blockSize {
-      (_, line, lineStart) = lines(from: (0, line, lineStart), to: position)
+      // From where placing elements has counted to, when that is not past the bytes dropped.
+      (_, line, lineStart) = lines(from: counted.offset <= position ? counted : (0, line, lineStart), to: position)
       buffer.removeFirst(position)
       counted = (0, line, lineStart)
       dropped += position
@@ -204,9 +205,15 @@ public struct JSONStream {
   ) {
     var (line, lineStart) = (start.line, start.lineStart)
     let end = max(start.offset, min(offset, buffer.count))
-    for index in start.offset..<end where buffer[index] == UInt8(ascii: "\n") {
-      line += 1
-      lineStart = dropped + index + 1
+    // Each line break found with `memchr`: every byte of the file is counted once.
+    buffer.withUnsafeBytes { bytes in
+      guard let base = bytes.baseAddress else { return }
+      var index = start.offset
+      while index < end, let found = memchr(base + index, 0x0A, end - index) {
+        index = UnsafeRawPointer(found) - base + 1
+        line += 1
+        lineStart = dropped + index
+      }
     }
     return (end, line, lineStart)
   }

@@ -38,6 +38,29 @@ struct JSONStreamTests {
 
   /// As `JSONParser` reads a document: a byte order mark it begins with is skipped, and one
   /// anywhere else is an unexpected byte, whichever block it falls in.
+  /// Each element handed on as text is its bytes in the file, placed where it starts (line,
+  /// column and offset, counted over the whole file), whatever blocks the file is read in.
+  @Test(arguments: [1, 3, 8, 1 << 20])
+  func elementsAsTextArePlacedWhereTheyStartInTheFile(blockSize: Int) throws {
+    let text = "{\"a\": [\n  {\"b\": 1},\n\n   \"x\\ny\",\n 12, [3,\n 4]\n],\n\"c\": [true]}"
+    let bytes = Array(text.utf8)
+    let directory = try TemporaryDirectory()
+    let file = directory.path + "/input.json"
+    try Data(bytes).write(to: URL(fileURLWithPath: file))
+    var stream = try JSONStream(path: file, blockSize: blockSize)
+    var placed: [JSONElementText] = []
+    try stream.forEachElementText { _, element in placed.append(element) }
+    #expect(
+      placed.map { String(decoding: $0.bytes, as: UTF8.self) } == [#"{"b": 1}"#, #""x\ny""#, "12", "[3,\n 4]", "true"])
+    for element in placed {
+      #expect(Array(bytes[element.offset..<(element.offset + element.bytes.count)]) == element.bytes)
+      let before = bytes[..<element.offset]
+      let lineStart = (before.lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
+      #expect(element.line == before.count { $0 == UInt8(ascii: "\n") } + 1)
+      #expect(element.column == element.offset - lineStart + 1)
+    }
+  }
+
   /// A backslash escapes the byte after it, also a backslash, also where a block ends between
   /// the two: a string ending in an escaped backslash ends at its quote.
   @Test(arguments: [1, 2, 3, 5, 1 << 20])
