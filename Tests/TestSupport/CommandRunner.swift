@@ -33,9 +33,13 @@ public struct CommandRunner {
     process.waitUntilExit()
   }
 
-  public static func run(_ arguments: [String], input: String? = nil, directory: String? = nil) throws -> Result {
+  /// Runs the executable (or `program`) with `arguments` and `input` on its standard input,
+  /// and returns its exit status and what it wrote.
+  public static func run(
+    _ arguments: [String], input: String? = nil, directory: String? = nil, program: URL = executable
+  ) throws -> Result {
     let process = Process()
-    process.executableURL = executable
+    process.executableURL = program
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let output = Pipe()
@@ -45,10 +49,17 @@ public struct CommandRunner {
     process.standardError = error
     process.standardInput = stdin
     try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
+    // Standard error is read on a thread of its own while standard output is read here, and
+    // the input written on a third: read one after the other, a child that fills one pipe
+    // while this waits on another would wait forever.
+    let errorData = PipeReader(error.fileHandleForReading)
+    let writing = Thread {
+      if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+      try? stdin.fileHandleForWriting.close()
+    }
+    writing.start()
     let outData = output.fileHandleForReading.readDataToEndOfFile()
-    let errData = error.fileHandleForReading.readDataToEndOfFile()
+    let errData = errorData.wait()
     process.waitUntilExit()
     return Result(
       status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
@@ -91,5 +102,26 @@ public struct CommandRunner {
     writer.standardOutput = FileHandle.nullDevice
     try writer.run()
     return writer
+  }
+}
+
+/// The whole of a pipe, read to its end on a thread of its own.
+private final class PipeReader: @unchecked Sendable {
+  // Unchecked: `data` is written once, by the reading thread, before it signals `done`, and
+  // read only after `wait` has seen that signal.
+  private var data = Data()
+  private let done = DispatchSemaphore(value: 0)
+
+  init(_ handle: FileHandle) {
+    Thread { [self] in
+      data = handle.readDataToEndOfFile()
+      done.signal()
+    }.start()
+  }
+
+  /// The pipe's bytes, once it is closed.
+  func wait() -> Data {
+    done.wait()
+    return data
   }
 }
