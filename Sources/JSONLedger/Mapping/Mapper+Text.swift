@@ -55,7 +55,8 @@ extension Mapper {
     mapped.fingerprint = fingerprint
     while !item.closed {
       guard let member = text.memberKey(at: item.index), !member.hasEscapes,
-        let (key, target) = report.plainKeys.meaning(of: member.key, in: text.bytes, entity: entity, table: box.table)
+        let (key, target) = report.remembered.plainKeys.meaning(
+          of: member.key, in: text.bytes, entity: entity, table: box.table)
       else { return nil }
       let end: Int?
       switch target {
@@ -203,7 +204,7 @@ extension Mapper {
     let textFingerprint = SkimmedPayload.textFingerprint(
       of: text, start..<valueEnd, entity: destination, modelDigest: modelDigest)
     var nested: MappedObject
-    if let known = report.mappedTexts[textFingerprint] {
+    if let known = report.remembered.mappedTexts[textFingerprint] {
       nested = known
       nested.path = path
     } else {
@@ -218,8 +219,10 @@ extension Mapper {
       nested = mapped
       // Not kept when it ignored a key: the caller reports those only once this object is
       // mapped, and `mapNested` meeting it kept would not report them again.
-      if nested.relationships.isEmpty, ignored.count == ignoredBefore, report.mappedTexts.count < Self.mappedTextLimit {
-        report.mappedTexts[textFingerprint] = nested
+      if nested.relationships.isEmpty, ignored.count == ignoredBefore,
+        report.remembered.mappedTexts.count < Self.mappedTextLimit
+      {
+        report.remembered.mappedTexts[textFingerprint] = nested
       }
     }
     guard let identity = nested.identity else { return nil }

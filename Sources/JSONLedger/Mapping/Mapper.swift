@@ -44,19 +44,19 @@ struct Mapper: Sendable {
     /// text (`SkimmedPayload.textFingerprint`), so that the same text is recognised unparsed
     /// next time.
     var text: JSONSkim?
-    /// Nested objects mapped from `text`, by the fingerprint of their text (at most
-    /// `mappedTextLimit`): see `mapNested`.
-    var mappedTexts: [UInt64: MappedObject] = [:]
-    /// What the member keys met in `text` mean, by their bytes (`mapPlainObject`).
-    var plainKeys = PlainKeys()
+    /// What mapping remembers to go faster.
+    var remembered = Remembered()
   }
   static let mappedTextLimit = 4_096
 
-  /// What a `Report` remembers to map faster (`mappedTexts`, `plainKeys`), carried from one
-  /// part of a file staged in parts to the next: both hold only what mapping any text the
-  /// same way gives (a text's fingerprint, a key's bytes), whatever part it is in.
+  /// What a `Report` remembers to map faster. Both hold only what mapping any text the same
+  /// way gives (a text's fingerprint, a key's bytes), so a file staged in parts carries them
+  /// from one part to the next (`JSONFileChunks`).
   struct Remembered {
+    /// Nested objects mapped from the report's text, by the fingerprint of their text (at
+    /// most `mappedTextLimit`): see `mapNested`.
     var mappedTexts: [UInt64: MappedObject] = [:]
+    /// What the member keys met in the text mean, by their bytes (`mapPlainObject`).
     var plainKeys = PlainKeys()
   }
 
@@ -369,16 +369,16 @@ struct Mapper: Sendable {
       return mapObject(object, entity: entity, path: path, report: &report)
     }
     let fingerprint = SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest)
-    if var known = report.mappedTexts[fingerprint] {
+    if var known = report.remembered.mappedTexts[fingerprint] {
       known.path = path
       return known
     }
     let problems = (report.problems.problems.count, report.problems.isTruncated)
     let mapped = mapObject(object, entity: entity, path: path, textFingerprint: fingerprint, report: &report)
-    if let mapped, mapped.relationships.isEmpty, report.mappedTexts.count < Self.mappedTextLimit,
+    if let mapped, mapped.relationships.isEmpty, report.remembered.mappedTexts.count < Self.mappedTextLimit,
       problems == (report.problems.problems.count, report.problems.isTruncated)
     {
-      report.mappedTexts[fingerprint] = mapped
+      report.remembered.mappedTexts[fingerprint] = mapped
     }
     return mapped
   }

@@ -257,10 +257,9 @@ extension ChangeBatch {
   ) -> Int? {
     var report = Mapper.Report()
     report.text = text
-    // Moved in and back out, not copied: each is a table the report changes.
-    (report.mappedTexts, report.plainKeys) = (remembered.mappedTexts, remembered.plainKeys)
-    remembered = Mapper.Remembered()
-    defer { remembered = Mapper.Remembered(mappedTexts: report.mappedTexts, plainKeys: report.plainKeys) }
+    // Moved in and back out, not copied: the report changes what it remembers.
+    swap(&report.remembered, &remembered)
+    defer { swap(&report.remembered, &remembered) }
     var objects: [StagedObject] = []
     objects.reserveCapacity(ranges.count)
     // One reader for every element: it keeps the keys it met and its room for members.
