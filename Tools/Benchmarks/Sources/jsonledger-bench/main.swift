@@ -9,6 +9,22 @@ var emitJSON = false
 var countInstructions = false
 var instructionObjects: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
+
+/// Runs one of the modes below, and ends the process: an error (a workload or contender the
+/// bench does not know, a path it cannot write) is printed, not raised to the top level,
+/// where Swift would trap on it.
+func runMode(_ body: () throws -> Void) -> Never {
+  do {
+    try body()
+  } catch {
+    FileHandle.standardError.write(Data("jsonledger-bench: \(error)\n".utf8))
+    removeScratchDirectories()
+    exit(1)
+  }
+  removeScratchDirectories()
+  exit(0)
+}
+
 while let argument = arguments.next() {
   switch argument {
   case "--objects": objects = Int(arguments.next() ?? "") ?? objects
@@ -20,28 +36,24 @@ while let argument = arguments.next() {
     // A child of `--instructions`, under callgrind: one workload of one contender counted.
     guard let workload = arguments.next(), let contender = arguments.next() else { exit(2) }
     if arguments.next() == "--objects" { objects = Int(arguments.next() ?? "") ?? objects }
-    try Instructions.runChild(workload: workload, contender: contender, dataset: Dataset(objects: objects))
-    removeScratchDirectories()
-    exit(0)
+    runMode { try Instructions.runChild(workload: workload, contender: contender, dataset: Dataset(objects: objects)) }
   case "--single-batch-import-rss":
     // A child of the main run: imports FILE (albums) as one batch, as the CLI does, through
     // `jsonledger` or `grdb`, and prints its peak RSS in bytes.
     guard let contender = arguments.next(), let path = arguments.next() else { exit(2) }
-    try singleBatchImport(contender: contender, path: path)
-    print(Int(peakResidentMegabytes() * 1024 * 1024))
-    removeScratchDirectories()
-    exit(0)
+    runMode {
+      try singleBatchImport(contender: contender, path: path)
+      print(Int(peakResidentMegabytes() * 1024 * 1024))
+    }
   case "--write-model":
     guard let path = arguments.next() else { exit(2) }
-    try Data(Dataset.model.utf8).write(to: URL(fileURLWithPath: path))
-    exit(0)
+    runMode { try Data(Dataset.model.utf8).write(to: URL(fileURLWithPath: path)) }
   case "--write-albums", "--write-albums-without-producers":
     guard let count = Int(arguments.next() ?? ""), let path = arguments.next() else {
       FileHandle.standardError.write(Data("usage: jsonledger-bench \(argument) N PATH\n".utf8))
       exit(2)
     }
-    try Dataset.writeAlbums(count, to: path, withProducers: argument == "--write-albums")
-    exit(0)
+    runMode { try Dataset.writeAlbums(count, to: path, withProducers: argument == "--write-albums") }
   default:
     FileHandle.standardError.write(
       Data(
