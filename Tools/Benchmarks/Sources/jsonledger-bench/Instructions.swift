@@ -171,12 +171,14 @@ enum Instructions {
   }
 
   private static func counted(_ body: () throws -> Void) throws {
+    let faultsBefore = minorPageFaults()
     let start = ContinuousClock.now
     jl_callgrind_start()
     defer {
       jl_callgrind_stop()
       let elapsed = ContinuousClock.now - start
-      FileHandle.standardError.write(Data("counted region: \(elapsed)\n".utf8))
+      let faults = minorPageFaults() - faultsBefore
+      FileHandle.standardError.write(Data("counted region: \(elapsed), \(faults) page faults\n".utf8))
     }
     try body()
   }

@@ -29,6 +29,14 @@ func peakResidentMegabytes() -> Double {
   return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
 }
 
+/// Minor page faults of this process so far: pages touched for the first time (or again
+/// after they were handed back), each a trip into the kernel that clears a page.
+func minorPageFaults() -> Int {
+  var usage = rusage()
+  guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+  return usage.ru_minflt
+}
+
 /// The directory of this run, under which every contender's store lives; removed at the end.
 let scratchRoot = FileManager.default.temporaryDirectory.appendingPathComponent(
   "jsonledger-bench-\(UUID().uuidString.prefix(8))"
