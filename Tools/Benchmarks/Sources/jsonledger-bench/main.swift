@@ -25,17 +25,34 @@ func runMode(_ body: () throws -> Void) -> Never {
   exit(0)
 }
 
+/// The whole number given to `flag`, at least `minimum`; else the bench says so and exits 2.
+/// (A dataset needs a band and an album: 2 objects.)
+func wholeNumber(_ flag: String, _ text: String?, atLeast minimum: Int) -> Int {
+  guard let text, let number = Int(text), number >= minimum else {
+    FileHandle.standardError.write(
+      Data("jsonledger-bench: \(flag) takes a whole number of at least \(minimum), not \(text ?? "nothing")\n".utf8))
+    exit(2)
+  }
+  return number
+}
+
 while let argument = arguments.next() {
   switch argument {
-  case "--objects": objects = Int(arguments.next() ?? "") ?? objects
-  case "--batches": historyBatches = Int(arguments.next() ?? "") ?? historyBatches
+  case "--objects": objects = wholeNumber(argument, arguments.next(), atLeast: 2)
+  case "--batches": historyBatches = wholeNumber(argument, arguments.next(), atLeast: 2)
   case "--json": emitJSON = true
   case "--instructions": countInstructions = true
-  case "--instruction-objects": instructionObjects = Int(arguments.next() ?? "")
+  case "--instruction-objects": instructionObjects = wholeNumber(argument, arguments.next(), atLeast: 2)
   case "--count-instructions":
     // A child of `--instructions`, under callgrind: one workload of one contender counted.
     guard let workload = arguments.next(), let contender = arguments.next() else { exit(2) }
-    if arguments.next() == "--objects" { objects = Int(arguments.next() ?? "") ?? objects }
+    if let flag = arguments.next() {
+      guard flag == "--objects" else {
+        FileHandle.standardError.write(Data("jsonledger-bench: \(argument) takes only --objects N, not \(flag)\n".utf8))
+        exit(2)
+      }
+      objects = wholeNumber(flag, arguments.next(), atLeast: 2)
+    }
     runMode { try Instructions.runChild(workload: workload, contender: contender, dataset: Dataset(objects: objects)) }
   case "--single-batch-import-rss":
     // A child of the main run: imports FILE (albums) as one batch, as the CLI does, through
@@ -49,11 +66,12 @@ while let argument = arguments.next() {
     guard let path = arguments.next() else { exit(2) }
     runMode { try Data(Dataset.model.utf8).write(to: URL(fileURLWithPath: path)) }
   case "--write-albums", "--write-albums-without-producers":
-    guard let count = Int(arguments.next() ?? ""), let path = arguments.next() else {
+    let albums = wholeNumber(argument, arguments.next(), atLeast: 1)
+    guard let path = arguments.next() else {
       FileHandle.standardError.write(Data("usage: jsonledger-bench \(argument) N PATH\n".utf8))
       exit(2)
     }
-    runMode { try Dataset.writeAlbums(count, to: path, withProducers: argument == "--write-albums") }
+    runMode { try Dataset.writeAlbums(albums, to: path, withProducers: argument == "--write-albums") }
   default:
     FileHandle.standardError.write(
       Data(
