@@ -40,25 +40,9 @@ package struct JSONSkim: Sendable {
     case UInt8(ascii: "\""):
       return stringEnd(from: start)
     case UInt8(ascii: "{"), UInt8(ascii: "["):
-      var depth = 0
-      var index = start
-      while index < bytes.count {
-        switch bytes[index] {
-        case UInt8(ascii: "\""):
-          guard let end = stringEnd(from: index) else { return nil }
-          index = end
-          continue
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-          depth += 1
-          if depth > depthLimit { return nil }
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-          depth -= 1
-          if depth == 0 { return index + 1 }
-        default: break
-        }
-        index += 1
-      }
-      return nil
+      var scan = ValueScan(depthLimit: depthLimit)
+      let (end, found) = bytes.withUnsafeBufferPointer { scan.end(in: $0, from: start) }
+      return found && !scan.isTooDeep ? end : nil
     case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"),
       UInt8(ascii: "n"):
       var index = start + 1

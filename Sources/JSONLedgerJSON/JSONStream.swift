@@ -273,56 +273,6 @@ public struct JSONStream {
   }
 }
 
-/// Where a value ends, found a block at a time: its brackets counted and its strings followed,
-/// the state carried from one block to the next.
-private struct ValueScan {
-  var depth = 0
-  var inString = false
-  var escaped = false
-
-  /// Scans `bytes` from `start`: the offset after the value and true when it ends in them (a
-  /// string or bracket closed at the top, or the comma, white space or closing bracket that
-  /// follows a scalar, not taken), else `bytes.count` and false.
-  mutating func end(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (Int, Bool) {
-    var index = start
-    while index < bytes.count {
-      if inString {
-        // A string's bytes up to its next quote or backslash are skipped in a loop of their
-        // own: most of a document's bytes are in strings.
-        if escaped {
-          escaped = false
-          index += 1
-          continue
-        }
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-          index += 1
-        }
-        guard index < bytes.count else { break }
-        if bytes[index] == UInt8(ascii: "\\") {
-          escaped = true
-        } else {
-          inString = false
-          if depth == 0 { return (index + 1, true) }
-        }
-      } else {
-        switch bytes[index] {
-        case UInt8(ascii: "\""): inString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-          if depth == 0 { return (index, true) }
-          depth -= 1
-          if depth == 0 { return (index + 1, true) }
-        case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
-          if depth == 0 { return (index, true) }
-        default: break
-        }
-      }
-      index += 1
-    }
-    return (bytes.count, false)
-  }
-}
-
 /// One element of a `JSONStream`, as text, with where it starts in the file.
 package struct JSONElementText: Sendable {
   package let bytes: [UInt8]
