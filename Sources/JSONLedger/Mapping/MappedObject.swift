@@ -296,10 +296,19 @@ enum RelationshipValue: Sendable {
   case toMany([ObjectReference])
 }
 
-/// A pointer to an object: by key, or a nested object that is itself upserted.
-indirect enum ObjectReference: Sendable {
+/// A pointer to an object: by key, or a nested object that is itself upserted. Either is
+/// held in a block of its own, so that the reference is one word.
+enum ObjectReference: Sendable {
   /// By the value of the entity's key attribute (`ResolvedEntity.keyAttribute`: only an
   /// entity identified by one attribute is referred to by key), held without an array of it.
-  case key(entity: ResolvedEntity, value: AttributeValue, path: JSONPath)
-  case object(MappedObject)
+  indirect case key(entity: ResolvedEntity, value: AttributeValue, path: JSONPath)
+  case object(NestedObject)
+}
+
+/// A nested object, in a block of its own: the resolver reads it where it lies
+/// (`nested.object`), where binding the payload of an `indirect` case copies it out, a retain
+/// of each of its fields.
+final class NestedObject: Sendable {
+  let object: MappedObject
+  init(_ object: MappedObject) { self.object = object }
 }

@@ -228,7 +228,7 @@ extension Mapper {
     guard let identity = nested.identity else { return nil }
     fingerprint.add(key: nested.entity, identity)
     end = valueEnd
-    return .object(nested)
+    return .object(NestedObject(nested))
   }
 }
 

@@ -343,7 +343,7 @@ struct Mapper: Sendable {
       } else {
         fingerprint.addUnkeyedObject()
       }
-      return .object(nested)
+      return .object(NestedObject(nested))
     case .string, .number, .bool:
       guard let key = keyValue(fromKey: value, of: destination, path: path, report: &report) else { return nil }
       fingerprint.add(key: destination, CollectionOfOne(key))

@@ -181,11 +181,12 @@ struct BatchResolver {
       }
       parent = (id, relationship)
     }
+    let collectionPath = JSONPath(path)
     for object in objects {
       let upserted: UInt64?
       switch object {
       case .mapped(let mapped): upserted = try upsert(mapped, operations: options.operations)
-      case .skimmed(let skimmed): upserted = try upsert(skimmed, path: JSONPath(path), operations: options.operations)
+      case .skimmed(let skimmed): upserted = try upsert(skimmed, path: collectionPath, operations: options.operations)
       }
       if let id = upserted, let parent { try graph.link(parent.id, parent.relationship.id, id) }
     }
@@ -216,10 +217,11 @@ struct BatchResolver {
       }
       var deleted = 0
       var live = 0
+      let path = JSONPath(scope.path)
       for id in candidates where try graph.objects.exists(id) {
         live += 1
         if !keep.contains(id) {
-          try delete(id, path: JSONPath(scope.path))
+          try delete(id, path: path)
           deleted += 1
         }
       }
@@ -351,9 +353,9 @@ struct BatchResolver {
     for named in object.relationships {
       switch named.value {
       case .clear, .toOne(.key): continue
-      case .toOne(.object(let nested)): _ = try upsert(nested, operations: .upsert)
+      case .toOne(.object(let nested)): _ = try upsert(nested.object, operations: .upsert)
       case .toMany(let references):
-        for case .object(let nested) in references { _ = try upsert(nested, operations: .upsert) }
+        for case .object(let nested) in references { _ = try upsert(nested.object, operations: .upsert) }
       }
     }
   }
@@ -519,7 +521,7 @@ struct BatchResolver {
   private mutating func resolve(_ reference: ObjectReference) throws -> UInt64? {
     switch reference {
     case .object(let nested):
-      return try upsert(nested, operations: .upsert)
+      return try upsert(nested.object, operations: .upsert)
     case .key(let entity, let value, let path):
       let entityName = entity.name
       // `lookup` without an array of the one value (a `lookup` generic over the collection

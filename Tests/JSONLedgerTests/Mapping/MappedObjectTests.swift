@@ -34,7 +34,7 @@ struct MappedObjectTests {
   static func describe(_ reference: ObjectReference) -> String {
     switch reference {
     case .key(_, let value, _): "key \(value)"
-    case .object(let nested): "object \(contents(of: nested))"
+    case .object(let nested): "object \(contents(of: nested.object))"
     }
   }
 
@@ -70,7 +70,7 @@ struct MappedObjectTests {
           var nested = MappedObject(entity: band, path: "band", attributeRoom: step % 2)
           nested.append(attribute: "name", nameHash: FNV1a.hash("name".utf8.span), .string("b\(step)"))
           let reference: ObjectReference =
-            step % 2 == 0 ? .key(entity: band, value: .string("k\(step)"), path: "band") : .object(nested)
+            step % 2 == 0 ? .key(entity: band, value: .string("k\(step)"), path: "band") : .object(NestedObject(nested))
           let value: RelationshipValue =
             switch step % 3 {
             case 0: .clear

@@ -87,7 +87,7 @@ struct PlainTextMappingTests {
   static func describe(_ reference: ObjectReference) -> String {
     switch reference {
     case .key(let entity, let value, let path): "key \(entity.name) \(value) at \(path)"
-    case .object(let object): describe(object)
+    case .object(let nested): describe(nested.object)
     }
   }
 

@@ -358,7 +358,7 @@ struct TextStagingTests {
       return objects.flatMap { object -> [String] in
         guard case .mapped(let mapped) = object else { return [] }
         return mapped.relationships.compactMap { relationship in
-          if case .toOne(.object(let nested)) = relationship.value { nested.path.description } else { nil }
+          if case .toOne(.object(let nested)) = relationship.value { nested.object.path.description } else { nil }
         }
       }
     }
