@@ -12,8 +12,10 @@ extension LedgerRoutes {
   func addChangeRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("v1/changes") { request, context in
       try await reading(request, context) { values in
-        let resume = request.headers[Self.lastEventID] ?? values.query("after")
-        let after = try resume.map { try values.batchID($0, name: "Last-Event-ID") }
+        // Named as the request gave it: the header (a reconnecting client's) wins.
+        let resume =
+          request.headers[Self.lastEventID].map { ($0, "Last-Event-ID") } ?? values.query("after").map { ($0, "after") }
+        let after = try resume.map { try values.batchID($0.0, name: $0.1) }
         let head = try ledger.head
         if let after, after > head {
           throw APIFailure.badRequest("batch \(after) is past the head (\(head))")

@@ -129,6 +129,21 @@ struct APITests {
           #expect(!String(buffer: response.body).contains(directory.path))
         }
       }
+      // The feed's resume point is named as the request gave it: the query's `after`, or the
+      // `Last-Event-ID` header (which wins when both are sent).
+      let resumes: [(String, HTTPFields, String)] = [
+        ("/v1/changes?after=-1", [:], #"after must be a batch id, not "-1""#),
+        ("/v1/changes?after=abc", [:], #"after must be a batch id, not "abc""#),
+        ("/v1/changes", [HTTPField.Name("Last-Event-ID")!: "junk"], #"Last-Event-ID must be a batch id, not "junk""#),
+        ("/v1/changes?after=1", [HTTPField.Name("Last-Event-ID")!: "x"], #"Last-Event-ID must be a batch id, not "x""#),
+        ("/v1/changes?after=9", [:], "batch 9 is past the head (1)"),
+      ]
+      for (uri, headers, message) in resumes {
+        try await client.execute(uri: uri, method: .get, headers: headers) { response in
+          #expect(response.status == .badRequest, "\(uri)")
+          #expect(Self.json(response)["message"]?.stringValue == message, "\(uri)")
+        }
+      }
       // A missing object: the key as the path gave it, quoted in the message.
       try await client.execute(uri: "/v1/entities/Band/objects/Nobody?asOf=1", method: .get) { response in
         let body = Self.json(response)
