@@ -100,12 +100,10 @@ extension Mapper {
       textFingerprint: textFingerprint
         ?? SkimmedPayload.textFingerprint(of: text, range, entity: entity, modelDigest: modelDigest))
     mapped.fingerprint = fingerprint
-    var identity: [AttributeValue] = []
-    identity.reserveCapacity(entity.identity.count)
-    for name in entity.identity {
-      guard case .some(.some(let value)) = mapped.lastValue(of: name) else { return nil }
-      identity.append(value)
+    let identity = [AttributeValue].identity(count: entity.identity.count) { position in
+      if case .some(.some(let value)) = mapped.lastValue(of: entity.identity[position]) { value } else { nil }
     }
+    guard let identity else { return nil }
     mapped.identity = identity
     objectEnd = range.upperBound
     return mapped

@@ -186,16 +186,15 @@ struct Mapper: Sendable {
       }
     }
     guard !entity.isInsertOnly else { return mapped }
-    var identity: [AttributeValue] = []
-    for name in entity.identity {
-      guard case .some(.some(let value)) = mapped.lastValue(of: name) else {
-        if !mapped.refusedIdentity {
-          report.problems.add(entity.name, path, nil, "the identity \"\(name)\" is missing")
-        }
-        return nil
+    let identity = [AttributeValue].identity(count: entity.identity.count) { position in
+      let name = entity.identity[position]
+      if case .some(.some(let value)) = mapped.lastValue(of: name) { return value }
+      if !mapped.refusedIdentity {
+        report.problems.add(entity.name, path, nil, "the identity \"\(name)\" is missing")
       }
-      identity.append(value)
+      return nil
     }
+    guard let identity else { return nil }
     mapped.identity = identity
     return mapped
   }
