@@ -257,6 +257,8 @@ struct PayloadSkimmer {
     }
     let range = start..<item.index
     guard skimmable, moreIdentity.count == entity.identity.count - 1 else { return (nil, range.upperBound) }
+    // Not `[AttributeValue].identity(count:_:)`: its closure would call `identityValue`, a
+    // method, and so hold a copy of this skimmer, copied for every object (RESULTS.md).
     var identity: [AttributeValue] = []
     identity.reserveCapacity(entity.identity.count)
     for position in 0..<entity.identity.count {
