@@ -10,7 +10,11 @@ public import Prometheus
 /// ```swift
 /// let router = Router()
 /// LedgerRoutes(ledger: ledger, options: LedgerServerOptions(token: token)).addRoutes(to: router)
-/// let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
+/// let app = Application(
+///   router: router,
+///   // Optional: a request the HTTP parser refuses is answered as JSON too.
+///   server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),
+///   configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
 /// try await app.runService()
 /// ```
 ///

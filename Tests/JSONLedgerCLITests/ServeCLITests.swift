@@ -61,4 +61,51 @@ struct ServeCLITests {
     let (read, label) = try await server.get("/v1/entities/Label/objects/Virgin")
     #expect(read == 200, "\(label)")
   }
+
+  /// Regression: a request the HTTP parser refused (a 100 KB query string, bytes that are not
+  /// HTTP) was answered `400` with an empty body, where every other error of the API is JSON
+  /// with a code.
+  @Test func aRequestTheParserRefusesIsAnsweredAsJSONWithACode() async throws {
+    let directory = try TemporaryDirectory()
+    let model = try directory.write("model.json", CLIFixtures.model)
+    let store = directory.storePath
+    #expect(try CommandRunner.run(["init", store, "--model", model]).status == 0)
+    let server = try ServerProcess(store: store)
+    defer { server.stop() }
+    let (long, answer) = try await server.get("/v1/entities?filler=" + String(repeating: "a", count: 100_000))
+    #expect(long == 431, "\(answer)")
+    #expect(answer.contains(#""code":"requestTooLarge""#), "\(answer)")
+
+    let port = try #require(server.port)
+    let garbage = try Self.exchange("NOT HTTP AT ALL\r\n\r\n", port: port)
+    #expect(garbage.hasPrefix("HTTP/1.1 400"), "\(garbage)")
+    #expect(garbage.contains(#""code":"badRequest""#), "\(garbage)")
+    #expect(garbage.lowercased().contains("content-type: application/json"), "\(garbage)")
+    // After a request still being answered, the answer to it comes whole, then the refusal.
+    let pipelined = try Self.exchange("GET /v1/entities HTTP/1.1\r\nHost: x\r\n\r\nNOT HTTP\r\n\r\n", port: port)
+    #expect(pipelined.hasPrefix("HTTP/1.1 200"), "\(pipelined)")
+    #expect(pipelined.contains("Album"), "\(pipelined)")
+    #expect(pipelined.contains("HTTP/1.1 400"), "\(pipelined)")
+
+    let (after, entities) = try await server.get("/v1/entities")
+    #expect(after == 200, "\(entities)")
+  }
+
+  /// Sends `request` as it is over a new TCP connection (bash's `/dev/tcp`) and returns all
+  /// the server answers before it closes the connection.
+  static func exchange(_ request: String, port: UInt16) throws -> String {
+    let directory = try TemporaryDirectory()
+    let input = try directory.write("request", request)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = [
+      "-c", "exec 3<>/dev/tcp/127.0.0.1/\(port); cat \"$0\" >&3; timeout 10 cat <&3", input,
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
 }

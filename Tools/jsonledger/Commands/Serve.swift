@@ -70,7 +70,9 @@ struct Serve: AsyncParsableCommand {
     let host = host
     let app = Application(
       router: router,
-      server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+      // A request the HTTP parser refuses is answered as JSON, as the API's other errors are.
+      server: .http1(
+        configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()], idleTimeout: .seconds(60))),
       configuration: .init(address: .hostname(host, port: port), serverName: "jsonledger"),
       onServerRunning: { channel in
         let bound = channel.localAddress?.port ?? 0
