@@ -203,13 +203,15 @@ def main():
               "a body that does not arrive in time is answered 408")
         connection.close()
 
-        # Headers are bounded (Hummingbird's decoder: 80 KB): a 200 KB header is refused.
+        # Headers are bounded (Hummingbird's decoder: 80 KB): a 200 KB header is refused with
+        # 431 and the API's JSON error, and the connection closed.
         connection = socket.create_connection((host, int(port)))
         connection.settimeout(15)
         connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n")
         answer = connection.recv(4096)
-        check(answer.startswith(b"HTTP/1.1 400") and b"Connection: close" in answer,
-              "a 200 KB header is refused and the connection closed")
+        check(answer.startswith(b"HTTP/1.1 431") and b"Connection: close" in answer
+              and b'"code":"requestTooLarge"' in answer,
+              "a 200 KB header is refused with a JSON error and the connection closed")
         connection.close()
     finally:
         slow_server.terminate()
