@@ -4,10 +4,10 @@ public import NIOCore
 import NIOHTTP1
 public import NIOHTTPTypes
 
-/// Answers a request that the HTTP parser refuses (a request line and headers over its 80 KB,
-/// bytes that are not HTTP) as the API answers its other errors: a status, and JSON with a
-/// code and a message that says why. The connection is then closed, as HTTP/1.1 requires once
-/// the stream cannot be read on.
+/// Answers a request that the HTTP parser refuses (a request line and headers over its limit,
+/// 80 KB unless the app sets another; bytes that are not HTTP) as the API answers its other
+/// errors: a status, and JSON with a code and a message that says why. The connection is then
+/// closed, as HTTP/1.1 requires once the stream cannot be read on.
 ///
 /// Without it the server answers such a request `400` with an empty body. Add one to each
 /// connection's pipeline; `additionalChannelHandlers` makes one for each:
@@ -70,7 +70,8 @@ public final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChann
         .requestHeaderFieldsTooLarge,
         [
           "code": "requestTooLarge",
-          "message": "the request line and headers take more than the 80 KB this server reads",
+          // No size named: an app may set its decoder's limits (`serve` keeps Hummingbird's 80 KB).
+          "message": "the request line and headers are longer than this server reads",
         ]
       )
     default:
