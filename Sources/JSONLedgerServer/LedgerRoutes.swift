@@ -2,6 +2,7 @@ import Foundation
 public import Hummingbird
 public import JSONLedger
 public import Logging
+import NIOHTTP1
 public import Prometheus
 
 /// A ledger's HTTP API (under `/v1`, described by `/openapi.json`) and its audit console (at
@@ -109,6 +110,10 @@ public struct LedgerRoutes: Sendable {
       throw error
     } catch let error as WriteFailure {
       throw APIFailure(status: error.status, code: error.code, message: error.message)
+    } catch let error as HTTPParserError {
+      // The request's bytes stopped being HTTP part way through its body (a broken chunked
+      // encoding): the client's doing, as `MalformedRequestHandler` answers before a route.
+      throw APIFailure.badRequest("the request is not valid HTTP/1.1: \(error.debugDescription)")
     } catch let error as any HTTPResponseError {
       // Hummingbird's own refusals (a body over the limit is NIO's too-many-bytes error).
       if error.status == .contentTooLarge {

@@ -86,6 +86,15 @@ struct ServeCLITests {
     #expect(pipelined.hasPrefix("HTTP/1.1 200"), "\(pipelined)")
     #expect(pipelined.contains("Album"), "\(pipelined)")
     #expect(pipelined.contains("HTTP/1.1 400"), "\(pipelined)")
+    // A body whose chunked encoding breaks part way: the client's doing (it was a 500 and a
+    // server error in the log), and nothing written.
+    let chunked = try Self.exchange(
+      "POST /v1/batches?entity=Album HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + "Transfer-Encoding: chunked\r\n\r\nZZ\r\n[]\r\n0\r\n\r\n", port: port)
+    #expect(chunked.hasPrefix("HTTP/1.1 400"), "\(chunked)")
+    #expect(chunked.contains(#""code":"badRequest""#), "\(chunked)")
+    let (logged, log) = try await server.get("/v1/log")
+    #expect(logged == 200 && !log.contains(#""batch""#), "\(log)")
 
     let (after, entities) = try await server.get("/v1/entities")
     #expect(after == 200, "\(entities)")
