@@ -1,5 +1,6 @@
 import Hummingbird
 import JSONLedger
+import NIOHTTP1
 
 /// A failed request as the API answers it: a status, and a JSON body with the error's code,
 /// message and fields (`LedgerError.jsonValue`), never a stack or a path on the server beyond
@@ -57,6 +58,18 @@ struct APIFailure: HTTPResponseError {
     APIFailure(status: .badRequest, code: "badRequest", message: message)
   }
 
+  /// A request the HTTP parser refused, before a route (`MalformedRequestHandler`) or while a
+  /// route read its body: the client's doing. The size is not named: an app may set its
+  /// decoder's limits (`serve` keeps Hummingbird's 80 KB).
+  static func refusedByParser(_ error: HTTPParserError) -> APIFailure {
+    if case .headerOverflow = error {
+      return APIFailure(
+        status: .requestHeaderFieldsTooLarge, code: "requestTooLarge",
+        message: "the request line and headers are longer than this server reads")
+    }
+    return .badRequest("the request is not valid HTTP/1.1: \(error.debugDescription)")
+  }
+
   func with(_ change: (inout APIFailure) -> Void) -> APIFailure {
     var copy = self
     change(&copy)
@@ -66,10 +79,12 @@ struct APIFailure: HTTPResponseError {
 
 /// JSON bodies.
 enum JSONResponse {
+  static let contentType = "application/json; charset=utf-8"
+
   static func make(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
     let bytes = JSONWriter(options: []).bytes(from: value)
     return Response(
-      status: status, headers: [.contentType: "application/json; charset=utf-8"],
+      status: status, headers: [.contentType: contentType],
       body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
   }
 }

@@ -109,7 +109,7 @@ extension LedgerRoutes {
         // here, as an error with its status, before the first byte of a 200.
         _ = try await read(asOf: asOf) { view in try entity.map { try view.count($0) } }
         return Response(
-          status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+          status: .ok, headers: [.contentType: JSONResponse.contentType],
           body: ExportStream.body(ledger: ledger, asOf: asOf, entity: entity, options: options))
       }
     }

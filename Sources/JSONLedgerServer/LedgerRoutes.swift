@@ -113,7 +113,7 @@ public struct LedgerRoutes: Sendable {
     } catch let error as HTTPParserError {
       // The request's bytes stopped being HTTP part way through its body (a broken chunked
       // encoding): the client's doing, as `MalformedRequestHandler` answers before a route.
-      throw APIFailure.badRequest("the request is not valid HTTP/1.1: \(error.debugDescription)")
+      throw APIFailure.refusedByParser(error)
     } catch let error as any HTTPResponseError {
       // Hummingbird's own refusals (a body over the limit is NIO's too-many-bytes error).
       if error.status == .contentTooLarge {

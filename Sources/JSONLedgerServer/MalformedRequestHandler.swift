@@ -46,39 +46,18 @@ public final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChann
       context.fireErrorCaught(error)
       return
     }
-    let (status, body) = Self.answer(to: parserError)
-    let bytes = JSONWriter(options: []).bytes(from: body)
+    let failure = APIFailure.refusedByParser(parserError)
+    let bytes = JSONWriter(options: []).bytes(from: failure.body)
     let head = HTTPResponse(
-      status: status,
+      status: failure.status,
       headerFields: [
-        .contentType: "application/json; charset=utf-8", .contentLength: String(bytes.count),
-        .connection: "close",
+        .contentType: JSONResponse.contentType, .contentLength: String(bytes.count), .connection: "close",
       ])
     context.write(wrapOutboundOut(.head(head)), promise: nil)
     context.write(wrapOutboundOut(.body(ByteBuffer(bytes: bytes))), promise: nil)
     // Closed once the answer is written, on this event loop (where a handler's context lives).
     context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
       context.close(promise: nil)
-    }
-  }
-
-  /// The status and JSON body that answer a request the parser refused with `error`.
-  static func answer(to error: HTTPParserError) -> (HTTPResponse.Status, JSONValue) {
-    switch error {
-    case .headerOverflow:
-      return (
-        .requestHeaderFieldsTooLarge,
-        [
-          "code": "requestTooLarge",
-          // No size named: an app may set its decoder's limits (`serve` keeps Hummingbird's 80 KB).
-          "message": "the request line and headers are longer than this server reads",
-        ]
-      )
-    default:
-      return (
-        .badRequest,
-        ["code": "badRequest", "message": .string("the request is not valid HTTP/1.1: \(error.debugDescription)")]
-      )
     }
   }
 }
