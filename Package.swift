@@ -20,6 +20,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
+    // TLS to PostgreSQL (`sslmode`); in the graph already through postgres-nio.
+    .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
@@ -61,6 +63,7 @@ let package = Package(
       dependencies: [
         "JSONLedger", "JSONLedgerSupport",
         .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
       ]

@@ -6,8 +6,10 @@ extension Ledger {
   ///
   /// The file is a top-level array of objects of `entity`, or (with `entity` nil) an object
   /// whose keys name collections. Each chunk is its own batch, all or nothing; with an
-  /// `idempotencyKey`, chunk *k* carries `key#k`, so running the same import again after an
-  /// interruption skips the chunks already applied and finishes the rest.
+  /// `idempotencyKey`, chunk *k* carries `key#k@D`, D a digest of the chunk's text, so that
+  /// running the same import again after an interruption skips the chunks already applied
+  /// and finishes the rest, and a chunk that differs (a corrected file, another chunk size) is
+  /// applied, never taken for one that was.
   ///
   /// - Parameters:
   ///   - path: the JSON file.
@@ -16,16 +18,18 @@ extension Ledger {
   ///   - options: how the objects are staged (operations; no pruning or parent scope).
   ///   - message: why, kept in each record (with the part number).
   ///   - author: who, kept in each record.
-  ///   - idempotencyKey: a key for the import; part *k* carries `key#k`.
+  ///   - idempotencyKey: a key for the import; part *k* carries `key#k@D` (D: its digest).
   ///   - progress: called after each chunk with what has been read and applied so far.
+  ///   - stopRequested: asked before each chunk is applied; true stops the import there
+  ///     (`LedgerError.Code.importStopped`, naming the parts applied; a signal handler sets it).
   public func importFile(
     at path: String, entity: String? = nil, chunkSize: Int, options: StagingOptions = StagingOptions(),
     message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
-    progress: ((ImportProgress) -> Void)? = nil
+    progress: ((ImportProgress) -> Void)? = nil, stopRequested: (() -> Bool)? = nil
   ) throws -> [BatchSummary] {
     try importFile(
       at: path, entity: entity, chunkSize: chunkSize, options: options, message: message, author: author,
-      idempotencyKey: idempotencyKey, progress: progress
+      idempotencyKey: idempotencyKey, progress: progress, stopRequested: stopRequested
     ) { batch, part in
       try applySynchronously(
         batch, message: part.message, author: part.author, source: part.source, idempotencyKey: part.idempotencyKey)
@@ -37,13 +41,16 @@ extension Ledger {
   @_spi(Replication)
   public func importFile(
     at path: String, entity: String?, chunkSize: Int, options: StagingOptions, message: String?, author: String?,
-    idempotencyKey: String?, progress: ((ImportProgress) -> Void)?,
+    idempotencyKey: String?, progress: ((ImportProgress) -> Void)?, stopRequested: (() -> Bool)? = nil,
     applying apply: (ChangeBatch, ImportPart) throws -> BatchSummary
   ) throws -> [BatchSummary] {
     guard chunkSize > 0 else { throw LedgerError.invalidArgument("the chunk size must be at least 1") }
     guard !options.prunes, options.parent == nil else {
       throw LedgerError.invalidArgument(
         "pruning and parent scopes need the whole payload in one batch: import without a chunk size")
+    }
+    guard options.itemsAt == nil else {
+      throw LedgerError.invalidArgument("a payload in an envelope is read whole: import it without a chunk size")
     }
     let fixed = try entity.map { name throws(LedgerError) in try makeBatch().resolvedEntity(name) }
     let chunks = JSONFileChunks(
@@ -55,13 +62,19 @@ extension Ledger {
     var applied = 0
     let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     do {
-      try chunks.forEachChunk { batch, count, bytesRead in
+      try chunks.forEachDigestedChunk { batch, count, bytesRead, digest in
         let part = summaries.count + 1
+        if stopRequested?() == true {
+          throw LedgerError(.stopRequested, "it was asked to stop before part \(part) (an interrupt or a termination)")
+        }
+        // The part's number and its text's digest: a re-run skips a part only when it is the
+        // very part applied before, never one that only shares its number.
+        let key = idempotencyKey.map { "\($0)#\(part)@\(String(digest, radix: 16))" }
         let summary = try apply(
           batch,
           ImportPart(
             number: part, message: message.map { "\($0) (part \(part))" } ?? "part \(part) of \(path)",
-            author: author, source: path, idempotencyKey: idempotencyKey.map { "\($0)#\(part)" }))
+            author: author, source: path, idempotencyKey: key))
         summaries.append(summary)
         applied += count
         // Pages of the map read while resolving this chunk would otherwise stay resident.
@@ -121,7 +134,8 @@ extension Ledger {
       message: message, author: author, source: source ?? path, idempotencyKey: idempotencyKey)
     // One object of `entity` (not an array) is read whole as well: it is a single element.
     try SystemError.checkReadableFile(path)
-    guard !options.prunes, options.parent == nil, entity == nil || Self.startsWithArray(path) else {
+    guard !options.prunes, options.parent == nil, options.itemsAt == nil, entity == nil || Self.startsWithArray(path)
+    else {
       var batch = makeBatch()
       try batch.stage(fileAt: path, as: entity, options: options)
       return try applySynchronously(
@@ -129,8 +143,10 @@ extension Ledger {
         expectedHead: expectedHead)
     }
     let fixed = try entity.map { name throws(LedgerError) in try makeBatch().resolvedEntity(name) }
+    // Parts of the window the resolver creates objects ahead in: the file streamed gives the
+    // record of the same text staged whole.
     let chunks = JSONFileChunks(
-      path: path, entity: fixed, chunkSize: 1000, options: options,
+      path: path, entity: fixed, chunkSize: BatchResolver.aheadWindow, options: options,
       makeBatch: {
         self.makeBatch()
       })
@@ -214,6 +230,6 @@ public struct ImportPart: Sendable {
   public var message: String
   public var author: String?
   public var source: String
-  /// `key#number`, when the import has a key.
+  /// `key#number@digest`, when the import has a key (`importFile(at:entity:chunkSize:…)`).
   public var idempotencyKey: String?
 }

@@ -182,9 +182,11 @@ public final class Ledger: Sendable {
     return try writer.sync { try applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
   }
 
-  private func applyNow(_ batch: ChangeBatch, metadata: ChangeRecord.Metadata, expectedHead: UInt64?) throws
+  private func applyNow(_ batch: ChangeBatch, metadata given: ChangeRecord.Metadata, expectedHead: UInt64?) throws
     -> BatchSummary
   {
+    var metadata = given
+    metadata.envelope = batch.envelopeMetadata
     guard batch.mapper.model == model else {
       throw LedgerError.invalidBatch("the batch was made by a ledger with another model")
     }
@@ -215,6 +217,10 @@ public final class Ledger: Sendable {
     let summary = try environment.write { txn -> BatchSummary in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       if let key = metadata.idempotencyKey, let existing = try store.batch(forIdempotencyKey: key) {
+        // A batch `compact` archived is known by its key alone: applied, its counts gone.
+        guard existing >= (try store.extent().start) else {
+          return BatchSummary(archivedBatch: existing, kind: kind)
+        }
         let record = try readRecord(existing, txn)
         return BatchSummary(record: record, wasAlreadyApplied: true)
       }
@@ -222,12 +228,20 @@ public final class Ledger: Sendable {
       if let expectedHead, expectedHead != head { throw LedgerError.headMoved(expected: expectedHead, actual: head) }
       // The resolver's working set and identity table are let go before the record is
       // written: only the changes and the states after them go on.
-      let (changes, statistics, knownStates, emptied) = try {
-        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?]?, [String]) in
+      let (changes, statistics, knownStates, emptied, kept) = try {
+        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?]?, [String], Int) in
         var resolver = try BatchResolver(model: model, source: store, origin: batchOrigin)
         let (changes, statistics) = try resolve(&resolver)
-        return (changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune)
+        return (
+          changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune, resolver.placeholdersKeptByPrune
+        )
       }()
+      // What the store already holds is no change: no record is written for it.
+      if changes.isEmpty, kind == .import || kind == .delete {
+        var summary = BatchSummary(changingNothingAfter: head, at: Date(), kind: kind, statistics: statistics)
+        summary.placeholdersKept = kept
+        return summary
+      }
       // A large batch's resolver leaves gaps in the heap that the record and the pages the
       // transaction fills do not fit in: handed back before they are made.
       if changes.count >= Self.largeBatch { FreedMemory.returnToSystem() }
@@ -235,10 +249,13 @@ public final class Ledger: Sendable {
         kind: kind, metadata: metadata, statistics: statistics, changes: consume changes, txn,
         knownStates: consume knownStates)
       summary.emptiedByPrune = emptied
+      summary.placeholdersKept = kept
       return summary
     }
     if summary.wasAlreadyApplied {
       logger.debug("batch already applied", metadata: ["store": "\(path)", "batch": "\(summary.batchID)"])
+    } else if !summary.wroteRecord {
+      logger.debug("batch changed nothing", metadata: ["store": "\(path)", "head": "\(summary.batchID)"])
     } else {
       announce(summary, since: start)
     }

@@ -51,11 +51,15 @@ public struct JSONStream {
   /// `forEachElement`, with each element handed on as its text, found but not parsed (its
   /// brackets counted and its strings followed, nothing more): the caller parses it, or
   /// recognises it.
+  /// `objectIsOneElement`: a top-level object is one element (of no collection), not an
+  /// object whose keys name collections.
   package mutating func forEachElementText(
-    collectionStarts: (String) throws -> Void = { _ in }, bytesRead: (Int) -> Void = { _ in },
-    _ body: (_ collection: String?, _ element: JSONElementText) throws -> Void
+    objectIsOneElement: Bool = false, collectionStarts: (String) throws -> Void = { _ in },
+    bytesRead: (Int) -> Void = { _ in }, _ body: (_ collection: String?, _ element: JSONElementText) throws -> Void
   ) throws {
-    try forEach(asText: true, collectionStarts: collectionStarts, bytesRead: bytesRead) { collection, element in
+    try forEach(
+      asText: true, objectIsOneElement: objectIsOneElement, collectionStarts: collectionStarts, bytesRead: bytesRead
+    ) { collection, element in
       if case .text(let text) = element { try body(collection, text) }
     }
   }
@@ -74,14 +78,14 @@ public struct JSONStream {
   }
 
   private mutating func forEach(
-    asText: Bool, collectionStarts: (String) throws -> Void, bytesRead: (Int) -> Void,
-    _ body: (String?, Element) throws -> Void
+    asText: Bool, objectIsOneElement: Bool = false, collectionStarts: (String) throws -> Void,
+    bytesRead: (Int) -> Void, _ body: (String?, Element) throws -> Void
   ) throws {
     guard let first = try firstByte() else { throw failure("the document is empty") }
     switch first {
     case UInt8(ascii: "["):
       try forEachInArray(collection: nil, asText: asText, bytesRead: bytesRead, body)
-    case UInt8(ascii: "{"):
+    case UInt8(ascii: "{") where !objectIsOneElement:
       position += 1
       while true {
         try skipWhitespace()
@@ -227,6 +231,12 @@ public struct JSONStream {
   private mutating func nextElement(asText: Bool) throws -> Element {
     guard asText else { return .value(try nextValue()) }
     let length = try nextValueLength()
+    // `[,]` or `[{…},,{…}]`: a comma where a value belongs (a trailing comma is only
+    // accepted before the closing bracket).
+    guard length > 0 else {
+      let found = try peek().map { "'\(Character(Unicode.Scalar($0)))'" } ?? "the end"
+      throw failure("expected a value, found \(found)")
+    }
     let (line, column) = countedLocation(position)
     let text = JSONElementText(
       bytes: Array(buffer[position..<(position + length)]), line: line, column: column, offset: dropped + position)

@@ -20,7 +20,7 @@ final class RemoteConnection: Sendable {
   static func open(_ location: RemoteLocation, logger: Logger, timeout: Duration = .seconds(10)) async throws
     -> RemoteConnection
   {
-    let configuration = location.configuration
+    let configuration = try location.configuration()
     let connection = try await withDeadline(timeout, "a connection to \(location)") {
       do {
         return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
@@ -278,18 +278,6 @@ extension RemoteConnection {
       "SELECT sha256 FROM jsonledger_log WHERE ledger = \(ledger) AND batch = \(Int64(batch))",
       "the checksum of batch \(batch)")
     return try found.first.map { Array(try $0.decode(Data.self)) }
-  }
-
-  /// Every batch's checksums, in order.
-  func checksums() async throws -> [(batch: UInt64, previous: [UInt8], sha: [UInt8])] {
-    let ledger = location.ledger
-    let found = try await rows(
-      "SELECT batch, prev_sha256, sha256 FROM jsonledger_log WHERE ledger = \(ledger) ORDER BY batch",
-      "the log's checksums", timeout: .seconds(120))
-    return try found.map { row in
-      let (batch, previous, sha) = try row.decode((Int64, Data, Data).self)
-      return (UInt64(max(0, batch)), Array(previous), Array(sha))
-    }
   }
 
   /// Moves the ledger's model to `version`, whose definition (every version) is `model`: in

@@ -126,7 +126,7 @@ public final class Replica: Sendable {
       replica = try open(at: path, options: options, logger: logger)
     }
     do {
-      if let remote, let source = try replica.ledger.replicaSource, source != remote.remembered {
+      if let remote, let source = try replica.ledger.replicaSource, !remote.isRemembered(source) {
         throw RemoteError.unsupported("\(path) is a replica of \(source), not of \(remote.remembered)")
       }
       guard let model, let difference = try modelDifference(at: path, from: model, options: options) else {
@@ -174,7 +174,7 @@ public final class Replica: Sendable {
     logger: Logger = Logger(label: "JSONLedgerPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
   ) async throws -> Replica {
     let wasMarked = try ledger.replicaSource
-    if let source = wasMarked, source != remote.remembered {
+    if let source = wasMarked, !remote.isRemembered(source) {
       throw RemoteError.unsupported("\(ledger.path) is a replica of \(source) already")
     }
     let (first, head) = try ledger.logExtent()
@@ -318,7 +318,16 @@ public final class Replica: Sendable {
     if exists, !reset, !((try? FileManager.default.contentsOfDirectory(atPath: target))?.isEmpty ?? false) {
       throw RemoteError.unsupported("\(path) exists: clone into a new folder, or replace it with reset")
     }
+    // A reset replaces a store, never anything else that happens to be at the path; and the
+    // folders a clone builds in are cleared only when they hold what a clone left there.
+    if exists, reset, !Ledger.holdsAStoreOrNothing(target) {
+      throw RemoteError.unsupported("\(path) is not a store: a reset replaces a store only, so nothing was touched")
+    }
     let building = target + ".cloning"
+    for leftover in [building, target + ".replaced"] where !Ledger.holdsAStoreOrNothing(leftover) {
+      throw RemoteError.unsupported(
+        "\(leftover) exists and is not a store a clone left: move it away, then clone again")
+    }
     try? FileManager.default.removeItem(atPath: building)
     let connection = try await RemoteConnection.open(remote, logger: logger)
     let row: LedgerRow
@@ -501,9 +510,7 @@ public final class Replica: Sendable {
           throw RemoteError.diverged(
             batch: local, local: Hex.string(localSHA), remote: Hex.string(row.previousSHA))
         }
-        guard RecordDigest.of(row.record) == row.sha else {
-          throw RemoteError.corruptRecord(batch: row.batch, reason: "its bytes do not have the checksum its row gives")
-        }
+        try Self.check(row)
         let ledger = self.ledger
         let bytes = row.record
         if row.kind == ChangeRecord.Kind.migration.description {
@@ -531,7 +538,30 @@ public final class Replica: Sendable {
         applied += 1
       }
     }
+    // The head row and the log agree: a row that says more than the log holds is no log to
+    // follow or clone.
+    if local < remoteHead {
+      throw RemoteError.corruptRecord(
+        batch: local + 1,
+        reason: "the remote's head row says batch \(remoteHead), but its log ends at batch \(local)")
+    }
     return applied
+  }
+
+  /// A remote record is what its row says: its bytes have the row's checksum, and they are the
+  /// record of the row's batch (not an older record inserted again as the next batch).
+  static func check(_ row: LogRow) throws {
+    guard RecordDigest.of(row.record) == row.sha else {
+      throw RemoteError.corruptRecord(batch: row.batch, reason: "its bytes do not have the checksum its row gives")
+    }
+    let claimed: UInt64
+    do { claimed = try Ledger.batchID(ofRecord: row.record) } catch {
+      throw RemoteError.corruptRecord(batch: row.batch, reason: "its bytes are no record: \(error)")
+    }
+    guard claimed == row.batch else {
+      throw RemoteError.corruptRecord(
+        batch: row.batch, reason: "its bytes are the record of batch \(claimed), stored again as batch \(row.batch)")
+    }
   }
 
   /// Every version of the remote ledger's model (a migration's record names its version; the
@@ -720,13 +750,29 @@ public final class Replica: Sendable {
   /// verifies the store itself. Throws `RemoteError.diverged` or `.corruptRecord` naming the
   /// first batch that differs.
   public func verifyAgainstRemote() async throws -> Verification {
-    let checksums = try await withConnection { connection in try await connection.checksums() }
-    var previous = RecordDigest.genesis
-    for (offset, entry) in checksums.enumerated() {
-      guard entry.batch == UInt64(offset) + 1, entry.previous == previous else {
-        throw RemoteError.corruptRecord(batch: entry.batch, reason: "the remote's chain breaks there")
+    // Every record's bytes are read and checked, not only the checksum columns: a damaged
+    // record whose column still holds the old checksum is found.
+    let (checksums, remoteHead) = try await withConnection { connection in
+      var checksums: [(batch: UInt64, previous: [UInt8], sha: [UInt8])] = []
+      var previous = RecordDigest.genesis
+      while true {
+        let rows = try await connection.logRows(after: UInt64(checksums.count), limit: 256)
+        if rows.isEmpty { break }
+        for row in rows {
+          guard row.batch == UInt64(checksums.count) + 1, row.previousSHA == previous else {
+            throw RemoteError.corruptRecord(batch: row.batch, reason: "the remote's chain breaks there")
+          }
+          try Self.check(row)
+          checksums.append((row.batch, row.previousSHA, row.sha))
+          previous = row.sha
+        }
       }
-      previous = entry.sha
+      return (checksums, try await connection.ledgerRow().head)
+    }
+    guard remoteHead == UInt64(checksums.count) else {
+      throw RemoteError.corruptRecord(
+        batch: UInt64(checksums.count) + 1,
+        reason: "the remote's head row says batch \(remoteHead), but its log ends at batch \(checksums.count)")
     }
     let (first, head) = try ledger.logExtent()
     guard head <= UInt64(checksums.count) else {

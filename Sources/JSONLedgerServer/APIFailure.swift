@@ -38,7 +38,7 @@ struct APIFailure: HTTPResponseError {
     case .unknownEntity, .objectNotFound, .batchNotFound: .notFound
     case .batchArchived: .gone
     case .headMoved, .revertConflicts, .alreadyReverted, .storeChanged, .modelChanged, .replicaWrite: .conflict
-    case .invalidPayload, .invalidBatch, .unknownCollection, .transformerFailed: .unprocessableContent
+    case .invalidPayload, .invalidBatch, .unknownCollection, .envelope, .transformerFailed: .unprocessableContent
     case .invalidJSON, .invalidQuery, .invalidKey, .invalidArgument, .decodingFailed: .badRequest
     case .readOnly: .methodNotAllowed
     case .closed: .serviceUnavailable

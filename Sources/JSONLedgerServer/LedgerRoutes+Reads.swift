@@ -34,7 +34,7 @@ extension LedgerRoutes {
         let body: @Sendable (borrowing View) throws -> JSONValue = { view in
           let page = try view.objects(query)
           return [
-            "objects": .array(try view.exportJSON(page.objects)),
+            "objects": .array(try view.exportJSON(page.objects, options: Self.objectOptions)),
             "next": page.next.map { .string($0.token) } ?? .null,
           ]
         }
@@ -48,7 +48,7 @@ extension LedgerRoutes {
         let key = try values.path("key")
         let asOf = try values.asOf(in: ledger)
         let body: @Sendable (borrowing View) throws -> JSONValue? = { view in
-          try view.object(entity, key: .string(key)).map { try view.exportJSON($0) }
+          try view.object(entity, key: .string(key)).map { try view.exportJSON($0, options: Self.objectOptions) }
         }
         let found = try await read(asOf: asOf, body)
         guard let found else { throw LedgerError.objectNotFound(entity: entity, key: .string(key), asOf: asOf) }
@@ -57,7 +57,7 @@ extension LedgerRoutes {
     }
     v1.get("entities/:entity/objects/:key/history") { request, context in
       try await reading(request, context) { values in
-        let entries = try await ledger.log(entity: try values.path("entity"), key: .string(try values.path("key")))
+        let entries = try await ledger.log(try values.path("entity"), key: .string(try values.path("key")))
         return JSONResponse.make(.array(try entries.map { try ledger.logEntryJSON($0) }))
       }
     }
@@ -96,7 +96,7 @@ extension LedgerRoutes {
           from: try values.batchID(fromText, name: "from"), to: try values.batchID(toText, name: "to"))
         return JSONResponse.make([
           "from": .number(JSONNumber(diff.from)), "to": .number(JSONNumber(diff.to)),
-          "changes": .array(try diff.changes.map { try ledger.changeJSON($0.withoutHiddenLinks) }),
+          "changes": .array(try ledger.changesJSON(diff.changes, from: diff.from, to: diff.to)),
         ])
       }
     }
@@ -115,20 +115,22 @@ extension LedgerRoutes {
     }
   }
 
-  /// The query of `GET /v1/entities/{entity}/objects`: `where=field=value` (repeated: every
-  /// one must hold), `sort=field` or `sort=-field` (repeated: in order), `limit`, `after`.
+  /// How the API writes an object: as an export does, and `"placeholder": true` for a
+  /// placeholder.
+  static var objectOptions: ExportOptions {
+    var options = ExportOptions()
+    options.marksPlaceholders = true
+    return options
+  }
+
+  /// The query of `GET /v1/entities/{entity}/objects`: `where` in the one text form of a
+  /// query (`QueryText`; repeated: every one must hold), `sort` (`-weight,name`; repeated: in
+  /// order), `limit`, `after`.
   func objectQuery(_ values: RequestValues) throws -> Query {
-    var query = Query(try values.path("entity"))
-    for condition in values.queryAll("where") {
-      guard let equals = condition.firstIndex(of: "=") else {
-        throw APIFailure.badRequest("where takes field=value, not \"\(condition.prefix(80))\"")
-      }
-      let field = condition[..<equals].trimmingCharacters(in: .whitespaces)
-      query = query.filter(field, .equals(.string(String(condition[condition.index(after: equals)...]))))
-    }
-    let sortKeys = values.queryAll("sort").map { key in
-      key.hasPrefix("-") ? Query.SortKey.descending(String(key.dropFirst())) : .ascending(key)
-    }
+    let entity = try values.path("entity")
+    var query = Query(entity)
+    for condition in values.queryAll("where") { query = try query.filter(condition) }
+    let sortKeys = try values.queryAll("sort").flatMap { try QueryText.sortKeys($0, entity: entity) }
     if !sortKeys.isEmpty { query = query.sorted(by: sortKeys) }
     query = query.limited(to: try values.limit())
     if let after = values.query("after") { query = query.after(try QueryCursor(token: after)) }

@@ -14,10 +14,12 @@ extension LedgerRoutes {
         let body = Array(buffer: try await collectBody(of: request))
         // Staged as text: an object the store already holds from the same text is not parsed.
         var batch = ledger.makeBatch()
+        // `itemsAt`: the items inside an envelope (`results` of `{count, next, results}`).
+        let options = StagingOptions(itemsAt: values.query("itemsAt"))
         if let entity = values.query("entity") {
-          try batch.stage(json: body, as: entity)
+          try batch.stage(json: body, as: entity, options: options)
         } else {
-          try batch.stageDocument(json: body)
+          try batch.stageDocument(json: body, options: options)
         }
         let (message, author, source) = (values.query("message"), values.query("author"), values.query("source"))
         let idempotencyKey = request.headers[Self.idempotencyKey]
@@ -27,9 +29,10 @@ extension LedgerRoutes {
             staged, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
             expectedHead: expectedHead)
         }
-        if !summary.wasAlreadyApplied { metrics?.applied.increment() }
+        if !summary.wasAlreadyApplied, summary.wroteRecord { metrics?.applied.increment() }
         return JSONResponse.make(
-          BatchSummary.jsonValue(of: [summary]), status: summary.wasAlreadyApplied ? .ok : .created)
+          BatchSummary.jsonValue(of: [summary]),
+          status: summary.wasAlreadyApplied || !summary.wroteRecord ? .ok : .created)
       }
     }
     // What a revert would do, written nowhere: the console shows it before the revert.

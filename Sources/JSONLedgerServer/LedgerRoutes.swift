@@ -59,6 +59,8 @@ public struct LedgerRoutes: Sendable {
   /// answered as JSON too: `405` with `Allow` when the path has routes of other methods, else
   /// `404` (`UnmatchedRoutes`, which sees the routes the router has once these are added).
   public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    // First: a request addressed to another name than the server's is refused.
+    if let allowed = options.allowedHosts { router.add(middleware: HostGuard(allowed: allowed)) }
     if let metrics {
       addMetricsRoute(to: router, metrics)
       addMeasuredRoutes(to: router.group().add(middleware: MetricsMiddleware()))
@@ -98,6 +100,8 @@ public struct LedgerRoutes: Sendable {
   ) async throws -> Response {
     if options.readOnly { throw APIFailure.readOnly }
     if !options.authorizes(request.headers[.authorization]) { throw APIFailure.unauthorized }
+    // What another site's page could send (a server without a token takes it otherwise).
+    try WriteGuard.check(request)
     return try await answering {
       try await body(RequestValues(request: request, parameters: context.parameters, options: options))
     }
@@ -180,7 +184,8 @@ struct RequestValues {
   func asOf(in ledger: Ledger) throws -> UInt64? {
     guard let text = query("asOf") else { return nil }
     if let id = UInt64(text) { return id }
-    guard let date = ISO8601DateFormatter().date(from: text) else {
+    // Any ISO 8601 form an import reads (a date alone too), as the command line takes it.
+    guard let date = Ledger.time(fromISO8601: text) else {
       throw APIFailure.badRequest("asOf must be a batch id or an ISO 8601 time, not \"\(text.prefix(80))\"")
     }
     guard let batch = try ledger.lastBatch(atOrBefore: date) else {

@@ -16,6 +16,13 @@ public struct LedgerServerOptions: Sendable {
   public var maxPageSize = 1000
   /// The page size when a request names none.
   public var defaultPageSize = 50
+  /// The host names (`Host`, its port aside) requests may be addressed to; nil: any. A server
+  /// on loopback gives its loopback names (`loopbackHosts`), so that a page whose domain is
+  /// made to resolve to 127.0.0.1 (DNS rebinding) is refused.
+  public var allowedHosts: Set<String>?
+
+  /// The names a loopback server is reached by.
+  public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
   /// Options that allow reads and writes without a token.
   public init(token: String? = nil, tokenForReads: Bool = false, readOnly: Bool = false) {
@@ -29,7 +36,8 @@ public struct LedgerServerOptions: Sendable {
   /// leading bytes were right.
   func authorizes(_ header: String?) -> Bool {
     guard let token else { return true }
-    guard let header, header.hasPrefix("Bearer ") else { return false }
+    // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` is `Bearer`.
+    guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return false }
     let given = Array(header.utf8.dropFirst("Bearer ".utf8.count))
     let expected = Array(token.utf8)
     var difference = UInt8(given.count == expected.count ? 0 : 1)

@@ -195,7 +195,7 @@ def main():
         connection = socket.create_connection((host, int(port)))
         connection.settimeout(15)
         connection.sendall(
-            b"POST /v1/batches?entity=Band HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer " + TOKEN.encode()
+            b"POST /v1/batches?entity=Band HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN.encode()
             + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"name\"")
         started = time.time()
         answer = connection.recv(4096)
@@ -207,7 +207,7 @@ def main():
         # 431 and the API's JSON error, and the connection closed.
         connection = socket.create_connection((host, int(port)))
         connection.settimeout(15)
-        connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n")
+        connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n")
         answer = connection.recv(4096)
         check(answer.startswith(b"HTTP/1.1 431") and b"Connection: close" in answer
               and b'"code":"requestTooLarge"' in answer,

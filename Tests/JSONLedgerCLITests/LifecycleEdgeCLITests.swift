@@ -210,6 +210,30 @@ struct LifecycleEdgeCLITests {
     #expect(!FileManager.default.fileExists(atPath: store + ".upgrading"))
   }
 
+  /// H17 (round four): killed at each of its flushes, an upgrade leaves the store at its path,
+  /// old or new, or a re-run of the same command finishes it; never nothing a re-run fixes.
+  @Test(.enabled(if: strace != nil, "needs strace"))
+  func anUpgradeKilledAtEachFlushIsLeftWholeOrFinishedByARerun() throws {
+    let directory = try TemporaryDirectory()
+    let reference = directory.path + "/reference"
+    try Self.format3Store(reference)
+    #expect(try CommandRunner.run(["upgrade", reference]).status == 0)
+    let expected = try CommandRunner.run(["export", reference]).output
+    for when in 1...12 {
+      let store = directory.path + "/store-\(when)"
+      try Self.format3Store(store)
+      let killed = try Self.startTraced(
+        ["-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:signal=KILL:when=\(when)"], ["upgrade", store])
+      killed.waitUntilExit()
+      // Whatever was left, the same command finishes it.
+      let rerun = try CommandRunner.run(["upgrade", store])
+      #expect(rerun.status == 0, "flush \(when): \(rerun.error)")
+      #expect(try CommandRunner.run(["export", store]).output == expected, "flush \(when)")
+      #expect(try CommandRunner.run(["verify", store]).status == 0, "flush \(when)")
+      if killed.terminationReason != .uncaughtSignal { break }
+    }
+  }
+
   @Test func upgradeNeverRemovesADirectoryItDidNotMake() throws {
     let directory = try TemporaryDirectory()
     let store = directory.storePath

@@ -162,7 +162,7 @@ struct TypedJSONOutputTests {
       #expect(
         Set(summary.keys) == [
           "batch", "batches", "created", "updated", "deleted", "unchanged", "alreadyApplied", "batchesAlreadyApplied",
-          "ignoredKeys", "deletedAll",
+          "ignoredKeys", "deletedAll", "changedNothing", "placeholdersKept",
         ])
     }
     #expect(chunked.output.contains("Band.shoe_size"))

@@ -24,7 +24,13 @@ final class PostgresCluster: Sendable {
 
   var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres" }
 
-  init() throws {
+  /// The certificate of a cluster that takes only TLS (`tlsOnly`), self-signed for
+  /// 127.0.0.1: what `sslrootcert` names to verify it.
+  var certificate: String { directory + "/server.crt" }
+
+  /// `tlsOnly`: the cluster answers TCP connections only over TLS, with a certificate made
+  /// here (`openssl`), as hosted PostgreSQL does.
+  init(tlsOnly: Bool = false) throws {
     guard let bin = Self.binaries else { throw ClusterFailure("PostgreSQL's server programs are not installed") }
     self.bin = bin
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("jsonledger-pg-\(UUID().uuidString)").path
@@ -34,7 +40,25 @@ final class PostgresCluster: Sendable {
     try asServerUser([
       bin + "/initdb", "-D", directory + "/data", "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8",
     ])
+    if tlsOnly { try requireTLS() }
     try start()
+  }
+
+  /// A self-signed certificate for 127.0.0.1, TLS on, and plain TCP refused.
+  private func requireTLS() throws {
+    let data = directory + "/data"
+    try asServerUser([
+      "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+      "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", data + "/server.key", "-out", data + "/server.crt",
+    ])
+    try asServerUser(["chmod", "600", data + "/server.key"])
+    try Self.shell(["cp", data + "/server.crt", certificate])
+    try Self.shell(["chmod", "644", certificate])
+    try asServerUser(["sh", "-c", "echo \"ssl = on\" >> \(data)/postgresql.conf"])
+    try asServerUser([
+      "sh", "-c",
+      "printf 'local all all trust\\nhostssl all all 127.0.0.1/32 trust\\nhostnossl all all 0.0.0.0/0 reject\\n' > \(data)/pg_hba.conf",
+    ])
   }
 
   func start() throws {

@@ -224,7 +224,9 @@ struct ReplicationTests {
     try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "more-1"])
     let backup = directory.path + "/backup"
     try Self.run(["backup", leader, backup])
-    try Self.run(["import", leader, file, "--entity", "Album", "--idempotency-key", "more-2"])
+    // Other albums: the same ones again would change nothing and write no batch.
+    let more = try directory.write("more-2.json", ReplicaFixtures.albums("more-2", count: 3))
+    try Self.run(["import", leader, more, "--entity", "Album", "--idempotency-key", "more-2"])
     let restored = directory.path + "/restored"
     let cloned = try Self.run(["clone", cluster.url, restored, "--ledger", "main", "--from-backup", backup])
     #expect(cloned.output.contains("cloned 3 batches"), "\(cloned.output)")
@@ -358,9 +360,13 @@ struct ReplicationTests {
     let batches = writers == 2 ? 10 : 4
     let processes = try (0..<writers).map { writer in
       let store = stores[writer % stores.count]
-      let file = try directory.write("w\(writer).json", ReplicaFixtures.albums("w\(writer)", count: 3))
+      // A file per batch: the same payload twice would change nothing and write no batch.
+      for batch in 1...batches {
+        _ = try directory.write("w\(writer)-\(batch).json", ReplicaFixtures.albums("w\(writer)-\(batch)", count: 3))
+      }
+      let files = directory.path + "/w\(writer)"
       return try Self.start(
-        "for i in $(seq 1 \(batches)); do \"$J\" import '\(store)' '\(file)' --entity Album --idempotency-key w\(writer)-$i || exit 1; done"
+        "for i in $(seq 1 \(batches)); do \"$J\" import '\(store)' '\(files)'-$i.json --entity Album --idempotency-key w\(writer)-$i || exit 1; done"
       )
     }
     for process in processes {
@@ -478,13 +484,18 @@ struct ReplicationTests {
     let stores = [leader, clone, leader, clone]
     let batches = 12
     let processes = try stores.enumerated().map { writer, store in
-      let file = try directory.write("w\(writer).json", ReplicaFixtures.albums("w\(writer)", count: 20))
+      // A file per batch: the same payload twice would change nothing and write no batch.
+      for batch in 1...batches {
+        _ = try directory.write(
+          "w\(writer)-\(batch).json", ReplicaFixtures.albums("w\(writer)-\(batch)", count: 20))
+      }
+      let files = directory.path + "/w\(writer)"
       // Each import is retried until it lands: the key tells a lost acknowledgement from a loss.
       return try Self.start(
         """
         for i in $(seq 1 \(batches)); do
           n=0
-          until "$J" import '\(store)' '\(file)' --entity Album --idempotency-key w\(writer)-$i; do
+          until "$J" import '\(store)' '\(files)'-$i.json --entity Album --idempotency-key w\(writer)-$i; do
             n=$((n+1)); [ $n -gt 60 ] && exit 1; sleep 0.2
           done
         done

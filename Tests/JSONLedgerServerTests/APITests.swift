@@ -51,7 +51,7 @@ struct APITests {
     (try? JSONParser.parse(Array(buffer: response.body))) ?? .null
   }
 
-  static let authorized: HTTPFields = [.authorization: "Bearer \(token)"]
+  static let authorized: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/json"]
 
   static func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 

@@ -58,7 +58,8 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     } catch let error as LedgerError {
       Output.error(error.description)
       if let hint = Hints.hint(for: error) { Output.note("hint: \(hint)") }
-      Foundation.exit(1)
+      // A query the user wrote that does not read is a usage error (EX_USAGE), as a bad flag is.
+      Foundation.exit(error.code == .invalidQuery ? ExitCode.validationFailure.rawValue : 1)
     } catch {
       let code = exitCode(for: error)
       if code == .success {

@@ -103,6 +103,21 @@ extension LedgerError {
     }
   }
 
+  /// A payload that is an envelope around its items (`{"count": …, "next": …, "results": […]}`)
+  /// staged without saying where the items are (`StagingOptions.itemsAt`). `known` holds the
+  /// path of the one array of objects it has.
+  public static func envelope(arrayAt key: String, count: Int, entity: String?) -> LedgerError {
+    let what = entity.map { "objects of \($0)" } ?? "collections keyed by name"
+    return LedgerError(
+      .envelope,
+      "expected \(what), found an envelope: the payload is an object with an array of \(count) "
+        + "object\(count == 1 ? "" : "s") under \"\(key)\"; read the items there"
+    ).with {
+      $0.entity = entity
+      $0.known = [key]
+    }
+  }
+
   /// No object of `entity` has `key` (in the state after batch `asOf`, when given): the key
   /// as the caller gave it, its text as it is.
   public static func objectNotFound(entity: String, key: String, asOf: UInt64? = nil) -> LedgerError {

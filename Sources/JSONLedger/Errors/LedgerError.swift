@@ -57,6 +57,8 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
   public var appliedBatches: [UInt64] = []
   /// The part of a chunked import that failed, from 1 (``Code/importStopped``).
   public var failedPart: Int?
+  /// Where in the text of a query its error is, in characters from 1 (``Code/invalidQuery``).
+  public var position: Int?
   private var causes: [LedgerError] = []
 
   /// An error with a code and a message; set the fields that apply.
@@ -155,6 +157,11 @@ extension LedgerError.Code {
   public static let invalidBatch = Self(rawValue: "invalidBatch")
   /// A top-level collection key that names no entity.
   public static let unknownCollection = Self(rawValue: "unknownCollection")
+  /// An operation that works in parts was asked to stop between two (``Code/importStopped``
+  /// names it as the cause).
+  public static let stopRequested = Self(rawValue: "stopRequested")
+  /// The payload is an envelope around its items, and where they are was not said.
+  public static let envelope = Self(rawValue: "envelope")
   /// The head moved past the batch id the caller expected.
   public static let headMoved = Self(rawValue: "headMoved")
   /// A chunked import stopped part-way: `appliedBatches` are applied, the rest is not.

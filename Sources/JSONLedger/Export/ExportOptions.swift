@@ -25,6 +25,29 @@ public struct ExportOptions: Sendable {
   /// and Groot export: each nested label listing every issue that carries it made a nested
   /// export grow with the square of the objects.
   public var keepsInverseRelationships = false
+  /// Relationships written as nested objects whatever `relationships` says, by name (the
+  /// model's or the JSON key's), at every level: `export --nest types,abilities`. The
+  /// others are written as `relationships` says. Rows a relationship owns are always nested.
+  public var nestedRelationships: Set<String> = []
+  /// Whether placeholders (objects known only because something referred to them by key,
+  /// `ObjectSnapshot.isPlaceholder`) are exported as objects. Nil, the default: a whole-store
+  /// export leaves them out (the backend never sent them, and importing them back would make
+  /// them look delivered), and an export of one entity lists them, as objects of the entity
+  /// (Groot's stubs). References to them are written as keys either way.
+  public var includesPlaceholders: Bool?
+
+  /// Whether an object exported alone, or in a page of a query, says it is a placeholder
+  /// (`"placeholder": true`, only when it is one): what `get --json` and the HTTP API show.
+  /// Off for exports, whose objects are the backend's shape.
+  public var marksPlaceholders = false
+
+  /// These options with `includesPlaceholders` decided for an export of `entity` (nil: the
+  /// whole store).
+  func deciding(placeholdersFor entity: String?) -> ExportOptions {
+    var decided = self
+    decided.includesPlaceholders = includesPlaceholders ?? (entity != nil)
+    return decided
+  }
 
   /// Write the model's own names (no custom keys, key paths or reserved words) and every
   /// attribute, exported or not: the shape `Decodable` structs are decoded from.

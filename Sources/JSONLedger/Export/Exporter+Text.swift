@@ -85,6 +85,8 @@ extension Exporter {
       }
     }
     if let key = plan.typeKey, !insert(.type, at: [key], into: &members) { return nil }
+    // Rows written inline depend on the data, as nested relationships do.
+    if plan.relationships.contains(where: \.isInline) { return nil }
     switch options.relationships {
     case .none: break
     case .ids:
@@ -132,13 +134,18 @@ extension Exporter {
   }
 
   /// Writes `object` into `output`, as `output`'s writer writes `export(_:)` of its
-  /// snapshot. `parts` is scratch space, reused from object to object.
+  /// snapshot, or nothing for a placeholder (unless `ExportOptions.includesPlaceholders`).
+  /// `parts` is scratch space, reused from object to object.
   func write(_ object: borrowing StoredObject, into output: inout JSONOutput, parts: inout StateParts) throws {
     let id = object.declaration.map { Int($0.id) } ?? .max
     guard id < stepsByEntity.count, let steps = stepsByEntity[id], try object.locateParts(into: &parts) else {
       guard plan(for: object.entity) != nil else { return output.null() }
-      return output.value(try export(try object.snapshot()))
+      let snapshot = try object.snapshot()
+      if snapshot.isPlaceholder, options.includesPlaceholders != true { return }
+      return output.value(try export(snapshot))
     }
+    // A placeholder is no object of the backend's: left out unless asked for.
+    if parts.isPlaceholder, options.includesPlaceholders != true { return }
     try write(steps, of: object, parts: parts, into: &output)
     // Its key is kept for the objects written later that point to it (a band's albums,
     // written after the albums): read from the bytes in hand, not looked up again.

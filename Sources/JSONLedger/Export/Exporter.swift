@@ -43,6 +43,11 @@ final class Exporter {
     let path: [String]
     /// The relationship of the destination that points back (its inverse), if any.
     let inverse: String?
+    /// Whether its targets are written nested whatever the export's mode: rows it owns, or a
+    /// relationship `ExportOptions.nestedRelationships` names.
+    let isInline: Bool
+    /// Whether it owns its targets (`Relationship.owns`): written even with `.none`.
+    let owns: Bool
   }
 
   struct EntityPlan {
@@ -141,9 +146,13 @@ final class Exporter {
             KeyInflection.jsonKey(
               for: keys.previousName(of: relationship.name) ?? relationship.name, keyCase: keyCase)
           ]
+      let named =
+        options.nestedRelationships.contains(relationship.name)
+        || options.nestedRelationships.contains(path.joined(separator: "."))
       return RelationshipField(
         name: relationship.name, isToMany: relationship.isToMany, path: path,
-        inverse: relationship.declaration.inverse)
+        inverse: relationship.declaration.inverse, isInline: relationship.declaration.owns || named,
+        owns: relationship.declaration.owns)
     }
     var typeKey: String?
     if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
@@ -162,7 +171,10 @@ final class Exporter {
 
   func export(_ object: ObjectSnapshot) throws -> JSONValue {
     var walk = Walk()
-    return try export(object, depth: 0, walk: &walk, reachedBy: nil)
+    let json = try export(object, depth: 0, walk: &walk, reachedBy: nil)
+    guard options.marksPlaceholders, object.isPlaceholder, case .object(var members) = json else { return json }
+    members["placeholder"] = true
+    return .object(members)
   }
 
   /// What a nested export carries down its branches: the objects being written around the
@@ -191,22 +203,23 @@ final class Exporter {
       Self.set(value, at: field.path, in: &json)
     }
     if let key = plan.typeKey { json[key] = .string(object.entity) }
-    let nests: Bool
-    switch options.relationships {
-    case .none: return .object(json)
-    case .ids: nests = false
-    case .nested, .rails: nests = true
-    }
-    if nests { walk.ancestors.insert(object.objectID) }
-    defer { if nests { walk.ancestors.remove(object.objectID) } }
+    walk.ancestors.insert(object.objectID)
+    defer { walk.ancestors.remove(object.objectID) }
     for field in plan.relationships {
       if let reachedBy, field.name == reachedBy, !options.keepsInverseRelationships { continue }
       var path = field.path
       let value: JSONValue
+      // How deep related objects nest below this one; nil: written as keys.
+      let limit: Int?
       switch options.relationships {
       case .none:
-        continue
-      case .ids:
+        guard field.owns else { continue }
+        limit = NestingLimit.objects
+      case .ids: limit = field.isInline ? NestingLimit.objects : nil
+      case .nested(let requested), .rails(let requested):
+        limit = field.isInline ? NestingLimit.objects : min(requested, NestingLimit.objects)
+      }
+      guard let limit else {
         let targets = object.relationships[field.name] ?? []
         if field.isToMany {
           var keys: [JSONValue] = []
@@ -216,37 +229,42 @@ final class Exporter {
         } else {
           value = targets.first.map { keyValue($0, dateFormat: dateFormat) } ?? .null
         }
-      case .nested(let requested), .rails(let requested):
-        let limit = min(requested, NestingLimit.objects)
-        var rails: Bool = if case .rails = options.relationships { true } else { false }
-        var nested: [JSONValue] = []
-        var onlyKeys = true
-        let related = try reader.related(object, field.name, cache: &relatedObjects.snapshots)
-        for target in related {
-          if depth + 1 > limit || walk.ancestors.contains(target.objectID) {
-            nested.append(keyValue(target.key, dateFormat: dateFormat))
-          } else {
-            nested.append(try export(target, depth: depth + 1, walk: &walk, reachedBy: field.inverse))
-            onlyKeys = false
-          }
-        }
-        // A back-reference or a link past the depth bound is written as keys under the plain
-        // name: Rails' `_attributes` must hold objects.
-        if rails, onlyKeys, !related.isEmpty { rails = false }
-        if rails, let last = path.last {
-          path[path.count - 1] = keyCase == .snakeCase ? last + "_attributes" : last + "Attributes"
-        }
-        if rails { nested = nested.map(Self.withRailsDestroyKey) }
-        if field.isToMany {
-          if rails {
-            value = .object(
-              JSONObject(nested.enumerated().map { JSONObject.Member(key: String($0.offset), value: $0.element) }))
-          } else {
-            value = .array(nested)
-          }
+        Self.set(value, at: path, in: &json)
+        continue
+      }
+      var rails: Bool = if case .rails = options.relationships { true } else { false }
+      var nested: [JSONValue] = []
+      var onlyKeys = true
+      let related = try reader.related(object, field.name, cache: &relatedObjects.snapshots)
+      for target in related {
+        // A row it owns is the object's own value, written whole; anything else past the
+        // depth bound, already being written higher up, or a placeholder (known by its key
+        // alone) is written as its key.
+        let asKey =
+          !field.owns && (depth + 1 > limit || walk.ancestors.contains(target.objectID) || target.isPlaceholder)
+        if asKey {
+          nested.append(keyValue(target.key, dateFormat: dateFormat))
         } else {
-          value = nested.first ?? .null
+          nested.append(try export(target, depth: depth + 1, walk: &walk, reachedBy: field.inverse))
+          onlyKeys = false
         }
+      }
+      // A back-reference or a link past the depth bound is written as keys under the plain
+      // name: Rails' `_attributes` must hold objects.
+      if rails, onlyKeys, !related.isEmpty { rails = false }
+      if rails, let last = path.last {
+        path[path.count - 1] = keyCase == .snakeCase ? last + "_attributes" : last + "Attributes"
+      }
+      if rails { nested = nested.map(Self.withRailsDestroyKey) }
+      if field.isToMany {
+        if rails {
+          value = .object(
+            JSONObject(nested.enumerated().map { JSONObject.Member(key: String($0.offset), value: $0.element) }))
+        } else {
+          value = .array(nested)
+        }
+      } else {
+        value = nested.first ?? .null
       }
       Self.set(value, at: path, in: &json)
     }

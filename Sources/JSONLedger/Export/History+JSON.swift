@@ -25,7 +25,8 @@ extension Ledger {
       "source": metadata.source.map { .string($0) } ?? .null,
     ]
     if let reverted = metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(reverted)) }
-    if let changes { object["changes"] = .array(try changes.map { try changeJSON($0) }) }
+    if let envelope = metadata.envelope { object["envelope"] = envelope }
+    if let changes { object["changes"] = .array(try changesJSON(changes, from: batchID - 1, to: batchID)) }
     return .object(object)
   }
 
@@ -50,9 +51,21 @@ extension Ledger {
   }
 
   /// One object change in model terms: kind, entity, key, each field's old and new value,
-  /// each relationship's objects added and removed.
+  /// each relationship's objects added and removed (and an ordered one's order after it).
   public func changeJSON(_ change: ObjectChange) throws -> JSONValue {
-    let described = try describe(change)
+    describedJSON(try describe(change))
+  }
+
+  /// The changes that took the store from batch `before` to batch `after`, each as
+  /// `changeJSON` writes it, a row an object owns told as that object's fields
+  /// (`describe(_:from:to:hidingReverseLinks:)`).
+  public func changesJSON(_ changes: [ObjectChange], from before: UInt64, to after: UInt64) throws -> [JSONValue] {
+    try describe(changes, from: before, to: after).map(describedJSON)
+  }
+
+  /// A described change as JSON (`changeJSON`): `placeholder` is there when the object is
+  /// one, `delivered` when the change delivered one.
+  public func describedJSON(_ described: ChangeDescription) -> JSONValue {
     let dateFormat = model.dateFormat
     var fields = JSONObject()
     for attribute in described.attributes {
@@ -63,16 +76,22 @@ extension Ledger {
     }
     var links = JSONObject()
     for link in described.links {
-      links[link.relationship] = [
+      var entry: JSONObject = [
         "added": .array(link.added.map { .string($0.description) }),
         "removed": .array(link.removed.map { .string($0.description) }),
       ]
+      // An ordered list's order is its value: a reorder adds and removes nothing.
+      if let order = link.order { entry["order"] = .array(order.map { .string($0.description) }) }
+      links[link.relationship] = .object(entry)
     }
-    return [
+    var object: JSONObject = [
       "kind": .string(described.kind.description), "entity": .string(described.key.entity),
       "key": .array(described.key.identity.map { $0.jsonValue(dateFormat: dateFormat) }),
       "fields": .object(fields), "links": .object(links),
     ]
+    if described.isPlaceholder { object["placeholder"] = true }
+    if described.deliversPlaceholder { object["delivered"] = true }
+    return .object(object)
   }
 
   /// A time as the history's JSON writes it: ISO 8601, UTC, whole seconds.
@@ -121,16 +140,20 @@ extension RevertConflict {
 
 extension BatchSummary {
   /// What one write did, one shape whether it applied one batch or many (a chunked import):
-  /// the last batch, every batch, the counts of the batches this write applied, how many
-  /// were applied already (an idempotency key seen before), the JSON keys that matched
-  /// nothing, and the entities a prune emptied.
+  /// the last batch written, every batch, the counts of the batches this write applied, how
+  /// many were applied already (an idempotency key seen before), whether it changed nothing
+  /// (no batch written), the JSON keys that matched nothing, the entities a prune emptied and
+  /// the placeholders it kept.
   public static func jsonValue(of summaries: [BatchSummary]) -> JSONValue {
     let applied = summaries.filter { !$0.wasAlreadyApplied }
+    let batches = summaries.filter(\.wroteRecord)
     func total(_ count: (BatchSummary) -> Int) -> JSONValue { .number(JSONNumber(applied.map(count).reduce(0, +))) }
     let ignored = Set(summaries.flatMap(\.ignoredKeys)).sorted()
     return [
-      "batch": summaries.last.map { .number(JSONNumber($0.batchID)) } ?? .null,
-      "batches": .array(summaries.map { .number(JSONNumber($0.batchID)) }),
+      "batch": batches.last.map { .number(JSONNumber($0.batchID)) } ?? .null,
+      "batches": .array(batches.map { .number(JSONNumber($0.batchID)) }),
+      "changedNothing": .bool(!summaries.isEmpty && batches.isEmpty),
+      "placeholdersKept": total(\.placeholdersKept),
       "created": total(\.created), "updated": total(\.updated), "deleted": total(\.deleted),
       "unchanged": total(\.unchanged),
       "alreadyApplied": .bool(!summaries.isEmpty && applied.isEmpty),
@@ -182,6 +205,7 @@ extension LedgerError {
       object["column"] = .number(JSONNumber(syntax.column))
     }
     if !appliedBatches.isEmpty { object["appliedBatches"] = .array(appliedBatches.compactMap { number($0) }) }
+    if let position { object["position"] = .number(JSONNumber(position)) }
     if let cause { object["cause"] = cause.jsonValue(dateFormat: dateFormat) }
     return .object(object)
   }

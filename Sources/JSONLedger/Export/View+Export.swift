@@ -62,14 +62,19 @@ extension View {
   public func export(_ entity: String?, options: ExportOptions = ExportOptions(), _ body: (ExportPiece) throws -> Void)
     throws
   {
+    let options = options.deciding(placeholdersFor: entity)
     let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options)
+    let placeholders = options.includesPlaceholders == true
     if let entity {
-      try reader.forEachObject(entity) { try body(.object(try exporter.export($0))) }
+      try reader.forEachObject(entity) { object in
+        if placeholders || !object.isPlaceholder { try body(.object(try exporter.export(object))) }
+      }
       return
     }
     for collection in exportCollections(options: options) {
       try body(.collection(collection.key))
       try reader.forEachObject(collection.entity) { object in
+        guard placeholders || !object.isPlaceholder else { return }
         if !collection.isExact || object.entity == collection.entity { try body(.object(try exporter.export(object))) }
       }
     }
@@ -94,6 +99,7 @@ extension View {
     _ entity: String?, options: ExportOptions = ExportOptions(), writer: JSONWriter = JSONWriter(),
     chunkSize: Int = 64 << 10, to write: ([UInt8]) throws -> Void
   ) throws {
+    let options = options.deciding(placeholdersFor: entity)
     let exporter = Exporter(reader: reader, transformers: reader.transformers, options: options, writer: writer)
     var output = JSONOutput(writer: writer)
     // Room for a piece and the object that ends it; a huge `chunkSize` reserves no more.
@@ -138,7 +144,8 @@ extension View {
     let keyCase = options.keyCase ?? model.keyCase
     var collections: [(key: String, entity: String, isExact: Bool)] = []
     for entity in model.entities {
-      guard let resolved = model.resolved(entity.name) else { continue }
+      // Owned rows are written inside their owners.
+      guard let resolved = model.resolved(entity.name), !resolved.isOwned else { continue }
       let root = model.resolved(resolved.rootName)
       let listsWithRoot = root?.subentityKey != nil || (root?.family.count ?? 1) == 1
       let collection: (key: String, entity: String, isExact: Bool)

@@ -2,17 +2,17 @@
 /// the keys of the objects linked and unlinked (a record itself holds internal ids).
 ///
 /// ```swift
-/// for change in try ledger.record(2).changes {
-///   let described = try ledger.describe(change)
+/// let record = try ledger.record(2)
+/// for described in try ledger.describe(record) {
 ///   print(described.key, described.attributes.map(\.name), described.links.map(\.relationship))
 /// }
 /// ```
 public struct ChangeDescription: Sendable, Equatable {
   /// A relationship's change: what the batch linked and unlinked, and an ordered
-  /// relationship's whole list after it when only its order changed.
+  /// relationship's whole list after it.
   public struct Link: Sendable, Equatable {
     /// `Entity.relationship`; `Entity.relationship (reverse)` for the hidden reverse list of
-    /// a relationship without an inverse.
+    /// a relationship without an inverse; `types[1].type` for a link of a row the object owns.
     public var relationship: String
     /// The objects linked.
     public var added: [ObjectKey]
@@ -26,37 +26,272 @@ public struct ChangeDescription: Sendable, Equatable {
   public var key: ObjectKey
   /// Created, updated or deleted.
   public var kind: ObjectChange.Kind
-  /// The attributes changed, old → new.
+  /// The attributes changed, old → new. A row the object owns (`Relationship.owns`) shows
+  /// here as the object's own fields, named by the owning relationship and the row's place
+  /// in it: `types[1].slot`, nil before a row was added and after one was dropped.
   public var attributes: [AttributeChange]
-  /// The relationships changed.
+  /// The relationships changed (a row the object owns named as in `attributes`).
   public var links: [Link]
+  /// Whether the object is a placeholder after the change (before it, for a deletion): known
+  /// only because something referred to it by key (`ObjectSnapshot.isPlaceholder`).
+  public var isPlaceholder = false
+  /// Whether the change delivered a placeholder: an import of its own entity gave it.
+  public var deliversPlaceholder = false
+
+  /// A description with these parts.
+  public init(key: ObjectKey, kind: ObjectChange.Kind, attributes: [AttributeChange], links: [Link]) {
+    self.key = key
+    self.kind = kind
+    self.attributes = attributes
+    self.links = links
+  }
 }
 
 extension Ledger {
   /// A change of a record, or of a diff, in the user's terms: keys and relationship names
-  /// instead of internal ids. A linked object deleted since keeps its last key.
+  /// instead of internal ids. A linked object deleted since keeps its last key. Alone, a
+  /// change of a row some object owns is told as that row's; `describe(_:from:to:)` tells it
+  /// as its owner's fields.
   public func describe(_ change: ObjectChange) throws -> ChangeDescription {
     try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      func key(_ id: UInt64) throws -> ObjectKey {
-        guard let header = try store.header(of: id) else {
-          return ObjectKey(entity: "?", identity: [.integer(Int64(id))])
-        }
-        return ObjectKey(entity: header.entity, identity: header.identity)
-      }
-      return ChangeDescription(
-        key: ObjectKey(entity: change.entity, identity: change.identity), kind: change.kind,
-        attributes: change.attributes,
-        links: try change.links.map { link in
-          ChangeDescription.Link(
-            relationship: relationshipName(forID: link.relationshipID), added: try link.added.map(key),
-            removed: try link.removed.map(key), order: try link.order.map { try $0.new.map(key) })
-        })
+      var keys = TargetKeys(store: store, caches: true)
+      return try described(change, keys: &keys)
     }
   }
 
   /// `describe(_:)`, off the caller's executor.
   public func describe(_ change: ObjectChange) async throws -> ChangeDescription {
     try await offTheCaller { try self.describe(change) }
+  }
+
+  /// The changes that took the store from batch `before` to batch `after` (a record's, from
+  /// its batch less one to it; a diff's), in the user's terms, in their order, with a row an
+  /// object owns told as that object's fields (`ChangeDescription.attributes`): its place is
+  /// its position in the owner's list after the batch (before it, for a row dropped).
+  /// `hidingReverseLinks`: leave out the hidden reverse lists of relationships without an
+  /// inverse, which repeat the forward link from the other side.
+  public func describe(
+    _ changes: [ObjectChange], from before: UInt64, to after: UInt64, hidingReverseLinks: Bool = true
+  ) throws -> [ChangeDescription] {
+    try readTransaction { txn in
+      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+      var keys = TargetKeys(store: store, caches: true)
+      var described: [ChangeDescription] = []
+      var positions: [UInt64: Int] = [:]
+      var rows: [(ObjectChange, OwnedPlace)] = []
+      let places = OwnedPlaces(model: model, before: store.with(asOf: before), after: store.with(asOf: after))
+      for var change in changes {
+        if hidingReverseLinks { change = change.withoutHiddenLinks }
+        if let place = try places.place(of: change) {
+          rows.append((change, place))
+          continue
+        }
+        positions[change.objectID] = described.count
+        described.append(try self.described(change, keys: &keys))
+      }
+      for (change, place) in rows {
+        let row = try self.described(change, keys: &keys)
+        let index: Int
+        if let known = positions[place.root] {
+          index = known
+        } else {
+          index = described.count
+          positions[place.root] = index
+          described.append(
+            ChangeDescription(key: try keys.key(of: place.root), kind: .updated, attributes: [], links: []))
+        }
+        var owner = described[index]
+        for attribute in row.attributes {
+          owner.attributes.append(
+            AttributeChange(name: place.path + "." + attribute.name, old: attribute.old, new: attribute.new))
+        }
+        for var link in row.links where !place.ownerLinks.contains(link.relationship) {
+          let name = link.relationship.split(separator: ".").last.map(String.init) ?? link.relationship
+          link.relationship = place.path + "." + name
+          owner.links.append(link)
+        }
+        // The rows are told field by field: the owner's list of them says nothing more.
+        owner.links.removeAll { place.owningLinks.contains($0.relationship) }
+        described[index] = owner
+      }
+      // A row dropped and another added in its place are one field's change; a change left
+      // with nothing to say (only a hidden link moved) is no change to tell.
+      return described.map { $0.coalesced }.filter { $0.kind != .updated || !$0.isEmpty || $0.deliversPlaceholder }
+    }
+  }
+
+  /// `describe(_:from:to:hidingReverseLinks:)`, off the caller's executor.
+  public func describe(
+    _ changes: [ObjectChange], from before: UInt64, to after: UInt64, hidingReverseLinks: Bool = true
+  ) async throws -> [ChangeDescription] {
+    try await offTheCaller {
+      try self.describe(changes, from: before, to: after, hidingReverseLinks: hidingReverseLinks)
+    }
+  }
+
+  /// The changes of `record`, described together (`describe(_:from:to:hidingReverseLinks:)`).
+  public func describe(_ record: ChangeRecord, hidingReverseLinks: Bool = true) throws -> [ChangeDescription] {
+    try describe(
+      record.changes, from: record.batchID - 1, to: record.batchID, hidingReverseLinks: hidingReverseLinks)
+  }
+
+  /// One change described alone, keys named through `keys`; the placeholder mark shown as
+  /// the description's flags, not as an attribute.
+  func described(_ change: ObjectChange, keys: inout TargetKeys) throws -> ChangeDescription {
+    var attributes = change.attributes
+    var mark: AttributeChange?
+    if let index = attributes.firstIndex(where: { $0.name == AttributeList.placeholderMark }) {
+      mark = attributes.remove(at: index)
+    }
+    var links: [ChangeDescription.Link] = []
+    for link in change.links {
+      links.append(
+        ChangeDescription.Link(
+          relationship: relationshipName(forID: link.relationshipID),
+          added: try link.added.map { try keys.key(of: $0) },
+          removed: try link.removed.map { try keys.key(of: $0) },
+          order: try link.order.map { try $0.new.map { try keys.key(of: $0) } }))
+    }
+    var description = ChangeDescription(
+      key: ObjectKey(entity: change.entity, identity: change.identity), kind: change.kind, attributes: attributes,
+      links: links)
+    if let mark {
+      description.isPlaceholder = change.kind == .deleted ? mark.old != nil : mark.new != nil
+      description.deliversPlaceholder = change.kind == .updated && mark.old != nil && mark.new == nil
+    }
+    return description
+  }
+}
+
+extension ChangeDescription {
+  /// Whether it names no attribute and no link.
+  var isEmpty: Bool { attributes.isEmpty && links.isEmpty }
+
+  /// The description with the changes of one attribute or link named twice made one: the
+  /// first old value and the last new one (none when they are equal); what is both added and
+  /// removed, neither.
+  var coalesced: ChangeDescription {
+    var copy = self
+    var attributeIndex: [String: Int] = [:]
+    var attributes: [AttributeChange] = []
+    for attribute in self.attributes {
+      if let index = attributeIndex[attribute.name] {
+        attributes[index].new = attribute.new
+      } else {
+        attributeIndex[attribute.name] = attributes.count
+        attributes.append(attribute)
+      }
+    }
+    copy.attributes = attributes.filter { $0.old != $0.new }
+    var linkIndex: [String: Int] = [:]
+    var links: [Link] = []
+    for link in self.links {
+      if let index = linkIndex[link.relationship] {
+        links[index].added += link.added
+        links[index].removed += link.removed
+        if link.order != nil { links[index].order = link.order }
+      } else {
+        linkIndex[link.relationship] = links.count
+        links.append(link)
+      }
+    }
+    copy.links = links.compactMap { link in
+      var link = link
+      let both = Set(link.added).intersection(link.removed)
+      link.added.removeAll { both.contains($0) }
+      link.removed.removeAll { both.contains($0) }
+      return link.added.isEmpty && link.removed.isEmpty && link.order == nil ? nil : link
+    }
+    return copy
+  }
+}
+
+/// Where a row some object owns sits: the object at the top of the chain of owners, the path
+/// from it (`types[1]`, `stats[0].effects[2]`), and the names of the links that join the row
+/// to its owner (left out of its description) and the owner to its rows.
+struct OwnedPlace {
+  let root: UInt64
+  let path: String
+  let ownerLinks: Set<String>
+  let owningLinks: Set<String>
+}
+
+/// Finds the owner and the place of rows a relationship owns, in the store as of the batches
+/// around a change.
+struct OwnedPlaces {
+  let model: Model
+  let before: ProjectionStore
+  let after: ProjectionStore
+
+  /// The place of the row `change` changes, or nil when its entity is owned by nothing (or
+  /// its owner is not found).
+  func place(of change: ObjectChange) throws -> OwnedPlace? {
+    guard let entity = model.resolved(change.entity), entity.isOwned else { return nil }
+    var path = ""
+    var ownerLinks: Set<String> = []
+    var owningLinks: Set<String> = []
+    var current = change.objectID
+    var store = change.kind == .deleted ? before : after
+    var links = change.links
+    var depth = 0
+    while let currentEntity = try entityName(of: current, in: store, fallback: depth == 0 ? change.entity : nil)
+      .flatMap({ model.resolved($0) }), currentEntity.isOwned, depth < NestingLimit.objects
+    {
+      guard let (owner, relationship) = try owner(of: current, entity: currentEntity, links: links, in: store)
+      else {
+        return depth == 0
+          ? nil : OwnedPlace(root: current, path: path, ownerLinks: ownerLinks, owningLinks: owningLinks)
+      }
+      let list = try store.state(of: owner)?.links[relationship.id]?.array ?? []
+      let position = list.firstIndex(of: current).map(String.init) ?? "?"
+      let step = "\(relationship.name)[\(position)]"
+      path = path.isEmpty ? step : step + "." + path
+      if depth == 0 {
+        ownerLinks.insert(Self.name(ofLink: relationship.reverseID, model: model))
+        owningLinks.insert("\(relationship.owner).\(relationship.name)")
+      }
+      current = owner
+      links = []
+      // An owner above the row is read as of the batch: it outlives the row's deletion.
+      store = after
+      depth += 1
+    }
+    guard depth > 0 else { return nil }
+    return OwnedPlace(root: current, path: path, ownerLinks: ownerLinks, owningLinks: owningLinks)
+  }
+
+  private func entityName(of id: UInt64, in store: ProjectionStore, fallback: String?) throws -> String? {
+    if let fallback { return fallback }
+    return try store.header(of: id)?.entity
+  }
+
+  /// The object owning `id` and the relationship it owns it through: from the change's own
+  /// link lists (a row created or dropped), else from the row's state in `store`.
+  private func owner(of id: UInt64, entity: ResolvedEntity, links: [LinkChange], in store: ProjectionStore) throws
+    -> (UInt64, ResolvedRelationship)?
+  {
+    let owning = entity.owners.compactMap { name -> ResolvedRelationship? in
+      let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+      guard parts.count == 2 else { return nil }
+      return model.resolved(parts[0])?.relationshipIndex[parts[1]]
+    }
+    let state = try store.state(of: id)
+    for relationship in owning {
+      if let link = links.first(where: { $0.relationshipID == relationship.reverseID }),
+        let owner = link.added.first ?? link.removed.first
+      {
+        return (owner, relationship)
+      }
+      if let owner = state?.links[relationship.reverseID]?.first { return (owner, relationship) }
+    }
+    return nil
+  }
+
+  static func name(ofLink id: UInt32, model: Model) -> String {
+    let forward = id & ~ResolvedRelationship.hiddenReverseBit
+    guard let relationship = model.relationshipsByID[forward] else { return "#\(id)" }
+    let name = "\(relationship.owner).\(relationship.name)"
+    return forward == id ? name : name + " (reverse)"
   }
 }

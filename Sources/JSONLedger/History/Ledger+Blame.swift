@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The batch that set one field's current value (`Ledger.blame(entity:key:asOf:)`).
+/// The batch that set one field's current value (`Ledger.blame(_:key:asOf:)`).
 public struct FieldBlame: Sendable, Equatable {
   /// The attribute or relationship.
   public var field: String
@@ -18,9 +18,9 @@ extension Ledger {
   /// has now (or had right after batch `asOf`): the newest such batch that changed it, with its
   /// time, author and message, in the order of the field names. A field no batch set (never
   /// given) is not listed.
-  public func blame(entity: String, key: JSONValue, asOf: UInt64? = nil) throws -> [FieldBlame] {
+  public func blame(_ entity: String, key: JSONValue, asOf: UInt64? = nil) throws -> [FieldBlame] {
     var blamed: [String: FieldBlame] = [:]
-    for entry in try log(entity: entity, key: key) where entry.batchID <= asOf ?? .max {
+    for entry in try log(entity, key: key) where entry.batchID <= asOf ?? .max {
       guard let change = entry.change else { continue }
       let described = try describe(change.withoutHiddenLinks)
       // A link is named `Entity.relationship`; the object's own field is the relationship.
@@ -35,9 +35,30 @@ extension Ledger {
     return blamed.values.sorted { $0.field < $1.field }
   }
 
-  /// `blame(entity:key:asOf:)`, off the caller's executor.
+  /// `blame(_:key:asOf:)` of the object whose identity is the Swift value `key`.
+  public func blame(_ entity: String, key: some IdentityKey, asOf: UInt64? = nil) throws -> [FieldBlame] {
+    try blame(entity, key: key.identityJSON, asOf: asOf)
+  }
+
+  /// `blame(_:key:asOf:)`, off the caller's executor.
+  public func blame(_ entity: String, key: JSONValue, asOf: UInt64? = nil) async throws -> [FieldBlame] {
+    try await offTheCaller { try self.blame(entity, key: key, asOf: asOf) }
+  }
+
+  /// `blame(_:key:asOf:)`, off the caller's executor.
+  public func blame(_ entity: String, key: some IdentityKey, asOf: UInt64? = nil) async throws -> [FieldBlame] {
+    let key = key.identityJSON
+    return try await offTheCaller { try self.blame(entity, key: key, asOf: asOf) }
+  }
+
+  @available(*, deprecated, renamed: "blame(_:key:asOf:)", message: "the entity is unlabelled, as in object(_:key:)")
+  public func blame(entity: String, key: JSONValue, asOf: UInt64? = nil) throws -> [FieldBlame] {
+    try blame(entity, key: key, asOf: asOf)
+  }
+
+  @available(*, deprecated, renamed: "blame(_:key:asOf:)", message: "the entity is unlabelled, as in object(_:key:)")
   public func blame(entity: String, key: JSONValue, asOf: UInt64? = nil) async throws -> [FieldBlame] {
-    try await offTheCaller { try self.blame(entity: entity, key: key, asOf: asOf) }
+    try await blame(entity, key: key, asOf: asOf)
   }
 }
 

@@ -51,13 +51,15 @@ extension Ledger {
     try await offTheCaller { try self.log(limit: limit, before: before) }
   }
 
-  /// The batches that touched one object, newest first, each with what it did to it.
-  /// The batches that changed the object whose identity is the Swift value `key`, newest first.
-  public func log(entity: String, key: some IdentityKey) throws -> [LogEntry] {
-    try log(entity: entity, key: key.identityJSON)
+  /// The batches that touched one object, newest first, each with what it did to it: the
+  /// object of `entity` whose identity is the Swift value `key`.
+  public func log(_ entity: String, key: some IdentityKey) throws -> [LogEntry] {
+    try log(entity, key: key.identityJSON)
   }
 
-  public func log(entity: String, key: JSONValue) throws -> [LogEntry] {
+  /// The batches that touched the object of `entity` with `key`, newest first, each with what
+  /// it did to it.
+  public func log(_ entity: String, key: JSONValue) throws -> [LogEntry] {
     try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let reader = SnapshotReader(store: store, transformers: transformers)
@@ -74,10 +76,25 @@ extension Ledger {
     }
   }
 
-  /// `log(entity:key:)`, off the caller's executor.
-  public func log(entity: String, key: JSONValue) async throws -> [LogEntry] {
-    try await offTheCaller { try self.log(entity: entity, key: key) }
+  /// `log(_:key:)`, off the caller's executor.
+  public func log(_ entity: String, key: JSONValue) async throws -> [LogEntry] {
+    try await offTheCaller { try self.log(entity, key: key) }
   }
+
+  /// `log(_:key:)`, off the caller's executor.
+  public func log(_ entity: String, key: some IdentityKey) async throws -> [LogEntry] {
+    let key = key.identityJSON
+    return try await offTheCaller { try self.log(entity, key: key) }
+  }
+
+  @available(*, deprecated, renamed: "log(_:key:)", message: "the entity is unlabelled, as in object(_:key:)")
+  public func log(entity: String, key: some IdentityKey) throws -> [LogEntry] { try log(entity, key: key) }
+
+  @available(*, deprecated, renamed: "log(_:key:)", message: "the entity is unlabelled, as in object(_:key:)")
+  public func log(entity: String, key: JSONValue) throws -> [LogEntry] { try log(entity, key: key) }
+
+  @available(*, deprecated, renamed: "log(_:key:)", message: "the entity is unlabelled, as in object(_:key:)")
+  public func log(entity: String, key: JSONValue) async throws -> [LogEntry] { try await log(entity, key: key) }
 
   /// The key of the object with an internal id (for describing a record's links).
   public func objectKey(forID objectID: UInt64) throws -> ObjectKey? {

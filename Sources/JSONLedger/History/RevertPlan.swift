@@ -131,8 +131,27 @@ extension Ledger {
         }
       }
     }
-    // Keeping later work: an object the batch created that a kept list holds now stays, since
-    // deleting it would take it out of that list.
+    // Keeping later work: an object the batch created that a later batch linked to anything
+    // stays as it is now, links and all: deleting it would take it out of lists the revert
+    // keeps, the lists of objects the batch never touched among them.
+    if policy == .keepLater {
+      for (change, (id, now)) in zip(record.changes, currentStates) where change.kind == .created {
+        guard let now, !laterObjects.contains(id) else { continue }
+        let created = change.createdState?.links ?? [:]
+        let gained = now.links.first { relationshipID, targets in
+          let had = created[relationshipID]?.array ?? []
+          return targets.contains { !had.contains($0) }
+        }
+        guard let (relationshipID, targets) = gained else { continue }
+        laterObjects.insert(id)
+        let partner = targets.first { !(created[relationshipID]?.array ?? []).contains($0) } ?? id
+        let changedBy = try store.batches(touching: partner).last { $0 > batchID } ?? head
+        conflicts.append(
+          RevertConflict(
+            object: ObjectKey(entity: change.entity, identity: change.identity), field: "(object)",
+            setByBatch: .exists(true), now: .exists(true), changedBy: changedBy))
+      }
+    }
     if policy == .keepLater, !laterLinks.isEmpty {
       let created = Dictionary(
         record.changes.lazy.filter { $0.kind == .created }.map { ($0.objectID, $0) }, uniquingKeysWith: { a, _ in a })
@@ -149,6 +168,12 @@ extension Ledger {
                 changedBy: laterLinkBatches[owner]?[relationshipID] ?? head))
           }
         }
+      }
+    }
+    // An object kept as it is keeps every list it has: the link repair below leaves them.
+    if policy == .keepLater {
+      for (id, now) in currentStates where laterObjects.contains(id) {
+        for (relationshipID, _) in now?.links ?? [:] { laterLinks[id, default: []].insert(relationshipID) }
       }
     }
     // The targets, once every object's kept fields and links are known: each object's current

@@ -173,10 +173,13 @@ extension Ledger {
     let last = try readRecord(horizon, txn)
     var statistics = ChangeRecord.Statistics()
     statistics.created = changes.count
+    var metadata = ChangeRecord.Metadata(message: "checkpoint: the state after batch \(horizon)")
+    // The keys of the batches the checkpoint stands for: a late retry is still a no-op.
+    metadata.archivedIdempotencyKeys = try ProjectionStore(transaction: txn, layout: layout, model: model)
+      .idempotencyKeys(atOrBefore: horizon)
     return ChangeRecord(
-      batchID: horizon, time: last.time, kind: .checkpoint,
-      metadata: ChangeRecord.Metadata(message: "checkpoint: the state after batch \(horizon)"),
-      statistics: statistics, changes: changes, modelVersion: versions.current)
+      batchID: horizon, time: last.time, kind: .checkpoint, metadata: metadata, statistics: statistics,
+      changes: changes, modelVersion: versions.current)
   }
 
   /// Replays an archive `compact` wrote into a new store at `path`, with the archive's

@@ -37,6 +37,16 @@ struct AttributeList: Sendable, Equatable, Sequence, ExpressibleByDictionaryLite
 
   var isEmpty: Bool { entries.isEmpty }
   var count: Int { entries.count }
+
+  /// The name of the mark a placeholder's state carries beside its identity: an object known
+  /// only because something referred to it by key (a stub), until a payload of its own
+  /// delivers it. No attribute has an empty name, so the mark is never a property; it sorts
+  /// first. Kept as an attribute so that records, history, as-of reads, revert and replay
+  /// carry it as they carry any value.
+  static let placeholderMark = ""
+
+  /// Whether the list carries the placeholder mark (`placeholderMark`).
+  var isPlaceholder: Bool { entries.first?.name == Self.placeholderMark }
   /// Exact: `map` and other sequence algorithms allocate their result once.
   var underestimatedCount: Int { entries.count }
 

@@ -8,6 +8,12 @@ public struct ChangeRecord: Sendable, Equatable {
   /// stays when only the store's projections change, as in format 6).
   public static var formatVersion: UInt16 { RecordFormat.version }
 
+  /// The format version this record is written in: `formatVersion`, or the next one for a
+  /// record with an envelope (`Metadata.envelope`).
+  var encodedFormatVersion: UInt16 {
+    metadata.envelope == nil && metadata.archivedIdempotencyKeys.isEmpty ? RecordFormat.version : RecordFormat.version5
+  }
+
   /// What produced the batch.
   ///
   /// A struct with static values rather than an enum, so that a kind added later is not a
@@ -61,16 +67,24 @@ public struct ChangeRecord: Sendable, Equatable {
     public var idempotencyKey: String?
     /// For a revert: the batch it undoes.
     public var revertedBatchID: UInt64?
+    /// The other members of the envelopes the payloads came in (`count`, `next` of a
+    /// `{"count": …, "next": …, "results": […]}` page; `StagingOptions.itemsAt`), an object, or
+    /// an array of them for several pages.
+    public var envelope: JSONValue?
+    /// For a checkpoint (`compact`): the idempotency keys of the batches it stands for, with
+    /// their batch ids, so that a retry of an archived batch is still known as applied.
+    public var archivedIdempotencyKeys: [String: UInt64] = [:]
     /// Metadata with these values.
     public init(
       message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
-      revertedBatchID: UInt64? = nil
+      revertedBatchID: UInt64? = nil, envelope: JSONValue? = nil
     ) {
       self.message = message
       self.author = author
       self.source = source
       self.idempotencyKey = idempotencyKey
       self.revertedBatchID = revertedBatchID
+      self.envelope = envelope
     }
   }
 

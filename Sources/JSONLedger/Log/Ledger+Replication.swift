@@ -239,6 +239,24 @@ extension Ledger {
     try appendEncoded(bytes)
   }
 
+  /// Whether `path` holds a store (or is an empty folder, or nothing): what a clone may
+  /// replace or clear, where anything else (a folder of notes) is left as it is.
+  @_spi(Replication) public static func holdsAStoreOrNothing(_ path: String) -> Bool {
+    switch try? StoreDirectory.inspect(path) {
+    case .missing?, .empty?, .store?: true
+    case nil: false
+    }
+  }
+
+  /// The batch id a record's bytes claim, once their checksum is checked: a record that
+  /// arrives as batch N must be the record of batch N (an old record inserted again as the
+  /// next batch is not).
+  @_spi(Replication) public static func batchID(ofRecord bytes: [UInt8]) throws -> UInt64 {
+    do { return try RecordCoding.batchID(ofEncoded: bytes) } catch {
+      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
+    }
+  }
+
   /// Passes a new record through the gate; without one, refuses it on a replica.
   func passGate(
     _ record: ChangeRecord, bytes: @autoclosure () -> [UInt8], under versions: ModelVersions, _ txn: Transaction

@@ -44,6 +44,19 @@ enum RecordCoding {
     writer.write(optional: record.metadata.source)
     writer.write(optional: record.metadata.idempotencyKey)
     writer.write(varint: record.metadata.revertedBatchID ?? 0)
+    // Format 5 only (`ChangeRecord.encodedFormatVersion`).
+    if record.encodedFormatVersion == RecordFormat.version5 {
+      var extra = JSONObject()
+      if let envelope = record.metadata.envelope { extra["envelope"] = envelope }
+      if !record.metadata.archivedIdempotencyKeys.isEmpty {
+        extra["idempotencyKeys"] = .object(
+          JSONObject(
+            record.metadata.archivedIdempotencyKeys.sorted { $0.key < $1.key }.map {
+              JSONObject.Member(key: $0.key, value: .number(JSONNumber($0.value)))
+            }))
+      }
+      writer.write(JSONWriter(options: [.sortedKeys]).string(from: .object(extra)))
+    }
     let statistics = record.statistics
     for count in [statistics.created, statistics.updated, statistics.deleted, statistics.unchanged] {
       writer.write(varint: UInt64(count))
@@ -110,15 +123,16 @@ enum RecordCoding {
     let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
     guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
     let version = UInt16(bigEndianBytes: bytes[3...4])
-    guard version == RecordFormat.version || version == RecordFormat.version3 else {
+    guard version == RecordFormat.version || version == RecordFormat.version5 || version == RecordFormat.version3
+    else {
       throw .unsupportedFormat(version)
     }
     // The checksum dropped in place: the record is read without a copy.
     bytes.removeLast(4)
     var reader = BinaryReader(bytes, position: 5)
     do {
-      var record = try readHeader(&reader)
-      if version == RecordFormat.version {
+      var record = try readHeader(&reader, version: version)
+      if version != RecordFormat.version3 {
         let modelVersion = try reader.readVarint()
         guard modelVersion > 0, modelVersion <= UInt64(UInt32.max) else {
           throw DecodingFailure(reason: "model version \(modelVersion) is out of range")
@@ -135,7 +149,9 @@ enum RecordCoding {
     }
   }
 
-  private static func readHeader(_ reader: inout BinaryReader) throws(DecodingFailure) -> ChangeRecord {
+  private static func readHeader(_ reader: inout BinaryReader, version: UInt16) throws(DecodingFailure)
+    -> ChangeRecord
+  {
     let batchID = try reader.readVarint()
     let time = DateCoding.date(microseconds: try reader.readSigned())
     let kind = ChangeRecord.Kind(rawValue: try reader.readByte())
@@ -149,6 +165,19 @@ enum RecordCoding {
     metadata.idempotencyKey = try reader.readOptionalString()
     let reverted = try reader.readVarint()
     metadata.revertedBatchID = reverted == 0 ? nil : reverted
+    if version == RecordFormat.version5 {
+      let text = try reader.readString()
+      guard case .object(let extra)? = try? JSONParser.parse(Array(text.utf8)) else {
+        throw DecodingFailure(reason: "the record's further metadata is not a JSON object")
+      }
+      metadata.envelope = extra["envelope"]
+      for member in extra["idempotencyKeys"]?.objectValue ?? [:] {
+        guard case .number(let number) = member.value, let batch = UInt64(number.literal) else {
+          throw DecodingFailure(reason: "the archived idempotency key \"\(member.key)\" names no batch")
+        }
+        metadata.archivedIdempotencyKeys[member.key] = batch
+      }
+    }
     var statistics = ChangeRecord.Statistics()
     statistics.created = Int(try reader.readVarint())
     statistics.updated = Int(try reader.readVarint())

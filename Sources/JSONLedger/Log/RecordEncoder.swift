@@ -29,8 +29,9 @@ struct RecordEncoder {
   /// for as many changes as it holds (its changes themselves are not read).
   init(header record: borrowing ChangeRecord) {
     for byte in RecordCoding.magic { front.write(byte) }
-    front.write(UInt8(ChangeRecord.formatVersion >> 8))
-    front.write(UInt8(ChangeRecord.formatVersion & 0xFF))
+    let version = record.encodedFormatVersion
+    front.write(UInt8(version >> 8))
+    front.write(UInt8(version & 0xFF))
     RecordCoding.writeHeader(record, into: &front)
     modelVersion = record.modelVersion
     changeCount = record.changes.count

@@ -9,7 +9,7 @@
 /// Each value is coerced to its attribute's type as an import would.
 enum CallerKey {
   /// The identity values `key` names for `entity`, or why it names none.
-  static func identity(of entity: ResolvedEntity, key: JSONValue, keyCase: KeyCase) -> Result<
+  static func identity(of entity: ResolvedEntity, key: JSONValue, keyCase: KeyCase, model: Model? = nil) -> Result<
     [AttributeValue], Failure
   > {
     guard !entity.identity.isEmpty else {
@@ -36,11 +36,23 @@ enum CallerKey {
         ))
     }
     var values: [AttributeValue] = []
-    for (name, part) in zip(entity.identity, parts) {
-      guard let attribute = entity.attributeIndex[name] else { return .failure(Failure("\(name) is not an attribute")) }
-      switch ValueCoercion.coerce(part, to: attribute.type) {
-      case .success(let value): values.append(value)
-      case .failure(let failure): return .failure(Failure("not a key of \(entity.name): \(failure.reason)"))
+    for (identityPart, part) in zip(entity.identityParts, parts) {
+      switch identityPart {
+      case .attribute(let attribute):
+        switch ValueCoercion.coerce(part, to: attribute.type) {
+        case .success(let value): values.append(value)
+        case .failure(let failure): return .failure(Failure("not a key of \(entity.name): \(failure.reason)"))
+        }
+      case .relationship(let relationship):
+        // The key of the object the relationship points to: one value of its key attribute,
+        // or a composite key as an array.
+        guard let destination = model?.destination(of: relationship) else {
+          return .failure(Failure("\(relationship.name) points to no entity of the model"))
+        }
+        switch identity(of: destination, key: part, keyCase: keyCase, model: model) {
+        case .success(let key): values.append(Mapper.keyPart(ofIdentity: key))
+        case .failure(let failure): return .failure(failure)
+        }
       }
     }
     return .success(values)

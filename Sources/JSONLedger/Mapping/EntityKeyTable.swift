@@ -22,6 +22,10 @@ struct EntityKeyTable: Sendable {
   private(set) var keyPaths: [(target: Target, segments: [String])] = []
   /// First segments of the key paths: such top-level keys are not "unmatched".
   private(set) var keyPathRoots: Set<String> = []
+  /// Every key path, and every path of nested objects that leads to one, its segments
+  /// joined by dots (`sprites`, `sprites.front_default`): a key inside such a nested object
+  /// that is neither is reported as ignored (`Pokemon.sprites.back_default`).
+  private(set) var keyPathPlaces: Set<String> = []
   /// The key the table reads an attribute from when that is neither its custom key nor its
   /// name: a reserved word (`type` for `albumType`) or `id` (for `remoteID`), by attribute
   /// name. An export writes the attribute there, so that what it writes imports back.
@@ -40,15 +44,17 @@ struct EntityKeyTable: Sendable {
 
   /// Whether the entity's objects map by their keys alone: no registered closure decides
   /// anything (transformers, an entity mapper), nothing is read from elsewhere in the object
-  /// (key paths, a sub-entity key), and they have an identity. The same JSON text then maps
-  /// to the same object under the same model, which `SkimmedPayload` relies on.
+  /// (key paths, a sub-entity key), they have an identity of their own attributes, and no
+  /// relationship owns them (an owned row is known by its owner). The same JSON text then
+  /// maps to the same object under the same model, which `SkimmedPayload` relies on.
   private(set) var mapsByKeysAlone = false
 
   init(entity: ResolvedEntity, model: Model) {
     defer {
       let declaration = entity.declaration
       mapsByKeysAlone =
-        keyPaths.isEmpty && !entity.isInsertOnly && entity.family.count == 1 && entity.subentityKey == nil
+        keyPaths.isEmpty && !entity.isInsertOnly && !entity.hasRelationshipInIdentity && !entity.isOwned
+        && entity.family.count == 1 && entity.subentityKey == nil
         && declaration.dictionaryTransformer == nil && declaration.entityMapper == nil
         && entity.attributes.allSatisfy { $0.transformer == nil } && shadowed.isEmpty
     }
@@ -65,6 +71,7 @@ struct EntityKeyTable: Sendable {
       if segments.count > 1 {
         keyPaths.append((target, segments))
         keyPathRoots.insert(segments[0])
+        for end in 1...segments.count { keyPathPlaces.insert(segments[0..<end].joined(separator: ".")) }
       } else {
         exact.updateValue(target, forName: key)
       }
@@ -97,13 +104,19 @@ struct EntityKeyTable: Sendable {
     }
     // A renamed property keeps the key of the name it was renamed from (the backend's), as
     // well as its own name, unless it names a key of its own or the old name is another's.
+    // Renamed back and forth (`label` → `publisher` → `label`), the key is the first name's.
     for attribute in entity.attributes where attribute.jsonKey == nil {
-      guard let old = attribute.renamedFrom, old != attribute.name, target(forKey: old) == nil else { continue }
+      guard let old = model.keptName(of: attribute.name, renamedFrom: attribute.renamedFrom, in: entity.name),
+        old != attribute.name, target(forKey: old) == nil
+      else { continue }
       add(old, Self.attribute(attribute), normalize: true)
       previousNames[attribute.name] = old
     }
     for relationship in entity.relationships where relationship.declaration.jsonKey == nil {
-      guard let old = relationship.declaration.renamedFrom, old != relationship.name, target(forKey: old) == nil
+      guard
+        let old = model.keptName(
+          of: relationship.name, renamedFrom: relationship.declaration.renamedFrom, in: entity.name),
+        old != relationship.name, target(forKey: old) == nil
       else { continue }
       add(old, .relationship(relationship, byKeys: false), normalize: true)
       previousNames[relationship.name] = old
@@ -153,6 +166,11 @@ struct EntityKeyTable: Sendable {
   /// The name the property `name` was renamed from, whose JSON key it keeps; nil when it was
   /// not renamed (or names a key of its own).
   func previousName(of name: String) -> String? { previousNames[name] }
+
+  /// Whether no key of `object` feeds a property (or a key path, or the sub-entity key).
+  func readsNone(of object: JSONObject) -> Bool {
+    !object.keys.contains { target(forKey: $0) != nil || keyPathRoots.contains($0) }
+  }
 
   /// The property a top-level JSON key feeds, if any.
   func target(forKey key: String) -> Target? {

@@ -26,6 +26,8 @@ struct MappedObject: @unchecked Sendable {
     var relationshipRoom: Int
     var isKeyOnly = false
     var refusedIdentity = false
+    /// The position in `identity` of the part the owner fills (`ownerPart`), or -1.
+    var ownerPart: Int32 = -1
     var source: JSONObject? = nil
     var fingerprint: PayloadFingerprint
   }
@@ -177,6 +179,14 @@ struct MappedObject: @unchecked Sendable {
   var refusedIdentity: Bool {
     get { read { $0.pointee.refusedIdentity } }
     set { write { header, _ in header.pointee.refusedIdentity = newValue } }
+  }
+  /// For an object nested in another through the inverse of a relationship its identity
+  /// names (`"identity": ["item", "slot"]`, nested in an item's `types`): the position of that
+  /// part in `identity`, which holds a stand-in until the resolver puts the key of the object
+  /// it is nested in there. Nil otherwise.
+  var ownerPart: Int? {
+    get { read { $0.pointee.ownerPart < 0 ? nil : Int($0.pointee.ownerPart) } }
+    set { write { header, _ in header.pointee.ownerPart = Int32(clamping: newValue ?? -1) } }
   }
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? {

@@ -39,6 +39,10 @@ struct Mapper: Sendable {
     var ignoredKeys: Set<String> = []
     /// How many nested objects enclose the one being mapped.
     var nesting = 0
+    /// The relationship the object being mapped is nested through (nil at the top of a
+    /// collection): its inverse, when the object's identity names it, is filled from the
+    /// object it is nested in.
+    var nestedThrough: ResolvedRelationship?
     /// The JSON text the values being mapped were parsed from, when staged as text: an
     /// object read from it whose entity maps by its keys alone takes the fingerprint of its
     /// text (`SkimmedPayload.textFingerprint`), so that the same text is recognised unparsed
@@ -60,7 +64,8 @@ struct Mapper: Sendable {
     var plainKeys = PlainKeys()
   }
 
-  /// Maps a collection: an array of objects (or of bare keys), or one object.
+  /// Maps a collection: an array of objects (or of bare keys), or one object. The objects of
+  /// an entity a relationship owns are refused: they are staged inside their owner.
   func mapCollection(
     _ json: JSONValue, entity: ResolvedEntity, path: JSONPath, firstIndex: Int = 0, report: inout Report
   ) -> [MappedObject] {
@@ -151,7 +156,10 @@ struct Mapper: Sendable {
     if entity.family.count > 1 { mapped.source = object }
     for member in object {
       guard let target = box.table.target(forKey: member.key) else {
-        if !box.table.keyPathRoots.contains(member.key), member.key != entity.subentityKey {
+        if box.table.keyPathRoots.contains(member.key) {
+          Self.reportKeysNoPathReads(
+            in: member.value, at: member.key, table: box.table, entity: entity, report: &report)
+        } else if member.key != entity.subentityKey {
           report.ignoredKeys.insert("\(entity.name).\(member.key)")
         }
         continue
@@ -186,6 +194,9 @@ struct Mapper: Sendable {
       }
     }
     guard !entity.isInsertOnly else { return mapped }
+    if entity.hasRelationshipInIdentity {
+      return identifiedThroughRelationships(mapped, entity: entity, path: path, report: &report)
+    }
     let identity = [AttributeValue].identity(count: entity.identity.count) { position in
       let name = entity.identity[position]
       if case .some(.some(let value)) = mapped.lastValue(of: name) { return value }
@@ -197,6 +208,91 @@ struct Mapper: Sendable {
     guard let identity else { return nil }
     mapped.identity = identity
     return mapped
+  }
+
+  /// `mapped` with its identity, for an entity whose identity names relationships: such a
+  /// part is the key of the object the relationship points to (given by key or nested), or,
+  /// for an object nested through the relationship's inverse, the key of the object it is
+  /// nested in, which the resolver fills (`MappedObject.ownerPart`).
+  private func identifiedThroughRelationships(
+    _ input: MappedObject, entity: ResolvedEntity, path: JSONPath, report: inout Report
+  ) -> MappedObject? {
+    var mapped = input
+    var ownerPart: Int?
+    var identity: [AttributeValue] = []
+    identity.reserveCapacity(entity.identityParts.count)
+    for (position, part) in entity.identityParts.enumerated() {
+      switch part {
+      case .attribute(let attribute):
+        if case .some(.some(let value)) = mapped.lastValue(of: attribute.name) {
+          identity.append(value)
+          continue
+        }
+        if !mapped.refusedIdentity {
+          report.problems.add(entity.name, path, nil, "the identity \"\(attribute.name)\" is missing")
+        }
+        return nil
+      case .relationship(let relationship):
+        if let value = Self.keyPart(of: relationship, in: mapped) {
+          identity.append(value)
+          continue
+        }
+        if let through = report.nestedThrough, through.declaration.inverse == relationship.name {
+          ownerPart = position
+          identity.append(.bool(false))
+          continue
+        }
+        report.problems.add(
+          entity.name, path, nil,
+          "the identity \"\(relationship.name)\" is missing: give the key of the \(relationship.declaration.destination) "
+            + "it points to, or nest the object in it")
+        return nil
+      }
+    }
+    mapped.identity = identity
+    mapped.ownerPart = ownerPart
+    return mapped
+  }
+
+  /// The key part a relationship of the identity gives: the key its payload names, or the
+  /// identity of the object nested there (nil when it names neither).
+  static func keyPart(of relationship: ResolvedRelationship, in mapped: MappedObject) -> AttributeValue? {
+    var part: AttributeValue?
+    for named in mapped.relationships where named.relationship === relationship {
+      part = nil
+      switch named.value {
+      case .toOne(.key(_, let value, _)): part = value
+      case .toOne(.object(let nested)):
+        if nested.object.ownerPart == nil, let identity = nested.object.identity {
+          part = keyPart(ofIdentity: identity)
+        }
+      case .clear, .toMany: part = nil
+      }
+    }
+    return part
+  }
+
+  /// An object's key as one value of another's identity: its one value, or the JSON array
+  /// of a composite key's values.
+  static func keyPart(ofIdentity identity: [AttributeValue]) -> AttributeValue {
+    if identity.count == 1 { return identity[0] }
+    return .json(.array(identity.map { ValueCoercion.json($0, dateFormat: .iso8601) }))
+  }
+
+  /// Reports as ignored the keys of the nested object at `place` (a key path's first segments)
+  /// that no key path reads and none leads through.
+  private static func reportKeysNoPathReads(
+    in value: JSONValue, at place: String, table: EntityKeyTable, entity: ResolvedEntity, report: inout Report
+  ) {
+    guard case .object(let nested) = value else { return }
+    for member in nested {
+      let inner = place + "." + member.key
+      if table.keyPathPlaces.contains(inner) {
+        reportKeysNoPathReads(in: member.value, at: inner, table: table, entity: entity, report: &report)
+      } else {
+        report.ignoredKeys.insert("\(entity.name).\(inner)")
+      }
+    }
   }
 
   private func subentity(for object: JSONObject, of entity: ResolvedEntity, path: JSONPath, report: inout Report)
@@ -292,7 +388,7 @@ struct Mapper: Sendable {
         var fingerprint = mapped.fingerprint
         for (index, element) in elements.enumerated() where element != .null {
           if let reference = reference(
-            element, to: destination, byKeys: byKeys, path: path.appending(index: index),
+            element, to: destination, through: relationship, byKeys: byKeys, path: path.appending(index: index),
             fingerprint: &fingerprint, report: &report)
           {
             references.append(reference)
@@ -309,7 +405,8 @@ struct Mapper: Sendable {
         }
         var fingerprint = mapped.fingerprint
         let reference = reference(
-          value, to: destination, byKeys: byKeys, path: path, fingerprint: &fingerprint, report: &report)
+          value, to: destination, through: relationship, byKeys: byKeys, path: path, fingerprint: &fingerprint,
+          report: &report)
         mapped.fingerprint = fingerprint
         if let reference { mapped.append(relationship: relationship, .toOne(reference)) }
       }
@@ -317,10 +414,10 @@ struct Mapper: Sendable {
   }
 
   /// The reference `value` makes, added to the referring object's `fingerprint`.
+  /// `relationship`: the relationship it is given for.
   private func reference(
-    _ value: JSONValue, to destination: ResolvedEntity, byKeys: Bool, path: JSONPath,
-    fingerprint: inout PayloadFingerprint,
-    report: inout Report
+    _ value: JSONValue, to destination: ResolvedEntity, through relationship: ResolvedRelationship, byKeys: Bool,
+    path: JSONPath, fingerprint: inout PayloadFingerprint, report: inout Report
   ) -> ObjectReference? {
     switch value {
     case .object(let object):
@@ -334,16 +431,29 @@ struct Mapper: Sendable {
         return nil
       }
       report.nesting += 1
+      let outer = report.nestedThrough
+      report.nestedThrough = relationship
       let mapped = mapNested(object, entity: destination, path: path, report: &report)
+      report.nestedThrough = outer
       report.nesting -= 1
       guard let nested = mapped else { return nil }
-      if let identity = nested.identity {
+      // A row its owner identifies, or one whose key waits for the owner's, is resolved only
+      // with its owner: a payload holding one is merged each time (it changes nothing when
+      // nothing changed), never skipped on its own fingerprint.
+      if let identity = nested.identity, nested.ownerPart == nil, !relationship.declaration.owns {
         fingerprint.add(key: nested.entity, identity)
       } else {
         fingerprint.addUnkeyedObject()
       }
       return .object(NestedObject(nested))
     case .string, .number, .bool:
+      if relationship.declaration.owns {
+        report.problems.add(
+          destination.name, path, value,
+          "\(relationship.owner).\(relationship.name) owns its \(destination.name) objects: give each as an object, "
+            + "not a key")
+        return nil
+      }
       guard let key = keyValue(fromKey: value, of: destination, path: path, report: &report) else { return nil }
       fingerprint.add(key: destination, CollectionOfOne(key))
       return .key(entity: destination, value: key, path: path)
@@ -387,7 +497,7 @@ struct Mapper: Sendable {
   func identity(ofKey key: JSONValue, of entity: ResolvedEntity, path: JSONPath = "", report: inout Report)
     -> [AttributeValue]?
   {
-    switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
+    switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase, model: model) {
     case .success(let values): return values
     case .failure(let failure):
       report.problems.add(entity.name, path, key, failure.reason)

@@ -127,7 +127,9 @@ public struct MigrationPlan: Sendable {
     self.newlyToOne = newlyToOne
     self.changesIndexes = changesIndexes
     self.renumberedEntities = renumberedEntities
-    if old == new, old.numbering == next.numbering {
+    // The store's model read back lists entities by name, a file in its own order: the same
+    // model either way is nothing to do.
+    if differences.isEmpty, translation.isIdentity {
       method = .nothing
     } else if translation.isIdentity {
       method = .inPlace

@@ -19,7 +19,10 @@ struct ModelVersions: Sendable {
   /// A store's first version.
   init(first model: Model) { self.init(models: [model]) }
 
-  private init(models: [Model]) {
+  private init(models given: [Model]) {
+    // Each version keeps the JSON keys of the names its renames came from, down the versions.
+    var models = given
+    for index in models.indices.dropFirst() { models[index] = models[index].keepingNames(after: models[index - 1]) }
     self.models = models
     translations = zip(models, models.dropFirst()).map { RecordTranslation(from: $0, to: $1) }
   }

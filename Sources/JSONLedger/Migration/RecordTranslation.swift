@@ -61,7 +61,14 @@ struct RecordTranslation: Sendable {
     var reidentified: [String: [String]] = [:]
     for (old, new) in entityNames where old == lineage.oldEntityName(of: new) {
       guard let oldEntity = from.resolved(old), let newEntity = to.resolved(new) else { continue }
-      if oldEntity.identity.map({ attributes[old]?[$0]?.name }) != newEntity.identity.map({ Optional($0) }) {
+      // A part that is a relationship keeps its place when the relationship carries over
+      // (same number, so the same links).
+      let carried = oldEntity.identity.map { part -> String? in
+        if let attribute = attributes[old]?[part] { return attribute.name }
+        guard let relationship = oldEntity.relationshipIndex[part] else { return nil }
+        return newEntity.relationships.first { $0.id == relationship.id }?.name
+      }
+      if carried != newEntity.identity.map({ Optional($0) }) {
         reidentified[new] = newEntity.identity
       }
     }

@@ -13,11 +13,15 @@ public struct Entity: Sendable, Hashable {
   public var attributes: [Attribute]
   /// Relationships declared on this entity.
   public var relationships: [Relationship]
-  /// The identity attributes; empty means the default rule (`id`, else `remoteID`, else none:
-  /// insert-only).
+  /// The identity: attributes, and to-one relationships whose target's key is part of it
+  /// (`["item", "slot"]`). Empty means the default rule (`id`, else `remoteID`, else none:
+  /// insert-only, unless a relationship owns the entity's objects).
   public var identity: [String]
   /// The top-level JSON key that holds a collection of this entity (`bands`).
   public var collectionKey: String?
+  /// Where a payload of this entity keeps its array when it comes in an envelope
+  /// (`results` of `{"count": …, "next": …, "results": […]}`): a dotted path.
+  public var collectionPath: String?
   /// The parent entity, whose attributes, relationships and identity this one inherits.
   public var parent: String?
   /// The JSON key whose value names the sub-entity to create (`type`).
@@ -46,6 +50,7 @@ public struct Entity: Sendable, Hashable {
     self.name = name
     self.identity = identity
     self.collectionKey = collectionKey
+    self.collectionPath = nil
     self.parent = parent
     self.subentityKey = subentityKey
     self.isAbstract = abstract

@@ -207,11 +207,14 @@ final class CoreDataXMLReader: NSObject, XMLParserDelegate {
               "\(name).\(propertyName): ordered on a to-one relationship is ignored, as Core Data ignores it")
             ordered = false
           }
+          // Owned rows only by annotation: a cascade rule alone also deletes shared targets
+          // (a user's posts), which owning would make rows of the user.
+          let owns = ["yes", "true"].contains(Self.value(info, "owns", "jsonledger.owns")?.lowercased() ?? "")
           entity.relationships.append(
             Relationship(
               propertyName, to: property.attributes["destinationEntity"] ?? "", many: many, ordered: ordered,
               inverse: property.attributes["inverseName"], jsonKey: jsonKey, exported: exported,
-              deletionRule: Self.deletionRule(property.attributes["deletionRule"]),
+              deletionRule: Self.deletionRule(property.attributes["deletionRule"]), owns: owns,
               renamedFrom: Self.renamingIdentifier(property.attributes, name: propertyName)))
           continue
         }

@@ -61,6 +61,7 @@ extension Model {
       if entity.identity.count == 1 { object["identity"] = .string(entity.identity[0]) }
       if entity.identity.count > 1 { object["identity"] = .array(entity.identity.map { .string($0) }) }
       if let key = entity.collectionKey { object["collectionKey"] = .string(key) }
+      if let path = entity.collectionPath { object["collectionPath"] = .string(path) }
       if let parent = entity.parent { object["parent"] = .string(parent) }
       if let key = entity.subentityKey { object["subentityKey"] = .string(key) }
       if entity.isAbstract { object["abstract"] = true }
@@ -97,6 +98,7 @@ extension Model {
         if !relationship.isExported { spec["export"] = false }
         if relationship.deletesOrphans { spec["deleteOrphans"] = true }
         if relationship.deletionRule != .nullify { spec["deletionRule"] = .string(relationship.deletionRule.rawValue) }
+        if relationship.owns { spec["owns"] = true }
         if let name = relationship.renamedFrom { spec["renamedFrom"] = .string(name) }
         relationships[relationship.name] = .object(spec)
       }
@@ -189,7 +191,8 @@ struct ModelFileReader {
   private mutating func readEntity(_ name: String, _ value: JSONValue) -> Entity? {
     let place = "entities.\(name)"
     let allowed: Set<String> = [
-      "identity", "collectionKey", "parent", "subentityKey", "attributes", "relationships", "abstract",
+      "identity", "collectionKey", "collectionPath", "parent", "subentityKey", "attributes", "relationships",
+      "abstract",
       "mapsOnlyCustomKeys", "dictionaryTransformer", "entityMapper", "renamedFrom",
     ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
@@ -200,9 +203,12 @@ struct ModelFileReader {
     case .array(let many)?:
       entity.identity = many.enumerated().compactMap { string($0.element, "\(place).identity[\($0.offset)]") }
     case let other?:
-      problem("\(place).identity", "expected an attribute name or an array of them, found \(other.kindDescription)")
+      problem(
+        "\(place).identity",
+        "expected an attribute or relationship name or an array of them, found \(other.kindDescription)")
     }
     entity.collectionKey = string(spec["collectionKey"], "\(place).collectionKey")
+    entity.collectionPath = string(spec["collectionPath"], "\(place).collectionPath")
     entity.parent = string(spec["parent"], "\(place).parent")
     entity.subentityKey = string(spec["subentityKey"], "\(place).subentityKey")
     entity.isAbstract = bool(spec["abstract"], "\(place).abstract", default: false)
@@ -276,7 +282,7 @@ struct ModelFileReader {
 
   private mutating func readRelationship(_ name: String, _ value: JSONValue, place: String) -> Relationship? {
     let allowed: Set<String> = [
-      "to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans", "deletionRule", "renamedFrom",
+      "to", "many", "inverse", "ordered", "jsonKey", "export", "deleteOrphans", "deletionRule", "owns", "renamedFrom",
     ]
     guard let spec = object(value, place, allowed: allowed) else { return nil }
     guard let destination = string(spec["to"], "\(place).to") else {
@@ -291,6 +297,7 @@ struct ModelFileReader {
       exported: bool(spec["export"], "\(place).export", default: true),
       deleteOrphans: bool(spec["deleteOrphans"], "\(place).deleteOrphans", default: false),
       deletionRule: deletionRule(spec["deletionRule"], "\(place).deletionRule"),
+      owns: bool(spec["owns"], "\(place).owns", default: false),
       renamedFrom: string(spec["renamedFrom"], "\(place).renamedFrom"))
   }
 

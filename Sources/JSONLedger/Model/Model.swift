@@ -82,12 +82,56 @@ public struct Model: Sendable {
   /// What loading the model read but ignores (an `ordered` flag on a Core Data to-one, say).
   /// Not part of the model: two models that differ only here are equal.
   public internal(set) var warnings: [String] = []
+  /// For a property renamed in this version (`renamedFrom`, no `jsonKey`), by
+  /// `Entity.property`: the name whose JSON key it keeps, when the previous versions give it
+  /// one other than `renamedFrom` (renamed back and forth, `label` → `publisher` → `label`,
+  /// it keeps `label`, the key the backend sends). Set from the store's earlier versions
+  /// (`keepingNames(after:)`); not part of the model's equality.
+  private(set) var keptNames: [String: String] = [:]
+
+  /// The name whose JSON key the renamed property `property` of `entity` keeps
+  /// (`keptNames`, else its `renamedFrom`).
+  func keptName(of property: String, renamedFrom: String?, in entity: String) -> String? {
+    keptNames["\(entity).\(property)"] ?? renamedFrom
+  }
+
+  /// This model as the version after `previous`: each renamed property keeps the JSON key its
+  /// predecessor had, through every earlier rename.
+  func keepingNames(after previous: Model) -> Model {
+    var copy = self
+    copy.keptNames = [:]
+    for entity in resolvedInOrder {
+      let before = entity.declaration.renamedFrom ?? entity.name
+      for (name, renamedFrom, custom) in entity.attributes.map({ ($0.name, $0.renamedFrom, $0.jsonKey) })
+        + entity.relationships.map({ ($0.name, $0.declaration.renamedFrom, $0.declaration.jsonKey) })
+      {
+        guard custom == nil, let old = renamedFrom, old != name else { continue }
+        let kept = previous.keptName(of: old, renamedFrom: previous.renamedFrom(of: old, in: before), in: before) ?? old
+        copy.keptNames["\(entity.name).\(name)"] = kept
+      }
+    }
+    return copy
+  }
+
+  /// The `renamedFrom` of the property `name` of `entity`, when it has one and no custom key.
+  private func renamedFrom(of name: String, in entity: String) -> String? {
+    guard let resolved = resolved(entity) else { return nil }
+    if let attribute = resolved.attributeIndex[name] { return attribute.jsonKey == nil ? attribute.renamedFrom : nil }
+    if let relationship = resolved.relationshipIndex[name] {
+      return relationship.declaration.jsonKey == nil ? relationship.declaration.renamedFrom : nil
+    }
+    return nil
+  }
 
   /// The entities with no identity, whose objects are only ever inserted: payloads for them
-  /// never update anything (abstract ones left out).
+  /// never update anything (abstract ones, and ones a relationship owns, left out).
   public var insertOnlyEntities: [String] {
-    resolvedInOrder.filter { $0.isInsertOnly && !$0.declaration.isAbstract }.map(\.name)
+    resolvedInOrder.filter { $0.isInsertOnly && !$0.declaration.isAbstract && !$0.isOwned }.map(\.name)
   }
+
+  /// The entities whose objects a relationship owns (`Relationship.owns`): they arrive nested
+  /// in their owner and are exported inline in it, never as a collection of their own.
+  public var ownedEntities: [String] { resolvedInOrder.filter(\.isOwned).map(\.name) }
 
   var resolvedEntities: NameTable<ResolvedEntity> { storage.resolvedEntities }
   var relationshipsByID: RelationshipTable { storage.relationshipsByID }
@@ -168,7 +212,7 @@ public struct Model: Sendable {
     let next = try Model(
       keyCase: other.keyCase, dateFormat: other.dateFormat, entities: other.entities, numbering: numbering)
     next.numbering.checkUniqueness()
-    return next
+    return next.keepingNames(after: self)
   }
 }
 
@@ -197,11 +241,21 @@ final class ResolvedEntity: Sendable {
   let attributeIndex: NameTable<Attribute>
   let relationships: [ResolvedRelationship]
   let relationshipIndex: NameTable<ResolvedRelationship>
-  /// The identity attributes after the default rule; empty for an insert-only entity.
+  /// The identity's parts after the default rule (attribute and to-one relationship names);
+  /// empty for an insert-only entity and for owned rows identified by their owner.
   let identity: [String]
+  /// The same parts, each an attribute or a to-one relationship (whose target's key is the
+  /// part's value).
+  let identityParts: [IdentityPart]
+  /// Whether any part of the identity is a relationship.
+  let hasRelationshipInIdentity: Bool
   /// The identity's one attribute, which a reference by key is read as (nil for a composite
-  /// identity or none).
+  /// identity, one through a relationship, or none).
   let keyAttribute: Attribute?
+  /// The owning relationships (`Entity.relationship`) whose targets are objects of this entity.
+  let owners: [String]
+  /// Whether a relationship owns the objects of this entity.
+  var isOwned: Bool { !owners.isEmpty }
   let subentityKey: String?
   /// Whether any attribute is `indexed` (the projector skips index upkeep otherwise).
   let hasIndexedAttributes: Bool
@@ -227,10 +281,20 @@ final class ResolvedEntity: Sendable {
 
   var isInsertOnly: Bool { identity.isEmpty }
 
+  /// One part of an identity.
+  enum IdentityPart {
+    case attribute(Attribute)
+    case relationship(ResolvedRelationship)
+
+    var relationship: ResolvedRelationship? {
+      if case .relationship(let relationship) = self { relationship } else { nil }
+    }
+  }
+
   init(
     declaration: Entity, id: UInt32, rootName: String, rootID: UInt32, family: [String], attributes: [Attribute],
     attributeIndex: [String: Attribute], relationships: [ResolvedRelationship],
-    relationshipIndex: [String: ResolvedRelationship], identity: [String], subentityKey: String?,
+    relationshipIndex: [String: ResolvedRelationship], identity: [String], owners: [String] = [], subentityKey: String?,
     attributeNumbers: [String: UInt32]? = nil, nextAttributeNumber: UInt32? = nil
   ) {
     self.declaration = declaration
@@ -243,6 +307,11 @@ final class ResolvedEntity: Sendable {
     self.relationships = relationships
     self.relationshipIndex = NameTable(relationshipIndex)
     self.identity = identity
+    self.identityParts = identity.compactMap { name in
+      attributeIndex[name].map(IdentityPart.attribute) ?? relationshipIndex[name].map(IdentityPart.relationship)
+    }
+    self.hasRelationshipInIdentity = identityParts.contains { $0.relationship != nil }
+    self.owners = owners
     self.keyAttribute = identity.count == 1 ? attributeIndex[identity[0]] : nil
     self.subentityKey = subentityKey
     // Under Groot's only-annotated rule an attribute without a custom key is never mapped,

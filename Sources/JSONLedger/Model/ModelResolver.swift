@@ -62,6 +62,13 @@ struct ModelResolver {
     for entity in entities {
       for ancestor in chains[entity.name] ?? [entity] { families[ancestor.name, default: []].append(entity.name) }
     }
+    // Each entity's owning relationships, by destination, once: looked up per entity below.
+    var owningByDestination: [String: [String]] = [:]
+    for owner in entities {
+      for relationship in owner.relationships where relationship.owns {
+        owningByDestination[relationship.destination, default: []].append("\(owner.name).\(relationship.name)")
+      }
+    }
     var resolved: [String: ResolvedEntity] = [:]
     var relationshipsByID = RelationshipTable()
     for entity in entities {
@@ -137,8 +144,16 @@ struct ModelResolver {
         if !named.insert(name).inserted, !isStored {
           problem("\(place).identity", "\"\(name)\" is listed twice: an identity names each attribute once")
         }
+        if let relationship = relationshipIndex[name] {
+          if relationship.isToMany {
+            problem(
+              "\(place).identity",
+              "\"\(name)\" is a to-many relationship: an identity names attributes and to-one relationships")
+          }
+          continue
+        }
         guard let attribute = attributeIndex[name] else {
-          problem("\(place).identity", "\"\(name)\" is not an attribute of \(entity.name)")
+          problem("\(place).identity", "\"\(name)\" is not an attribute of \(entity.name) (nor a to-one relationship)")
           continue
         }
         if attribute.type == .json || attribute.type == .binary {
@@ -161,16 +176,69 @@ struct ModelResolver {
       }
       let family = families[entity.name] ?? [entity.name]
       let rootName = chain.first?.name ?? entity.name
+      let owners = owningByDestination.isEmpty ? [] : chain.flatMap { owningByDestination[$0.name] ?? [] }
       resolved[entity.name] = ResolvedEntity(
         declaration: entity, id: numbering.entities[entity.name] ?? 0, rootName: rootName,
         rootID: numbering.entities[rootName] ?? 0,
         family: family, attributes: attributes, attributeIndex: attributeIndex,
-        relationships: relationships, relationshipIndex: relationshipIndex, identity: identity,
+        relationships: relationships, relationshipIndex: relationshipIndex, identity: identity, owners: owners,
         subentityKey: chain.reversed().lazy.compactMap(\.subentityKey).first,
         attributeNumbers: numbering.attributes[entity.name], nextAttributeNumber: numbering.nextAttributes[entity.name])
     }
+    checkOwnershipAndKeyCycles(resolved)
     if !problems.isEmpty { throw ModelError(problems: problems) }
     return (resolved, relationshipsByID)
+  }
+
+  /// An `owns` on both sides of one relationship, an owned entity with a relationship that
+  /// names no inverse back to its owner, and identities that go round through relationships
+  /// (A's key holds B's, whose key holds A's) are refused: each has no answer to "which
+  /// object is this?".
+  private mutating func checkOwnershipAndKeyCycles(_ resolved: [String: ResolvedEntity]) {
+    for entity in entities {
+      for relationship in entity.relationships where relationship.owns {
+        let place = "entities.\(entity.name).relationships.\(relationship.name).owns"
+        if let inverse = relationship.inverse,
+          let back = resolved[relationship.destination]?.relationshipIndex[inverse], back.declaration.owns
+        {
+          problem(
+            place, "\(relationship.destination).\(inverse) owns \(entity.name) too: only one side can own the other")
+        }
+        if resolved[relationship.destination]?.declaration.isAbstract == true,
+          resolved[relationship.destination]?.family.count == 1
+        {
+          problem(place, "\(relationship.destination) is abstract and has no sub-entity to own")
+        }
+      }
+    }
+    for entity in entities {
+      guard let start = resolved[entity.name] else { continue }
+      // Follows the identity's relationships; a path back to the start is a cycle.
+      var path = [entity.name]
+      var current = start
+      var seen: Set<String> = [entity.name]
+      while let part = current.identityParts.lazy.compactMap(\.relationship).first,
+        let next = resolved[part.declaration.destination]
+      {
+        path.append(next.name)
+        if !seen.insert(next.name).inserted {
+          if next.name == entity.name {
+            problem(
+              "entities.\(entity.name).identity",
+              "the key goes round through relationships (\(path.joined(separator: " → "))): "
+                + "an identity cannot hold its own entity's key")
+          }
+          break
+        }
+        if next.identity.isEmpty {
+          problem(
+            "entities.\(current.name).identity",
+            "\"\(part.name)\" points to \(next.name), which has no identity to be part of \(current.name)'s")
+          break
+        }
+        current = next
+      }
+    }
   }
 
   private mutating func checkKey(_ key: String?, place: String) {

@@ -22,6 +22,11 @@ public struct Relationship: Sendable, Hashable {
   public var deletesOrphans: Bool
   /// What deleting an object does to the objects this relationship links it to.
   public var deletionRule: DeletionRule
+  /// Whether the relationship owns its targets (a component, as Datomic's component
+  /// attributes): they belong to the object that links them, arrive only nested in it, are
+  /// identified by it (and their own identity, else their position in an ordered list, else
+  /// their values), are deleted with it or when its list drops them, and are exported inline.
+  public var owns: Bool
   /// The name this relationship had in the previous version of the model (Core Data's
   /// `renamingIdentifier`): migrating a store carries its links over.
   public var renamedFrom: String?
@@ -41,7 +46,7 @@ public struct Relationship: Sendable, Hashable {
   public init(
     _ name: String, to destination: String, many: Bool = false, ordered: Bool = false,
     inverse: String? = nil, jsonKey: String? = nil, exported: Bool = true, deleteOrphans: Bool = false,
-    deletionRule: DeletionRule = .nullify, renamedFrom: String? = nil
+    deletionRule: DeletionRule = .nullify, owns: Bool = false, renamedFrom: String? = nil
   ) {
     self.name = name
     self.destination = destination
@@ -52,6 +57,7 @@ public struct Relationship: Sendable, Hashable {
     self.isExported = exported
     self.deletesOrphans = deleteOrphans
     self.deletionRule = deletionRule
+    self.owns = owns
     self.renamedFrom = renamedFrom
   }
 }

@@ -29,6 +29,11 @@ public struct ObjectSnapshot: Sendable, Equatable {
   public var relationships: [String: [ObjectKey]]
   /// The store's internal id (stable for the key).
   public var objectID: UInt64
+  /// Whether the object is a placeholder: known only because another object referred to it
+  /// by key (Groot's stub), holding its identity alone, until an import of its own entity
+  /// delivers it. Exports leave placeholders out unless asked; a prune keeps one while
+  /// something refers to it.
+  public var isPlaceholder = false
   /// The entity as the model declares it (nil for an object of an entity the model lacks):
   /// it tells a to-one relationship from a to-many one when the snapshot is decoded alone.
   let declaration: ResolvedEntity?
@@ -46,7 +51,7 @@ public struct ObjectSnapshot: Sendable, Equatable {
 
   public static func == (left: ObjectSnapshot, right: ObjectSnapshot) -> Bool {
     left.key == right.key && left.attributes == right.attributes && left.relationships == right.relationships
-      && left.objectID == right.objectID
+      && left.objectID == right.objectID && left.isPlaceholder == right.isPlaceholder
   }
 
   /// The entity's name.

@@ -23,6 +23,13 @@ public struct Query: Sendable {
     /// Equal to the value (`null`: no value). On a to-one relationship: linked to the object
     /// with this key (`null`: linked to none).
     case equals(JSONValue)
+    /// Not equal to the value (`null`: some value); an object without a value is not equal
+    /// to any. On a to-one relationship: not linked to the object with this key.
+    case notEquals(JSONValue)
+    /// Below the value (an object without a value is not).
+    case lessThan(JSONValue)
+    /// Above the value (an object without a value is not).
+    case greaterThan(JSONValue)
     /// Equal to one of the values (SQL's `IN`). On a to-one relationship: linked to one of
     /// the objects with these keys.
     case oneOf([JSONValue])
@@ -76,6 +83,17 @@ public struct Query: Sendable {
   public var sortKeys: [SortKey] = []
   /// The page size (nil: everything).
   public var limit: Int?
+  /// Which objects count by whether they are placeholders (objects known only because
+  /// something referred to them by key, `ObjectSnapshot.isPlaceholder`); nil: both.
+  public var placeholders: Placeholders?
+
+  /// A query's choice of placeholders (`Query.placeholders`).
+  public enum Placeholders: Sendable, Hashable {
+    /// Only placeholders.
+    case only
+    /// No placeholders.
+    case excluded
+  }
   /// Where the page starts: after the object this cursor names.
   public var cursor: QueryCursor?
 
@@ -129,11 +147,28 @@ public struct Query: Sendable {
     return query
   }
 
-  /// The page after `cursor` (from the page before; nil: the first page).
+  /// The page after `cursor`, the `next` of the page before; nil: the first page. A page's
+  /// `next` is nil when it is the last, so a loop pages until the cursor is nil:
+  ///
+  /// ```swift
+  /// var cursor: QueryCursor?
+  /// repeat {
+  ///   let next = query.after(cursor)
+  ///   let page = try await ledger.read { view in try view.objects(next) }
+  ///   handle(page.objects)
+  ///   cursor = page.next
+  /// } while cursor != nil
+  /// ```
   public func after(_ cursor: QueryCursor?) -> Query {
     var query = self
     query.cursor = cursor
     return query
+  }
+
+  /// This query with the conditions of `expression`, in the one text form of a query
+  /// (`QueryText`): `weight > 1000 and types contains grass`.
+  public func filter(_ expression: String) throws(LedgerError) -> Query {
+    try QueryText.filter(self, by: expression)
   }
 }
 

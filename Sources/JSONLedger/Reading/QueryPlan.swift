@@ -22,24 +22,52 @@ struct QueryPlan {
   /// Every group must hold; in a group, one test.
   let groups: [[Test]]
   let sortKeys: [Query.SortKey]
+  /// Whether matching objects are placeholders (nil: either).
+  let placeholders: Bool?
 
   init(_ query: Query, entity: ResolvedEntity, reader: SnapshotReader) throws {
     self.entity = entity
     var keyTable: EntityKeyTable?
-    func property(_ name: String) throws -> Property {
+    func table() -> EntityKeyTable {
+      if let keyTable { return keyTable }
+      let made = EntityKeyTable(entity: entity, model: reader.model)
+      keyTable = made
+      return made
+    }
+    func named(_ name: String) -> Property? {
       if let attribute = entity.attributeIndex[name] { return .attribute(attribute) }
       if let relationship = entity.relationshipIndex[name] { return .relationship(relationship) }
       // A JSON key (`full_name`, `repository_id`) names its property as an import reads it.
-      if keyTable == nil { keyTable = EntityKeyTable(entity: entity, model: reader.model) }
-      switch keyTable?.target(forKey: name) {
+      switch table().target(forKey: name) {
       case .attribute(let attribute, _)?: return .attribute(attribute)
       case .relationship(let relationship, _)?: return .relationship(relationship)
-      case nil:
-        let names = entity.attributes.map(\.name) + entity.relationships.map(\.name)
-        throw LedgerError.invalidQuery(
-          entity: entity.name,
-          "\(entity.name) has no attribute or relationship \"\(name)\" (it has: \(names.joined(separator: ", ")))")
+      case nil: return nil
       }
+    }
+    func property(_ name: String) throws -> Property {
+      if let found = named(name) { return found }
+      // A dotted JSON key: an attribute's key path (`sprites.front_default`), or a to-one
+      // relationship and its target's key (`damage_class.name`).
+      let segments = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+      if segments.count > 1 {
+        for (target, path) in table().keyPaths where path == segments {
+          switch target {
+          case .attribute(let attribute, _): return .attribute(attribute)
+          case .relationship(let relationship, _): return .relationship(relationship)
+          }
+        }
+        if segments.count == 2, case .relationship(let relationship)? = named(segments[0]),
+          let destination = reader.model.destination(of: relationship), let key = destination.keyAttribute,
+          key.name == segments[1] || key.jsonKey == segments[1]
+            || KeyInflection.jsonKey(for: key.name, keyCase: reader.model.keyCase) == segments[1]
+        {
+          return .relationship(relationship)
+        }
+      }
+      let names = entity.attributes.map(\.name) + entity.relationships.map(\.name)
+      throw LedgerError.invalidQuery(
+        entity: entity.name,
+        "\(entity.name) has no attribute or relationship \"\(name)\" (it has: \(names.joined(separator: ", ")))")
     }
     self.groups = try query.conditions.map { group in
       try group.map { condition in
@@ -51,11 +79,21 @@ struct QueryPlan {
         }
       }
     }
-    for key in query.sortKeys where entity.attributeIndex[key.attribute] == nil {
-      throw LedgerError.invalidQuery(
-        entity: entity.name, "\(entity.name) has no attribute \"\(key.attribute)\" to sort by")
+    var sortKeys: [Query.SortKey] = []
+    for key in query.sortKeys {
+      guard case .attribute(let attribute)? = named(key.attribute) else {
+        throw LedgerError.invalidQuery(
+          entity: entity.name, "\(entity.name) has no attribute \"\(key.attribute)\" to sort by")
+      }
+      sortKeys.append(Query.SortKey(attribute.name, ascending: key.ascending))
     }
-    self.sortKeys = query.sortKeys
+    self.sortKeys = sortKeys
+    placeholders =
+      switch query.placeholders {
+      case .only?: true
+      case .excluded?: false
+      case nil: nil
+      }
   }
 
   private enum Property {
@@ -65,7 +103,8 @@ struct QueryPlan {
 
   /// Whether `object` meets every group.
   func matches(_ object: ObjectSnapshot) -> Bool {
-    groups.allSatisfy { group in group.contains { $0.holds(object) } }
+    if let placeholders, object.isPlaceholder != placeholders { return false }
+    return groups.allSatisfy { group in group.contains { $0.holds(object) } }
   }
 
   /// The index ranges of the first group the index can answer whole, or nil: the objects in
@@ -108,6 +147,19 @@ struct QueryPlan {
       return Test(
         holds: { $0.attributes[name]?.isIdentical(to: wanted) ?? false },
         ranges: usesIndex ? [equalRange(wanted)] : nil)
+    case .notEquals(.null):
+      return Test(holds: { $0.attributes[name] != nil }, ranges: nil)
+    case .notEquals(let value):
+      let unwanted = try typed(value)
+      return Test(
+        holds: { object in object.attributes[name].map { !$0.isIdentical(to: unwanted) } ?? false }, ranges: nil)
+    case .lessThan(let value):
+      let bound = try typed(value)
+      return Test(holds: { $0.attributes[name]?.isOrdered(before: bound) ?? false }, ranges: nil)
+    case .greaterThan(let value):
+      let bound = try typed(value)
+      return Test(
+        holds: { object in object.attributes[name].map { bound.isOrdered(before: $0) } ?? false }, ranges: nil)
     case .oneOf(let values):
       let wanted = try values.filter { $0 != .null }.map(typed)
       let takesNull = values.contains(.null)
@@ -166,7 +218,7 @@ struct QueryPlan {
     let destination = try reader.entity(relationship.declaration.destination)
     let family = Set(destination.family)
     func identity(_ key: JSONValue) throws -> [AttributeValue] {
-      switch CallerKey.identity(of: destination, key: key, keyCase: reader.model.keyCase) {
+      switch CallerKey.identity(of: destination, key: key, keyCase: reader.model.keyCase, model: reader.model) {
       case .success(let values): return values
       case .failure(let failure):
         throw LedgerError.invalidQuery(entity: entity.name, "\(entity.name).\(name): \(failure.reason)")
@@ -187,6 +239,11 @@ struct QueryPlan {
     case .equals(let key) where !relationship.isToMany, .contains(let key) where relationship.isToMany:
       let wanted = try identity(key)
       return Test(holds: { links($0, to: wanted) }, ranges: nil)
+    case .notEquals(.null):
+      return Test(holds: { !isEmpty($0) }, ranges: nil)
+    case .notEquals(let key) where !relationship.isToMany:
+      let unwanted = try identity(key)
+      return Test(holds: { !isEmpty($0) && !links($0, to: unwanted) }, ranges: nil)
     case .oneOf(let keys) where !relationship.isToMany:
       let wanted = try keys.filter { $0 != .null }.map(identity)
       let takesNull = keys.contains(.null)
@@ -195,7 +252,7 @@ struct QueryPlan {
           if isEmpty(object) { return takesNull }
           return wanted.contains { links(object, to: $0) }
         }, ranges: nil)
-    case .equals, .oneOf:
+    case .equals, .oneOf, .notEquals:
       throw LedgerError.invalidQuery(
         entity: entity.name,
         "\(entity.name).\(name) is a to-many relationship: use `contains` for one of its objects")
@@ -203,10 +260,10 @@ struct QueryPlan {
       throw LedgerError.invalidQuery(
         entity: entity.name,
         "\(entity.name).\(name) is a to-one relationship: use `equals` for the object it links")
-    case .between, .hasPrefix:
+    case .between, .hasPrefix, .lessThan, .greaterThan:
       throw LedgerError.invalidQuery(
         entity: entity.name,
-        "\(entity.name).\(name) is a \(kind) relationship: it takes equals, oneOf, contains, isNull or isNotNull")
+        "\(entity.name).\(name) is a \(kind) relationship: it takes =, !=, in, contains, is null or is not null")
     }
   }
 }

@@ -14,6 +14,8 @@ struct SnapshotBuilder: StateVisitor {
   private var valueCount = 0
   /// Attributes whose names the model lacks.
   private var others: [(String, AttributeValue)] = []
+  /// Whether the object visited carries the placeholder mark (`AttributeList.placeholderMark`).
+  private(set) var isPlaceholder = false
   private(set) var isSkipped = false
   /// The batch the last object visited began in.
   private(set) var since: UInt64 = 0
@@ -44,6 +46,7 @@ struct SnapshotBuilder: StateVisitor {
     }
     self.identity = identity
     valueCount = 0
+    isPlaceholder = false
     others.removeAll(keepingCapacity: true)
     return true
   }
@@ -64,6 +67,8 @@ struct SnapshotBuilder: StateVisitor {
     if let position {
       values[position] = value
       valueCount += 1
+    } else if name == AttributeList.placeholderMark {
+      isPlaceholder = true
     } else {
       others.append((name, value))
     }
@@ -82,9 +87,11 @@ struct SnapshotBuilder: StateVisitor {
   func snapshot(_ id: UInt64, keys: inout TargetKeys) throws -> ObjectSnapshot {
     let objectKey = ObjectKey(entity: name, identity: identity)
     guard let entity else {
-      return ObjectSnapshot(
+      var snapshot = ObjectSnapshot(
         key: objectKey, attributes: Dictionary(others, uniquingKeysWith: { $1 }), relationships: [:], objectID: id,
         declaration: nil)
+      snapshot.isPlaceholder = isPlaceholder
+      return snapshot
     }
     var attributes: [String: AttributeValue]
     if valueCount == values.count, others.isEmpty {
@@ -111,7 +118,9 @@ struct SnapshotBuilder: StateVisitor {
       }
       relationships = entity.relationshipPositions.mapValues { keyLists[$0] }
     }
-    return ObjectSnapshot(
+    var snapshot = ObjectSnapshot(
       key: objectKey, attributes: attributes, relationships: relationships, objectID: id, declaration: entity)
+    snapshot.isPlaceholder = isPlaceholder
+    return snapshot
   }
 }

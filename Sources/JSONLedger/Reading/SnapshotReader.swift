@@ -165,7 +165,7 @@ import LMDB
 
   /// The identity `key` names (`CallerKey`'s rule).
   private func identity(of entity: ResolvedEntity, key: JSONValue) throws -> [AttributeValue]? {
-    switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase) {
+    switch CallerKey.identity(of: entity, key: key, keyCase: model.keyCase, model: model) {
     case .success(let values): values
     case .failure(let failure): throw LedgerError.invalidKey(entity: entity.name, failure.reason)
     }

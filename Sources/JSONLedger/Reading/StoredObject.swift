@@ -55,6 +55,12 @@ public struct StoredObject: ~Copyable {
     }
   }
 
+  /// Whether the object is a placeholder: known only because another object referred to it
+  /// by key, until an import of its own entity delivers it (`ObjectSnapshot.isPlaceholder`).
+  public var isPlaceholder: Bool {
+    get throws { try self[AttributeList.placeholderMark] != nil }
+  }
+
   /// The keys of the objects the relationship `relationship` points to, in its order; the
   /// targets' keys are read, not the targets.
   public func relatedKeys(_ relationship: String) throws -> [ObjectKey] {

@@ -1,11 +1,14 @@
 extension View {
   /// The objects a query matches, in its order: one page when it has a limit.
-  public func objects(_ query: Query) throws -> QueryPage {
-    if query.sortKeys.isEmpty, let limit = query.limit {
-      let plan = try QueryPlan(query, entity: reader.entity(query.entity), reader: reader)
-      if plan.indexRanges == nil { return try storedOrderPage(plan, limit: max(0, limit), after: query.cursor) }
+  public func objects(_ asked: Query) throws -> QueryPage {
+    let plan = try QueryPlan(asked, entity: reader.entity(asked.entity), reader: reader)
+    // Sort keys by the attributes' names (a JSON key names its attribute).
+    var query = asked
+    query.sortKeys = plan.sortKeys
+    if query.sortKeys.isEmpty, let limit = query.limit, plan.indexRanges == nil {
+      return try storedOrderPage(plan, limit: max(0, limit), after: query.cursor)
     }
-    let matches = try sortedMatches(query)
+    let matches = try sortedMatches(plan)
     var start = 0
     if let cursor = query.cursor {
       // The cursor's object, or, when it no longer matches, the first object behind its place.
@@ -89,16 +92,14 @@ extension View {
     return ranges.count > 1 ? matches.sorted { $0.objectID < $1.objectID } : matches
   }
 
-  private func sortedMatches(_ query: Query) throws -> [ObjectSnapshot] {
-    let plan = try QueryPlan(query, entity: reader.entity(query.entity), reader: reader)
+  private func sortedMatches(_ plan: QueryPlan) throws -> [ObjectSnapshot] {
     let matches = try matches(plan)
-    guard !query.sortKeys.isEmpty else { return matches }  // stored order already
+    let keys = plan.sortKeys
+    guard !keys.isEmpty else { return matches }  // stored order already
     // Stable: ties on every key keep stored order.
     return matches.enumerated().sorted { left, right in
-      let values = query.sortKeys.map {
-        (left.element.attributes[$0.attribute], right.element.attributes[$0.attribute])
-      }
-      return Self.order(values, query.sortKeys) ?? (left.offset < right.offset)
+      let values = keys.map { (left.element.attributes[$0.attribute], right.element.attributes[$0.attribute]) }
+      return Self.order(values, keys) ?? (left.offset < right.offset)
     }.map(\.element)
   }
 

@@ -21,6 +21,8 @@ struct BatchResolver {
   private var pruneScopes: [PruneScope] = []
   /// Entities whose every object a prune deleted (the payload named none of them).
   private(set) var emptiedByPrune: [String] = []
+  /// Placeholders a prune kept because something still refers to them (`prune()`).
+  private(set) var placeholdersKeptByPrune = 0
 
   private struct PruneScope: Equatable {
     let entity: String
@@ -51,6 +53,8 @@ struct BatchResolver {
   private var resolvedParts = 0
   /// Objects created from a payload, with its path, for the non-optional check.
   private var createdFromPayloads: [(UInt64, JSONPath)] = []
+  /// Objects created ahead of their payloads (`createAheadIfDue`), until merged.
+  private var createdAhead: Set<UInt64> = []
 
   /// `origin`: the `Ledger.batchOrigin` of the ledger whose store `source` reads (0: none),
   /// whose batches' staging found what holds while no batch has been applied since.
@@ -94,6 +98,7 @@ struct BatchResolver {
       if case .collection(_, _, let options, _) = step { options.prunes } else { false }
     }
     if prunes, staged == nil { staged = [] }
+    ahead = AheadCursor(steps: batch.steps)
     for step in batch.steps {
       switch step {
       case .collection(let entityName, let objects, let options, let path):
@@ -104,6 +109,68 @@ struct BatchResolver {
           try delete(id, path: JSONPath(path))
         }
       }
+    }
+  }
+
+  /// How many top-level objects `createAhead` looks at once: the part a file streamed into
+  /// one batch is resolved in (`Ledger.importFile`), so that a file streamed and the same
+  /// text staged whole give one record.
+  static let aheadWindow = 1_000
+
+  /// Where `createAhead` stands in the steps being resolved.
+  private struct AheadCursor {
+    var steps: [ChangeBatch.Step] = []
+    /// The step and object the next window starts at.
+    var step = 0
+    var object = 0
+    /// Top-level objects resolved, and where the next window begins among them.
+    var resolved = 0
+    var windowEnd = 0
+  }
+  private var ahead = AheadCursor()
+
+  /// Before the next `aheadWindow` top-level objects are resolved, when they belong to
+  /// several collections (a document), creates the new objects they deliver, in the order
+  /// the collections list them: a reference from one collection to an object another lists
+  /// further on then finds it, instead of making it a placeholder first. Objects are so
+  /// stored in the order their own collections give, and an export imported again lists
+  /// them as the export did.
+  private mutating func createAheadIfDue() throws {
+    defer { ahead.resolved += 1 }
+    guard ahead.resolved == ahead.windowEnd else { return }
+    ahead.windowEnd += Self.aheadWindow
+    var window: [(entity: ResolvedEntity, object: MappedObject)] = []
+    var collections: Set<String> = []
+    var taken = 0
+    while taken < Self.aheadWindow, ahead.step < ahead.steps.count {
+      guard case .collection(let name, let objects, let options, _) = ahead.steps[ahead.step] else {
+        ahead.step += 1
+        ahead.object = 0
+        continue
+      }
+      let end = min(objects.count, ahead.object + Self.aheadWindow - taken)
+      if end > ahead.object { collections.insert(name) }
+      if options.operations.contains(.insert), options.parent == nil, let entity = model.resolved(name),
+        !entity.isInsertOnly, !entity.isOwned, !entity.declaration.isAbstract, entity.family.count == 1
+      {
+        for index in ahead.object..<end {
+          if case .mapped(let object) = objects[index] { window.append((entity, object)) }
+        }
+      }
+      taken += end - ahead.object
+      if end == objects.count {
+        ahead.step += 1
+        ahead.object = 0
+      } else {
+        ahead.object = end
+      }
+    }
+    guard collections.count > 1 else { return }
+    for (entity, object) in window {
+      guard let identity = object.identity, object.ownerPart == nil, object.entity === entity,
+        try lookup(root: entity.rootID, identity: identity) == nil
+      else { continue }
+      createdAhead.insert(try create(entity, identity: identity, reuse: nil))
     }
   }
 
@@ -134,9 +201,11 @@ struct BatchResolver {
   }
 
   /// Creates an object (or brings back the deleted object `id`) with the given identity,
-  /// which must be the identity last looked up.
-  private mutating func create(_ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?) throws -> UInt64
-  {
+  /// which must be the identity last looked up; `placeholder`: a stub, known only because
+  /// something referred to it by key (`AttributeList.placeholderMark`).
+  private mutating func create(
+    _ entity: ResolvedEntity, identity: [AttributeValue], reuse id: UInt64?, placeholder: Bool = false
+  ) throws -> UInt64 {
     let objectID: UInt64
     if let id {
       objectID = id
@@ -149,7 +218,10 @@ struct BatchResolver {
     // Room for a list per relationship: growing the lists one relationship at a time
     // reallocates them as each is linked.
     state.links.reserveCapacity(entity.relationships.count)
-    for (name, value) in zip(entity.identity, identity) { state.attributes[name] = value }
+    for (part, value) in zip(entity.identityParts, identity) {
+      if case .attribute(let attribute) = part { state.attributes[attribute.name] = value }
+    }
+    if placeholder { state.attributes[AttributeList.placeholderMark] = .bool(true) }
     try graph.objects.set(objectID, to: state)
     if !identity.isEmpty { try identities.registerNew(objectID, root: entity.rootID, identity: identity) }
     return objectID
@@ -183,6 +255,7 @@ struct BatchResolver {
     }
     let collectionPath = JSONPath(path)
     for object in objects {
+      try createAheadIfDue()
       let upserted: UInt64?
       switch object {
       case .mapped(let mapped): upserted = try upsert(mapped, operations: options.operations)
@@ -218,16 +291,50 @@ struct BatchResolver {
       var deleted = 0
       var live = 0
       let path = JSONPath(scope.path)
+      // Objects an import delivered first; then placeholders, once those deletions took
+      // their references: a placeholder is there because something refers to it, not
+      // because an import of its entity delivered it, so while a reference lasts, a prune
+      // leaves it.
+      var placeholders: [UInt64] = []
       for id in candidates where try graph.objects.exists(id) {
+        guard !keep.contains(id) else {
+          live += 1
+          continue
+        }
+        if try isPlaceholder(id) {
+          placeholders.append(id)
+          continue
+        }
         live += 1
-        if !keep.contains(id) {
+        try delete(id, path: path)
+        deleted += 1
+      }
+      // In a parent's list, the parent's own link is the one being pruned: not a reference.
+      let scoped = scope.relationship.map { (model.counterpart(of: $0), scope.parent ?? 0) }
+      for id in placeholders where try graph.objects.exists(id) {
+        if try isReferenced(id, apartFrom: scoped) {
+          placeholdersKeptByPrune += 1
+        } else {
           try delete(id, path: path)
-          deleted += 1
         }
       }
       if live > 0, deleted == live, !emptiedByPrune.contains(scope.entity) { emptiedByPrune.append(scope.entity) }
     }
     pruneScopes = []
+  }
+
+  /// Whether `id` is a placeholder.
+  private mutating func isPlaceholder(_ id: UInt64) throws -> Bool {
+    try graph.objects.state(of: id)?.attributes.isPlaceholder ?? false
+  }
+
+  /// Whether some object links to `id`, the link `apartFrom` names (a relationship id of
+  /// `id` and the object it links to) left out.
+  private mutating func isReferenced(_ id: UInt64, apartFrom ignored: (UInt32, UInt64)?) throws -> Bool {
+    guard let state = try graph.objects.state(of: id) else { return false }
+    return state.links.contains { relationshipID, targets in
+      targets.contains { target in ignored.map { $0.0 != relationshipID || $0.1 != target } ?? true }
+    }
   }
 
   /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
@@ -356,6 +463,8 @@ struct BatchResolver {
       case .toOne(.object(let nested)): _ = try upsert(nested.object, operations: .upsert)
       case .toMany(let references):
         for case .object(let nested) in references { _ = try upsert(nested.object, operations: .upsert) }
+      // A payload holding an owned row, or one whose key waits for its owner's, is never
+      // skipped (`Mapper.reference`): every nested object here is a payload of its own.
       }
     }
   }
@@ -386,7 +495,13 @@ struct BatchResolver {
     if let identity = object.identity {
       // The caller's lookup left the identity encoded, as `create` needs.
       let known = try knownByCaller ?? lookup(root: entity.rootID, identity: identity)
-      if let known, try graph.objects.exists(known) {
+      // Created ahead of this payload (`createAheadIfDue`): its payload creates it.
+      if let known, !createdAhead.isEmpty, createdAhead.remove(known) != nil {
+        guard operations.contains(.insert) else { return nil }
+        id = known
+        isNew = true
+        try graph.objects.mention(id)
+      } else if let known, try graph.objects.exists(known) {
         id = known
         try graph.objects.mention(id)
         guard operations.contains(.update) else { return id }
@@ -425,6 +540,8 @@ struct BatchResolver {
     // The closure captures the attribute list alone: capturing `object` would copy all of it.
     let attributes = object.attributes
     try graph.objects.update(id) { state in
+      // A payload of its own delivers a placeholder.
+      if state.attributes.isPlaceholder { state.attributes[AttributeList.placeholderMark] = nil }
       // By index: a loop over the list copies each attribute before its value is copied in.
       for index in attributes.indices where !entity.identity.contains(attributes[index].name) {
         // Writing only what differs keeps an unchanged object's attributes shared with its
@@ -439,11 +556,15 @@ struct BatchResolver {
     if isNew, checksRequiredAttributes, !object.isKeyOnly { createdFromPayloads.append((id, object.path)) }
     for named in object.relationships {
       let relationship = named.relationship
+      if relationship.declaration.owns {
+        try mergeOwned(named.value, of: id, through: relationship, path: object.path)
+        continue
+      }
       switch named.value {
       case .clear:
         try graph.setLinks(id, relationship, [])
       case .toOne(let reference):
-        if let target = try resolve(reference) {
+        if let target = try resolve(reference, owner: id) {
           if relationship.isToMany {
             try graph.setLinks(id, relationship, [target])
           } else {
@@ -453,7 +574,7 @@ struct BatchResolver {
       case .toMany(let references):
         var targets: [UInt64] = []
         for reference in references {
-          if let target = try resolve(reference) {
+          if let target = try resolve(reference, owner: id) {
             targets.append(target)
           }
         }
@@ -461,6 +582,179 @@ struct BatchResolver {
       }
     }
     return id
+  }
+
+  // MARK: - Owned rows
+
+  /// Sets the rows `owner` owns through `relationship` to those `value` gives, and deletes
+  /// the ones it no longer holds. Rows with an identity (their own, or one through a
+  /// relationship the owner fills) are upserted by it; rows without one are matched to the
+  /// rows the owner holds by position (an ordered list, a to-one) or by value (any other
+  /// list), and each takes exactly the row's values (`replaceRow`): a row with no identity
+  /// is its values.
+  private mutating func mergeOwned(
+    _ value: RelationshipValue, of owner: UInt64, through relationship: ResolvedRelationship, path: JSONPath
+  ) throws {
+    guard let destination = model.destination(of: relationship) else { return }
+    var rows: [NestedObject] = []
+    switch value {
+    case .clear: break
+    case .toOne(.object(let row)): rows = [row]
+    case .toOne(.key): return  // refused while mapping
+    case .toMany(let references):
+      for case .object(let row) in references { rows.append(row) }
+    }
+    let held = try graph.objects.links(owner, relationship.id).array
+    var ids: [UInt64] = []
+    if destination.isInsertOnly {
+      ids = try replaceRows(rows, held: held, byPosition: relationship.isOrdered || !relationship.isToMany)
+    } else {
+      for row in rows {
+        if let id = try resolve(.object(row), owner: owner) { ids.append(id) }
+      }
+    }
+    if relationship.isToMany {
+      try graph.setLinks(owner, relationship, ids)
+    } else {
+      try graph.setLink(owner, relationship, to: ids.last)
+    }
+    let kept = Set(ids)
+    for row in held where !kept.contains(row) {
+      if try graph.objects.exists(row) { try delete(row, path: path) }
+    }
+  }
+
+  /// The rows of an entity without identity after a payload: each of `rows` takes the place
+  /// of a row `held` (the same position, or a row of equal values), else is created; the ids
+  /// in the payload's order.
+  private mutating func replaceRows(_ rows: [NestedObject], held: [UInt64], byPosition: Bool) throws
+    -> [UInt64]
+  {
+    // Each row's links resolved first: they are part of what a row is when matched by value.
+    var contents: [RowContent] = []
+    contents.reserveCapacity(rows.count)
+    for row in rows { contents.append(try content(of: row.object)) }
+    var places = [UInt64?](repeating: nil, count: rows.count)
+    var free = held
+    if byPosition {
+      for index in places.indices where index < held.count { places[index] = held[index] }
+      free = []
+    } else {
+      for (index, content) in contents.enumerated() {
+        guard let match = try free.firstIndex(where: { try holds(content, $0) }) else { continue }
+        places[index] = free.remove(at: match)
+      }
+      // What is left takes the place of what is left, in order: a changed row is an update.
+      for index in places.indices where places[index] == nil && !free.isEmpty { places[index] = free.removeFirst() }
+    }
+    var ids: [UInt64] = []
+    ids.reserveCapacity(rows.count)
+    for (index, row) in rows.enumerated() {
+      ids.append(try replaceRow(places[index], with: row.object, content: contents[index]))
+    }
+    return ids
+  }
+
+  /// What a row without identity says: its attributes, the targets of the relationships it
+  /// names (resolved), and the values of the ones that own rows in turn.
+  private struct RowContent {
+    var attributes = AttributeList()
+    var links: [(ResolvedRelationship, [UInt64])] = []
+    var owned: [(ResolvedRelationship, RelationshipValue)] = []
+  }
+
+  private mutating func content(of row: borrowing MappedObject) throws -> RowContent {
+    var content = RowContent()
+    for attribute in row.attributes {
+      content.attributes[attribute.name] = attribute.value
+    }
+    for named in row.relationships {
+      let relationship = named.relationship
+      if relationship.declaration.owns {
+        content.owned.append((relationship, named.value))
+        continue
+      }
+      var targets: [UInt64] = []
+      switch named.value {
+      case .clear: break
+      case .toOne(let reference): if let target = try resolve(reference, owner: nil) { targets = [target] }
+      case .toMany(let references):
+        for reference in references {
+          if let target = try resolve(reference, owner: nil) { targets.append(target) }
+        }
+      }
+      content.links.removeAll { $0.0 === relationship }
+      content.links.append((relationship, targets))
+    }
+    return content
+  }
+
+  /// Whether the row `id` holds exactly `content`'s values and links (the link to its owner
+  /// and rows it owns aside).
+  private mutating func holds(_ content: RowContent, _ id: UInt64) throws -> Bool {
+    guard let state = try graph.objects.state(of: id) else { return false }
+    guard state.attributes == content.attributes else { return false }
+    for (relationship, targets) in content.links {
+      let list = state.links[relationship.id]?.array ?? []
+      if list != (relationship.isOrdered ? targets : Array(Set(targets)).sorted()) { return false }
+    }
+    let named = Set(content.links.map(\.0.id))
+    guard let entity = model.resolved(state.entity) else { return false }
+    for relationship in entity.relationships
+    where !relationship.declaration.owns && !named.contains(relationship.id) && !isOwnerLink(relationship) {
+      if state.links[relationship.id]?.isEmpty == false { return false }
+    }
+    return true
+  }
+
+  /// Whether `relationship` of a row points to the row's owner (the inverse of an owning one).
+  private func isOwnerLink(_ relationship: ResolvedRelationship) -> Bool {
+    guard let destination = model.destination(of: relationship),
+      let back = relationship.declaration.inverse.flatMap({ destination.relationshipIndex[$0] })
+    else { return false }
+    return back.declaration.owns
+  }
+
+  /// The row `id` (nil: a new one) made to hold exactly what `row` gives: its attributes, the
+  /// links it names and none other (its owner's aside), and the rows it owns in turn.
+  private mutating func replaceRow(_ id: UInt64?, with row: borrowing MappedObject, content: RowContent) throws
+    -> UInt64
+  {
+    let entity = row.entity
+    let rowID: UInt64
+    if let id, try graph.objects.concreteEntity(of: id) == entity.name {
+      rowID = id
+    } else {
+      if let id { try delete(id, path: row.path) }
+      rowID = try create(entity, identity: [], reuse: nil)
+      if checksRequiredAttributes { createdFromPayloads.append((rowID, row.path)) }
+    }
+    try graph.objects.mention(rowID)
+    let attributes = content.attributes
+    try graph.objects.update(rowID) { state in
+      if state.attributes != attributes { state.attributes = attributes }
+    }
+    let named = Set(content.links.map(\.0.id))
+    for (relationship, targets) in content.links {
+      if relationship.isToMany {
+        try graph.setLinks(rowID, relationship, targets)
+      } else {
+        try graph.setLink(rowID, relationship, to: targets.last)
+      }
+    }
+    for relationship in entity.relationships
+    where !relationship.declaration.owns && !named.contains(relationship.id) && !isOwnerLink(relationship) {
+      try graph.setLinks(rowID, relationship, [])
+    }
+    let ownedNamed = Set(content.owned.map(\.0.id))
+    for (relationship, value) in content.owned {
+      try mergeOwned(value, of: rowID, through: relationship, path: row.path)
+    }
+    for relationship in entity.relationships
+    where relationship.declaration.owns && !ownedNamed.contains(relationship.id) {
+      try mergeOwned(.clear, of: rowID, through: relationship, path: row.path)
+    }
+    return rowID
   }
 
   private func abstractProblem(_ entity: ResolvedEntity) -> String {
@@ -479,9 +773,15 @@ struct BatchResolver {
         let entity = model.resolved(state.entity)
       else { continue }
       var cascades: [UInt64] = []
-      for relationship in entity.relationships where relationship.declaration.deletionRule != .nullify {
+      for relationship in entity.relationships
+      where relationship.declaration.deletionRule != .nullify || relationship.declaration.owns {
         let targets = state.links[relationship.id] ?? []
         guard !targets.isEmpty else { continue }
+        // Owned rows go with their owner, whatever the rule says.
+        if relationship.declaration.owns {
+          cascades += targets
+          continue
+        }
         switch relationship.declaration.deletionRule {
         case .nullify: continue
         case .cascade: cascades += targets
@@ -518,10 +818,31 @@ struct BatchResolver {
     }
   }
 
-  private mutating func resolve(_ reference: ObjectReference) throws -> UInt64? {
+  /// The object a reference names, upserted or found (a key that exists nowhere makes a
+  /// placeholder). `owner`: the object the reference is given in, whose key completes the
+  /// identity of a nested object that waits for it (`MappedObject.ownerPart`).
+  private mutating func resolve(_ reference: ObjectReference, owner: UInt64?) throws -> UInt64? {
     switch reference {
     case .object(let nested):
-      return try upsert(nested.object, operations: .upsert)
+      guard let part = nested.object.ownerPart else { return try upsert(nested.object, operations: .upsert) }
+      guard let owner, let ownerIdentity = try graph.objects.state(of: owner)?.identity, !ownerIdentity.isEmpty,
+        var identity = nested.object.identity, part < identity.count
+      else {
+        problems.add(
+          nested.object.entity.name, nested.object.path, nil,
+          "the object it is nested in has no key to be part of this one's identity")
+        return nil
+      }
+      identity[part] = Mapper.keyPart(ofIdentity: ownerIdentity)
+      var completed = nested.object
+      completed.identity = identity
+      completed.ownerPart = nil
+      // Its text says nothing of its owner: the same row under two owners has one
+      // fingerprint, so it is merged, never skipped as a payload met before.
+      var fingerprint = completed.fingerprint
+      fingerprint.addUnkeyedObject()
+      completed.fingerprint = fingerprint
+      return try upsert(completed, operations: .upsert)
     case .key(let entity, let value, let path):
       let entityName = entity.name
       // `lookup` without an array of the one value (a `lookup` generic over the collection
@@ -539,7 +860,7 @@ struct BatchResolver {
         return nil
       }
       // A known id here belongs to a deleted object: its identity comes back.
-      return try create(entity, identity: [value], reuse: known)
+      return try create(entity, identity: [value], reuse: known, placeholder: true)
     }
   }
 }

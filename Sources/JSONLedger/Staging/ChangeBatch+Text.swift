@@ -16,7 +16,13 @@ extension ChangeBatch {
   {
     let text = JSONSkim(bytes)
     let entity = name.flatMap { mapper.model.resolved($0) }
-    if name == nil || entity != nil, options.parent == nil {
+    // An envelope, and an entity that is owned or reads its items inside one, are staged from
+    // the parsed text.
+    // One object staged as an entity's is parsed too: it may be an envelope.
+    let plain =
+      options.itemsAt == nil && entity?.declaration.collectionPath == nil && entity?.isOwned != true
+      && (entity == nil || text.bytes.dropFirst(text.documentStart).first != UInt8(ascii: "{"))
+    if name == nil || entity != nil, options.parent == nil, plain {
       var staged = self
       if staged.stageByElement(text, entity: entity, options: options, stored: storeToSkimAgainst(options)) {
         self = staged

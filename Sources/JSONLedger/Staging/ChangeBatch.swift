@@ -29,6 +29,18 @@ public struct ChangeBatch: Sendable {
     set { strictForAll = newValue }
   }
   private(set) var strictForAll = false
+  /// The other members of the envelopes staged payloads came in (`StagingOptions.itemsAt`),
+  /// in the order staged: the record keeps them (`ChangeRecord.Metadata.envelope`).
+  public private(set) var envelopes: [JSONObject] = []
+
+  /// The envelopes as the record keeps them: one object, or an array of them.
+  var envelopeMetadata: JSONValue? {
+    switch envelopes.count {
+    case 0: nil
+    case 1: .object(envelopes[0])
+    default: .array(envelopes.map { .object($0) })
+    }
+  }
 
   enum Step: Sendable {
     case collection(entity: String, objects: [StagedObject], options: StagingOptions, path: String)
@@ -145,12 +157,25 @@ public struct ChangeBatch: Sendable {
 
   /// `stageDocument(_:options:)`; `text`: the JSON text `json` was parsed from, if it was
   /// (`Mapper.Report.text`).
-  mutating func stageDocument(_ json: JSONValue, options: StagingOptions, text: JSONSkim?) throws(LedgerError) {
+  mutating func stageDocument(_ input: JSONValue, options: StagingOptions, text: JSONSkim?) throws(LedgerError) {
+    var json = input
+    if let itemsAt = options.itemsAt { json = try unwrap(json, at: itemsAt, expectingArray: false) }
     guard case .object(let document) = json else { throw Self.notADocument(json) }
     var staged: [(ResolvedEntity, JSONValue, String)] = []
     for member in document {
       guard let entity = CollectionNames.entity(forKey: member.key, in: mapper.model) else {
+        // An array of objects beside members that are no collections: a page in an envelope.
+        if options.itemsAt == nil, document.count > 1, let (key, count) = Self.soleArrayOfObjects(in: document),
+          CollectionNames.entity(forKey: key, in: mapper.model) == nil
+        {
+          throw .envelope(arrayAt: key, count: count, entity: nil)
+        }
         throw .unknownCollection(member.key, known: CollectionNames.knownKeys(in: mapper.model))
+      }
+      if entity.isOwned {
+        throw .invalidBatch(
+          "\(entity.name) is owned by \(entity.owners.joined(separator: ", ")): its objects are staged inside their owner"
+        )
       }
       staged.append((entity, member.value, member.key))
     }
@@ -180,10 +205,26 @@ public struct ChangeBatch: Sendable {
   }
 
   mutating func stage(
-    _ json: JSONValue, entity: ResolvedEntity, path: String, firstIndex: Int = 0, options: StagingOptions,
+    _ input: JSONValue, entity: ResolvedEntity, path inputPath: String, firstIndex: Int = 0, options: StagingOptions,
     text: JSONSkim? = nil
   ) throws(LedgerError) {
     if let scope = options.parent { try checkParentScope(scope, of: entity) }
+    if entity.isOwned {
+      throw .invalidBatch(
+        "\(entity.name) is owned by \(entity.owners.joined(separator: ", ")): its objects are staged inside their owner"
+      )
+    }
+    var json = input
+    var path = inputPath
+    if let itemsAt = options.itemsAt ?? (input.objectValue != nil ? entity.declaration.collectionPath : nil) {
+      json = try unwrap(input, at: itemsAt, expectingArray: true)
+      path = path.isEmpty ? itemsAt : path + "." + itemsAt
+    } else if case .object(let object) = input, mapper.keyTable(of: entity)?.readsNone(of: object) == true,
+      let (key, count) = Self.soleArrayOfObjects(in: object)
+    {
+      // An object none of whose keys the entity has, around an array: an envelope.
+      throw .envelope(arrayAt: key, count: count, entity: entity.name)
+    }
     var report = Mapper.Report()
     report.text = text
     let objects = mapper.mapCollection(
@@ -191,6 +232,63 @@ public struct ChangeBatch: Sendable {
     collected.add(contentsOf: report.problems)
     ignoredKeys.formUnion(report.ignoredKeys)
     steps.append(.collection(entity: entity.name, objects: objects.map { .mapped($0) }, options: options, path: path))
+  }
+
+  /// The items inside the envelope `json` at the dotted `path`; the envelope's other members
+  /// are kept for the record. `expectingArray`: the items must be an array (of a staged
+  /// entity), not a document.
+  mutating func unwrap(_ json: JSONValue, at path: String, expectingArray: Bool) throws(LedgerError) -> JSONValue {
+    let segments = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    guard !path.isEmpty, !segments.contains(where: \.isEmpty) else {
+      throw .invalidArgument("\"\(path)\" is not a JSON path to the items (keys joined by dots: results, data.items)")
+    }
+    guard case .object(let envelope) = json else {
+      throw .invalidBatch(
+        "the items are to be read at \"\(path)\", but the payload is \(json.kindDescription), not an object around them"
+      )
+    }
+    var value = json
+    var reached: [String] = []
+    for segment in segments {
+      guard case .object(let level) = value else {
+        throw .invalidBatch(
+          "the items are to be read at \"\(path)\", but \"\(reached.joined(separator: "."))\" is \(value.kindDescription)"
+        )
+      }
+      guard let next = level[segment] else {
+        let place = reached.isEmpty ? "the payload" : "\"\(reached.joined(separator: "."))\""
+        throw .invalidBatch(
+          "the items are to be read at \"\(path)\", but \(place) has no \"\(segment)\" (its keys: "
+            + "\(level.keys.prefix(20).joined(separator: ", ")))")
+      }
+      reached.append(segment)
+      value = next
+    }
+    if expectingArray, value.arrayValue == nil, value.objectValue == nil {
+      throw .invalidBatch("the items at \"\(path)\" are \(value.kindDescription), not an array of objects")
+    }
+    let others = JSONObject(envelope.filter { $0.key != segments[0] })
+    if !others.isEmpty { envelopes.append(others) }
+    return value
+  }
+
+  /// The key and length of the one member of `object` that is an array of objects, when it
+  /// has exactly one and its other members are no objects or arrays: the shape of a page in
+  /// an envelope.
+  static func soleArrayOfObjects(in object: JSONObject) -> (key: String, count: Int)? {
+    var found: (String, Int)?
+    for member in object {
+      switch member.value {
+      case .array(let elements):
+        guard found == nil, !elements.isEmpty, elements.allSatisfy({ $0.objectValue != nil || $0 == .null }) else {
+          return nil
+        }
+        found = (member.key, elements.count)
+      case .object: return nil
+      default: continue
+      }
+    }
+    return found
   }
 
   /// A parent scope names a to-many of the parent's entity whose destination is the staged

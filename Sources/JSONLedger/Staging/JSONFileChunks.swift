@@ -1,3 +1,6 @@
+import Foundation
+import JSONLedgerSupport
+
 /// A JSON file of any size cut into staged batches of at most `chunkSize` top-level objects,
 /// read by streaming: one element at a time, so memory holds one chunk.
 ///
@@ -13,6 +16,12 @@ struct JSONFileChunks {
   /// Stages the file chunk by chunk, handing each staged batch, the number of top-level
   /// objects in it and the bytes of the file read so far to `body` before reading further.
   func forEachChunk(_ body: (ChangeBatch, Int, Int) throws -> Void) throws {
+    try forEachDigestedChunk { batch, count, bytesRead, _ in try body(batch, count, bytesRead) }
+  }
+
+  /// `forEachChunk`, with a digest of each chunk's text (its elements' bytes, the collection
+  /// each is in, and where each starts): two chunks of the same elements have one digest.
+  func forEachDigestedChunk(_ body: (ChangeBatch, Int, Int, UInt64) throws -> Void) throws {
     var stream = try Self.reading(path) { try JSONStream(path: path) }
     // Without an entity, a top-level array's elements and a document of one scalar both come
     // without a collection: which it is decides the error.
@@ -40,9 +49,15 @@ struct JSONFileChunks {
         start = end
       }
       let count = pending.count
+      var digest = FNV1a()
+      digest.combine(text.span)
+      for element in pending {
+        digest.combine(element.key.utf8.span)
+        digest.combine(word: UInt64(element.index))
+      }
       pending.removeAll(keepingCapacity: true)
       text.removeAll(keepingCapacity: true)
-      try body(batch, count, bytesRead)
+      try body(batch, count, bytesRead, digest.value)
     }
 
     // Each collection key is checked where it starts, so an empty one is checked too.
@@ -52,6 +67,7 @@ struct JSONFileChunks {
           "with an entity, the file must be a top-level array, not an object of collections")
       }
       guard let resolved = CollectionNames.entity(forKey: collection, in: model) else {
+        if let envelope = Self.envelopeError(path) { throw envelope }
         throw LedgerError.unknownCollection(collection, known: CollectionNames.knownKeys(in: model))
       }
       return resolved
@@ -83,11 +99,23 @@ struct JSONFileChunks {
       pending.append((target, key, index, element.place, range))
       if pending.count >= chunkSize { try flush() }
     }
+    // With an entity, one object (not in an array) is one element of it.
     try Self.reading(path) {
       try stream.forEachElementText(
-        collectionStarts: { _ = try collectionEntity($0) }, bytesRead: { bytesRead = $0 }, element)
+        objectIsOneElement: entity != nil, collectionStarts: { _ = try collectionEntity($0) },
+        bytesRead: { bytesRead = $0 }, element)
     }
     try flush()
+  }
+
+  /// The error that says the file is an envelope around its items (`LedgerError.envelope`),
+  /// when it is one: read whole, only once a document's key named no collection.
+  private static func envelopeError(_ path: String) -> LedgerError? {
+    guard let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size < 256 << 20,
+      let data = FileManager.default.contents(atPath: path), case .object(let object)? = try? JSONParser.parse(data),
+      object.count > 1, let (key, count) = ChangeBatch.soleArrayOfObjects(in: object)
+    else { return nil }
+    return .envelope(arrayAt: key, count: count, entity: nil)
   }
 
   /// `body`, with the stream's errors in the library's terms: a file that cannot be read, or

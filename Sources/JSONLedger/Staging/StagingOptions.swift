@@ -24,12 +24,21 @@ public struct StagingOptions: Sendable {
   /// Whether a reference to a key that exists neither in the batch nor in the store is an
   /// error; otherwise it creates a stub object holding only its identity (Groot).
   public var isStrict: Bool
+  /// Where the items are when the payload comes in an envelope: a dotted path to the array
+  /// (`results` of `{"count": 1304, "next": …, "results": […]}`). The envelope's other members
+  /// go to the batch's record (`ChangeRecord.Metadata.envelope`). Nil: the entity's
+  /// `collectionPath`, when the payload is an object.
+  public var itemsAt: String?
 
   /// Options for a collection; `prune: true` is the same as adding `.delete` to `operations`.
-  public init(operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil, strict: Bool = false) {
+  public init(
+    operations: Operations = .upsert, prune: Bool = false, parent: ParentScope? = nil, strict: Bool = false,
+    itemsAt: String? = nil
+  ) {
     self.operations = prune ? operations.union(.delete) : operations
     self.parent = parent
     self.isStrict = strict
+    self.itemsAt = itemsAt
   }
 
   /// Whether objects absent from the payload are deleted.

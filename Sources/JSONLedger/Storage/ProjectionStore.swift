@@ -336,6 +336,21 @@ extension ProjectionStore {
     return UInt64(bigEndianBytes: value)
   }
 
+  /// Every idempotency key the store knows, with the batch applied with it, at or before
+  /// `batchID`: what a checkpoint standing for those batches keeps.
+  func idempotencyKeys(atOrBefore batchID: UInt64) throws -> [String: UInt64] {
+    var keys: [String: UInt64] = [:]
+    try transaction.forEach(in: layout.idempotency, prefix: []) { entry in
+      guard entry.value.count >= 8 else { return true }
+      let batch = UInt64(bigEndianBytes: entry.value)
+      guard batch <= batchID else { return true }
+      let text = entry.value.count > 8 ? Array(entry.value.dropFirst(8)) : entry.key
+      keys[String(decoding: text, as: UTF8.self)] = batch
+      return true
+    }
+    return keys
+  }
+
   /// The same store read as of `batchID` (nil: the current state).
   func with(asOf batchID: UInt64?) -> ProjectionStore {
     var copy = self

@@ -80,6 +80,11 @@ struct Projector {
       let (stored, full) = StoreKeys.idempotency(key)
       try transaction.put([UInt8](bigEndian: record.batchID) + (full ?? []), forKey: stored, in: layout.idempotency)
     }
+    // A checkpoint keeps the keys of the batches it stands for: their retries stay no-ops.
+    for (key, batch) in record.metadata.archivedIdempotencyKeys {
+      let (stored, full) = StoreKeys.idempotency(key)
+      try transaction.put([UInt8](bigEndian: batch) + (full ?? []), forKey: stored, in: layout.idempotency)
+    }
     if record.kind == .revert, let reverted = record.metadata.revertedBatchID {
       try transaction.put([], forKey: StoreKeys.revert(of: reverted, by: record.batchID), in: layout.reverts)
     }

@@ -138,12 +138,17 @@ extension StateCoding {
       parts.attributes = Array(repeating: -1, count: count)
     }
     parts.named.removeAll(keepingCapacity: true)
+    parts.isPlaceholder = false
     for _ in 0..<(try reader.readCount()) {
       let reference = try reader.readCount()
       if reference == 0 {
         // Stored by its name: a snapshot lets it stand over a numbered value of that name.
         let name = try reader.readString()
-        if let position = entity.storedAttributePositions[name] { parts.named.append((position, reader.position)) }
+        if let position = entity.storedAttributePositions[name] {
+          parts.named.append((position, reader.position))
+        } else if name == AttributeList.placeholderMark {
+          parts.isPlaceholder = true
+        }
       } else {
         guard let position = entity.position(ofAttributeNumber: reference) else {
           throw DecodingFailure(reason: "attribute \(reference) of \(entity.name) is not in the model")
@@ -167,6 +172,8 @@ struct StateParts {
   var lists: [(id: UInt32, start: Int)] = []
   /// Attributes stored by name that the model has, by position.
   var named: [(position: Int, start: Int)] = []
+  /// Whether the state carries the placeholder mark (`AttributeList.placeholderMark`).
+  var isPlaceholder = false
 
   /// Where the link list `id` starts; nil when the state has none.
   func list(_ id: UInt32) -> Int? {

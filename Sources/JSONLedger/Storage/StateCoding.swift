@@ -199,6 +199,25 @@ enum StateCoding {
     return (entity, identity, try reader.readVarint())
   }
 
+  /// Whether a current state carries the placeholder mark (`AttributeList.placeholderMark`):
+  /// its first attribute, stored by its empty name, since names sort it first.
+  static func isPlaceholder<Bytes: ByteSource>(_ bytes: Bytes, model: Model) throws(DecodingFailure) -> Bool {
+    guard bytes.count > 0 else { return false }
+    var reader = ByteReader(bytes)
+    _ = try readEntity(&reader, model: model)
+    for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
+    _ = try reader.readVarint()
+    for _ in 0..<(try reader.readCount()) {
+      _ = try reader.readVarint()
+      guard try reader.readByte() == 0 else {
+        throw DecodingFailure(reason: "a current state keeps a list as a change")
+      }
+      try reader.skipCompactIDs()
+    }
+    guard try reader.readCount() > 0, try reader.readCount() == 0 else { return false }
+    return try reader.readString().isEmpty
+  }
+
   /// The since of a state, read from its first bytes.
   static func since(of bytes: [UInt8], model: Model) throws(DecodingFailure) -> UInt64 {
     guard let header = try decodeHeader(bytes, model: model) else {

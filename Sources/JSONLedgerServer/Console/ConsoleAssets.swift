@@ -65,7 +65,7 @@ enum ConsoleAssets {
     }
     async function revert(batch, force) {
       const response = await fetch("/v1/batches/" + batch + "/revert" + (force ? "?mode=force" : ""),
-        { method: "POST", headers: { "Authorization": "Bearer " + token() } });
+        { method: "POST", headers: { "Authorization": "Bearer " + token(), "Content-Type": "application/json" } });
       const body = await response.json();
       if (response.status === 201) {
         show("Reverted: batch " + body.batch + " undoes batch " + batch + ".");

@@ -18,6 +18,10 @@ extension LedgerRoutes {
     router.get("objects/:entity/:key") { request, context in
       try await page(request, context.parameters) { values in try await objectPage(values) }
     }
+    // A key a path cannot hold (`.` and `..` are dot segments a browser folds away).
+    router.get("objects/:entity") { request, context in
+      try await page(request, context.parameters) { values in try await objectPage(values) }
+    }
     router.get("entities/:entity") { request, context in
       try await page(request, context.parameters) { values in try await entityPage(values) }
     }
@@ -101,9 +105,9 @@ extension LedgerRoutes {
     let entries: [LogEntry]
     var filter: HTML = ""
     if let entity, let key {
-      entries = try await ledger.log(entity: entity, key: .string(key))
+      entries = try await ledger.log(entity, key: .string(key))
       filter =
-        "<p>Batches that changed <a href=\"/objects/\(Self.pathComponent(entity))/\(Self.pathComponent(key))\">\(entity) \(key)</a>.</p>"
+        "<p>Batches that changed <a href=\"\(Self.objectPath(entity, key))\">\(entity) \(key)</a>.</p>"
     } else {
       let before = try values.query("before").map { try values.batchID($0, name: "before") }
       entries = try await ledger.log(limit: limit, before: before)
@@ -143,8 +147,8 @@ extension LedgerRoutes {
     let record = try await ledger.record(batchID)
     let dateFormat = ledger.model.dateFormat
     var byEntity: [(String, [HTML])] = []
-    for change in record.changes {
-      let described = try await ledger.describe(change.withoutHiddenLinks)
+    // Rows an object owns are told as its fields; hidden reverse lists are left out.
+    for described in try await ledger.describe(record.changes, from: batchID - 1, to: batchID) {
       let keyText = Self.keyText(described.key.identity, dateFormat: dateFormat)
       let fields = described.attributes.map { attribute in
         HTML(
@@ -153,15 +157,16 @@ extension LedgerRoutes {
           <td class="new">\(Self.text(attribute.new, dateFormat))</td></tr>
           """)
       }
+      // An ordered list's order is its value: the list after the batch is shown with it.
       let links = described.links.map { link in
         HTML(
           """
           <tr><th scope="row">\(link.relationship)</th><td class="old">\(Self.keysText(link.removed, dateFormat))</td>
-          <td class="new">\(Self.keysText(link.added, dateFormat))</td></tr>
+          <td class="new">\(Self.keysText(link.added, dateFormat))\(link.order.map { HTML("<br>order: \(Self.keysText($0, dateFormat))") } ?? "")</td></tr>
           """)
       }
       let section: HTML = """
-        <h3><span class="kind">\(described.kind.description)</span> <a href="/objects/\(Self.pathComponent(described.key.entity))/\(Self.pathComponent(keyText))">\(described.key.entity) \(keyText)</a></h3>
+        <h3><span class="kind">\(described.kind.description)</span> <a href="\(Self.objectPath(described.key.entity, keyText))">\(described.key.entity) \(keyText)</a></h3>
         <table><caption>\(described.key.entity) \(keyText): before → after</caption>
         <thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
         <tbody>\(fields)\(links)</tbody></table>
@@ -195,15 +200,15 @@ extension LedgerRoutes {
 
   private func objectPage(_ values: RequestValues) async throws -> (String, HTML) {
     let entity = try values.path("entity")
-    let key = try values.path("key")
+    let key = try values.query("key") ?? values.path("key")
     let asOf = try values.asOf(in: ledger)
     let body: @Sendable (borrowing View) throws -> ObjectSnapshot? = { view in
       try view.object(entity, key: .string(key))
     }
     let found = try await read(asOf: asOf, body)
     let dateFormat = ledger.model.dateFormat
-    let history = try await ledger.log(entity: entity, key: .string(key))
-    let blame = try await ledger.blame(entity: entity, key: .string(key), asOf: asOf)
+    let history = try await ledger.log(entity, key: .string(key))
+    let blame = try await ledger.blame(entity, key: .string(key), asOf: asOf)
     var current: HTML = "<p>No such object \(asOf.map { "as of batch \($0)" } ?? "now").</p>"
     if let object = found {
       let blameByField = Dictionary(blame.map { ($0.field, $0) }, uniquingKeysWith: { first, _ in first })
@@ -221,7 +226,7 @@ extension LedgerRoutes {
         let targets = (object.relationships[name] ?? []).map { target in
           let text = Self.keyText(target.identity, dateFormat: dateFormat)
           return HTML(
-            "<a href=\"/objects/\(Self.pathComponent(target.entity))/\(Self.pathComponent(text))\">\(target.entity) \(text)</a> "
+            "<a href=\"\(Self.objectPath(target.entity, text))\">\(target.entity) \(text)</a> "
           )
         }
         return HTML("<tr><th scope=\"row\">\(name)</th><td>\(targets)</td>\(blameCell(name))</tr>")
@@ -242,7 +247,7 @@ extension LedgerRoutes {
       // What the batch unlinked → what it linked, as on the batch page.
       let links = (change?.links ?? []).map { link in
         HTML(
-          "\(link.relationship): <span class=\"old\">\(Self.keysText(link.removed, dateFormat))</span> → <span class=\"new\">\(Self.keysText(link.added, dateFormat))</span><br>"
+          "\(link.relationship): <span class=\"old\">\(Self.keysText(link.removed, dateFormat))</span> → <span class=\"new\">\(Self.keysText(link.added, dateFormat))</span>\(link.order.map { HTML(" (order: \(Self.keysText($0, dateFormat)))") } ?? "")<br>"
         )
       }
       let fields = attributes + links
@@ -254,8 +259,8 @@ extension LedgerRoutes {
     }
     let content: HTML = """
       <h1>\(entity) \(key)</h1>
-      <form class="filters" method="get"><label for="as-of">As of batch<input id="as-of" name="asOf" inputmode="numeric" value="\(asOf.map { String($0) } ?? "")"></label>
-      <button type="submit">Show</button> <a href="/objects/\(Self.pathComponent(entity))/\(Self.pathComponent(key))">Now</a></form>
+      <form class="filters" method="get">\(values.query("key") != nil ? HTML("<input type=\"hidden\" name=\"key\" value=\"\(key)\">") : "")<label for="as-of">As of batch<input id="as-of" name="asOf" inputmode="numeric" value="\(asOf.map { String($0) } ?? "")"></label>
+      <button type="submit">Show</button> <a href="\(Self.objectPath(entity, key))">Now</a></form>
       \(current)
       <h2>History</h2>
       <table><caption>Every batch that changed this object, newest first</caption>
@@ -280,7 +285,7 @@ extension LedgerRoutes {
       let keyText = Self.keyText(object.key.identity, dateFormat: dateFormat)
       let cells = attributeNames.map { HTML("<td>\(Self.text(object.attributes[$0], dateFormat))</td>") }
       return HTML(
-        "<tr><td><a href=\"/objects/\(Self.pathComponent(object.key.entity))/\(Self.pathComponent(keyText))\">\(keyText)</a></td>\(cells)</tr>"
+        "<tr><td><a href=\"\(Self.objectPath(object.key.entity, keyText))\">\(keyText)</a></td>\(cells)</tr>"
       )
     }
     var next: HTML = ""
@@ -324,6 +329,15 @@ extension LedgerRoutes {
     let json = value.jsonValue(dateFormat: dateFormat)
     if case .string(let text) = json { return text }
     return JSONWriter(options: []).string(from: json)
+  }
+
+  /// The console's page of an object: `/objects/ENTITY/KEY`, or, for a key a path cannot
+  /// hold as one component (empty, `.`, `..`), `/objects/ENTITY?key=KEY`.
+  static func objectPath(_ entity: String, _ key: String) -> String {
+    guard key.isEmpty || key == "." || key == ".." else {
+      return "/objects/\(pathComponent(entity))/\(pathComponent(key))"
+    }
+    return "/objects/\(pathComponent(entity))?key=\(pathComponent(key))"
   }
 
   /// A value as one path component: every byte but unreserved ones percent-encoded.

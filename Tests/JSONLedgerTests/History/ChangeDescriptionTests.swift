@@ -28,10 +28,10 @@ struct ChangeDescriptionTests {
     var second = ledger.makeBatch()
     try second.stage([["name": "a0", "label": "l2", "band": "b0"]], as: "Album")
     _ = try ledger.applySynchronously(second)
-    let now = try await ledger.blame(entity: "Album", key: "a0")
+    let now = try await ledger.blame("Album", key: "a0")
     #expect(now.map { "\($0.field) \($0.batchID)" } == ["band 2", "label 2", "name 1"])
     // As of batch 1 the label was set by batch 1, and no batch had set the band yet.
-    let then = try await ledger.blame(entity: "Album", key: "a0", asOf: 1)
+    let then = try await ledger.blame("Album", key: "a0", asOf: 1)
     #expect(then.map { "\($0.field) \($0.batchID)" } == ["label 1", "name 1"])
   }
 }

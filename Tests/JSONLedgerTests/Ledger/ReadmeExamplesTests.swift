@@ -58,6 +58,18 @@ struct ReadmeExamplesTests {
     let parts = try await ledger.importFile(
       at: albumsPath, entity: "Album", chunkSize: 20_000, idempotencyKey: "albums-2026-11-22")
 
+    let query = Query("Album", where: "released", .between("1980-01-01", nil)).sorted(by: "released").limited(to: 20)
+    var cursor: QueryCursor?
+    repeat {
+      let next = query.after(cursor)
+      let page = try await ledger.read { view in try view.objects(next) }
+      print(page.objects.map(\.key))
+      cursor = page.next  // nil after the last page
+    } while cursor != nil
+    let recent = try await ledger.read { view in try view.objects(try Query("Album").filter("label = Virgin")) }
+
+    // README end
+
     struct Album: Codable {
       var name: String
       var released: Date?
@@ -95,21 +107,21 @@ struct ReadmeExamplesTests {
       return (label, byJapan)
     }
 
-    let query = Query("Album", where: "released", .between("1980-01-01", nil)).sorted(by: "released").limited(to: 2)
-    let page = try await ledger.read { view in try view.objects(query) }  // page.objects, page.next
-    let more = try await ledger.read { view in try view.objects(query.after(page.next)) }
-    let count = try await ledger.read(asOf: 1) { view in try view.count(query) }
+    // The examples of DocC's Getting started and Querying and observing.
+    let twoAtATime = Query("Album", where: "released", .between("1980-01-01", nil)).sorted(by: "released").limited(
+      to: 2)
+    let page = try await ledger.read { view in try view.objects(twoAtATime) }  // page.objects, page.next
+    let more = try await ledger.read { view in try view.objects(twoAtATime.after(page.next)) }
+    let count = try await ledger.read(asOf: 1) { view in try view.count(twoAtATime) }
 
     for try await album in ledger.observe("Album", key: "Tin Drum") {  // ObjectSnapshot?, now and after changes
       print(album?.string("label") ?? "deleted")
       break  // or keep watching
     }
-    for try await firstPage in ledger.observe(query) {  // [ObjectSnapshot]
+    for try await firstPage in ledger.observe(twoAtATime) {  // [ObjectSnapshot]
       print(firstPage.map(\.key))
       break
     }
-
-    // README end
 
     // The model in Swift of DocC's Getting started.
     let modelInCode = try Model(keyCase: .snakeCase) {
@@ -146,6 +158,8 @@ struct ReadmeExamplesTests {
     #expect(!more.objects.isEmpty)
     #expect(count >= page.objects.count + more.objects.count)
     #expect(modelInCode.entities.map(\.name) == ["Band", "Album"])
+    #expect(cursor == nil)
+    #expect(recent.objects.count == 2)
 
     // The block above is the README's, line for line.
     let source = try String(contentsOfFile: #filePath, encoding: .utf8)

@@ -42,7 +42,7 @@ struct SyncAndAsyncFormsTests {
     try Self.apply(ledger, [["name": "Japan", "formed": 1974]])
     try Self.apply(ledger, [["name": "Japan", "formed": 1975]])
     #expect(try await ledger.log().count == 2)
-    #expect(try await ledger.log(entity: "Band", key: "Japan").count == 2)
+    #expect(try await ledger.log("Band", key: "Japan").count == 2)
     #expect(try await ledger.diff(from: 1, to: 2).changes.count == 1)
     #expect(try await ledger.record(2).changes.count == 1)
     #expect(try await ledger.revert(2).summary.batchID == 3)

@@ -63,6 +63,6 @@ struct TypedAccessTests {
     var delete = ledger.makeBatch()
     try delete.delete("Issue", key: id)
     _ = try ledger.applySynchronously(delete)
-    #expect(try ledger.log(entity: "Issue", key: id).count == 2)
+    #expect(try ledger.log("Issue", key: id).count == 2)
   }
 }

@@ -18,7 +18,7 @@ struct Blame: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.openForReading()
-    let blame = try await ledger.blame(entity: entity, key: .string(key))
+    let blame = try await ledger.blame(entity, key: .string(key))
     if json {
       Output.json(.array(blame.map(\.jsonValue)))
       return

@@ -47,8 +47,9 @@ struct Demo: AsyncParsableCommand {
     Output.line("")
 
     Output.line("6. What batch 2 changed (jsonledger show \(path) 2):")
-    for change in try await ledger.record(2).changes where change.entity == "Album" {
-      for line in try Describe.change(change, ledger: ledger) { Output.line("   " + line) }
+    let record = try await ledger.record(2)
+    for lines in try Describe.changes(record.changes.filter { $0.entity == "Album" }, from: 1, to: 2, ledger: ledger) {
+      for line in lines { Output.line("   " + line) }
     }
     Output.line("")
 

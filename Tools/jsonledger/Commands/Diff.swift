@@ -21,17 +21,16 @@ struct Diff: AsyncParsableCommand {
     let from = try self.from.batchID(in: ledger, emptyStoreAllowed: true)
     let to = try self.to.batchID(in: ledger, emptyStoreAllowed: true)
     let diff = try await ledger.diff(from: from, to: to)
-    let changes = diff.changes.map(\.withoutHiddenLinks)
     if json {
       Output.json([
         "from": .number(JSONNumber(from)), "to": .number(JSONNumber(to)),
-        "changes": .array(try changes.map { try ledger.changeJSON($0) }),
+        "changes": .array(try ledger.changesJSON(diff.changes, from: from, to: to)),
       ])
       return
     }
-    if changes.isEmpty { Output.line("no differences between batch \(from) and batch \(to)") }
-    for change in changes {
-      for line in try Describe.change(change, ledger: ledger) { Output.line(line) }
+    if diff.changes.isEmpty { Output.line("no differences between batch \(from) and batch \(to)") }
+    for lines in try Describe.changes(diff.changes, from: from, to: to, ledger: ledger) {
+      for line in lines { Output.line(line) }
     }
   }
 }

@@ -24,22 +24,52 @@ struct Export: AsyncParsableCommand {
 
   func validate() throws {
     guard (1...100).contains(depth) else { throw ValidationError("--depth must be from 1 to 100, not \(depth)") }
-    for filter in `where` { _ = try Self.parseFilter(filter) }
     if !`where`.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
+    // The text is read here, before the store is opened: a condition that does not read is a
+    // usage error (its fields are checked against the model once the store is open).
+    for expression in `where` {
+      do { _ = try Query(entity ?? "").filter(expression) } catch {
+        throw ValidationError("--where: \(error.message)")
+      }
+    }
+    if let sort, let entity {
+      do { _ = try QueryText.sortKeys(sort, entity: entity) } catch {
+        throw ValidationError("--sort: \(error.message)")
+      }
+    }
+    if sort != nil, entity == nil { throw ValidationError("--sort needs --entity") }
   }
 
   @Option(
     help: ArgumentHelp(
-      "Only objects whose attribute (or to-one relationship's key) equals a value: field=value (with --entity).",
-      discussion: "The field is a property name or its JSON key (full_name). Repeat it: every one must hold."))
+      "Only the objects that meet a condition (with --entity): weight > 1000, name prefix char, id is null, …",
+      discussion: """
+        The operators are =, !=, <, <=, >, >=, is null, is not null, in (a, b), prefix, contains (a to-many holds \
+        the key), and `placeholder` / `not placeholder`; join conditions with `and`, or repeat --where. A field \
+        is a property name or its JSON key, dotted ones too (sprites.front_default, damage_class.name).
+        """))
   var `where`: [String] = []
+
+  @Option(help: ArgumentHelp("The order (with --entity): fields, - first for largest first: -weight,name."))
+  var sort: String?
+
+  @Option(help: ArgumentHelp("Relationships written nested whatever --relationships says: types,abilities."))
+  var nest: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Whether placeholders (objects known only by a reference to them) are exported: include or exclude.",
+      discussion: "By default a whole-store export leaves them out and an export of one --entity lists them."))
+  var placeholders: PlaceholderMode?
 
   func run() async throws {
     let ledger = try storeOptions.openForReading()
-    let options = ExportOptions(relationships: relationships.export(depth: depth))
-    let filters = try `where`.map(Self.parseFilter)
+    var options = ExportOptions(relationships: relationships.export(depth: depth))
+    options.includesPlaceholders = placeholders.map { $0 == .include }
+    options.nestedRelationships = Set(
+      (nest ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
     let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
-    guard !filters.isEmpty, let entity else {
+    guard !`where`.isEmpty || sort != nil, let entity else {
       // Streamed: written as it is read, one piece at a time.
       let body = { (view: borrowing View) throws in
         try view.writeJSON(entity, options: options, writer: Output.jsonWriter) { Output.jsonText($0) }
@@ -48,20 +78,19 @@ struct Export: AsyncParsableCommand {
       Output.jsonText([0x0A])
       return
     }
+    var query = try `where`.reduce(Query(entity)) { query, expression in try query.filter(expression) }
+    if let sort { query = query.sorted(by: try QueryText.sortKeys(sort, entity: entity)) }
+    if options.includesPlaceholders == false, query.placeholders == nil { query.placeholders = .excluded }
+    let finished = query
     let body = { (view: borrowing View) throws -> JSONValue in
-      let query = filters.reduce(Query(entity)) { $0.filter($1.field, .equals(.string($1.value))) }
-      return .array(try view.objects(query).objects.map { try view.exportJSON($0, options: options) })
+      .array(try view.objects(finished).objects.map { try view.exportJSON($0, options: options) })
     }
     let json = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
     Output.json(json)
   }
+}
 
-  static func parseFilter(_ text: String) throws -> (field: String, value: String) {
-    guard let equals = text.firstIndex(of: "=") else { throw ValidationError("--where takes field=value") }
-    // `state = open` reads as `state=open`.
-    return (
-      text[..<equals].trimmingCharacters(in: .whitespaces),
-      text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-    )
-  }
+/// `--placeholders exclude|include`.
+enum PlaceholderMode: String, ExpressibleByArgument, CaseIterable {
+  case exclude, include
 }

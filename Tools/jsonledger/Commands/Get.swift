@@ -24,7 +24,9 @@ struct Get: AsyncParsableCommand {
     let identity = JSONValue.string(key)
     let body = { (view: borrowing View) throws -> (ObjectSnapshot?, JSONValue?) in
       guard let object = try view.object(entity, key: identity) else { return (nil, nil) }
-      return (object, try view.exportJSON(object))
+      var options = ExportOptions()
+      options.marksPlaceholders = true
+      return (object, try view.exportJSON(object, options: options))
     }
     let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
     let (object, exported) = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)

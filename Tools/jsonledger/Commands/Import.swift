@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSONLedger
+import Synchronization
 
 struct Import: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -39,6 +40,12 @@ struct Import: AsyncParsableCommand {
   @Flag(help: "A reference to a key that exists nowhere is an error instead of creating a stub.")
   var strict = false
 
+  @Option(
+    help: ArgumentHelp(
+      "Where the items are in an envelope: a JSON path such as results (of {count, next, results}).",
+      valueName: "path"))
+  var itemsAt: String?
+
   @Option(help: "Why this batch was applied.")
   var message: String?
 
@@ -67,6 +74,9 @@ struct Import: AsyncParsableCommand {
       throw ValidationError("--parent and --relationship go together")
     }
     if parent != nil, entity == nil { throw ValidationError("--parent needs --entity") }
+    if itemsAt != nil, chunkSize != nil {
+      throw ValidationError("--items-at reads each file whole: it does not go with --chunk-size")
+    }
   }
 
   func stagingOptions() throws -> StagingOptions {
@@ -74,7 +84,8 @@ struct Import: AsyncParsableCommand {
     if let parent, let relationship {
       scope = ParentScope(entity: parent.entity, key: .string(parent.key), relationship: relationship)
     }
-    return StagingOptions(operations: operations?.set ?? .upsert, prune: prune, parent: scope, strict: strict)
+    return StagingOptions(
+      operations: operations?.set ?? .upsert, prune: prune, parent: scope, strict: strict, itemsAt: itemsAt)
   }
 
   func run() async throws {
@@ -157,21 +168,40 @@ struct Import: AsyncParsableCommand {
       Output.json(BatchSummary.jsonValue(of: [summary]))
     } else if summary.wasAlreadyApplied {
       Output.line("already applied as batch \(summary.batchID) (idempotency key \(idempotencyKey ?? ""))")
+    } else if !summary.wroteRecord {
+      Output.line(
+        "nothing changed: \(Describe.counts(summary)); no batch written (the head is still \(summary.batchID))")
+      Self.reportKept(summary.placeholdersKept)
+      if !summary.ignoredKeys.isEmpty { Output.line("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
     } else {
       Output.line("batch \(summary.batchID): \(Describe.counts(summary))")
       for entity in summary.emptiedByPrune {
         Output.line("deleted all \(entity) objects: the payload named none of them (--prune)")
       }
+      Self.reportKept(summary.placeholdersKept)
       if !summary.ignoredKeys.isEmpty { Output.line("ignored keys: \(summary.ignoredKeys.joined(separator: ", "))") }
     }
+  }
+
+  /// The placeholders a prune kept, and why.
+  static func reportKept(_ count: Int) {
+    guard count > 0 else { return }
+    Output.line(
+      "kept \(count) placeholder\(count == 1 ? "" : "s") the payload does not hold: other objects still refer to "
+        + "\(count == 1 ? "it" : "them") (--prune deletes only what an import delivered)")
   }
 
   private func importLocally(_ ledger: Ledger, at path: String, chunkSize: Int, line: ProgressLine) throws
     -> [BatchSummary]
   {
-    try ledger.importFile(
+    // An interrupt or a termination stops the import between two parts, each whole, and the
+    // error names the parts applied (a signal's default would leave that unsaid).
+    let stop = StopSignals()
+    defer { stop.restore() }
+    return try ledger.importFile(
       at: path, entity: entity, chunkSize: chunkSize, options: try stagingOptions(), message: message,
-      author: author, idempotencyKey: idempotencyKey, progress: { line.show($0) })
+      author: author, idempotencyKey: idempotencyKey, progress: { line.show($0) },
+      stopRequested: { stop.isRequested })
   }
 
   /// A batch per part; a replica's parts each go through its remote.
@@ -204,7 +234,7 @@ struct Import: AsyncParsableCommand {
     if json {
       Output.json(BatchSummary.jsonValue(of: summaries))
     } else {
-      let ids = summaries.map(\.batchID)
+      let ids = summaries.filter(\.wroteRecord).map(\.batchID)
       let range = ids.isEmpty ? "no batches" : ids.count == 1 ? "batch \(ids[0])" : "batches \(ids.first!)–\(ids.last!)"
       Output.line(
         "\(range): \(total.created) created, \(total.updated) updated, \(total.deleted) deleted, \(total.unchanged) unchanged"
@@ -253,4 +283,34 @@ struct OperationList: ExpressibleByArgument {
   }
 
   static var allValueStrings: [String] { ["insert", "update", "delete"] }
+}
+
+/// SIGINT and SIGTERM turned into a request to stop, asked for between the parts of an
+/// import; the signals' default actions come back with `restore()`.
+final class StopSignals {
+  /// Set from the signal sources' queue, read on the import's thread.
+  private final class Flag: Sendable {
+    let requested = Mutex(false)
+  }
+  private let flag = Flag()
+  private var sources: [any DispatchSourceSignal] = []
+
+  init() {
+    let flag = flag
+    for number in [SIGINT, SIGTERM] {
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      source.setEventHandler { flag.requested.withLock { $0 = true } }
+      source.resume()
+      sources.append(source)
+    }
+  }
+
+  var isRequested: Bool { flag.requested.withLock { $0 } }
+
+  func restore() {
+    for source in sources { source.cancel() }
+    signal(SIGINT, SIG_DFL)
+    signal(SIGTERM, SIG_DFL)
+  }
 }

@@ -24,9 +24,15 @@ struct Initialize: AsyncParsableCommand {
     let ledger = try Ledger.create(at: store, model: loaded, options: options)
     var warnings = loaded.warnings
     if !loaded.insertOnlyEntities.isEmpty {
+      // Said in the words of the model the user wrote.
+      let why =
+        model.lowercased().hasSuffix(".json")
+        ? "no \"identity\", no id or remoteID attribute, and no relationship that \"owns\" it; "
+          + "give it an \"identity\", or mark the relationship that holds its objects \"owns\": true"
+        : "no identityAttributes, sync.isPrimaryKey or JC.isIdentifier annotation, no uniqueness constraint, "
+          + "no id or remoteID attribute, and no relationship annotated owns = YES"
       warnings.append(
-        "insert-only (no identity: not annotated, no uniqueness constraint, no id or remoteID attribute): "
-          + loaded.insertOnlyEntities.joined(separator: ", "))
+        "insert-only, every import adds new objects: \(loaded.insertOnlyEntities.joined(separator: ", ")) (\(why))")
     }
     if json {
       Output.json([
@@ -35,10 +41,11 @@ struct Initialize: AsyncParsableCommand {
         "warnings": .array(warnings.map { .string($0) }),
       ])
     } else {
-      for warning in warnings { Output.note("warning: \(warning)") }
+      // The summary first, whole, then each warning on lines of its own.
       Output.line(
         "created store \(ledger.path) with \(loaded.entities.count) entities: \(loaded.entities.map(\.name).joined(separator: ", "))"
       )
+      for warning in warnings { Output.note("warning: \(warning)") }
       if passThroughTransformers {
         Output.note("note: value transformers named by the model pass values through unchanged")
       }

@@ -28,7 +28,7 @@ struct Log: AsyncParsableCommand {
     let ledger = try storeOptions.openForReading()
     var entries: [LogEntry]
     if let entity, let key {
-      entries = try await ledger.log(entity: entity, key: .string(key))
+      entries = try await ledger.log(entity, key: .string(key))
       if let limit { entries = Array(entries.prefix(limit)) }
     } else {
       entries = try await ledger.log(limit: limit)

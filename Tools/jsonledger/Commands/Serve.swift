@@ -54,7 +54,12 @@ struct Serve: AsyncParsableCommand {
 
   func run() async throws {
     var options = LedgerServerOptions(tokenForReads: tokenForReads, readOnly: readOnly)
-    if let tokenFile { options.token = try Self.readToken(tokenFile) }
+    if let tokenFile {
+      options.token = try Self.readToken(tokenFile)
+      Self.warnIfShared(tokenFile)
+    }
+    // On loopback, requests addressed to another name (DNS rebinding) are refused.
+    if ["127.0.0.1", "::1", "localhost"].contains(host) { options.allowedHosts = LedgerServerOptions.loopbackHosts }
     options.bodyTimeout = .seconds(bodyTimeout)
     // A server that takes no writes opens the store read-only: it then serves a snapshot or a
     // read-only mount too.
@@ -81,6 +86,15 @@ struct Serve: AsyncParsableCommand {
       logger: Logger(label: "jsonledger.serve")
     )
     try await app.runService()
+  }
+
+  /// Says so when other users may read the token file, as ssh does of a private key.
+  static func warnIfShared(_ path: String) {
+    var status = stat()
+    guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return }
+    Output.note(
+      "warning: the token file \(path) can be read by other users (mode \(String(status.st_mode & 0o777, radix: 8))): "
+        + "chmod 600 it")
   }
 
   static func readToken(_ path: String) throws -> String {

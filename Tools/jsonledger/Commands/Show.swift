@@ -25,13 +25,16 @@ struct Show: AsyncParsableCommand {
     if let message = record.metadata.message { Output.line("message: \(message)") }
     if let author = record.metadata.author { Output.line("author: \(author)") }
     if let source = record.metadata.source { Output.line("source: \(source)") }
+    if let envelope = record.metadata.envelope {
+      Output.line("envelope: \(JSONWriter(options: [.sortedKeys]).string(from: envelope))")
+    }
     if let reverted = record.metadata.revertedBatchID { Output.line("reverts batch \(reverted)") }
     if record.modelVersion != ledger.modelVersion {
       Output.line(
         "written under model version \(record.modelVersion); shown in version \(ledger.modelVersion)'s terms")
     }
-    for change in record.changes {
-      for line in try Describe.change(change, ledger: ledger) { Output.line("  " + line) }
+    for lines in try Describe.changes(record.changes, from: record.batchID - 1, to: record.batchID, ledger: ledger) {
+      for line in lines { Output.line("  " + line) }
     }
   }
 }

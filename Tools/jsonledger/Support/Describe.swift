@@ -18,8 +18,27 @@ enum Describe {
 
   /// The lines of one object change: fields old → new, links added and removed.
   static func change(_ change: ObjectChange, ledger: Ledger) throws -> [String] {
-    let described = try ledger.describe(change)
-    var lines = ["\(described.kind) \(described.key)"]
+    lines(try ledger.describe(change))
+  }
+
+  /// The lines of the changes from batch `before` to batch `after`, a row an object owns told
+  /// as that object's fields.
+  static func changes(_ changes: [ObjectChange], from before: UInt64, to after: UInt64, ledger: Ledger) throws
+    -> [[String]]
+  {
+    try ledger.describe(changes, from: before, to: after).map(lines)
+  }
+
+  /// The lines of a described change: fields old → new, links added and removed, an
+  /// ordered list's order after the change.
+  static func lines(_ described: ChangeDescription) -> [String] {
+    var heading = "\(described.kind) \(described.key)"
+    if described.deliversPlaceholder {
+      heading += " (delivered: no longer a placeholder)"
+    } else if described.isPlaceholder {
+      heading += " (placeholder)"
+    }
+    var lines = [heading]
     for attribute in described.attributes {
       lines.append("    \(attribute.name): \(value(attribute.old)) → \(value(attribute.new))")
     }
@@ -27,14 +46,17 @@ enum Describe {
       var parts: [String] = []
       if !link.added.isEmpty { parts.append("+ \(keys(link.added))") }
       if !link.removed.isEmpty { parts.append("- \(keys(link.removed))") }
-      if parts.isEmpty, let order = link.order { parts.append("reordered: \(keys(order))") }
+      // An ordered list's order is its value: said whenever the list changed.
+      if let order = link.order { parts.append("order: \(keys(order))") }
       lines.append("    \(link.relationship): \(parts.joined(separator: "  "))")
     }
     return lines
   }
 
   static func object(_ object: ObjectSnapshot) -> [String] {
-    var lines = ["\(object.key)"]
+    var lines = [
+      object.isPlaceholder ? "\(object.key) (placeholder: known only by a reference to it)" : "\(object.key)"
+    ]
     for name in object.attributes.keys.sorted() {
       lines.append("  \(name): \(value(object.attributes[name]))")
     }

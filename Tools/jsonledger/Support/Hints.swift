@@ -15,6 +15,7 @@ enum Hints {
     case .modelDiffers: "migrate the store with `jsonledger migrate \(path) --model MODEL`"
     case .importStopped: "run the same import again with the same --idempotency-key to apply the rest"
     case .storeChanged: "run the same command again"
+    case .envelope: error.known.first.map { "give --items-at \($0)" }
     case .replicaWrite:
       "import, revert and rewind write through the remote; migrate and compact do not run on a replica yet"
     default: nil
