@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "JSONLedgerPostgres", targets: ["JSONLedgerPostgres"]),
     .library(name: "JSONLedgerServer", targets: ["JSONLedgerServer"]),
+    .library(name: "JSONLedgerPull", targets: ["JSONLedgerPull"]),
     .executable(name: "jsonledger", targets: ["jsonledger"]),
   ],
   dependencies: [
@@ -25,6 +26,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+    // `pull`'s HTTP client; in the graph already through HummingbirdTesting.
+    .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
     // Property tests that shrink a failing history to a small one (tests only).
     .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     // `swift package generate-documentation --target JSONLedger` builds the DocC catalog.
@@ -85,12 +88,24 @@ let package = Package(
       ],
       resources: [.copy("Resources/openapi.json")]
     ),
+    // Pulls from live HTTP APIs (AsyncHTTPClient): pages, retries, one batch per run.
+    .target(
+      name: "JSONLedgerPull",
+      dependencies: [
+        "JSONLedger",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]
+    ),
     .executableTarget(
       name: "jsonledger",
       dependencies: [
         "JSONLedger",
         "JSONLedgerPostgres",
         "JSONLedgerServer",
+        "JSONLedgerPull",
         "JSONLedgerSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Hummingbird", package: "hummingbird"),
@@ -120,6 +135,15 @@ let package = Package(
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Prometheus", package: "swift-prometheus"),
+      ]),
+    .testTarget(
+      name: "JSONLedgerPullTests",
+      dependencies: [
+        "jsonledger", "JSONLedger", "JSONLedgerPull", "JSONLedgerTestSupport",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
       ]),
     .testTarget(
       name: "JSONLedgerPostgresTests",

@@ -468,7 +468,10 @@ public final class Replica: Sendable {
     guard batch > 0 else { return RecordDigest.genesis }
     let ledger = self.ledger
     let start = try ledger.logExtent().first
-    guard batch == start, start > 1 else { return RecordDigest.of(try ledger.encodedRecord(batch)) }
+    // A checkpoint stands for the record it replaced, batch 1 included (a compaction of the
+    // first batch leaves the log starting at 1, at a checkpoint).
+    let startsAtCheckpoint = try start > 1 || ledger.log(limit: 1, before: start + 1).first?.kind == .checkpoint
+    guard batch == start, startsAtCheckpoint else { return RecordDigest.of(try ledger.encodedRecord(batch)) }
     guard let digest = try ledger.replicaStartDigest else {
       throw RemoteError.unsupported(
         "\(ledger.path) starts at a checkpoint (batch \(start)) that does not say which remote record it stands for: clone it again (clone --reset)"

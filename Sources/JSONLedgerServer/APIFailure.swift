@@ -54,6 +54,19 @@ struct APIFailure: HTTPResponseError {
   static let readOnly = APIFailure(
     status: .methodNotAllowed, code: "readOnly", message: "this server is read-only: it takes no writes")
 
+  static func bodyTooLarge(limit: Int) -> APIFailure {
+    APIFailure(
+      status: .contentTooLarge, code: "bodyTooLarge", message: "the request body is larger than \(limit) bytes")
+  }
+
+  /// The bodies of requests being read or applied hold `limit` bytes already.
+  static func busy(limit: Int) -> APIFailure {
+    APIFailure(
+      status: .serviceUnavailable, code: "busy",
+      message: "the server holds \(limit) bytes of request bodies already; send this one again shortly"
+    ).with { $0.headers[.retryAfter] = "1" }
+  }
+
   static func badRequest(_ message: String) -> APIFailure {
     APIFailure(status: .badRequest, code: "badRequest", message: message)
   }

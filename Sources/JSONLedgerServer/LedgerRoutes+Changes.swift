@@ -1,13 +1,14 @@
 import HTTPTypes
 import Hummingbird
-import JSONLedger
+@_spi(Replication) import JSONLedger
 import NIOCore
 import ServiceLifecycle
 
 extension LedgerRoutes {
   /// `GET /v1/changes`: Server-Sent Events, one `batch` event per applied batch (this
   /// process's or another's), its id the batch id, so that a client that reconnects with
-  /// `Last-Event-ID` (or `?after=`) misses none. A comment every 15 seconds keeps idle
+  /// `Last-Event-ID` (or `?after=`) misses none, or is told which it missed: resuming before
+  /// the batches `compact` archived sends a `gap` event first. A comment every 15 seconds keeps idle
   /// connections open through proxies and the server's idle timeout.
   func addChangeRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("v1/changes") { request, context in
@@ -20,7 +21,21 @@ extension LedgerRoutes {
         if let after, after > head {
           throw APIFailure.badRequest("batch \(after) is past the head (\(head))")
         }
-        let batches = ledger.batches(after: after ?? head)
+        // Batches compact archived cannot be sent: the feed says so first (`gap`, its id the
+        // checkpoint's), then goes on after the checkpoint, whose state a client reads again.
+        let first = try ledger.logExtent().first
+        let startsAtCheckpoint = try ledger.log(limit: 1, before: first + 1).first?.kind == .checkpoint
+        let gap: String? =
+          if let after, startsAtCheckpoint, after < first {
+            "id: \(first)\nevent: gap\ndata: "
+              + JSONWriter(options: []).string(from: [
+                "after": .number(JSONNumber(after)), "firstBatch": .number(JSONNumber(first)),
+                "message": .string(
+                  "batches \(after + 1) to \(first) were archived by compact; the log starts at a checkpoint of the state after batch \(first): read the state again"
+                ),
+              ]) + "\n\n"
+          } else { nil }
+        let batches = ledger.batches(after: gap == nil ? after ?? head : first)
         let ledger = ledger
         let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let feed = Task {
@@ -54,6 +69,7 @@ extension LedgerRoutes {
           keepAlive.cancel()
         }
         continuation.yield(ByteBuffer(string: ": jsonledger changes after batch \(after ?? head)\n\n"))
+        if let gap { continuation.yield(ByteBuffer(string: gap)) }
         return Response(
           status: .ok,
           headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],

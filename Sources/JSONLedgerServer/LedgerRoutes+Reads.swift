@@ -64,7 +64,7 @@ extension LedgerRoutes {
     v1.get("entities/:entity/objects/:key/blame") { request, context in
       try await reading(request, context) { values in
         let blame = try await ledger.blame(
-          entity: try values.path("entity"), key: .string(try values.path("key")), asOf: try values.asOf(in: ledger))
+          try values.path("entity"), key: .string(try values.path("key")), asOf: try values.asOf(in: ledger))
         return JSONResponse.make(.array(blame.map(\.jsonValue)))
       }
     }

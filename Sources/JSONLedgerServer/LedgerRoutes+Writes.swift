@@ -11,7 +11,10 @@ extension LedgerRoutes {
     v1.post("batches") { request, context in
       try await writing(request, context) { values in
         let expectedHead = try request.headers[Self.expectedHead].map { try values.batchID($0, name: "Expected-Head") }
-        let body = Array(buffer: try await collectBody(of: request))
+        let (buffer, reservation) = try await collectBody(of: request)
+        // The body's bytes count against `maxBodyBytesInFlight` until the batch is applied.
+        defer { reservation.release() }
+        let body = Array(buffer: buffer)
         // Staged as text: an object the store already holds from the same text is not parsed.
         var batch = ledger.makeBatch()
         // `itemsAt`: the items inside an envelope (`results` of `{count, next, results}`).
@@ -71,24 +74,54 @@ extension LedgerRoutes {
     }
   }
 
-  /// The request's body, whole: at most `maxBodyBytes` (413), within `bodyTimeout` (408).
-  func collectBody(of request: Request) async throws -> ByteBuffer {
-    let body = request.body
+  /// The request's body, whole: at most `maxBodyBytes` (413, said on the `Content-Length`
+  /// header when it gives one, before a byte of the body is read), within `bodyTimeout` (408),
+  /// and while the bodies all requests hold stay within `maxBodyBytesInFlight` (503 with
+  /// `Retry-After`). The reservation holds the body's bytes until released.
+  func collectBody(of request: Request) async throws -> (ByteBuffer, BodyBudget.Reservation) {
     let limit = options.maxBodyBytes
-    let timeout = options.bodyTimeout
-    return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-      group.addTask { try await body.collect(upTo: limit) }
-      group.addTask {
-        try await Task.sleep(for: timeout)
-        return nil
+    let declared = try request.headers[.contentLength].map { text in
+      guard let length = Int(text), length >= 0 else {
+        throw APIFailure.badRequest("Content-Length must be a number of bytes, not \"\(text.prefix(40))\"")
       }
-      defer { group.cancelAll() }
-      guard let first = try await group.next(), let collected = first else {
-        throw APIFailure(
-          status: .requestTimeout, code: "requestTimeout",
-          message: "the request body did not arrive within \(timeout)")
+      return length
+    }
+    if let declared, declared > limit { throw APIFailure.bodyTooLarge(limit: limit) }
+    let reservation = bodies.reservation()
+    do {
+      // A body of a known length reserves it whole at once; one sent in chunks, as it arrives.
+      if let declared { try reservation.grow(by: declared) }
+      let body = request.body
+      let timeout = options.bodyTimeout
+      let collected = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+        group.addTask {
+          var collected = ByteBuffer()
+          for try await chunk in body {
+            guard collected.readableBytes + chunk.readableBytes <= limit else {
+              throw APIFailure.bodyTooLarge(limit: limit)
+            }
+            if declared == nil { try reservation.grow(by: chunk.readableBytes) }
+            var chunk = chunk
+            collected.writeBuffer(&chunk)
+          }
+          return collected
+        }
+        group.addTask {
+          try await Task.sleep(for: timeout)
+          return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let collected = first else {
+          throw APIFailure(
+            status: .requestTimeout, code: "requestTimeout",
+            message: "the request body did not arrive within \(timeout)")
+        }
+        return collected
       }
-      return collected
+      return (collected, reservation)
+    } catch {
+      reservation.release()
+      throw error
     }
   }
 

@@ -35,6 +35,8 @@ public struct LedgerRoutes: Sendable {
   public var logger = Logger(label: "jsonledger.server")
   /// The registry `/metrics` answers from, when there is one.
   let metrics: LedgerMetrics?
+  /// The request bodies held at once, across requests (`maxBodyBytesInFlight`).
+  let bodies: BodyBudget
 
   /// Routes over `ledger`; with `metrics`, `/metrics` answers in Prometheus's text format from
   /// that registry, to which the routes add the ledger's head, store size and the batches they
@@ -52,6 +54,8 @@ public struct LedgerRoutes: Sendable {
     self.writes = writes ?? CurrentWrites(current: current)
     self.options = options
     self.metrics = metrics.map(LedgerMetrics.init)
+    // A body the server takes alone always fits.
+    bodies = BodyBudget(limit: max(options.maxBodyBytesInFlight, options.maxBodyBytes))
   }
 
   /// Adds the API, the feed of changes, the OpenAPI document, `/healthz`, the console and,
@@ -121,9 +125,7 @@ public struct LedgerRoutes: Sendable {
     } catch let error as any HTTPResponseError {
       // Hummingbird's own refusals (a body over the limit is NIO's too-many-bytes error).
       if error.status == .contentTooLarge {
-        throw APIFailure(
-          status: .contentTooLarge, code: "bodyTooLarge",
-          message: "the request body is larger than \(options.maxBodyBytes) bytes")
+        throw APIFailure.bodyTooLarge(limit: options.maxBodyBytes)
       }
       throw APIFailure(
         status: error.status, code: "badRequest", message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)

@@ -9,6 +9,11 @@ public struct LedgerServerOptions: Sendable {
   public var readOnly = false
   /// The largest request body taken, in bytes (413 above it).
   public var maxBodyBytes = 64 << 20
+  /// The request bodies all requests may hold at once, in bytes, while they arrive and until
+  /// their batch is applied: a request that would go over it is answered `503` with
+  /// `Retry-After` (several large bodies at once do not take the server's memory). Read when
+  /// `LedgerRoutes` is made; never less than `maxBodyBytes`.
+  public var maxBodyBytesInFlight = 256 << 20
   /// How long a request body may take to arrive whole (408 after it): a client that sends its
   /// body a byte at a time does not hold a write open for longer.
   public var bodyTimeout: Duration = .seconds(60)

@@ -102,14 +102,14 @@ struct ServeCLITests {
   }
 
   /// Sends `request` as it is over a new TCP connection (bash's `/dev/tcp`) and returns all
-  /// the server answers before it closes the connection.
-  static func exchange(_ request: String, port: UInt16) throws -> String {
+  /// the server answers before it closes the connection, or within `waiting` seconds.
+  static func exchange(_ request: String, port: UInt16, waiting: Int = 10) throws -> String {
     let directory = try TemporaryDirectory()
     let input = try directory.write("request", request)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/bash")
     process.arguments = [
-      "-c", "exec 3<>/dev/tcp/127.0.0.1/\(port); cat \"$0\" >&3; timeout 10 cat <&3", input,
+      "-c", "exec 3<>/dev/tcp/127.0.0.1/\(port); cat \"$0\" >&3; timeout -s KILL \(waiting) cat <&3", input,
     ]
     let output = Pipe()
     process.standardOutput = output

@@ -134,4 +134,55 @@ struct ReplicaRoundFourTests {
     try Run.run(["follow", leader, "--until-caught-up"])
     try Run.expectIdentical([leader, directory.path + "/verified"])
   }
+
+  /// The triggers bind every role but the tables' owner (and superusers), who may disable
+  /// them: writers connect as a role given only the privileges the README lists, and that
+  /// role clones, writes, follows and verifies, but cannot lift the log's guard.
+  @Test func aWriterRoleThatDoesNotOwnTheTablesCannotLiftTheLogsGuard() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    _ = try cluster.psql(
+      """
+      CREATE ROLE app LOGIN;
+      GRANT SELECT ON jsonledger_schema TO app;
+      GRANT SELECT, INSERT ON jsonledger_log, jsonledger_snapshots, jsonledger_snapshot_chunks TO app;
+      GRANT SELECT, INSERT, UPDATE ON jsonledger_ledgers, jsonledger_followers TO app;
+      """)
+    let app = "postgres://app@127.0.0.1:\(cluster.port)/postgres"
+    let clone = directory.path + "/clone"
+    try Run.run(["clone", app, clone, "--ledger", "main"])
+    let second = try directory.write("second.json", ReplicaFixtures.albums("second", count: 2))
+    try Run.run(["import", clone, second, "--entity", "Album"])
+    try Run.run(["compact", clone, "--keep-batches", "1", "--discard"])
+    try Run.run(["remote", "verify", clone])
+    try Run.run(["follow", leader, "--until-caught-up"])
+    #expect(try Run.head(of: leader) == 2)
+    for statement in [
+      "ALTER TABLE jsonledger_log DISABLE TRIGGER jsonledger_log_append_only", "DELETE FROM jsonledger_log",
+      "UPDATE jsonledger_log SET writer = 'x'", "TRUNCATE jsonledger_log",
+      "DROP TRIGGER jsonledger_append ON jsonledger_log",
+    ] {
+      #expect(throws: ClusterFailure.self, "\(statement)") { try cluster.psql("SET ROLE app; \(statement)") }
+    }
+    #expect(try cluster.psql("SELECT count(*) FROM jsonledger_log") == "2")
+  }
+
+  /// Regression: a replica whose compaction made its first batch a checkpoint (the log still
+  /// starts at 1) was said to have diverged at batch 1 by `remote verify`, and so by `follow`.
+  @Test func aReplicaWhoseFirstBatchIsACheckpointStillMatchesItsRemote() throws {
+    let cluster = try PostgresCluster()
+    let directory = try TemporaryDirectory()
+    let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
+    let second = try directory.write("second.json", ReplicaFixtures.albums("second", count: 2))
+    try Run.run(["import", leader, second, "--entity", "Album"])
+    try Run.run(["compact", leader, "--keep-batches", "1", "--discard"])
+    try Run.run(["remote", "verify", leader])
+    let third = try directory.write("third.json", ReplicaFixtures.albums("third", count: 2))
+    try Run.run(["import", leader, third, "--entity", "Album"])
+    try Run.run(["remote", "verify", leader])
+    let clone = directory.path + "/clone"
+    try Run.run(["clone", cluster.url, clone, "--ledger", "main"])
+    try Run.expectIdentical([leader, clone])
+  }
 }

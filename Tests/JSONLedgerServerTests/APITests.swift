@@ -434,4 +434,30 @@ struct APITests {
       }
     }
   }
+
+  /// The console counts placeholders apart from imported objects, marks them in the list and
+  /// links to each kind alone: an entity of references only no longer reads as data.
+  @Test func theConsoleCountsAndMarksPlaceholdersApart() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Tin Drum", "band": "Japan"]], as: "Album")
+    _ = try ledger.applySynchronously(batch)
+    try await Self.application(ledger).test(.router) { client in
+      try await client.execute(uri: "/entities/Album", method: .get) { response in
+        let page = String(buffer: response.body)
+        #expect(
+          page.contains(">1 object</a>, <a href=\"/entities/Album?where=placeholder\">1 placeholder</a>"), "\(page)")
+        #expect(page.contains(#"Quiet Life</a> <span class="tag">placeholder</span>"#), "\(page)")
+        #expect(!page.contains(#"Tin Drum</a> <span"#), "\(page)")
+      }
+      try await client.execute(uri: "/entities/Album?where=placeholder", method: .get) { response in
+        let page = String(buffer: response.body)
+        #expect(page.contains("Quiet Life") && !page.contains(">Tin Drum<"), "\(page)")
+      }
+      try await client.execute(uri: "/entities/Band", method: .get) { response in
+        #expect(String(buffer: response.body).contains("<p>3 objects.</p>"))
+      }
+    }
+  }
 }

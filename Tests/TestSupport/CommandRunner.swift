@@ -34,13 +34,17 @@ public struct CommandRunner {
   }
 
   /// Runs the executable (or `program`) with `arguments` and `input` on its standard input,
-  /// and returns its exit status and what it wrote.
+  /// and `environment` added to this process's, and returns its exit status and what it wrote.
   public static func run(
-    _ arguments: [String], input: String? = nil, directory: String? = nil, program: URL = executable
+    _ arguments: [String], input: String? = nil, directory: String? = nil, program: URL = executable,
+    environment: [String: String] = [:]
   ) throws -> Result {
     let process = Process()
     process.executableURL = program
     process.arguments = arguments
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let output = Pipe()
     let error = Pipe()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JSONLedger
 import JSONLedgerPostgres
+import JSONLedgerPull
 import JSONLedgerSupport
 
 /// The names the tool's first argument may take: its commands, and argument parser's `help`.
@@ -26,7 +27,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     discussion: "Every command takes the store directory first. --json gives machine-readable output.",
     version: "jsonledger \(jsonLedgerVersion) (store format \(Ledger.formatVersion))",
     subcommands: [
-      Initialize.self, Import.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
+      Initialize.self, Import.self, Pull.self, Export.self, Get.self, Log.self, Show.self, Diff.self, Revert.self,
       Rewind.self, Blame.self, Verify.self, Stats.self, Upgrade.self, Backup.self, Compact.self, RestoreLog.self,
       Migrate.self,
       Remote.self, Clone.self, Follow.self, Serve.self, Demo.self,
@@ -55,6 +56,9 @@ struct JSONLedgerCommand: AsyncParsableCommand {
       case .unsupported: Foundation.exit(3)
       default: Foundation.exit(1)
       }
+    } catch let error as PullError {
+      Output.error(error.message)
+      Foundation.exit(1)
     } catch let error as LedgerError {
       Output.error(error.description)
       if let hint = Hints.hint(for: error) { Output.note("hint: \(hint)") }

@@ -91,7 +91,8 @@ extension Exporter {
     case .none: break
     case .ids:
       for field in plan.relationships {
-        guard let id = entity.relationshipIndex[field.name]?.id,
+        // Whether a relationship is written depends on the data when a target may have no key.
+        guard !field.mayHoldKeyless, let id = entity.relationshipIndex[field.name]?.id,
           insert(.relationship(field, id: id), at: field.path[...], into: &members)
         else { return nil }
       }

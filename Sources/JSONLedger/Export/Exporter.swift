@@ -48,6 +48,9 @@ final class Exporter {
     let isInline: Bool
     /// Whether it owns its targets (`Relationship.owns`): written even with `.none`.
     let owns: Bool
+    /// Whether its destination or an entity inheriting from it has no identity, so that a
+    /// target may have no key to be written as.
+    let mayHoldKeyless: Bool
   }
 
   struct EntityPlan {
@@ -152,7 +155,10 @@ final class Exporter {
       return RelationshipField(
         name: relationship.name, isToMany: relationship.isToMany, path: path,
         inverse: relationship.declaration.inverse, isInline: relationship.declaration.owns || named,
-        owns: relationship.declaration.owns)
+        owns: relationship.declaration.owns,
+        mayHoldKeyless: model.destination(of: relationship).map { destination in
+          destination.family.contains { model.resolved($0)?.isInsertOnly ?? true }
+        } ?? true)
     }
     var typeKey: String?
     if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
@@ -221,6 +227,10 @@ final class Exporter {
       }
       guard let limit else {
         let targets = object.relationships[field.name] ?? []
+        // An object of an entity with no identity has no key to name it by: a relationship
+        // that holds one is left out (`{}` would read back as a new object, `null` or a list
+        // without it as no link).
+        if field.mayHoldKeyless, targets.contains(where: { $0.identity.isEmpty }) { continue }
         if field.isToMany {
           var keys: [JSONValue] = []
           keys.reserveCapacity(targets.count)
@@ -243,6 +253,8 @@ final class Exporter {
         let asKey =
           !field.owns && (depth + 1 > limit || walk.ancestors.contains(target.objectID) || target.isPlaceholder)
         if asKey {
+          // As above, an object with no key is not named.
+          guard !target.key.identity.isEmpty else { continue }
           nested.append(keyValue(target.key, dateFormat: dateFormat))
         } else {
           nested.append(try export(target, depth: depth + 1, walk: &walk, reachedBy: field.inverse))

@@ -130,11 +130,11 @@ struct BatchResolver {
   private var ahead = AheadCursor()
 
   /// Before the next `aheadWindow` top-level objects are resolved, when they belong to
-  /// several collections (a document), creates the new objects they deliver, in the order
-  /// the collections list them: a reference from one collection to an object another lists
-  /// further on then finds it, instead of making it a placeholder first. Objects are so
-  /// stored in the order their own collections give, and an export imported again lists
-  /// them as the export did.
+  /// several collections (a document) or to one whose objects refer to one another,
+  /// creates the new objects they deliver, in the order the collections list them: a
+  /// reference to an object listed further on then finds it, instead of making it a
+  /// placeholder first. Objects are so stored in the order their own collections give, and
+  /// an export imported again lists them as the export did.
   private mutating func createAheadIfDue() throws {
     defer { ahead.resolved += 1 }
     guard ahead.resolved == ahead.windowEnd else { return }
@@ -165,13 +165,19 @@ struct BatchResolver {
         ahead.object = end
       }
     }
-    guard collections.count > 1 else { return }
+    // One collection needs it only when its objects refer to one another (a tree of units
+    // each naming its parent and children).
+    guard collections.count > 1 || window.first.map({ refersToItsOwnFamily($0.entity) }) == true else { return }
     for (entity, object) in window {
-      guard let identity = object.identity, object.ownerPart == nil, object.entity === entity,
+      guard let identity = object.identity, object.ownerPart == nil, object.entity === entity, !object.isKeyOnly,
         try lookup(root: entity.rootID, identity: identity) == nil
       else { continue }
       createdAhead.insert(try create(entity, identity: identity, reuse: nil))
     }
+  }
+
+  private func refersToItsOwnFamily(_ entity: ResolvedEntity) -> Bool {
+    entity.relationships.contains { model.destination(of: $0)?.rootID == entity.rootID }
   }
 
   /// The changes of every step resolved, in first-touch order, and the counts, once the
@@ -523,7 +529,9 @@ struct BatchResolver {
           problems.add(entity.name, object.path, nil, abstractProblem(entity))
           return nil
         }
-        id = try create(entity, identity: identity, reuse: known)
+        // A bare key (`"1699"`) delivers nothing but the key: the object is a placeholder
+        // until a payload with its fields comes, as one a reference made would be.
+        id = try create(entity, identity: identity, reuse: known, placeholder: object.isKeyOnly)
         isNew = true
         try graph.objects.mention(id)
       }
@@ -539,9 +547,10 @@ struct BatchResolver {
     }
     // The closure captures the attribute list alone: capturing `object` would copy all of it.
     let attributes = object.attributes
+    let isKeyOnly = object.isKeyOnly
     try graph.objects.update(id) { state in
-      // A payload of its own delivers a placeholder.
-      if state.attributes.isPlaceholder { state.attributes[AttributeList.placeholderMark] = nil }
+      // A payload of its own delivers a placeholder; a bare key does not.
+      if !isKeyOnly, state.attributes.isPlaceholder { state.attributes[AttributeList.placeholderMark] = nil }
       // By index: a loop over the list copies each attribute before its value is copied in.
       for index in attributes.indices where !entity.identity.contains(attributes[index].name) {
         // Writing only what differs keeps an unchanged object's attributes shared with its

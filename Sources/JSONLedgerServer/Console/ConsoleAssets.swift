@@ -15,6 +15,7 @@ enum ConsoleAssets {
     caption { text-align: left; font-weight: 600; padding: .3rem 0; }
     .old { color: #a4262c; } .new { color: #1e6b30; }
     .kind { font-variant: small-caps; }
+    .tag { font-size: .8em; border: 1px solid #8a6d00; color: #5c4800; border-radius: 3px; padding: 0 .3rem; }
     a:focus, button:focus, input:focus, select:focus { outline: 3px solid #f0a000; outline-offset: 1px; }
     button { padding: .3rem .8rem; }
     #result { white-space: pre-wrap; background: #fff; border: 1px solid #d5d9de; padding: .5rem; min-height: 1.5rem; }

@@ -274,18 +274,22 @@ extension LedgerRoutes {
     let entity = try values.path("entity")
     let query = try objectQuery(values)
     let asOf = try values.asOf(in: ledger)
-    let body: @Sendable (borrowing View) throws -> (QueryPage, Int) = { view in
-      (try view.objects(query), try view.count(Query(entity)))
+    let body: @Sendable (borrowing View) throws -> (QueryPage, Int, Int) = { view in
+      var placeholders = Query(entity)
+      placeholders.placeholders = .only
+      return (try view.objects(query), try view.count(Query(entity)), try view.count(placeholders))
     }
-    let (page, total) = try await read(asOf: asOf, body)
+    let (page, total, placeholders) = try await read(asOf: asOf, body)
     let dateFormat = ledger.model.dateFormat
     let attributeNames = Array(Set(page.objects.flatMap(\.attributes.keys))).sorted()
     let header = attributeNames.map { HTML("<th scope=\"col\">\($0)</th>") }
     let rows = page.objects.map { object in
       let keyText = Self.keyText(object.key.identity, dateFormat: dateFormat)
       let cells = attributeNames.map { HTML("<td>\(Self.text(object.attributes[$0], dateFormat))</td>") }
+      // A placeholder is known only by a reference: said, so that it is not read as data.
+      let mark: HTML = object.isPlaceholder ? " <span class=\"tag\">placeholder</span>" : ""
       return HTML(
-        "<tr><td><a href=\"\(Self.objectPath(object.key.entity, keyText))\">\(keyText)</a></td>\(cells)</tr>"
+        "<tr><td><a href=\"\(Self.objectPath(object.key.entity, keyText))\">\(keyText)</a>\(mark)</td>\(cells)</tr>"
       )
     }
     var next: HTML = ""
@@ -298,9 +302,15 @@ extension LedgerRoutes {
       next =
         "<p><a href=\"/entities/\(Self.pathComponent(entity))?\(components.percentEncodedQuery ?? "")\">Next page</a></p>"
     }
+    // Objects imported and placeholders counted apart, each a link to its own list.
+    let listPath = "/entities/\(Self.pathComponent(entity))"
+    let counts: HTML =
+      placeholders == 0
+      ? "\(Self.counted(total, "object"))."
+      : "<a href=\"\(listPath)?where=not%20placeholder\">\(Self.counted(total - placeholders, "object"))</a>, <a href=\"\(listPath)?where=placeholder\">\(Self.counted(placeholders, "placeholder"))</a> (known only because other objects refer to them)."
     let content: HTML = """
-      <h1>\(entity)</h1><p>\(total) objects.</p>
-      <form class="filters" method="get"><label for="where">Where (field=value)<input id="where" name="where" value="\(values.queryAll("where").first ?? "")"></label>
+      <h1>\(entity)</h1><p>\(counts)</p>
+      <form class="filters" method="get"><label for="where">Where (weight &gt; 1000 and not placeholder)<input id="where" name="where" value="\(values.queryAll("where").first ?? "")"></label>
       <label for="sort">Sort (field, or -field descending)<input id="sort" name="sort" value="\(values.queryAll("sort").first ?? "")"></label>
       <button type="submit">Search</button></form>
       <table><caption>\(entity) objects</caption><thead><tr><th scope="col">Key</th>\(header)</tr></thead><tbody>\(rows)</tbody></table>\(next)
@@ -309,6 +319,9 @@ extension LedgerRoutes {
   }
 
   // MARK: Values as text
+
+  /// `1 object`, `3 objects`.
+  static func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
   /// A key in the comma form every read takes (`Hearts,J`): strings as they are, other values
   /// as JSON.

@@ -217,11 +217,7 @@ struct RealAPIShapeTests {
     #expect(!String(decoding: first, as: UTF8.self).contains("{}"))
     #expect(!String(decoding: first, as: UTF8.self).contains("\"name\":\"vaporeon\""))
     let copy = try TemporaryDirectory()
-    let restored = try Ledger.open(at: copy.storePath, model: model)
-    var batch = restored.makeBatch()
-    try batch.stageDocument(json: first)
-    _ = try restored.applySynchronously(batch)
-    let second = try restored.read { view in try writer.bytes(from: view.exportDocument(options: options)) }
+    let (restored, second) = try ExportRoundTripTests.exportedAgain(first, model: model, options: options, into: copy)
     #expect(String(decoding: second, as: UTF8.self) == String(decoding: first, as: UTF8.self))
     // The streamed export writes the same text.
     var streamed: [UInt8] = []

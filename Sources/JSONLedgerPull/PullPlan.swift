@@ -1,0 +1,167 @@
+public import Foundation
+public import JSONLedger
+
+/// One URL a pull reads, page after page, and the entity its items are.
+public struct PullSource: Sendable, Equatable {
+  /// The first page's URL (`https://api.example.com/issues?state=all`).
+  public var url: String
+  /// The model's entity of the items.
+  public var entity: String
+  /// Where the items are inside an envelope (`results` of `{count, next, results}`); nil: the
+  /// page is the array of items, or the entity's `collectionPath` says where.
+  public var itemsAt: String?
+  /// Where the next page's URL is inside the page (`next`, `links.next`); nil: only the
+  /// `Link: <…>; rel="next"` header is followed, as GitHub pages.
+  public var nextAt: String?
+  /// Whether objects of the entity that no page of the run holds are deleted (a paged prune:
+  /// placeholders others still refer to are kept).
+  public var prune: Bool
+
+  public init(url: String, entity: String, itemsAt: String? = nil, nextAt: String? = nil, prune: Bool = false) {
+    self.url = url
+    self.entity = entity
+    self.itemsAt = itemsAt
+    self.nextAt = nextAt
+    self.prune = prune
+  }
+}
+
+/// A request header every page is asked with (`Authorization: Bearer …`). Its value is never
+/// written to the store, a record, an error or the output.
+public struct PullHeader: Sendable, Equatable {
+  public var name: String
+  public var value: String
+
+  public init(name: String, value: String) {
+    self.name = name
+    self.value = value
+  }
+
+  /// `Name: value`, as curl's `-H` takes it.
+  public init(parsing line: String) throws(PullError) {
+    guard let colon = line.firstIndex(of: ":") else {
+      throw PullError(.invalidPlan, "a header is `Name: value`; this one has no colon")
+    }
+    let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+    guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 32 && $0 < 127 && $0 != UInt8(ascii: ":") }) else {
+      throw PullError(.invalidPlan, "a header's name is letters, digits and punctuation, with no space")
+    }
+    let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    guard !value.utf8.contains(where: { $0 == 10 || $0 == 13 }) else {
+      throw PullError(.invalidPlan, "the value of header \(name) holds a line break")
+    }
+    self.init(name: name, value: value)
+  }
+}
+
+/// How often and how long a pull tries a page that fails for a reason that passes (a lost
+/// connection, 429, 502, 503, 504).
+public struct RetryPolicy: Sendable, Equatable {
+  /// Tries of one page, the first included.
+  public var attempts: Int
+  /// The wait before the second try; each later wait doubles, with jitter (a random part of
+  /// up to half), up to `longestWait`. A `Retry-After` the server sends is waited instead.
+  public var firstWait: Duration
+  /// The longest wait between two tries, `Retry-After` included: a server asking for more is
+  /// an error.
+  public var longestWait: Duration
+
+  public init(attempts: Int = 5, firstWait: Duration = .milliseconds(500), longestWait: Duration = .seconds(60)) {
+    self.attempts = attempts
+    self.firstWait = firstWait
+    self.longestWait = longestWait
+  }
+}
+
+/// What one pull reads: its sources, all staged into one batch, and its bounds.
+public struct PullPlan: Sendable, Equatable {
+  public var sources: [PullSource]
+  /// Headers every request carries.
+  public var headers: [PullHeader]
+  /// The most pages one source may have: more is an error (a prune of a run cut short would
+  /// delete what the pages not read hold).
+  public var maxPages: Int
+  /// The longest a run may take, retries and waits included.
+  public var timeout: Duration
+  public var retries: RetryPolicy
+
+  public init(
+    sources: [PullSource], headers: [PullHeader] = [], maxPages: Int = 1000, timeout: Duration = .seconds(600),
+    retries: RetryPolicy = RetryPolicy()
+  ) {
+    self.sources = sources
+    self.headers = headers
+    self.maxPages = maxPages
+    self.timeout = timeout
+    self.retries = retries
+  }
+
+  /// A plan from a pull file: `{"sources": [{"url": …, "entity": …, "itemsAt": …, "nextAt":
+  /// …, "prune": true}], "maxPages": 200}`, or the array of sources alone. An unknown key, a
+  /// missing one or a value of the wrong type is an error naming its place; headers are not
+  /// taken from the file (they hold secrets: give them to the run).
+  public init(json: some Collection<UInt8>, source: String) throws(PullError) {
+    let value: JSONValue
+    do { value = try JSONParser.parse(json) } catch {
+      throw PullError(.invalidPlan, "\(source): \(error)")
+    }
+    var reader = PlanReader(file: source)
+    self = try reader.plan(value)
+  }
+}
+
+/// Reads a pull file, naming each problem's place (`pull.json: sources[1].prune`).
+private struct PlanReader {
+  let file: String
+
+  func fail(_ place: String, _ reason: String) -> PullError {
+    PullError(.invalidPlan, "\(file): \(place.isEmpty ? "" : place + " ")\(reason)")
+  }
+
+  mutating func plan(_ value: JSONValue) throws(PullError) -> PullPlan {
+    if case .array = value { return PullPlan(sources: try sources(value, at: "")) }
+    guard let object = value.objectValue else { throw fail("", "is not a pull plan: an object or an array of sources") }
+    try checkKeys(object, ["sources", "maxPages"], at: "")
+    guard let list = object["sources"] else { throw fail("", "needs sources") }
+    var plan = PullPlan(sources: try sources(list, at: "sources"))
+    if let pages = object["maxPages"] {
+      guard case .number(let number) = pages, let count = number.int64Value, count > 0, count <= Int32.max else {
+        throw fail("maxPages", "must be a number of pages above 0")
+      }
+      plan.maxPages = Int(count)
+    }
+    return plan
+  }
+
+  func sources(_ value: JSONValue, at place: String) throws(PullError) -> [PullSource] {
+    guard case .array(let items) = value, !items.isEmpty else { throw fail(place, "must be a list of sources") }
+    var sources: [PullSource] = []
+    for (index, item) in items.enumerated() {
+      let here = "\(place)[\(index)]"
+      guard let object = item.objectValue else { throw fail(here, "must be an object") }
+      try checkKeys(object, ["url", "entity", "itemsAt", "nextAt", "prune"], at: here)
+      guard let url = object["url"]?.stringValue else { throw fail(here, "needs url, a string") }
+      guard let entity = object["entity"]?.stringValue else { throw fail(here, "needs entity, a string") }
+      var source = PullSource(url: url, entity: entity)
+      for key in ["itemsAt", "nextAt"] {
+        guard let member = object[key], member != .null else { continue }
+        guard let text = member.stringValue else { throw fail("\(here).\(key)", "must be a string") }
+        if key == "itemsAt" { source.itemsAt = text } else { source.nextAt = text }
+      }
+      if let prune = object["prune"] {
+        guard case .bool(let flag) = prune else { throw fail("\(here).prune", "must be true or false") }
+        source.prune = flag
+      }
+      sources.append(source)
+    }
+    return sources
+  }
+
+  func checkKeys(_ object: JSONObject, _ known: [String], at place: String) throws(PullError) {
+    for key in object.members.map(\.key) where !known.contains(key) {
+      throw fail(
+        place.isEmpty ? key : "\(place).\(key)", "is not a key of a pull plan (known: \(known.joined(separator: ", ")))"
+      )
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import JSONLedgerTestSupport
+import Testing
+
+/// `jsonledger pull`, a real process, against a real HTTP server of the tests' own.
+@Suite("jsonledger pull")
+struct PullCLITests {
+  /// Runs the tool on a thread of its own: the server answering it runs in this process.
+  static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandRunner.Result {
+    let result = await withCheckedContinuation { continuation in
+      Thread {
+        continuation.resume(returning: Result { try CommandRunner.run(arguments, environment: environment) })
+      }.start()
+    }
+    return try result.get()
+  }
+
+  /// Every byte of every file under `path`, as one text (binary parts and all).
+  static func bytes(under path: String) throws -> String {
+    var text = ""
+    let enumerator = FileManager.default.enumerator(atPath: path)
+    while let name = enumerator?.nextObject() as? String {
+      if let data = FileManager.default.contents(atPath: path + "/" + name) {
+        text += String(decoding: data, as: UTF8.self)
+      }
+    }
+    return text
+  }
+
+  /// The token a pull sends, in a header and in the URL, appears nowhere: not in the store's
+  /// files, the record, `log`, `show`, nor the tool's output or errors.
+  @Test func aTokenIsWrittenNowhere() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["init", store, "--model", try directory.write("model.json", PullTests.model)])
+    let api = TestAPI()
+    let token = "tok-5f2b9c0e-never-written"
+    let secret = "qs-8d1e-never-written"
+    try await api.serve { base in
+      api.set(
+        "/issues?access_token=\(secret)", json: PullTests.issues(1...2),
+        headers: ["Link": #"</issues?access_token=\#(secret)&page=2>; rel="next""#])
+      api.set("/issues?access_token=\(secret)&page=2", json: PullTests.issues(3...3))
+      let url = base + "/issues?access_token=\(secret)"
+      let pulled = try await Self.run(
+        ["pull", store, url, "--entity", "Issue", "--header-env", "Authorization=PULL_TOKEN"],
+        environment: ["PULL_TOKEN": "Bearer \(token)"])
+      #expect(pulled.status == 0, "\(pulled.error)")
+      #expect(pulled.output.contains("read 2 pages"), "\(pulled.output)")
+      #expect(pulled.output.contains("batch 1: 3 created"), "\(pulled.output)")
+      #expect(api.requests.allSatisfy { $0.headers["authorization"] == "Bearer \(token)" })
+      let again = try await Self.run([
+        "pull", store, url, "--entity", "Issue", "--header", "Authorization: Bearer \(token)", "--json",
+      ])
+      #expect(again.status == 0, "\(again.error)")
+      #expect(again.output.contains(#""changedNothing": true"#), "\(again.output)")
+      let failed = try await Self.run([
+        "pull", store, base + "/nothing?token=\(secret)", "--entity", "Issue", "--attempts", "1",
+      ])
+      #expect(failed.status == 1)
+      #expect(failed.error.contains("404"), "\(failed.error)")
+      let log = try CommandRunner.run(["log", store, "--json"])
+      let show = try CommandRunner.run(["show", store, "1"])
+      #expect(log.output.contains("access_token=REDACTED"), "\(log.output)")
+      for text in [
+        pulled.output, pulled.error, again.output, failed.error, log.output, show.output, try Self.bytes(under: store),
+      ] {
+        #expect(!text.contains(token))
+        #expect(!text.contains(secret))
+      }
+    }
+  }
+
+  @Test(arguments: [
+    (["--entity", "Issue"], "give the first page's URL, or --plan FILE"),
+    (["http://127.0.0.1:1/x"], "--entity names the entity"),
+    (["http://127.0.0.1:1/x", "--entity", "Issue", "--header", "NoColon"], "no colon"),
+    (
+      ["http://127.0.0.1:1/x", "--entity", "Issue", "--header-env", "Authorization=JSONLEDGER_NO_SUCH"],
+      "the environment has no"
+    ),
+    (["--plan", "/nonexistent/pull.json"], "cannot read the pull file"),
+  ])
+  func badArgumentsAreNamedAndNothingIsWritten(arguments: [String], message: String) async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["init", store, "--model", try directory.write("model.json", PullTests.model)])
+    let result = try await Self.run(["pull", store] + arguments)
+    #expect(result.status != 0)
+    #expect(result.error.contains(message), "\(result.error)")
+    let log = try CommandRunner.run(["log", store])
+    #expect(!log.output.contains("batch 1"), "\(log.output)")
+  }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import JSONLedger
+import JSONLedgerPull
+import JSONLedgerTestSupport
+import Testing
+
+/// `Ledger.pull` against a real HTTP server of the tests' own (`TestAPI`) over real stores.
+@Suite("Pulling a live HTTP API")
+struct PullTests {
+  static let model = """
+    {"entities": {
+      "Issue": {"identity": "number", "attributes": {"number": "int64", "title": "string", "state": "string"}}
+    }}
+    """
+
+  static func ledger(_ directory: TemporaryDirectory) throws -> Ledger {
+    try Ledger.open(at: directory.storePath, model: try Model(json: try JSONParser.parse(model)))
+  }
+
+  static func issues(_ numbers: ClosedRange<Int>, title: String = "t") -> String {
+    "[" + numbers.map { #"{"number": \#($0), "title": "\#(title) \#($0)", "state": "open"}"# }.joined(separator: ",")
+      + "]"
+  }
+
+  /// A plan that gives up at once: a test of failures does not wait out retries. Its time is
+  /// long: in a loaded test run a task may wait minutes for a thread.
+  static func plan(_ url: String, itemsAt: String? = nil, nextAt: String? = nil, prune: Bool = false, attempts: Int = 1)
+    -> PullPlan
+  {
+    var plan = PullPlan(sources: [PullSource(url: url, entity: "Issue", itemsAt: itemsAt, nextAt: nextAt, prune: prune)]
+    )
+    plan.retries = RetryPolicy(attempts: attempts, firstWait: .milliseconds(50), longestWait: .seconds(5))
+    plan.timeout = .seconds(600)
+    return plan
+  }
+
+  @Test func linkHeaderPagesAreOneBatchAndARunThatFindsNothingNewWritesNothing() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set(
+        "/issues?page=1", json: Self.issues(1...3),
+        headers: ["Link": #"<\#(base)/issues?page=2>; rel="next", <\#(base)/issues?page=3>; rel="last""#])
+      api.set("/issues?page=2", json: Self.issues(4...6), headers: ["Link": #"</issues?page=3>; rel="next""#])
+      api.set("/issues?page=3", json: Self.issues(7...7))
+      let first = try await ledger.pull(Self.plan(base + "/issues?page=1"))
+      #expect(first.pages == 3)
+      #expect(first.batch.batchID == 1 && first.batch.created == 7)
+      #expect(try ledger.head == 1)
+      let again = try await ledger.pull(Self.plan(base + "/issues?page=1"))
+      #expect(!again.batch.wroteRecord)
+      #expect(try ledger.head == 1)
+      api.set(
+        "/issues?page=2", json: Self.issues(4...6, title: "changed"),
+        headers: ["Link": #"</issues?page=3>; rel="next""#])
+      let changed = try await ledger.pull(Self.plan(base + "/issues?page=1"))
+      #expect(changed.batch.batchID == 2 && changed.batch.updated == 3 && changed.batch.created == 0)
+      let entry = try #require(try await ledger.log(limit: 1).first)
+      #expect(entry.metadata.source == base + "/issues?page=1")
+      #expect(entry.metadata.message?.hasPrefix("pull: 3 pages") == true)
+    }
+  }
+
+  @Test func anEnvelopesNextIsFollowedAndAPruneSpansEveryPage() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    try batch.stage(json: Array(Self.issues(1...9).utf8), as: "Issue")
+    _ = try ledger.applySynchronously(batch)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set(
+        "/api/issues/",
+        json: #"{"count": 4, "next": "\#(base)/api/issues/?offset=2", "results": \#(Self.issues(1...2))}"#)
+      api.set("/api/issues/?offset=2", json: #"{"count": 4, "next": null, "results": \#(Self.issues(3...4))}"#)
+      let pulled = try await ledger.pull(
+        Self.plan(base + "/api/issues/", itemsAt: "results", nextAt: "next", prune: true))
+      #expect(pulled.pages == 2)
+      #expect(pulled.batch.deleted == 5)
+      let count = try await ledger.read { view in try view.count("Issue") }
+      #expect(count == 4)
+    }
+  }
+
+  @Test func aTooManyRequestsAndAPassingFailureAreTriedAgain() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set(
+        "/issues",
+        TestAPI.Answer(status: .tooManyRequests, headers: ["Retry-After": "1"], body: "{}"),
+        TestAPI.Answer(status: .serviceUnavailable, body: "{}"),
+        TestAPI.Answer(body: Self.issues(1...2)))
+      let started = ContinuousClock.now
+      let pulled = try await ledger.pull(Self.plan(base + "/issues", attempts: 3))
+      #expect(pulled.retries == 2)
+      #expect(pulled.batch.created == 2)
+      #expect(ContinuousClock.now - started >= .seconds(1))
+    }
+  }
+
+  @Test func aConnectionCutInThePageThreeOfFiveAppliesNothingAndTheRerunAppliesAllOnce() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      for page in 1...5 {
+        let link = page < 5 ? ["Link": #"<\#(base)/issues?page=\#(page + 1)>; rel="next""#] : [:]
+        api.set("/issues?page=\(page)", json: Self.issues(page * 10...page * 10 + 1), headers: link)
+      }
+      var cut = TestAPI.Answer(headers: ["Link": #"<\#(base)/issues?page=4>; rel="next""#], body: Self.issues(30...31))
+      cut.cut = true
+      api.set("/issues?page=3", cut, TestAPI.Answer(headers: cut.headers, body: cut.body))
+      await #expect(throws: PullError.self) { try await ledger.pull(Self.plan(base + "/issues?page=1")) }
+      #expect(try ledger.head == 0)
+      let rerun = try await ledger.pull(Self.plan(base + "/issues?page=1"))
+      #expect(rerun.pages == 5 && rerun.batch.created == 10)
+      #expect(try ledger.head == 1)
+    }
+  }
+
+  @Test func pagesThatLoopOrAreNotJSONOrAnswerAnErrorFailNamingTheURLWithoutItsSecrets() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set("/a", json: #"{"next": "\#(base)/b", "results": []}"#)
+      api.set("/b", json: #"{"next": "/a", "results": []}"#)
+      let loop = await #expect(throws: PullError.self) {
+        try await ledger.pull(Self.plan(base + "/a", itemsAt: "results", nextAt: "next"))
+      }
+      #expect(loop?.code == .pageLoop)
+      #expect(loop?.message.contains("\(base)/a") == true, "\(loop?.message ?? "")")
+
+      api.set("/html", TestAPI.Answer(body: "<html>\n<body>maintenance</body></html>"))
+      let html = await #expect(throws: LedgerError.self) { try await ledger.pull(Self.plan(base + "/html")) }
+      #expect(html?.code == .invalidJSON)
+      #expect(html?.description.contains("\(base)/html") == true, "\(html?.description ?? "")")
+      #expect(html?.description.contains("line 1") == true, "\(html?.description ?? "")")
+
+      let missing = await #expect(throws: PullError.self) {
+        try await ledger.pull(Self.plan(base + "/gone?api_key=s3cr3t&page=2"))
+      }
+      #expect(missing?.code == .httpStatus && missing?.status == 404)
+      #expect(missing?.message.contains("api_key=REDACTED&page=2") == true, "\(missing?.message ?? "")")
+      #expect(missing?.message.contains("s3cr3t") == false)
+
+      api.set("/slow", TestAPI.Answer(body: "[]", wait: .seconds(3)))
+      var slow = Self.plan(base + "/slow")
+      slow.timeout = .seconds(1)
+      let late = await #expect(throws: PullError.self) { try await ledger.pull(slow) }
+      #expect(late?.code == .timedOut, "\(String(describing: late))")
+
+      var bounded = Self.plan(base + "/issues?page=1")
+      api.set("/issues?page=1", json: "[]", headers: ["Link": #"</issues?page=2>; rel="next""#])
+      api.set("/issues?page=2", json: "[]", headers: ["Link": #"</issues?page=3>; rel="next""#])
+      bounded.maxPages = 2
+      let long = await #expect(throws: PullError.self) { try await ledger.pull(bounded) }
+      #expect(long?.code == .tooManyPages)
+    }
+    #expect(try ledger.head == 0)
+  }
+
+  @Test func aRedirectIsFollowed() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set("/old", TestAPI.Answer(status: .movedPermanently, headers: ["Location": "\(base)/new"], body: ""))
+      api.set("/new", json: Self.issues(1...2))
+      let pulled = try await ledger.pull(Self.plan(base + "/old"))
+      #expect(pulled.batch.created == 2)
+    }
+  }
+
+  @Test(arguments: [
+    (#"{"sources": [{"url": "http://x", "entity": "Issue", "prunes": true}]}"#, "sources[0].prunes is not a key"),
+    (#"{"sources": []}"#, "sources must be a list of sources"),
+    (#"[{"url": "http://x"}]"#, "[0] needs entity"),
+    (
+      #"{"sources": [{"url": "http://x", "entity": "Issue", "prune": "yes"}]}"#,
+      "sources[0].prune must be true or false"
+    ),
+    ("{", "pull.json:"),
+  ])
+  func aPlanFileThatCannotBeRunIsNamedAtItsPlace(text: String, message: String) throws {
+    let error = #expect(throws: PullError.self) { try PullPlan(json: Array(text.utf8), source: "pull.json") }
+    #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+  }
+
+  @Test func headersAndURLsThatCannotBeSentAreRefused() async throws {
+    #expect(throws: PullError.self) { try PullHeader(parsing: "Authorization Bearer x") }
+    #expect(throws: PullError.self) { try PullHeader(parsing: "X-A: b\r\nX-Evil: c") }
+    #expect(
+      try PullHeader(parsing: "Authorization:  Bearer x ") == PullHeader(name: "Authorization", value: "Bearer x"))
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    for url in ["ftp://example.com/x", "not a url", "http:///path"] {
+      let error = await #expect(throws: PullError.self) { try await ledger.pull(Self.plan(url)) }
+      #expect(error?.code == .invalidURL, "\(url)")
+    }
+    let unknown = await #expect(throws: LedgerError.self) {
+      try await ledger.pull(PullPlan(sources: [PullSource(url: "http://127.0.0.1:1/x", entity: "Nope")]))
+    }
+    #expect(unknown?.code == .unknownEntity)
+    let unreachable = await #expect(throws: PullError.self) {
+      var plan = Self.plan("http://127.0.0.1:1/issues", attempts: 2)
+      plan.timeout = .seconds(4)
+      return try await ledger.pull(plan)
+    }
+    #expect(unreachable?.code == .unreachable, "\(String(describing: unreachable))")
+    #expect(unreachable?.message.contains("cannot reach http://127.0.0.1:1/issues") == true)
+    #expect(try ledger.head == 0)
+  }
+}
