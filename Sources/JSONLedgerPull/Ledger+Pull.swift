@@ -86,9 +86,9 @@ extension Ledger {
     var (pages, bytes) = (0, 0)
     for (source, first) in zip(plan.sources, urls) {
       let options = StagingOptions(prune: source.prune, itemsAt: source.itemsAt)
-      var next: URL? = first
+      var pager = Pager(source: source, base: first)
+      var next: URL? = pager.first()
       var seen: Set<String> = []
-      var count = 0
       while let url = next {
         try Task.checkCancellation()
         let shown = RedactedURL.text(url)
@@ -96,8 +96,7 @@ extension Ledger {
           throw PullError(
             .pageLoop, "the pages of \(RedactedURL.text(first)) lead back to \(shown), a page read already", url: shown)
         }
-        count += 1
-        guard count <= plan.maxPages else {
+        guard pager.pagesRead < plan.maxPages else {
           throw PullError(
             .tooManyPages, "the pages of \(RedactedURL.text(first)) go on past \(plan.maxPages) (the plan's maxPages)",
             url: shown)
@@ -109,12 +108,9 @@ extension Ledger {
         digest.update(data: page.body)
         pages += 1
         bytes += page.body.count
-        next = NextPage.fromLinkHeader(page.headers[canonicalForm: "Link"].map(String.init), base: page.url)
-        if let path = source.nextAt {
-          // Staging parsed it already; a page is read twice only when it names its next page.
-          let value = try JSONParser.parse(page.body)
-          next = try NextPage.fromBody(value, at: path, base: page.url, pageURL: pageShown) ?? next
-        }
+        // Staging parsed the page already; it is parsed again only when the next page is in it.
+        let body = pager.readsBody ? try JSONParser.parse(page.body) : nil
+        next = try pager.next(after: page, body: body, shown: pageShown)
       }
     }
     let hash = digest.finalize().prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()

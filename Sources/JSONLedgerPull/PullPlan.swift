@@ -16,13 +16,58 @@ public struct PullSource: Sendable, Equatable {
   /// Whether objects of the entity that no page of the run holds are deleted (a paged prune:
   /// placeholders others still refer to are kept).
   public var prune: Bool
+  /// How the pages after the first are asked for; `.next` (the default) follows the `Link`
+  /// header or `nextAt`.
+  public var paging: PullPaging
+  /// Where the page says how many items there are in all (`count`, `meta.total`): page numbers
+  /// and offsets stop once that many were read.
+  public var totalAt: String?
 
-  public init(url: String, entity: String, itemsAt: String? = nil, nextAt: String? = nil, prune: Bool = false) {
+  public init(
+    url: String, entity: String, itemsAt: String? = nil, nextAt: String? = nil, prune: Bool = false,
+    paging: PullPaging = .next, totalAt: String? = nil
+  ) {
     self.url = url
     self.entity = entity
     self.itemsAt = itemsAt
     self.nextAt = nextAt
     self.prune = prune
+    self.paging = paging
+    self.totalAt = totalAt
+  }
+}
+
+/// How a source's pages after the first are asked for: the ways APIs page.
+public enum PullPaging: Sendable, Equatable {
+  /// The `Link` header's `rel="next"`, or the URL at the source's `nextAt`.
+  case next
+  /// A page number in a query parameter (`?page=2`), from `first`; with a page size, sent in
+  /// its own parameter (`per_page=100`). Ends at an empty page, a page shorter than the size,
+  /// or the total.
+  case pageNumber(parameter: String, first: Int = 1, size: PageSize? = nil)
+  /// An offset in items in a query parameter (`?offset=200`), with the page size sent in its
+  /// own parameter (`limit=100`). Ends at an empty or short page, or the total.
+  case offset(parameter: String, size: PageSize)
+  /// A cursor the page gives (at a dotted path of its body, or in a response header), sent
+  /// back in a query parameter (`?cursor=…`). Ends when a page gives none.
+  case cursor(parameter: String, from: CursorPlace)
+
+  /// A page size and the query parameter that carries it.
+  public struct PageSize: Sendable, Equatable {
+    public var parameter: String
+    public var size: Int
+    public init(parameter: String, size: Int) {
+      self.parameter = parameter
+      self.size = size
+    }
+  }
+
+  /// Where a page gives the next cursor.
+  public enum CursorPlace: Sendable, Equatable {
+    /// At a dotted path of the body (`meta.next_cursor`).
+    case body(String)
+    /// In a response header (`X-Next-Cursor`).
+    case header(String)
   }
 }
 
@@ -139,14 +184,43 @@ private struct PlanReader {
     for (index, item) in items.enumerated() {
       let here = "\(place)[\(index)]"
       guard let object = item.objectValue else { throw fail(here, "must be an object") }
-      try checkKeys(object, ["url", "entity", "itemsAt", "nextAt", "prune"], at: here)
+      try checkKeys(
+        object,
+        [
+          "url", "entity", "itemsAt", "nextAt", "prune", "pageParam", "firstPage", "perPageParam", "perPage",
+          "offsetParam", "limitParam", "limit", "cursorAt", "cursorHeader", "cursorParam", "totalAt",
+        ], at: here)
       guard let url = object["url"]?.stringValue else { throw fail(here, "needs url, a string") }
       guard let entity = object["entity"]?.stringValue else { throw fail(here, "needs entity, a string") }
       var source = PullSource(url: url, entity: entity)
-      for key in ["itemsAt", "nextAt"] {
+      var texts: [String: String] = [:]
+      for key in [
+        "itemsAt", "nextAt", "pageParam", "perPageParam", "offsetParam", "limitParam", "cursorAt", "cursorHeader",
+        "cursorParam", "totalAt",
+      ] {
         guard let member = object[key], member != .null else { continue }
-        guard let text = member.stringValue else { throw fail("\(here).\(key)", "must be a string") }
-        if key == "itemsAt" { source.itemsAt = text } else { source.nextAt = text }
+        guard let text = member.stringValue, !text.isEmpty else { throw fail("\(here).\(key)", "must be a string") }
+        texts[key] = text
+      }
+      var numbers: [String: Int] = [:]
+      for key in ["firstPage", "perPage", "limit"] {
+        guard let member = object[key], member != .null else { continue }
+        guard case .number(let number) = member, let value = number.int64Value, value >= 0, value <= Int32.max else {
+          throw fail("\(here).\(key)", "must be a whole number, 0 or more")
+        }
+        numbers[key] = Int(value)
+      }
+      source.itemsAt = texts["itemsAt"]
+      source.nextAt = texts["nextAt"]
+      source.totalAt = texts["totalAt"]
+      do {
+        source.paging = try PullPaging(
+          pageParameter: texts["pageParam"], firstPage: numbers["firstPage"], perPageParameter: texts["perPageParam"],
+          perPage: numbers["perPage"], offsetParameter: texts["offsetParam"], limitParameter: texts["limitParam"],
+          limit: numbers["limit"], cursorAt: texts["cursorAt"], cursorHeader: texts["cursorHeader"],
+          cursorParameter: texts["cursorParam"])
+      } catch {
+        throw fail(here, error.message)
       }
       if let prune = object["prune"] {
         guard case .bool(let flag) = prune else { throw fail("\(here).prune", "must be true or false") }
@@ -162,6 +236,51 @@ private struct PlanReader {
       throw fail(
         place.isEmpty ? key : "\(place).\(key)", "is not a key of a pull plan (known: \(known.joined(separator: ", ")))"
       )
+    }
+  }
+}
+
+extension PullPaging {
+  /// Paging from the flat options of the command line and a pull file (`pageParam`,
+  /// `perPage`, `offsetParam`, `limit`, `cursorAt`, `cursorParam`, …): at most one way, each
+  /// with what it needs.
+  public init(
+    pageParameter: String? = nil, firstPage: Int? = nil, perPageParameter: String? = nil, perPage: Int? = nil,
+    offsetParameter: String? = nil, limitParameter: String? = nil, limit: Int? = nil, cursorAt: String? = nil,
+    cursorHeader: String? = nil, cursorParameter: String? = nil
+  ) throws(PullError) {
+    func refuse(_ reason: String) -> PullError { PullError(.invalidPlan, reason) }
+    let ways = [pageParameter != nil, offsetParameter != nil, cursorParameter != nil].filter { $0 }.count
+    guard ways <= 1 else { throw refuse("pages are asked for one way: a page number, an offset or a cursor") }
+    if let pageParameter {
+      guard limitParameter == nil, limit == nil, cursorAt == nil, cursorHeader == nil else {
+        throw refuse("page numbers take a first page and a page size, not a limit or a cursor")
+      }
+      guard (perPageParameter == nil) == (perPage == nil), perPage.map({ $0 > 0 }) ?? true else {
+        throw refuse("a page size is its parameter and a size above 0, both")
+      }
+      let size = perPageParameter.flatMap { name in perPage.map { PageSize(parameter: name, size: $0) } }
+      self = .pageNumber(parameter: pageParameter, first: firstPage ?? 1, size: size)
+    } else if let offsetParameter {
+      guard perPageParameter == nil, perPage == nil, firstPage == nil, cursorAt == nil, cursorHeader == nil else {
+        throw refuse("offsets take a limit, not page numbers or a cursor")
+      }
+      guard let limit, limit > 0 else { throw refuse("offsets need a limit above 0: the page size") }
+      self = .offset(parameter: offsetParameter, size: PageSize(parameter: limitParameter ?? "limit", size: limit))
+    } else if let cursorParameter {
+      guard perPageParameter == nil, perPage == nil, firstPage == nil, limitParameter == nil, limit == nil else {
+        throw refuse("a cursor takes where the page gives it, not page numbers or a limit")
+      }
+      switch (cursorAt, cursorHeader) {
+      case (let path?, nil): self = .cursor(parameter: cursorParameter, from: .body(path))
+      case (nil, let name?): self = .cursor(parameter: cursorParameter, from: .header(name))
+      default: throw refuse("a cursor is given at a path of the page or in a header: one of the two")
+      }
+    } else {
+      guard perPageParameter == nil, perPage == nil, firstPage == nil, limitParameter == nil, limit == nil,
+        cursorAt == nil, cursorHeader == nil
+      else { throw refuse("a page size, a limit or a cursor's place needs its parameter (page, offset or cursor)") }
+      self = .next
     }
   }
 }

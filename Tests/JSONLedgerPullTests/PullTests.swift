@@ -214,4 +214,54 @@ struct PullTests {
     #expect(unreachable?.message.contains("cannot reach http://127.0.0.1:1/issues") == true)
     #expect(try ledger.head == 0)
   }
+
+  @Test func pageNumbersOffsetsAndCursorsAreFollowedToTheirEnd() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      // Page numbers with a size: the short third page is the last.
+      api.set("/issues?state=all&page=1&per_page=2", json: Self.issues(1...2))
+      api.set("/issues?state=all&page=2&per_page=2", json: Self.issues(3...4))
+      api.set("/issues?state=all&page=3&per_page=2", json: Self.issues(5...5))
+      var numbers = Self.plan(base + "/issues?state=all&page=9")
+      numbers.sources[0].paging = .pageNumber(parameter: "page", size: .init(parameter: "per_page", size: 2))
+      #expect(try await ledger.pull(numbers).pages == 3)
+
+      // Offsets with a total: the second page reaches it, so no third is asked for.
+      api.set("/items?offset=0&limit=2", json: #"{"count": 4, "results": \#(Self.issues(6...7))}"#)
+      api.set("/items?offset=2&limit=2", json: #"{"count": 4, "results": \#(Self.issues(8...9))}"#)
+      var offsets = Self.plan(base + "/items", itemsAt: "results")
+      offsets.sources[0].paging = .offset(parameter: "offset", size: .init(parameter: "limit", size: 2))
+      offsets.sources[0].totalAt = "count"
+      #expect(try await ledger.pull(offsets).pages == 2)
+      #expect(!api.requests.contains { $0.path.contains("offset=4") })
+
+      // A cursor in the body, then one in a header.
+      api.set("/feed", json: #"{"data": \#(Self.issues(10...10)), "meta": {"next_cursor": "c2"}}"#)
+      api.set("/feed?cursor=c2", json: #"{"data": \#(Self.issues(11...11)), "meta": {"next_cursor": null}}"#)
+      var cursor = Self.plan(base + "/feed", itemsAt: "data")
+      cursor.sources[0].paging = .cursor(parameter: "cursor", from: .body("meta.next_cursor"))
+      #expect(try await ledger.pull(cursor).pages == 2)
+      api.set("/events", json: Self.issues(12...12), headers: ["X-Next-Cursor": "e2"])
+      api.set("/events?after=e2", json: Self.issues(13...13))
+      var header = Self.plan(base + "/events")
+      header.sources[0].paging = .cursor(parameter: "after", from: .header("X-Next-Cursor"))
+      #expect(try await ledger.pull(header).pages == 2)
+      let count = try await ledger.read { view in try view.count("Issue") }
+      #expect(count == 13)
+    }
+  }
+
+  @Test(arguments: [
+    (#"[{"url": "http://x", "entity": "Issue", "pageParam": "page", "limit": 5}]"#, "not a limit or a cursor"),
+    (#"[{"url": "http://x", "entity": "Issue", "offsetParam": "offset"}]"#, "offsets need a limit"),
+    (#"[{"url": "http://x", "entity": "Issue", "cursorParam": "c"}]"#, "one of the two"),
+    (#"[{"url": "http://x", "entity": "Issue", "perPage": 5}]"#, "needs its parameter"),
+    (#"[{"url": "http://x", "entity": "Issue", "pageParam": "p", "offsetParam": "o", "limit": 1}]"#, "one way"),
+  ])
+  func pagingThatCannotBeFollowedIsRefused(text: String, message: String) throws {
+    let error = #expect(throws: PullError.self) { try PullPlan(json: Array(text.utf8), source: "pull.json") }
+    #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+  }
 }

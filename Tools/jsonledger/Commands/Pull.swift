@@ -32,6 +32,41 @@ struct Pull: AsyncParsableCommand {
   @Flag(help: "Delete objects of the entity that no page of the run holds.")
   var prune = false
 
+  @Option(help: ArgumentHelp("Page by number in this query parameter (page).", valueName: "name"))
+  var pageParam: String?
+
+  @Option(help: "The first page's number (1).")
+  var firstPage: Int?
+
+  @Option(help: ArgumentHelp("The query parameter of the page size (per_page).", valueName: "name"))
+  var perPageParam: String?
+
+  @Option(help: "The page size asked for; a shorter page is the last.")
+  var perPage: Int?
+
+  @Option(help: ArgumentHelp("Page by an offset in items in this query parameter (offset).", valueName: "name"))
+  var offsetParam: String?
+
+  @Option(help: ArgumentHelp("The query parameter of the limit with --offset-param (limit).", valueName: "name"))
+  var limitParam: String?
+
+  @Option(help: "The page size with --offset-param; a shorter page is the last.")
+  var limit: Int?
+
+  @Option(help: ArgumentHelp("Page by a cursor sent back in this query parameter (cursor).", valueName: "name"))
+  var cursorParam: String?
+
+  @Option(help: ArgumentHelp("Where each page gives the next cursor (meta.next_cursor).", valueName: "path"))
+  var cursorAt: String?
+
+  @Option(help: ArgumentHelp("The response header that gives the next cursor.", valueName: "name"))
+  var cursorHeader: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Where a page gives the total of items (count): numbers and offsets stop there.", valueName: "path"))
+  var totalAt: String?
+
   @Option(help: ArgumentHelp("A pull file: {\"sources\": [{url, entity, itemsAt, nextAt, prune}]}.", valueName: "file"))
   var plan: String?
 
@@ -67,8 +102,15 @@ struct Pull: AsyncParsableCommand {
 
   func validate() throws {
     if plan == nil, url == nil { throw ValidationError("give the first page's URL, or --plan FILE") }
-    if plan != nil, url != nil || entity != nil || itemsAt != nil || nextAt != nil || prune {
-      throw ValidationError("--plan names its sources: no URL, --entity, --items-at, --next-at or --prune beside it")
+    let paging: [Any?] = [
+      pageParam, firstPage, perPageParam, perPage, offsetParam, limitParam, limit, cursorParam, cursorAt, cursorHeader,
+      totalAt,
+    ]
+    if plan != nil,
+      url != nil || entity != nil || itemsAt != nil || nextAt != nil || prune || paging.contains(where: { $0 != nil })
+    {
+      throw ValidationError(
+        "--plan names its sources: no URL, --entity, --items-at, --next-at, --prune or paging beside it")
     }
     if url != nil, entity == nil { throw ValidationError("--entity names the entity of the pages' items") }
     if maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
@@ -84,8 +126,13 @@ struct Pull: AsyncParsableCommand {
       }
       pullPlan = try PullPlan(json: Array(data), source: plan)
     } else if let url, let entity {
+      let paging = try PullPaging(
+        pageParameter: pageParam, firstPage: firstPage, perPageParameter: perPageParam, perPage: perPage,
+        offsetParameter: offsetParam, limitParameter: limitParam, limit: limit, cursorAt: cursorAt,
+        cursorHeader: cursorHeader, cursorParameter: cursorParam)
       pullPlan = PullPlan(sources: [
-        PullSource(url: url, entity: entity, itemsAt: itemsAt, nextAt: nextAt, prune: prune)
+        PullSource(
+          url: url, entity: entity, itemsAt: itemsAt, nextAt: nextAt, prune: prune, paging: paging, totalAt: totalAt)
       ])
     } else {
       throw ValidationError("give the first page's URL, or --plan FILE")
