@@ -249,7 +249,11 @@ struct CLITests {
   @Test func demoRunsEndToEnd() throws {
     let result = try CommandRunner.run(["demo", directory.path + "/demo"])
     #expect(result.status == 0, "\(result.error)")
-    #expect(result.output.contains("9. Verify"))
+    #expect(result.output.contains("10. Verify"), "\(result.output)")
+    // A live API of the demo's own, pulled twice: nothing, then only the one real change.
+    #expect(result.output.contains("read 4 pages: nothing changed, no batch written"), "\(result.output)")
+    #expect(result.output.contains("read 4 pages: batch 3: 0 created, 1 updated, 0 deleted"), "\(result.output)")
+    #expect(result.output.contains("Virgin Records Ltd"), "\(result.output)")
     #expect(result.output.contains("as of batch 1: \"Virgin\"; now: \"Virgin Records\""))
   }
 

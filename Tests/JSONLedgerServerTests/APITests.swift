@@ -460,4 +460,27 @@ struct APITests {
       }
     }
   }
+
+  /// Regression: a field whose value is null was missing from the object page, the row an
+  /// auditor came to see after a bad batch nulled it; and a filtered list showed the entity's
+  /// count, not the filter's.
+  @Test func theConsoleShowsNullFieldsAndTheCountAFilterGives() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    var batch = ledger.makeBatch()
+    try batch.stage([["name": "Neu!"]], as: "Band")
+    _ = try ledger.applySynchronously(batch)
+    try await Self.application(ledger).test(.router) { client in
+      try await client.execute(uri: "/objects/Band/Neu!", method: .get) { response in
+        let page = String(buffer: response.body)
+        for field in ["label", "formed", "albums"] {
+          #expect(page.contains("<th scope=\"row\">\(field)</th><td>—</td>"), "\(field): \(page)")
+        }
+      }
+      try await client.execute(uri: "/entities/Band?where=formed%20%3E%201970", method: .get) { response in
+        let page = String(buffer: response.body)
+        #expect(page.contains("<p>4 objects. 2 of them match.</p>"), "\(page)")
+      }
+    }
+  }
 }

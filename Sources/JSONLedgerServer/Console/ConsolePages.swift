@@ -217,19 +217,23 @@ extension LedgerRoutes {
         return
           "<td><a href=\"/batches/\(entry.batchID)\">batch \(entry.batchID)</a> \(entry.author.map { "by \($0)" } ?? "") \(Ledger.timeText(entry.time))</td>"
       }
-      let attributes = object.attributes.keys.sorted().map { name in
+      // Every field of the entity, a null one too: after a bad batch, the field it nulled is
+      // the row an auditor came to see.
+      let fields = Self.fieldNames(of: object.key.entity, in: ledger.model)
+      let attributes = Set(fields.attributes).union(object.attributes.keys).sorted().map { name in
         HTML(
           "<tr><th scope=\"row\">\(name)</th><td>\(Self.text(object.attributes[name], dateFormat))</td>\(blameCell(name))</tr>"
         )
       }
-      let relationships = object.relationships.keys.sorted().map { name in
+      let relationships = Set(fields.relationships).union(object.relationships.keys).sorted().map { name in
         let targets = (object.relationships[name] ?? []).map { target in
           let text = Self.keyText(target.identity, dateFormat: dateFormat)
           return HTML(
             "<a href=\"\(Self.objectPath(target.entity, text))\">\(target.entity) \(text)</a> "
           )
         }
-        return HTML("<tr><th scope=\"row\">\(name)</th><td>\(targets)</td>\(blameCell(name))</tr>")
+        let value: HTML = targets.isEmpty ? "—" : "\(targets)"
+        return HTML("<tr><th scope=\"row\">\(name)</th><td>\(value)</td>\(blameCell(name))</tr>")
       }
       current = """
         <table><caption>Values \(asOf.map { "as of batch \($0)" } ?? "now"), and the batch that set each (blame)</caption>
@@ -274,12 +278,18 @@ extension LedgerRoutes {
     let entity = try values.path("entity")
     let query = try objectQuery(values)
     let asOf = try values.asOf(in: ledger)
-    let body: @Sendable (borrowing View) throws -> (QueryPage, Int, Int) = { view in
+    // The count a filter gives is the filtered one, beside the entity's.
+    var matching = query
+    (matching.limit, matching.cursor) = (nil, nil)
+    let counting = matching
+    let body: @Sendable (borrowing View) throws -> (QueryPage, Int, Int, Int) = { view in
       var placeholders = Query(entity)
       placeholders.placeholders = .only
-      return (try view.objects(query), try view.count(Query(entity)), try view.count(placeholders))
+      return (
+        try view.objects(query), try view.count(Query(entity)), try view.count(placeholders), try view.count(counting)
+      )
     }
-    let (page, total, placeholders) = try await read(asOf: asOf, body)
+    let (page, total, placeholders, matched) = try await read(asOf: asOf, body)
     let dateFormat = ledger.model.dateFormat
     let attributeNames = Array(Set(page.objects.flatMap(\.attributes.keys))).sorted()
     let header = attributeNames.map { HTML("<th scope=\"col\">\($0)</th>") }
@@ -304,12 +314,13 @@ extension LedgerRoutes {
     }
     // Objects imported and placeholders counted apart, each a link to its own list.
     let listPath = "/entities/\(Self.pathComponent(entity))"
+    let filtered: HTML = values.queryAll("where").isEmpty ? "" : " \(matched) of them match."
     let counts: HTML =
       placeholders == 0
       ? "\(Self.counted(total, "object"))."
       : "<a href=\"\(listPath)?where=not%20placeholder\">\(Self.counted(total - placeholders, "object"))</a>, <a href=\"\(listPath)?where=placeholder\">\(Self.counted(placeholders, "placeholder"))</a> (known only because other objects refer to them)."
     let content: HTML = """
-      <h1>\(entity)</h1><p>\(counts)</p>
+      <h1>\(entity)</h1><p>\(counts)\(filtered)</p>
       <form class="filters" method="get"><label for="where">Where (weight &gt; 1000 and not placeholder)<input id="where" name="where" value="\(values.queryAll("where").first ?? "")"></label>
       <label for="sort">Sort (field, or -field descending)<input id="sort" name="sort" value="\(values.queryAll("sort").first ?? "")"></label>
       <button type="submit">Search</button></form>
@@ -319,6 +330,19 @@ extension LedgerRoutes {
   }
 
   // MARK: Values as text
+
+  /// The attributes and relationships of `entity` and of the entities it inherits from.
+  static func fieldNames(of entity: String, in model: Model) -> (attributes: [String], relationships: [String]) {
+    var (attributes, relationships): ([String], [String]) = ([], [])
+    var next: String? = entity
+    var seen: Set<String> = []
+    while let name = next, seen.insert(name).inserted, let declaration = model.entity(named: name) {
+      attributes += declaration.attributes.map(\.name)
+      relationships += declaration.relationships.map(\.name)
+      next = declaration.parent
+    }
+    return (attributes, relationships)
+  }
 
   /// `1 object`, `3 objects`.
   static func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSONLedger
+import JSONLedgerPull
 
 struct Demo: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -65,11 +66,44 @@ struct Demo: AsyncParsableCommand {
     let now = try await ledger.read { view in try view.object("Album", key: "Tin Drum")?["label"] }
     Output.line("   as of batch 1: \(before?.description ?? "nil"); now: \(now?.description ?? "nil")\n")
 
+    try await pull(albums, into: ledger, store: path)
+
     let report = try await ledger.verify()
     Output.line(
-      "9. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
+      "10. Verify: replaying the log rebuilt \(report.entriesCompared) projection entries, byte for byte identical.\n")
     Output.line(
       "Explore it: jsonledger log \(path)   |   jsonledger diff \(path) 1 2   |   jsonledger revert \(path) 2")
+  }
+
+  /// Step 9: the albums served by a live API of the demo's own, pulled twice: a run that
+  /// finds what the store holds writes nothing; one after the backend changed writes only that.
+  func pull(_ albums: JSONValue, into ledger: Ledger, store: String) async throws {
+    let api = DemoAPI(items: albums.arrayValue ?? [])
+    try await api.serving(at: "albums") { url in
+      Output.line("9. Pull a live API: the albums above, served at \(url) two a page with a Link header.")
+      Output.line("   jsonledger pull \(store) \(url) --entity Album")
+      let plan = PullPlan(sources: [PullSource(url: url, entity: "Album")])
+      let first = try await ledger.pull(plan, author: "demo")
+      Output.line(
+        "   read \(first.pages) pages: \(first.batch.wroteRecord ? "batch \(first.batch.batchID)" : "nothing changed, no batch written")"
+      )
+      api.update { albums in
+        guard let index = albums.firstIndex(where: { $0["name"] == "Tin Drum" }),
+          case .object(var album) = albums[index]
+        else { return }
+        album["label"] = "Virgin Records Ltd"
+        albums[index] = .object(album)
+      }
+      Output.line("   The backend changes one label; the same pull again:")
+      let second = try await ledger.pull(plan, author: "demo")
+      Output.line("   read \(second.pages) pages: batch \(second.batch.batchID): \(Describe.counts(second.batch))")
+      let record = try await ledger.record(second.batch.batchID)
+      let from = second.batch.batchID - 1
+      for lines in try Describe.changes(record.changes, from: from, to: second.batch.batchID, ledger: ledger) {
+        for line in lines { Output.line("   " + line) }
+      }
+      Output.line("")
+    }
   }
 
   /// Stages a document keyed by collections and applies it as one batch.
