@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 import Crypto
 public import Foundation
 public import JSONLedger
+import NIOHTTP1
 
 /// The pages a pull read, staged into one batch and not applied yet: what ``Ledger/pull(_:client:message:author:idempotencyKey:)``
 /// applies, and what a replica applies through its remote.
@@ -23,12 +24,24 @@ public struct PulledBatch: Sendable {
   public var idempotencyKey: String
   /// `pull: 3 pages (12 KB) from https://…`: the record's message unless the caller gives one.
   public var summary: String
+  /// Pages the server said had not changed (304) since the copy an earlier run kept.
+  public var notModified: Int
+  /// The pages that came with a validator, kept once the batch is applied (`keepPages(in:)`).
+  let pagesToKeep: [(URL, PageCache.Entry)]
+
+  /// Keeps the pages that came with an `ETag` or `Last-Modified` as the store's local values,
+  /// so that the next run asks whether they changed: call once the batch is applied.
+  public func keepPages(in ledger: Ledger) throws {
+    for (url, entry) in pagesToKeep { try PageCache.keep(entry, for: url, in: ledger) }
+  }
 }
 
 /// A pull's outcome: the batch applied (or found to change nothing) and what the run read.
 public struct PullSummary: Sendable {
   public var batch: BatchSummary
   public var pages: Int
+  /// Pages the server said had not changed (304).
+  public var notModified: Int
   public var bytes: Int
   public var retries: Int
   public var sources: [String]
@@ -49,8 +62,10 @@ extension Ledger {
     let summary = try await apply(
       pulled.batch, message: message ?? pulled.summary, author: author, source: pulled.sources.joined(separator: ", "),
       idempotencyKey: idempotencyKey ?? pulled.idempotencyKey)
+    try pulled.keepPages(in: self)
     return PullSummary(
-      batch: summary, pages: pulled.pages, bytes: pulled.bytes, retries: pulled.retries, sources: pulled.sources)
+      batch: summary, pages: pulled.pages, notModified: pulled.notModified, bytes: pulled.bytes,
+      retries: pulled.retries, sources: pulled.sources)
   }
 
   /// Reads every page of every source of `plan` into one staged batch, applying nothing: what
@@ -83,7 +98,8 @@ extension Ledger {
     var fetcher = PageFetcher(client: client, plan: plan, deadline: .now + plan.timeout)
     var batch = makeBatch()
     var digest = SHA256()
-    var (pages, bytes) = (0, 0)
+    var (pages, bytes, notModified) = (0, 0, 0)
+    var pagesToKeep: [(URL, PageCache.Entry)] = []
     for (source, first) in zip(plan.sources, urls) {
       let options = StagingOptions(prune: source.prune, itemsAt: source.itemsAt)
       var pager = Pager(source: source, base: first)
@@ -101,13 +117,22 @@ extension Ledger {
             .tooManyPages, "the pages of \(RedactedURL.text(first)) go on past \(plan.maxPages) (the plan's maxPages)",
             url: shown)
         }
-        let page = try await fetcher.fetch(url)
+        // A page kept from a run before is asked for with its validators; a 304 stands for it.
+        let kept = try PageCache.entry(for: url, in: self)
+        var page = try await fetcher.fetch(url, validators: kept?.validators ?? [])
+        if page.notModified, let kept {
+          notModified += 1
+          let headers = HTTPHeaders(kept.link.map { [("Link", $0)] } ?? [])
+          page = FetchedPage(url: page.url, headers: headers, body: kept.body, notModified: true)
+        } else if let entry = PageCache.entry(for: page) {
+          pagesToKeep.append((url, entry))
+        }
         let pageShown = RedactedURL.text(page.url)
         try batch.stage(json: page.body, as: source.entity, options: options, source: pageShown)
         digest.update(data: Array(page.url.absoluteString.utf8) + [0])
         digest.update(data: page.body)
         pages += 1
-        bytes += page.body.count
+        bytes += page.notModified ? 0 : page.body.count
         // Staging parsed the page already; it is parsed again only when the next page is in it.
         let body = pager.readsBody ? try JSONParser.parse(page.body) : nil
         next = try pager.next(after: page, body: body, shown: pageShown)
@@ -118,7 +143,9 @@ extension Ledger {
     return PulledBatch(
       batch: batch, pages: pages, bytes: bytes, retries: fetcher.retries, sources: sources,
       idempotencyKey: "pull@\(start)#\(hash)",
-      summary: "pull: \(pages) page\(pages == 1 ? "" : "s") (\(bytes) bytes) from \(sources.joined(separator: ", "))")
+      summary:
+        "pull: \(pages) page\(pages == 1 ? "" : "s") (\(bytes) bytes\(notModified > 0 ? ", \(notModified) not modified" : "")) from \(sources.joined(separator: ", "))",
+      notModified: notModified, pagesToKeep: pagesToKeep)
   }
 
   /// `text` as an http or https URL with a host, or an error naming it (redacted).

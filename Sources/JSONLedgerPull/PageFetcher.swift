@@ -9,6 +9,9 @@ struct FetchedPage {
   let url: URL
   let headers: HTTPHeaders
   let body: [UInt8]
+  /// Whether the server answered 304: the page is as the validators sent say (the caller's
+  /// copy), and `body` is empty.
+  var notModified = false
 }
 
 /// Fetches pages with a plan's headers, retrying what passes (a lost connection, 429, 502,
@@ -31,15 +34,16 @@ struct PageFetcher {
     self.maxPageBytes = maxPageBytes
   }
 
-  /// The page at `url`, or the error of its last try.
-  mutating func fetch(_ url: URL) async throws -> FetchedPage {
+  /// The page at `url`, or the error of its last try. `validators`: the `If-None-Match` /
+  /// `If-Modified-Since` headers of a copy kept from a run before (a 304 then answers it).
+  mutating func fetch(_ url: URL, validators: [(String, String)] = []) async throws -> FetchedPage {
     let shown = RedactedURL.text(url)
     var attempt = 1
     while true {
       let failure: PullError
       var serverWait: Duration?
       do {
-        return try await fetchOnce(url, shown: shown)
+        return try await fetchOnce(url, shown: shown, validators: validators)
       } catch let error as RetryablePage {
         failure = error.failure
         serverWait = error.retryAfter
@@ -69,11 +73,12 @@ struct PageFetcher {
     }
   }
 
-  private func fetchOnce(_ url: URL, shown: String) async throws -> FetchedPage {
+  private func fetchOnce(_ url: URL, shown: String, validators: [(String, String)]) async throws -> FetchedPage {
     var request = HTTPClientRequest(url: url.absoluteString)
     request.headers.add(name: "Accept", value: "application/json")
     request.headers.add(name: "User-Agent", value: "jsonledger-pull")
     for header in headers { request.headers.replaceOrAdd(name: header.name, value: header.value) }
+    for (name, value) in validators { request.headers.replaceOrAdd(name: name, value: value) }
     let remaining = deadline - ContinuousClock.now
     guard remaining > .zero else { throw timedOut(shown) }
     // One try may take the rest of the run, but no more than `longestTry`: a connection that
@@ -92,6 +97,8 @@ struct PageFetcher {
         throw PullError(.pageTooLarge, "the page \(shown) is over \(maxPageBytes) bytes", url: shown)
       }
       return FetchedPage(url: response.url ?? url, headers: response.headers, body: Array(buffer: body))
+    case 304 where !validators.isEmpty:
+      return FetchedPage(url: response.url ?? url, headers: response.headers, body: [], notModified: true)
     case 429, 502, 503, 504:
       let failure = PullError(
         .httpStatus, "\(shown) answered \(status) \(response.status.reasonPhrase)", url: shown, status: status)

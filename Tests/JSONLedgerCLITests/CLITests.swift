@@ -252,6 +252,7 @@ struct CLITests {
     #expect(result.output.contains("10. Verify"), "\(result.output)")
     // A live API of the demo's own, pulled twice: nothing, then only the one real change.
     #expect(result.output.contains("read 4 pages: nothing changed, no batch written"), "\(result.output)")
+    #expect(result.output.contains("4 of 4 pages not modified (304): no batch written"), "\(result.output)")
     #expect(result.output.contains("read 4 pages: batch 3: 0 created, 1 updated, 0 deleted"), "\(result.output)")
     #expect(result.output.contains("Virgin Records Ltd"), "\(result.output)")
     #expect(result.output.contains("as of batch 1: \"Virgin\"; now: \"Virgin Records\""))

@@ -264,4 +264,33 @@ struct PullTests {
     let error = #expect(throws: PullError.self) { try PullPlan(json: Array(text.utf8), source: "pull.json") }
     #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
   }
+
+  /// A page that came with an ETag is asked for with `If-None-Match` the next run: a run of
+  /// 304s writes nothing, a prune still counts the unchanged pages' objects, and a changed page
+  /// is applied with only its changes.
+  @Test func pagesWithAnETagAreAskedWhetherTheyChanged() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set(
+        "/issues?page=1", json: Self.issues(1...2),
+        headers: ["ETag": #""p1-a""#, "Link": #"</issues?page=2>; rel="next""#])
+      api.set("/issues?page=2", json: Self.issues(3...4), headers: ["ETag": #""p2-a""#])
+      let plan = Self.plan(base + "/issues?page=1", prune: true)
+      let first = try await ledger.pull(plan)
+      #expect(first.pages == 2 && first.notModified == 0 && first.batch.created == 4)
+      let second = try await ledger.pull(plan)
+      #expect(second.pages == 2 && second.notModified == 2)
+      #expect(!second.batch.wroteRecord && second.batch.deleted == 0)
+      #expect(api.requests.suffix(2).allSatisfy { $0.headers["if-none-match"] != nil })
+      // Page 2 changes (one issue gone, one new): page 1 is a 304, its issues are kept.
+      api.set("/issues?page=2", json: Self.issues(4...5), headers: ["ETag": #""p2-b""#])
+      let third = try await ledger.pull(plan)
+      #expect(third.notModified == 1)
+      #expect(third.batch.created == 1 && third.batch.deleted == 1 && third.batch.updated == 0)
+      let count = try await ledger.read { view in try view.count("Issue") }
+      #expect(count == 4)
+    }
+  }
 }

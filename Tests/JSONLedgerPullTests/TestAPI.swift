@@ -58,6 +58,10 @@ final class TestAPI: Sendable {
       self.taken.withLock { $0.append(Request(path: path, headers: headers)) }
       let answer = self.next(for: path)
       if answer.wait > .zero { try await Task.sleep(for: answer.wait) }
+      // A conditional request for the ETag the answer has: 304, as a real API answers it.
+      if let etag = answer.headers["ETag"], headers["if-none-match"] == etag {
+        return Response(status: .notModified, headers: [HTTPField.Name("ETag")!: etag])
+      }
       var fields = HTTPFields()
       fields[.contentType] = "application/json"
       for (name, value) in answer.headers { fields[HTTPField.Name(name)!] = value }

@@ -87,6 +87,11 @@ struct Demo: AsyncParsableCommand {
       Output.line(
         "   read \(first.pages) pages: \(first.batch.wroteRecord ? "batch \(first.batch.batchID)" : "nothing changed, no batch written")"
       )
+      Output.line("   Again: the pages came with ETags, so the pull asks whether they changed (If-None-Match):")
+      let again = try await ledger.pull(plan, author: "demo")
+      Output.line(
+        "   \(again.notModified) of \(again.pages) pages not modified (304): \(again.batch.wroteRecord ? "batch \(again.batch.batchID)" : "no batch written")"
+      )
       api.update { albums in
         guard let index = albums.firstIndex(where: { $0["name"] == "Tin Drum" }),
           case .object(var album) = albums[index]

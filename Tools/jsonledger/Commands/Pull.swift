@@ -178,17 +178,21 @@ struct Pull: AsyncParsableCommand {
     let summary = try await ReplicaRoute.write(ledger, "a pull") { ledger in
       try ledger.applySynchronously(staged, message: message, author: author, source: source, idempotencyKey: key)
     }
+    // The next run asks whether these pages changed (If-None-Match, If-Modified-Since).
+    try pulled.keepPages(in: ledger)
     if json {
       var object = BatchSummary.jsonValue(of: [summary]).objectValue ?? [:]
       object["pages"] = .number(JSONNumber(pulled.pages))
       object["bytes"] = .number(JSONNumber(pulled.bytes))
       object["retries"] = .number(JSONNumber(pulled.retries))
+      object["notModified"] = .number(JSONNumber(pulled.notModified))
       object["sources"] = .array(pulled.sources.map(JSONValue.string))
       Output.json(.object(object))
       return
     }
     Output.line(
       "read \(pulled.pages) page\(pulled.pages == 1 ? "" : "s") (\(pulled.bytes) bytes"
+        + (pulled.notModified > 0 ? ", \(pulled.notModified) not modified" : "")
         + (pulled.retries > 0 ? ", \(pulled.retries) retried" : "") + ") from \(source)")
     if summary.wasAlreadyApplied {
       Output.line("already applied as batch \(summary.batchID)")

@@ -24,11 +24,13 @@ final class DemoAPI: Sendable {
       let page = max(1, request.uri.queryParameters.get("page").flatMap { Int($0) } ?? 1)
       let all = self.items.withLock { $0 }
       let slice = Array(all.dropFirst((page - 1) * 2).prefix(2))
-      var headers: HTTPFields = [.contentType: "application/json"]
+      let body = JSONWriter(options: []).bytes(from: .array(slice))
+      // An ETag of the page's bytes (stable within this process): a pull asks with it again.
+      let etag = "\"\(String(UInt(bitPattern: body.hashValue), radix: 16))\""
+      var headers: HTTPFields = [.contentType: "application/json", .eTag: etag]
       if page * 2 < all.count { headers[.init("Link")!] = "</\(path)?page=\(page + 1)>; rel=\"next\"" }
-      return Response(
-        status: .ok, headers: headers,
-        body: ResponseBody(byteBuffer: ByteBuffer(bytes: JSONWriter(options: []).bytes(from: .array(slice)))))
+      if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: headers) }
+      return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
     // Quiet: the demo narrates what it does.
     var logger = Logger(label: "jsonledger.demo")

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import JSONLedger
+import NIOHTTP1
+
+/// The pages of earlier runs that came with a validator (`ETag`, `Last-Modified`), kept as
+/// the store's local values (`Ledger.localValue(forKey:)`): each URL's validators, its `Link`
+/// header and its body. A run asks with the validators; a 304 stands for the kept page, which
+/// is staged again (it changes nothing, and a prune counts its objects as present) and read
+/// for the next page.
+struct PageCache {
+  struct Entry: Sendable {
+    var etag: String?
+    var lastModified: String?
+    var link: String?
+    var body: [UInt8]
+
+    /// The headers that ask whether the page changed since.
+    var validators: [(String, String)] {
+      (etag.map { [("If-None-Match", $0)] } ?? []) + (lastModified.map { [("If-Modified-Since", $0)] } ?? [])
+    }
+  }
+
+  /// The local value's key of a URL: a digest, as URLs can be longer than a key may be.
+  static func key(_ url: URL) -> String {
+    "pull.page." + SHA256.hash(data: Array(url.absoluteString.utf8)).map { String(format: "%02x", $0) }.joined()
+  }
+
+  /// The kept page of `url`, or nil (none kept, or one that does not read: asked for whole).
+  static func entry(for url: URL, in ledger: Ledger) throws -> Entry? {
+    guard let bytes = try ledger.localValue(forKey: key(url)),
+      let value = try? JSONParser.parse(bytes), let body = value["body"]?.stringValue
+    else { return nil }
+    let entry = Entry(
+      etag: value["etag"]?.stringValue, lastModified: value["lastModified"]?.stringValue,
+      link: value["link"]?.stringValue, body: Array(body.utf8))
+    return entry.validators.isEmpty ? nil : entry
+  }
+
+  /// The entry a page answered with a validator makes, or nil.
+  static func entry(for page: FetchedPage) -> Entry? {
+    let etag = page.headers.first(name: "ETag")
+    let lastModified = page.headers.first(name: "Last-Modified")
+    // A body that is not UTF-8 is not kept: it could not be JSON either.
+    guard etag != nil || lastModified != nil, String(validating: page.body, as: UTF8.self) != nil else { return nil }
+    return Entry(etag: etag, lastModified: lastModified, link: page.headers.first(name: "Link"), body: page.body)
+  }
+
+  /// Keeps `entry` as the page of `url`.
+  static func keep(_ entry: Entry, for url: URL, in ledger: Ledger) throws {
+    var object: JSONObject = ["body": .string(String(decoding: entry.body, as: UTF8.self))]
+    if let etag = entry.etag { object["etag"] = .string(etag) }
+    if let lastModified = entry.lastModified { object["lastModified"] = .string(lastModified) }
+    if let link = entry.link { object["link"] = .string(link) }
+    try ledger.setLocalValue(JSONWriter(options: []).bytes(from: .object(object)), forKey: key(url))
+  }
+}
