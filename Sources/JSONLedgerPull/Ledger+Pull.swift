@@ -26,13 +26,20 @@ public struct PulledBatch: Sendable {
   public var summary: String
   /// Pages the server said had not changed (304) since the copy an earlier run kept.
   public var notModified: Int
-  /// The pages that came with a validator, kept once the batch is applied (`keepPages(in:)`).
+  /// The pages that came with a validator, kept once the batch is applied (`keepState(in:)`).
   let pagesToKeep: [(URL, PageCache.Entry)]
+  /// The largest value of each incremental source's field, kept once the batch is applied.
+  let sinceToKeep: [(key: String, value: JSONValue)]
 
-  /// Keeps the pages that came with an `ETag` or `Last-Modified` as the store's local values,
-  /// so that the next run asks whether they changed: call once the batch is applied.
-  public func keepPages(in ledger: Ledger) throws {
+  /// Keeps what the next run asks with, as the store's local values: the pages that came with
+  /// an `ETag` or `Last-Modified` (asked whether they changed) and each incremental source's
+  /// largest value (sent as its `since`). Call once the batch is applied: a run that failed
+  /// keeps nothing, and its next run asks for all again.
+  public func keepState(in ledger: Ledger) throws {
     for (url, entry) in pagesToKeep { try PageCache.keep(entry, for: url, in: ledger) }
+    for (key, value) in sinceToKeep {
+      try ledger.setLocalValue(JSONWriter(options: []).bytes(from: value), forKey: key)
+    }
   }
 }
 
@@ -62,7 +69,7 @@ extension Ledger {
     let summary = try await apply(
       pulled.batch, message: message ?? pulled.summary, author: author, source: pulled.sources.joined(separator: ", "),
       idempotencyKey: idempotencyKey ?? pulled.idempotencyKey)
-    try pulled.keepPages(in: self)
+    try pulled.keepState(in: self)
     return PullSummary(
       batch: summary, pages: pulled.pages, notModified: pulled.notModified, bytes: pulled.bytes,
       retries: pulled.retries, sources: pulled.sources)
@@ -76,6 +83,12 @@ extension Ledger {
     guard plan.maxPages > 0 else { throw PullError(.invalidPlan, "maxPages must be above 0") }
     for source in plan.sources where model.entity(named: source.entity) == nil {
       throw LedgerError.unknownEntity(source.entity, known: model.entities.map(\.name))
+    }
+    for source in plan.sources where source.since != nil && source.prune {
+      throw PullError(
+        .invalidPlan,
+        "\(RedactedURL.text(source.url)) is read incrementally (since): its pages hold only what changed, so a prune would delete the rest"
+      )
     }
     let urls = try plan.sources.map { source throws(PullError) in try Self.httpURL(source.url) }
     let client =
@@ -100,9 +113,17 @@ extension Ledger {
     var digest = SHA256()
     var (pages, bytes, notModified) = (0, 0, 0)
     var pagesToKeep: [(URL, PageCache.Entry)] = []
+    var sinceToKeep: [(key: String, value: JSONValue)] = []
     for (source, first) in zip(plan.sources, urls) {
       let options = StagingOptions(prune: source.prune, itemsAt: source.itemsAt)
-      var pager = Pager(source: source, base: first)
+      // An incremental source asks for what changed since the largest value the last run saw.
+      let sinceKey = source.since.map { Self.sinceKey(source.url, $0) }
+      var largest = try sinceKey.flatMap { key in try localValue(forKey: key).flatMap { try? JSONParser.parse($0) } }
+      var base = first
+      if let since = source.since, let largest, let text = Self.queryText(largest) {
+        base = Self.url(first, setting: since.parameter, to: text)
+      }
+      var pager = Pager(source: source, base: base)
       var next: URL? = pager.first()
       var seen: Set<String> = []
       while let url = next {
@@ -133,10 +154,20 @@ extension Ledger {
         digest.update(data: page.body)
         pages += 1
         bytes += page.notModified ? 0 : page.body.count
-        // Staging parsed the page already; it is parsed again only when the next page is in it.
-        let body = pager.readsBody ? try JSONParser.parse(page.body) : nil
+        // Staging parsed the page already; it is parsed again only when the next page or the
+        // since value is in it.
+        let body: JSONValue? = pager.readsBody || source.since != nil ? try JSONParser.parse(page.body) : nil
+        if let since = source.since, let body {
+          for item in NextPage.items(in: body, at: source.itemsAt) ?? [] {
+            guard let value = NextPage.value(in: item, at: since.field), Self.isLarger(value, than: largest) else {
+              continue
+            }
+            largest = value
+          }
+        }
         next = try pager.next(after: page, body: body, shown: pageShown)
       }
+      if let sinceKey, let largest { sinceToKeep.append((sinceKey, largest)) }
     }
     let hash = digest.finalize().prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     let sources = urls.map(RedactedURL.text)
@@ -145,7 +176,42 @@ extension Ledger {
       idempotencyKey: "pull@\(start)#\(hash)",
       summary:
         "pull: \(pages) page\(pages == 1 ? "" : "s") (\(bytes) bytes\(notModified > 0 ? ", \(notModified) not modified" : "")) from \(sources.joined(separator: ", "))",
-      notModified: notModified, pagesToKeep: pagesToKeep)
+      notModified: notModified, pagesToKeep: pagesToKeep, sinceToKeep: sinceToKeep)
+  }
+
+  /// The local value's key of an incremental source's largest value.
+  static func sinceKey(_ url: String, _ since: PullSource.Since) -> String {
+    let name = [url, since.field, since.parameter].joined(separator: "\n")
+    return "pull.since." + SHA256.hash(data: Array(name.utf8)).map { String(format: "%02x", $0) }.joined()
+  }
+
+  /// Whether `value` sorts after `current`: numbers as numbers, strings as text; a value of
+  /// another kind than the current one, or not a number or a string, never does.
+  static func isLarger(_ value: JSONValue, than current: JSONValue?) -> Bool {
+    switch (value, current) {
+    case (.string, nil), (.number, nil): return true
+    case (.string(let text), .string(let old)?): return text > old
+    case (.number(let number), .number(let old)?):
+      return (Double(number.literal) ?? -.infinity) > (Double(old.literal) ?? -.infinity)
+    default: return false
+    }
+  }
+
+  /// A since value as a query parameter's text.
+  static func queryText(_ value: JSONValue) -> String? {
+    switch value {
+    case .string(let text): text
+    case .number(let number): number.literal
+    default: nil
+    }
+  }
+
+  /// `url` with the query parameter `name` set to `value` (replacing one of that name).
+  static func url(_ url: URL, setting name: String, to value: String) -> URL {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+    components.queryItems =
+      (components.queryItems ?? []).filter { $0.name != name } + [URLQueryItem(name: name, value: value)]
+    return components.url ?? url
   }
 
   /// `text` as an http or https URL with a host, or an error naming it (redacted).

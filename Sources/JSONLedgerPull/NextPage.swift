@@ -49,6 +49,11 @@ enum NextPage {
     return links
   }
 
+  /// The items of a page: the array at `itemsAt`, or the page itself when it is an array.
+  static func items(in page: JSONValue, at itemsAt: String?) -> [JSONValue]? {
+    (itemsAt.map { value(in: page, at: $0) } ?? page)?.arrayValue
+  }
+
   /// The value at a dotted path (`meta.next_cursor`), or nil.
   static func value(in page: JSONValue, at path: String) -> JSONValue? {
     var value: JSONValue? = page
@@ -151,8 +156,7 @@ struct Pager {
 
   /// How many items `body` holds: the array at `itemsAt`, or the page itself.
   private func items(of body: JSONValue?, shown: String) throws(PullError) -> Int {
-    let items = source.itemsAt.map { path in body.flatMap { NextPage.value(in: $0, at: path) } } ?? body
-    guard case .array(let list) = items else {
+    guard let list = body.flatMap({ NextPage.items(in: $0, at: source.itemsAt) }) else {
       throw PullError(
         .invalidPlan,
         "the page \(shown) has no array of items\(source.itemsAt.map { " at \($0)" } ?? ""): page numbers and offsets count them",

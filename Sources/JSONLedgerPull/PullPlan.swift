@@ -22,10 +22,26 @@ public struct PullSource: Sendable, Equatable {
   /// Where the page says how many items there are in all (`count`, `meta.total`): page numbers
   /// and offsets stop once that many were read.
   public var totalAt: String?
+  /// An incremental source: the largest value of an item field a run saw is sent to the next
+  /// run in a query parameter (`?since=2026-12-05T10:00:00Z`), which then reads only what
+  /// changed. Such a run merges: it never prunes.
+  public var since: Since?
+
+  /// The item field whose largest value a run keeps, and the query parameter that sends it.
+  public struct Since: Sendable, Equatable {
+    /// A dotted path inside each item (`updated_at`, `meta.modified`); strings compare as text
+    /// (ISO 8601 times in one form sort so), numbers as numbers.
+    public var field: String
+    public var parameter: String
+    public init(field: String, parameter: String) {
+      self.field = field
+      self.parameter = parameter
+    }
+  }
 
   public init(
     url: String, entity: String, itemsAt: String? = nil, nextAt: String? = nil, prune: Bool = false,
-    paging: PullPaging = .next, totalAt: String? = nil
+    paging: PullPaging = .next, totalAt: String? = nil, since: Since? = nil
   ) {
     self.url = url
     self.entity = entity
@@ -34,6 +50,7 @@ public struct PullSource: Sendable, Equatable {
     self.prune = prune
     self.paging = paging
     self.totalAt = totalAt
+    self.since = since
   }
 }
 
@@ -188,7 +205,8 @@ private struct PlanReader {
         object,
         [
           "url", "entity", "itemsAt", "nextAt", "prune", "pageParam", "firstPage", "perPageParam", "perPage",
-          "offsetParam", "limitParam", "limit", "cursorAt", "cursorHeader", "cursorParam", "totalAt",
+          "offsetParam", "limitParam", "limit", "cursorAt", "cursorHeader", "cursorParam", "totalAt", "sinceField",
+          "sinceParam",
         ], at: here)
       guard let url = object["url"]?.stringValue else { throw fail(here, "needs url, a string") }
       guard let entity = object["entity"]?.stringValue else { throw fail(here, "needs entity, a string") }
@@ -196,7 +214,7 @@ private struct PlanReader {
       var texts: [String: String] = [:]
       for key in [
         "itemsAt", "nextAt", "pageParam", "perPageParam", "offsetParam", "limitParam", "cursorAt", "cursorHeader",
-        "cursorParam", "totalAt",
+        "cursorParam", "totalAt", "sinceField", "sinceParam",
       ] {
         guard let member = object[key], member != .null else { continue }
         guard let text = member.stringValue, !text.isEmpty else { throw fail("\(here).\(key)", "must be a string") }
@@ -213,6 +231,11 @@ private struct PlanReader {
       source.itemsAt = texts["itemsAt"]
       source.nextAt = texts["nextAt"]
       source.totalAt = texts["totalAt"]
+      switch (texts["sinceField"], texts["sinceParam"]) {
+      case (nil, nil): break
+      case (let field?, let parameter?): source.since = PullSource.Since(field: field, parameter: parameter)
+      default: throw fail(here, "sinceField and sinceParam go together")
+      }
       do {
         source.paging = try PullPaging(
           pageParameter: texts["pageParam"], firstPage: numbers["firstPage"], perPageParameter: texts["perPageParam"],

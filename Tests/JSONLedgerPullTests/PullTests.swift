@@ -293,4 +293,38 @@ struct PullTests {
       #expect(count == 4)
     }
   }
+
+  /// An incremental source sends the largest `updated_at` it saw to the next run, which reads
+  /// only what changed since and keeps what it does not hold; with a prune it is refused.
+  @Test func anIncrementalRunAsksForWhatChangedSinceTheLast() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      func issue(_ number: Int, _ title: String, _ time: String) -> String {
+        #"{"number": \#(number), "title": "\#(title)", "state": "open", "updated_at": "\#(time)"}"#
+      }
+      api.set(
+        "/issues",
+        json: "["
+          + [issue(1, "a", "2026-12-01T10:00:00Z"), issue(2, "b", "2026-12-03T09:00:00Z")].joined(separator: ",") + "]")
+      api.set("/issues?since=2026-12-03T09:00:00Z", json: "[" + issue(2, "b2", "2026-12-04T08:00:00Z") + "]")
+      var plan = Self.plan(base + "/issues")
+      plan.sources[0].since = PullSource.Since(field: "updated_at", parameter: "since")
+      #expect(try await ledger.pull(plan).batch.created == 2)
+      let second = try await ledger.pull(plan)
+      #expect(second.batch.updated == 1 && second.batch.deleted == 0)
+      #expect(api.requests.last?.path == "/issues?since=2026-12-03T09:00:00Z")
+      let count = try await ledger.read { view in try view.count("Issue") }
+      #expect(count == 2)
+      // The third run asks from the second's largest value.
+      api.set("/issues?since=2026-12-04T08:00:00Z", json: "[]")
+      _ = try await ledger.pull(plan)
+      #expect(api.requests.last?.path == "/issues?since=2026-12-04T08:00:00Z")
+
+      plan.sources[0].prune = true
+      let refused = await #expect(throws: PullError.self) { try await ledger.pull(plan) }
+      #expect(refused?.message.contains("a prune would delete the rest") == true)
+    }
+  }
 }

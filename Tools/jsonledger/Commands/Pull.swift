@@ -64,6 +64,14 @@ struct Pull: AsyncParsableCommand {
 
   @Option(
     help: ArgumentHelp(
+      "Read incrementally: the item field whose largest value the next run sends (updated_at).", valueName: "path"))
+  var sinceField: String?
+
+  @Option(help: ArgumentHelp("The query parameter that sends it (since).", valueName: "name"))
+  var sinceParam: String?
+
+  @Option(
+    help: ArgumentHelp(
       "Where a page gives the total of items (count): numbers and offsets stop there.", valueName: "path"))
   var totalAt: String?
 
@@ -104,13 +112,19 @@ struct Pull: AsyncParsableCommand {
     if plan == nil, url == nil { throw ValidationError("give the first page's URL, or --plan FILE") }
     let paging: [Any?] = [
       pageParam, firstPage, perPageParam, perPage, offsetParam, limitParam, limit, cursorParam, cursorAt, cursorHeader,
-      totalAt,
+      totalAt, sinceField, sinceParam,
     ]
     if plan != nil,
       url != nil || entity != nil || itemsAt != nil || nextAt != nil || prune || paging.contains(where: { $0 != nil })
     {
       throw ValidationError(
         "--plan names its sources: no URL, --entity, --items-at, --next-at, --prune or paging beside it")
+    }
+    if (sinceField == nil) != (sinceParam == nil) {
+      throw ValidationError("--since-field and --since-param go together")
+    }
+    if sinceField != nil, prune {
+      throw ValidationError("--since-field reads only what changed since the last run: a --prune would delete the rest")
     }
     if url != nil, entity == nil { throw ValidationError("--entity names the entity of the pages' items") }
     if maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
@@ -132,7 +146,8 @@ struct Pull: AsyncParsableCommand {
         cursorHeader: cursorHeader, cursorParameter: cursorParam)
       pullPlan = PullPlan(sources: [
         PullSource(
-          url: url, entity: entity, itemsAt: itemsAt, nextAt: nextAt, prune: prune, paging: paging, totalAt: totalAt)
+          url: url, entity: entity, itemsAt: itemsAt, nextAt: nextAt, prune: prune, paging: paging, totalAt: totalAt,
+          since: sinceField.flatMap { field in sinceParam.map { PullSource.Since(field: field, parameter: $0) } })
       ])
     } else {
       throw ValidationError("give the first page's URL, or --plan FILE")
@@ -179,7 +194,7 @@ struct Pull: AsyncParsableCommand {
       try ledger.applySynchronously(staged, message: message, author: author, source: source, idempotencyKey: key)
     }
     // The next run asks whether these pages changed (If-None-Match, If-Modified-Since).
-    try pulled.keepPages(in: ledger)
+    try pulled.keepState(in: ledger)
     if json {
       var object = BatchSummary.jsonValue(of: [summary]).objectValue ?? [:]
       object["pages"] = .number(JSONNumber(pulled.pages))
