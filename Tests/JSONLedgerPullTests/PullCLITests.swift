@@ -91,4 +91,36 @@ struct PullCLITests {
     let log = try CommandRunner.run(["log", store])
     #expect(!log.output.contains("batch 1"), "\(log.output)")
   }
+
+  /// `--every` pulls again after each run, a run that fails is said and the next tried, and an
+  /// interrupt ends it with exit 0 once the run under way is whole.
+  @Test func aScheduledPullRunsAgainUntilInterrupted() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["init", store, "--model", try directory.write("model.json", PullTests.model)])
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set(
+        "/issues", TestAPI.Answer(body: PullTests.issues(1...2)),
+        TestAPI.Answer(status: .badRequest, body: "{}"), TestAPI.Answer(body: PullTests.issues(1...3)))
+      let process = Process()
+      process.executableURL = CommandRunner.executable
+      process.arguments = ["pull", store, base + "/issues", "--entity", "Issue", "--every", "1s", "--attempts", "1"]
+      let (output, errors) = (Pipe(), Pipe())
+      process.standardOutput = output
+      process.standardError = errors
+      try process.run()
+      let deadline = Date().addingTimeInterval(120)
+      while api.requests.count < 4, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+      kill(process.processIdentifier, SIGINT)
+      let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      process.waitUntilExit()
+      #expect(process.terminationStatus == 0, "\(said)")
+      #expect(printed.contains("batch 1: 2 created"), "\(printed)")
+      #expect(said.contains("this run failed, nothing written"), "\(said)")
+      #expect(said.contains("400"), "\(said)")
+      #expect(printed.contains("batch 2: 1 created"), "\(printed)")
+    }
+  }
 }

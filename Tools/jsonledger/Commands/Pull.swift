@@ -105,6 +105,11 @@ struct Pull: AsyncParsableCommand {
   @Option(help: "A key that makes re-applying the same batch a no-op (default: the head and the pages' digest).")
   var idempotencyKey: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Pull again this long after each run ends (30s, 10m, 1h), until SIGINT or SIGTERM.", valueName: "interval"))
+  var every: Interval?
+
   @Flag(help: "Print machine-readable JSON.")
   var json = false
 
@@ -186,6 +191,28 @@ struct Pull: AsyncParsableCommand {
   func run() async throws {
     let plan = try pullPlan()
     let ledger = try storeOptions.open(durability: writeOptions.durability)
+    guard let every else {
+      try await pullOnce(plan, into: ledger)
+      return
+    }
+    // On a schedule: SIGINT or SIGTERM lets the run under way finish whole, then exits 0.
+    let stop = StopSignals()
+    defer { stop.restore() }
+    while !stop.isRequested {
+      do {
+        try await pullOnce(plan, into: ledger)
+      } catch let error as PullError {
+        Output.error("this run failed, nothing written: \(error.message)")
+      } catch let error as LedgerError where error.code != .readOnly && error.code != .closed {
+        Output.error("this run failed, nothing written: \(error.message)")
+      }
+      let next = ContinuousClock.now + every.duration
+      while !stop.isRequested, ContinuousClock.now < next { try await Task.sleep(for: .milliseconds(100)) }
+    }
+  }
+
+  /// One run: every page, one batch, and what the next run asks with kept.
+  private func pullOnce(_ plan: PullPlan, into ledger: Ledger) async throws {
     let pulled = try await ledger.fetch(plan)
     let staged = pulled.batch
     let (message, author, key) = (message ?? pulled.summary, author, idempotencyKey ?? pulled.idempotencyKey)
@@ -221,5 +248,22 @@ struct Pull: AsyncParsableCommand {
       }
     }
     Import.reportKept(summary.placeholdersKept)
+  }
+}
+
+/// `--every`: seconds, minutes or hours (`30s`, `10m`, `1h`; a number alone is seconds).
+struct Interval: ExpressibleByArgument {
+  let duration: Duration
+
+  init?(argument: String) {
+    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600]
+    var digits = Substring(argument)
+    var unit: Int64 = 1
+    if let last = argument.last, let seconds = units[last] {
+      unit = seconds
+      digits = digits.dropLast()
+    }
+    guard let count = Int64(digits), count > 0, count <= 366 * 86400 / unit else { return nil }
+    duration = .seconds(count * unit)
   }
 }
