@@ -123,4 +123,27 @@ struct PullCLITests {
       #expect(printed.contains("batch 2: 1 created"), "\(printed)")
     }
   }
+
+  /// `serve --pull` pulls a plan's sources beside the API on a schedule; its batches are in
+  /// the log the API serves.
+  @Test func aServerPullsBesideItsAPI() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["init", store, "--model", try directory.write("model.json", PullTests.model)])
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set("/issues", TestAPI.Answer(body: PullTests.issues(1...2)), TestAPI.Answer(body: PullTests.issues(1...3)))
+      let plan = try directory.write("pull.json", #"{"sources": [{"url": "\#(base)/issues", "entity": "Issue"}]}"#)
+      let server = try ServerProcess(store: store, arguments: ["--pull", plan, "--pull-every", "1s"])
+      defer { server.stop() }
+      var log = ""
+      let deadline = Date().addingTimeInterval(120)
+      while !log.contains(#""batch":2"#), Date() < deadline {
+        try await Task.sleep(for: .milliseconds(200))
+        log = try await server.get("/v1/log").1
+      }
+      #expect(log.contains(#""batch":2"#), "\(log)")
+      #expect(log.contains("pull: 1 page"), "\(log)")
+    }
+  }
 }

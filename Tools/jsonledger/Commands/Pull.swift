@@ -199,20 +199,26 @@ struct Pull: AsyncParsableCommand {
     let stop = StopSignals()
     defer { stop.restore() }
     while !stop.isRequested {
-      do {
-        try await pullOnce(plan, into: ledger)
-      } catch let error as PullError {
-        Output.error("this run failed, nothing written: \(error.message)")
-      } catch let error as LedgerError where error.code != .readOnly && error.code != .closed {
-        Output.error("this run failed, nothing written: \(error.message)")
-      }
+      try await pullReportingFailure(plan, into: ledger)
       let next = ContinuousClock.now + every.duration
       while !stop.isRequested, ContinuousClock.now < next { try await Task.sleep(for: .milliseconds(100)) }
     }
   }
 
+  /// One run of a schedule: a run that fails is said (nothing was written) and the schedule
+  /// goes on; a store that takes no more writes ends it.
+  func pullReportingFailure(_ plan: PullPlan, into ledger: Ledger) async throws {
+    do {
+      try await pullOnce(plan, into: ledger)
+    } catch let error as PullError {
+      Output.error("this run failed, nothing written: \(error.message)")
+    } catch let error as LedgerError where error.code != .readOnly && error.code != .closed {
+      Output.error("this run failed, nothing written: \(error.message)")
+    }
+  }
+
   /// One run: every page, one batch, and what the next run asks with kept.
-  private func pullOnce(_ plan: PullPlan, into ledger: Ledger) async throws {
+  func pullOnce(_ plan: PullPlan, into ledger: Ledger) async throws {
     let pulled = try await ledger.fetch(plan)
     let staged = pulled.batch
     let (message, author, key) = (message ?? pulled.summary, author, idempotencyKey ?? pulled.idempotencyKey)

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import JSONLedger
 import JSONLedgerPostgres
+import JSONLedgerPull
 import JSONLedgerServer
 import Logging
 import Metrics
@@ -37,6 +38,18 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "Seconds a request body may take to arrive whole (408 after it).")
   var bodyTimeout = 60
 
+  @Option(
+    help: ArgumentHelp("A pull file: pull its sources beside the API (see jsonledger pull --plan).", valueName: "file"))
+  var pull: String?
+
+  @Option(help: ArgumentHelp("With --pull: how long after each run ends to pull again (10m).", valueName: "interval"))
+  var pullEvery: Interval?
+
+  @Option(
+    help: ArgumentHelp(
+      "With --pull: a header whose value is an environment variable's, NAME=VARIABLE.", valueName: "pair"))
+  var pullHeaderEnv: [String] = []
+
   func validate() throws {
     guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
     guard (1...3600).contains(bodyTimeout) else {
@@ -50,6 +63,10 @@ struct Serve: AsyncParsableCommand {
     }
     // Read here to be refused with this command's usage; `run` reads it again to use it.
     if let tokenFile { _ = try Self.readToken(tokenFile) }
+    if pull == nil, pullEvery != nil || !pullHeaderEnv.isEmpty {
+      throw ValidationError("--pull-every and --pull-header-env go with --pull FILE")
+    }
+    if pull != nil, readOnly { throw ValidationError("a --read-only server takes no writes: it cannot --pull") }
   }
 
   func run() async throws {
@@ -73,6 +90,7 @@ struct Serve: AsyncParsableCommand {
     LedgerRoutes(ledger: ledger, options: options, metrics: registry, writes: writes).addRoutes(to: router)
     let store = storeOptions.store
     let host = host
+    let serving = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     let app = Application(
       router: router,
       // A request the HTTP parser refuses is answered as JSON, as the API's other errors are.
@@ -82,9 +100,27 @@ struct Serve: AsyncParsableCommand {
       onServerRunning: { channel in
         let bound = channel.localAddress?.port ?? 0
         Output.line("serving \(store) at http://\(host.contains(":") ? "[\(host)]" : host):\(bound)/")
+        serving.continuation.yield()
       },
       logger: Logger(label: "jsonledger.serve")
     )
+    // Pulls on a schedule beside the API, once the server is up; `/v1/changes` publishes
+    // their batches as any other writer's.
+    let pulling = try pull.map { file in
+      var command = try Pull.parse(
+        [storeOptions.store, "--plan", file] + pullHeaderEnv.flatMap { ["--header-env", $0] })
+      let plan = try command.pullPlan()
+      command.every = pullEvery
+      let (every, pullCommand) = (pullEvery?.duration ?? .seconds(600), command)
+      return Task {
+        for await _ in serving.stream { break }
+        while !Task.isCancelled {
+          try await pullCommand.pullReportingFailure(plan, into: ledger)
+          try await Task.sleep(for: every)
+        }
+      }
+    }
+    defer { pulling?.cancel() }
     try await app.runService()
   }
 
