@@ -43,6 +43,18 @@ public struct PulledBatch: Sendable {
   }
 }
 
+/// How far a run is: what a progress line shows.
+public struct PullProgress: Sendable {
+  /// Pages read so far, over all sources.
+  public var pages: Int
+  /// Bytes of the pages' bodies.
+  public var bytes: Int
+  /// Pages not modified (304) among them.
+  public var notModified: Int
+  /// Tries after one failed.
+  public var retries: Int
+}
+
 /// A pull's outcome: the batch applied (or found to change nothing) and what the run read.
 public struct PullSummary: Sendable {
   public var batch: BatchSummary
@@ -78,7 +90,11 @@ extension Ledger {
   /// Reads every page of every source of `plan` into one staged batch, applying nothing: what
   /// `pull` applies. Pages are staged as they arrive; a page that is not JSON is an error
   /// naming its URL (redacted), line and column.
-  public func fetch(_ plan: PullPlan, client given: HTTPClient? = nil) async throws -> PulledBatch {
+  ///
+  /// `progress` is called after each page.
+  public func fetch(
+    _ plan: PullPlan, client given: HTTPClient? = nil, progress: (@Sendable (PullProgress) -> Void)? = nil
+  ) async throws -> PulledBatch {
     guard !plan.sources.isEmpty else { throw PullError(.invalidPlan, "a pull needs at least one source") }
     guard plan.maxPages > 0 else { throw PullError(.invalidPlan, "maxPages must be above 0") }
     for source in plan.sources where model.entity(named: source.entity) == nil {
@@ -97,7 +113,7 @@ extension Ledger {
         eventLoopGroupProvider: .singleton,
         configuration: HTTPClient.Configuration(redirectConfiguration: .follow(max: 5, allowCycles: false)))
     do {
-      let pulled = try await fetch(plan, urls: urls, client: client)
+      let pulled = try await fetch(plan, urls: urls, client: client, progress: progress)
       if given == nil { try await client.shutdown() }
       return pulled
     } catch {
@@ -106,7 +122,9 @@ extension Ledger {
     }
   }
 
-  private func fetch(_ plan: PullPlan, urls: [URL], client: HTTPClient) async throws -> PulledBatch {
+  private func fetch(
+    _ plan: PullPlan, urls: [URL], client: HTTPClient, progress: (@Sendable (PullProgress) -> Void)?
+  ) async throws -> PulledBatch {
     let start = try head
     var fetcher = PageFetcher(client: client, plan: plan, deadline: .now + plan.timeout)
     var batch = makeBatch()
@@ -154,6 +172,7 @@ extension Ledger {
         digest.update(data: page.body)
         pages += 1
         bytes += page.notModified ? 0 : page.body.count
+        progress?(PullProgress(pages: pages, bytes: bytes, notModified: notModified, retries: fetcher.retries))
         // Staging parsed the page already; it is parsed again only when the next page or the
         // since value is in it.
         let body: JSONValue? = pager.readsBody || source.since != nil ? try JSONParser.parse(page.body) : nil

@@ -219,7 +219,16 @@ struct Pull: AsyncParsableCommand {
 
   /// One run: every page, one batch, and what the next run asks with kept.
   func pullOnce(_ plan: PullPlan, into ledger: Ledger) async throws {
-    let pulled = try await ledger.fetch(plan)
+    // Pages, bytes and retries as they come, on a terminal.
+    let line = ProgressLine(shown: !json)
+    let pulled: PulledBatch
+    do {
+      pulled = try await ledger.fetch(plan) { line.show($0) }
+    } catch {
+      line.finish()
+      throw error
+    }
+    line.finish()
     let staged = pulled.batch
     let (message, author, key) = (message ?? pulled.summary, author, idempotencyKey ?? pulled.idempotencyKey)
     let source = pulled.sources.joined(separator: ", ")

@@ -1,5 +1,6 @@
 import Foundation
 import JSONLedger
+import JSONLedgerPull
 
 /// A progress line on standard error, redrawn in place: objects read, bytes, rate and the time
 /// left. Shown only when standard error is a terminal (never when piped or with `--json`).
@@ -39,6 +40,16 @@ struct ProgressLine {
     if writesAtEnd, progress.totalBytes > 0, progress.totalBytes - progress.bytesRead < 16 {
       line += "; writing the batch"
     }
+    write("\r\u{1B}[K" + line)
+  }
+
+  /// Redraws the line for a pull's `progress`.
+  func show(_ progress: PullProgress) {
+    guard isShown else { return }
+    var line =
+      "read \(progress.pages) page\(progress.pages == 1 ? "" : "s"), \(Self.format(Double(progress.bytes) / 1_000_000)) MB"
+    if progress.notModified > 0 { line += ", \(progress.notModified) not modified" }
+    if progress.retries > 0 { line += ", \(progress.retries) retried" }
     write("\r\u{1B}[K" + line)
   }
 
