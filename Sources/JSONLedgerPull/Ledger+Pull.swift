@@ -126,72 +126,97 @@ extension Ledger {
     _ plan: PullPlan, urls: [URL], client: HTTPClient, progress: (@Sendable (PullProgress) -> Void)?
   ) async throws -> PulledBatch {
     let start = try head
-    var fetcher = PageFetcher(client: client, plan: plan, deadline: .now + plan.timeout)
+    let fetcher = PageFetcher(client: client, plan: plan, deadline: .now + plan.timeout)
     var batch = makeBatch()
     var digest = SHA256()
-    var (pages, bytes, notModified) = (0, 0, 0)
+    var (pages, bytes, notModified, retries) = (0, 0, 0, 0)
     var pagesToKeep: [(URL, PageCache.Entry)] = []
     var sinceToKeep: [(key: String, value: JSONValue)] = []
+    // Each source's pager, its first URL asking for what changed since the largest value the
+    // last run saw when the source is incremental.
+    var pagers: [Pager] = []
+    var largestValues: [JSONValue?] = []
     for (source, first) in zip(plan.sources, urls) {
-      let options = StagingOptions(prune: source.prune, itemsAt: source.itemsAt)
-      // An incremental source asks for what changed since the largest value the last run saw.
-      let sinceKey = source.since.map { Self.sinceKey(source.url, $0) }
-      var largest = try sinceKey.flatMap { key in try localValue(forKey: key).flatMap { try? JSONParser.parse($0) } }
+      let largest = try source.since.flatMap { since in
+        try localValue(forKey: Self.sinceKey(source.url, since)).flatMap { try? JSONParser.parse($0) }
+      }
       var base = first
       if let since = source.since, let largest, let text = Self.queryText(largest) {
         base = Self.url(first, setting: since.parameter, to: text)
       }
-      var pager = Pager(source: source, base: base)
-      var next: URL? = pager.first()
-      var seen: Set<String> = []
-      while let url = next {
-        try Task.checkCancellation()
-        let shown = RedactedURL.text(url)
-        guard seen.insert(url.absoluteString).inserted else {
-          throw PullError(
-            .pageLoop, "the pages of \(RedactedURL.text(first)) lead back to \(shown), a page read already", url: shown)
-        }
-        guard pager.pagesRead < plan.maxPages else {
-          throw PullError(
-            .tooManyPages, "the pages of \(RedactedURL.text(first)) go on past \(plan.maxPages) (the plan's maxPages)",
-            url: shown)
-        }
-        // A page kept from a run before is asked for with its validators; a 304 stands for it.
-        let kept = try PageCache.entry(for: url, in: self)
-        var page = try await fetcher.fetch(url, validators: kept?.validators ?? [])
-        if page.notModified, let kept {
-          notModified += 1
-          let headers = HTTPHeaders(kept.link.map { [("Link", $0)] } ?? [])
-          page = FetchedPage(url: page.url, headers: headers, body: kept.body, notModified: true)
-        } else if let entry = PageCache.entry(for: page) {
-          pagesToKeep.append((url, entry))
-        }
-        let pageShown = RedactedURL.text(page.url)
-        try batch.stage(json: page.body, as: source.entity, options: options, source: pageShown)
-        digest.update(data: Array(page.url.absoluteString.utf8) + [0])
-        digest.update(data: page.body)
-        pages += 1
-        bytes += page.notModified ? 0 : page.body.count
-        progress?(PullProgress(pages: pages, bytes: bytes, notModified: notModified, retries: fetcher.retries))
-        // Staging parsed the page already; it is parsed again only when the next page or the
-        // since value is in it.
-        let body: JSONValue? = pager.readsBody || source.since != nil ? try JSONParser.parse(page.body) : nil
-        if let since = source.since, let body {
-          for item in NextPage.items(in: body, at: source.itemsAt) ?? [] {
-            guard let value = NextPage.value(in: item, at: since.field), Self.isLarger(value, than: largest) else {
-              continue
+      pagers.append(Pager(source: source, base: base))
+      largestValues.append(largest)
+    }
+    // The next page is asked for while this one is staged: the network and the mapping overlap.
+    var upcoming: PageRequest?
+    do {
+      for (index, source) in plan.sources.enumerated() {
+        let options = StagingOptions(prune: source.prune, itemsAt: source.itemsAt)
+        let first = urls[index]
+        var next: URL? = pagers[index].first()
+        var seen: Set<String> = []
+        while let url = next {
+          try Task.checkCancellation()
+          let shown = RedactedURL.text(url)
+          guard seen.insert(url.absoluteString).inserted else {
+            throw PullError(
+              .pageLoop, "the pages of \(RedactedURL.text(first)) lead back to \(shown), a page read already",
+              url: shown)
+          }
+          guard pagers[index].pagesRead < plan.maxPages else {
+            throw PullError(
+              .tooManyPages,
+              "the pages of \(RedactedURL.text(first)) go on past \(plan.maxPages) (the plan's maxPages)",
+              url: shown)
+          }
+          let request = try upcoming.flatMap { $0.url == url ? $0 : nil } ?? PageRequest(url, fetcher, self)
+          upcoming = nil
+          var page = try await request.task.value
+          retries += page.retries
+          // A page kept from a run before was asked for with its validators; a 304 stands for it.
+          if page.notModified, let kept = request.kept {
+            notModified += 1
+            let headers = HTTPHeaders(kept.link.map { [("Link", $0)] } ?? [])
+            page = FetchedPage(url: page.url, headers: headers, body: kept.body, notModified: true)
+          } else if let entry = PageCache.entry(for: page) {
+            pagesToKeep.append((url, entry))
+          }
+          let pageShown = RedactedURL.text(page.url)
+          // The page is parsed here only when the next page or the since value is in it;
+          // staging reads its text on its own.
+          let body: JSONValue? =
+            pagers[index].readsBody || source.since != nil ? try JSONParser.parse(page.body) : nil
+          next = try pagers[index].next(after: page, body: body, shown: pageShown)
+          if let following = next ?? (index + 1 < pagers.count ? pagers[index + 1].first() : nil) {
+            upcoming = try PageRequest(following, fetcher, self)
+          }
+          try batch.stage(json: page.body, as: source.entity, options: options, source: pageShown)
+          digest.update(data: Array(page.url.absoluteString.utf8) + [0])
+          digest.update(data: page.body)
+          pages += 1
+          bytes += page.notModified ? 0 : page.body.count
+          progress?(PullProgress(pages: pages, bytes: bytes, notModified: notModified, retries: retries))
+          if let since = source.since, let body {
+            for item in NextPage.items(in: body, at: source.itemsAt) ?? [] {
+              guard let value = NextPage.value(in: item, at: since.field),
+                Self.isLarger(value, than: largestValues[index])
+              else { continue }
+              largestValues[index] = value
             }
-            largest = value
           }
         }
-        next = try pager.next(after: page, body: body, shown: pageShown)
+        if let since = source.since, let largest = largestValues[index] {
+          sinceToKeep.append((Self.sinceKey(source.url, since), largest))
+        }
       }
-      if let sinceKey, let largest { sinceToKeep.append((sinceKey, largest)) }
+    } catch {
+      upcoming?.task.cancel()
+      throw error
     }
     let hash = digest.finalize().prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     let sources = urls.map(RedactedURL.text)
     return PulledBatch(
-      batch: batch, pages: pages, bytes: bytes, retries: fetcher.retries, sources: sources,
+      batch: batch, pages: pages, bytes: bytes, retries: retries, sources: sources,
       idempotencyKey: "pull@\(start)#\(hash)",
       summary:
         "pull: \(pages) page\(pages == 1 ? "" : "s") (\(bytes) bytes\(notModified > 0 ? ", \(notModified) not modified" : "")) from \(sources.joined(separator: ", "))",
@@ -247,5 +272,20 @@ extension Ledger {
 extension String {
   fileprivate func leftPadded(to width: Int) -> String {
     count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
+}
+
+/// A page asked for, its answer to come: the kept copy it was asked with, and the fetch.
+private struct PageRequest {
+  let url: URL
+  let kept: PageCache.Entry?
+  let task: Task<FetchedPage, any Error>
+
+  init(_ url: URL, _ fetcher: PageFetcher, _ ledger: Ledger) throws {
+    let kept = try PageCache.entry(for: url, in: ledger)
+    self.url = url
+    self.kept = kept
+    let validators = kept?.validators ?? []
+    task = Task { try await fetcher.fetch(url, validators: validators) }
   }
 }

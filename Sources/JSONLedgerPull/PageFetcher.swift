@@ -12,19 +12,19 @@ struct FetchedPage {
   /// Whether the server answered 304: the page is as the validators sent say (the caller's
   /// copy), and `body` is empty.
   var notModified = false
+  /// Tries of this page after one failed.
+  var retries = 0
 }
 
 /// Fetches pages with a plan's headers, retrying what passes (a lost connection, 429, 502,
 /// 503, 504) with growing waits or the server's `Retry-After`, within the run's deadline.
-struct PageFetcher {
+struct PageFetcher: Sendable {
   let client: HTTPClient
   let headers: [PullHeader]
   let policy: RetryPolicy
   let deadline: ContinuousClock.Instant
   /// The largest page taken, in bytes.
   let maxPageBytes: Int
-  /// Tries after a first one failed, over the whole run.
-  private(set) var retries = 0
 
   init(client: HTTPClient, plan: PullPlan, deadline: ContinuousClock.Instant, maxPageBytes: Int = 256 << 20) {
     self.client = client
@@ -36,14 +36,16 @@ struct PageFetcher {
 
   /// The page at `url`, or the error of its last try. `validators`: the `If-None-Match` /
   /// `If-Modified-Since` headers of a copy kept from a run before (a 304 then answers it).
-  mutating func fetch(_ url: URL, validators: [(String, String)] = []) async throws -> FetchedPage {
+  func fetch(_ url: URL, validators: [(String, String)] = []) async throws -> FetchedPage {
     let shown = RedactedURL.text(url)
     var attempt = 1
     while true {
       let failure: PullError
       var serverWait: Duration?
       do {
-        return try await fetchOnce(url, shown: shown, validators: validators)
+        var page = try await fetchOnce(url, shown: shown, validators: validators)
+        page.retries = attempt - 1
+        return page
       } catch let error as RetryablePage {
         failure = error.failure
         serverWait = error.retryAfter
@@ -69,7 +71,6 @@ struct PageFetcher {
       guard ContinuousClock.now + wait < deadline else { throw timedOut(shown) }
       try await Task.sleep(for: wait)
       attempt += 1
-      retries += 1
     }
   }
 
