@@ -111,7 +111,8 @@ extension Ledger {
       given
       ?? HTTPClient(
         eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .follow(max: 5, allowCycles: false)))
+        // Redirects are followed by the fetcher, which sends the plan's headers to their origin only.
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
     do {
       let pulled = try await fetch(plan, urls: urls, client: client, progress: progress)
       if given == nil { try await client.shutdown() }
@@ -169,7 +170,8 @@ extension Ledger {
               "the pages of \(RedactedURL.text(first)) go on past \(plan.maxPages) (the plan's maxPages)",
               url: shown)
           }
-          let request = try upcoming.flatMap { $0.url == url ? $0 : nil } ?? PageRequest(url, fetcher, self)
+          let request =
+            try upcoming.flatMap { $0.url == url ? $0 : nil } ?? PageRequest(url, origin: first, fetcher, self)
           upcoming = nil
           var page = try await request.task.value
           retries += page.retries
@@ -187,8 +189,10 @@ extension Ledger {
           let body: JSONValue? =
             pagers[index].readsBody || source.since != nil ? try JSONParser.parse(page.body) : nil
           next = try pagers[index].next(after: page, body: body, shown: pageShown)
-          if let following = next ?? (index + 1 < pagers.count ? pagers[index + 1].first() : nil) {
-            upcoming = try PageRequest(following, fetcher, self)
+          if let following = next {
+            upcoming = try PageRequest(following, origin: first, fetcher, self)
+          } else if index + 1 < pagers.count {
+            upcoming = try PageRequest(pagers[index + 1].first(), origin: urls[index + 1], fetcher, self)
           }
           try batch.stage(json: page.body, as: source.entity, options: options, source: pageShown)
           digest.update(data: Array(page.url.absoluteString.utf8) + [0])
@@ -281,11 +285,12 @@ private struct PageRequest {
   let kept: PageCache.Entry?
   let task: Task<FetchedPage, any Error>
 
-  init(_ url: URL, _ fetcher: PageFetcher, _ ledger: Ledger) throws {
+  /// Asks for `url`; the plan's headers go to `origin` only (the source's first URL).
+  init(_ url: URL, origin: URL, _ fetcher: PageFetcher, _ ledger: Ledger) throws {
     let kept = try PageCache.entry(for: url, in: ledger)
     self.url = url
     self.kept = kept
     let validators = kept?.validators ?? []
-    task = Task { try await fetcher.fetch(url, validators: validators) }
+    task = Task { try await fetcher.fetch(url, validators: validators, origin: origin) }
   }
 }

@@ -36,14 +36,16 @@ struct PageFetcher: Sendable {
 
   /// The page at `url`, or the error of its last try. `validators`: the `If-None-Match` /
   /// `If-Modified-Since` headers of a copy kept from a run before (a 304 then answers it).
-  func fetch(_ url: URL, validators: [(String, String)] = []) async throws -> FetchedPage {
+  /// The plan's headers go only to `origin`'s scheme, host and port: a next page or a
+  /// redirect elsewhere is asked for without them (a token is not handed to another site).
+  func fetch(_ url: URL, validators: [(String, String)] = [], origin: URL) async throws -> FetchedPage {
     let shown = RedactedURL.text(url)
     var attempt = 1
     while true {
       let failure: PullError
       var serverWait: Duration?
       do {
-        var page = try await fetchOnce(url, shown: shown, validators: validators)
+        var page = try await fetchOnce(url, shown: shown, validators: validators, origin: origin)
         page.retries = attempt - 1
         return page
       } catch let error as RetryablePage {
@@ -74,40 +76,69 @@ struct PageFetcher: Sendable {
     }
   }
 
-  private func fetchOnce(_ url: URL, shown: String, validators: [(String, String)]) async throws -> FetchedPage {
-    var request = HTTPClientRequest(url: url.absoluteString)
-    request.headers.add(name: "Accept", value: "application/json")
-    request.headers.add(name: "User-Agent", value: "jsonledger-pull")
-    for header in headers { request.headers.replaceOrAdd(name: header.name, value: header.value) }
-    for (name, value) in validators { request.headers.replaceOrAdd(name: name, value: value) }
-    let remaining = deadline - ContinuousClock.now
-    guard remaining > .zero else { throw timedOut(shown) }
-    // One try may take the rest of the run, but no more than `longestTry`: a connection that
-    // cannot be made is tried again by the client until then.
-    let response = try await client.execute(
-      request, timeout: .nanoseconds(Self.nanoseconds(min(remaining, Self.longestTry))))
-    let status = Int(response.status.code)
-    switch status {
-    case 200..<300:
-      if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > maxPageBytes {
-        throw PullError(.pageTooLarge, "the page \(shown) is \(length) bytes, over \(maxPageBytes)", url: shown)
+  private func fetchOnce(
+    _ url: URL, shown: String, validators: [(String, String)], origin: URL
+  ) async throws -> FetchedPage {
+    // Redirects are followed here (the client is made not to), so that each hop's headers
+    // are chosen by its origin.
+    var current = url
+    for _ in 0...Self.redirects {
+      var request = HTTPClientRequest(url: current.absoluteString)
+      request.headers.add(name: "Accept", value: "application/json")
+      request.headers.add(name: "User-Agent", value: "jsonledger-pull")
+      if Self.sameOrigin(current, origin) {
+        for header in headers { request.headers.replaceOrAdd(name: header.name, value: header.value) }
       }
-      let body: ByteBuffer
-      do { body = try await response.body.collect(upTo: maxPageBytes) } catch let error as NIOTooManyBytesError {
-        _ = error
-        throw PullError(.pageTooLarge, "the page \(shown) is over \(maxPageBytes) bytes", url: shown)
+      for (name, value) in validators { request.headers.replaceOrAdd(name: name, value: value) }
+      let remaining = deadline - ContinuousClock.now
+      guard remaining > .zero else { throw timedOut(shown) }
+      // One try may take the rest of the run, but no more than `longestTry`: a connection that
+      // cannot be made is tried again by the client until then.
+      let response = try await client.execute(
+        request, timeout: .nanoseconds(Self.nanoseconds(min(remaining, Self.longestTry))))
+      let status = Int(response.status.code)
+      if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location") {
+        guard let next = URL(string: location, relativeTo: current)?.absoluteURL,
+          next.scheme == "http" || next.scheme == "https"
+        else {
+          throw PullError(
+            .invalidURL, "\(shown) redirects to \(RedactedURL.text(location)), no http URL", url: shown, status: status)
+        }
+        current = next
+        continue
       }
-      return FetchedPage(url: response.url ?? url, headers: response.headers, body: Array(buffer: body))
-    case 304 where !validators.isEmpty:
-      return FetchedPage(url: response.url ?? url, headers: response.headers, body: [], notModified: true)
-    case 429, 502, 503, 504:
-      let failure = PullError(
-        .httpStatus, "\(shown) answered \(status) \(response.status.reasonPhrase)", url: shown, status: status)
-      throw RetryablePage(failure: failure, retryAfter: Self.retryAfter(response.headers))
-    default:
-      throw PullError(
-        .httpStatus, "\(shown) answered \(status) \(response.status.reasonPhrase)", url: shown, status: status)
+      switch status {
+      case 200..<300:
+        if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > maxPageBytes {
+          throw PullError(.pageTooLarge, "the page \(shown) is \(length) bytes, over \(maxPageBytes)", url: shown)
+        }
+        let body: ByteBuffer
+        do { body = try await response.body.collect(upTo: maxPageBytes) } catch is NIOTooManyBytesError {
+          throw PullError(.pageTooLarge, "the page \(shown) is over \(maxPageBytes) bytes", url: shown)
+        }
+        return FetchedPage(url: current, headers: response.headers, body: Array(buffer: body))
+      case 304 where !validators.isEmpty:
+        return FetchedPage(url: current, headers: response.headers, body: [], notModified: true)
+      case 429, 502, 503, 504:
+        let failure = PullError(
+          .httpStatus, "\(shown) answered \(status) \(response.status.reasonPhrase)", url: shown, status: status)
+        throw RetryablePage(failure: failure, retryAfter: Self.retryAfter(response.headers))
+      default:
+        throw PullError(
+          .httpStatus, "\(shown) answered \(status) \(response.status.reasonPhrase)", url: shown, status: status)
+      }
     }
+    throw PullError(.httpStatus, "\(shown) redirects more than \(Self.redirects) times", url: shown)
+  }
+
+  /// The redirects one page may take.
+  static let redirects = 5
+
+  /// Whether two URLs have one origin: scheme, host and port.
+  static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
+    func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
+    return one.scheme?.lowercased() == other.scheme?.lowercased() && one.host?.lowercased() == other.host?.lowercased()
+      && port(one) == port(other)
   }
 
   private func timedOut(_ shown: String) -> PullError {

@@ -146,4 +146,30 @@ struct PullCLITests {
       #expect(log.contains("pull: 1 page"), "\(log)")
     }
   }
+
+  /// The plan's headers go to the first URL's origin only: a next page or a redirect on
+  /// another origin (another port here) is asked for without them.
+  @Test func headersAreNotHandedToAnotherOrigin() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    _ = try CommandRunner.run(["init", store, "--model", try directory.write("model.json", PullTests.model)])
+    let (home, elsewhere) = (TestAPI(), TestAPI())
+    try await elsewhere.serve { other in
+      try await home.serve { base in
+        home.set("/issues", json: PullTests.issues(1...1), headers: ["Link": #"<\#(base)/moved>; rel="next""#])
+        home.set("/moved", TestAPI.Answer(status: .temporaryRedirect, headers: ["Location": "\(other)/page"], body: ""))
+        elsewhere.set("/page", json: PullTests.issues(2...2), headers: ["Link": #"<\#(other)/last>; rel="next""#])
+        elsewhere.set("/last", json: PullTests.issues(3...3))
+        let pulled = try await Self.run([
+          "pull", store, base + "/issues", "--entity", "Issue", "--header", "Authorization: Bearer home-token",
+          "--header", "X-Api-Key: home-key",
+        ])
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect(pulled.output.contains("read 3 pages"), "\(pulled.output)")
+        #expect(home.requests.allSatisfy { $0.headers["x-api-key"] == "home-key" })
+        #expect(elsewhere.requests.count == 2)
+        #expect(elsewhere.requests.allSatisfy { $0.headers["authorization"] == nil && $0.headers["x-api-key"] == nil })
+      }
+    }
+  }
 }
