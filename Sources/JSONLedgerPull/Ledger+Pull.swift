@@ -72,7 +72,10 @@ extension Ledger {
   /// (`BatchSummary.wroteRecord`). A page that fails after its retries fails the run with
   /// nothing written. The record's source is the redacted URLs; headers are never written.
   ///
-  /// `client`: the HTTP client to use; nil makes one for the run (redirects followed, up to 5).
+  /// `client`: the HTTP client to use; nil makes one for the run. The pull follows up to 5
+  /// redirects itself, sending the plan's headers to the first URL's origin only; give a
+  /// client made with `redirectConfiguration: .disallow` to keep that rule (one that follows
+  /// redirects itself forwards headers as AsyncHTTPClient does).
   public func pull(
     _ plan: PullPlan, client: HTTPClient? = nil, message: String? = nil, author: String? = nil,
     idempotencyKey: String? = nil
