@@ -70,7 +70,8 @@ struct PageFetcher: Sendable {
           failure.code, "\(failure.message); the server asks to wait \(wait), longer than \(policy.longestWait)",
           url: shown, status: failure.status)
       }
-      guard ContinuousClock.now + wait < deadline else { throw timedOut(shown) }
+      // No time left for another try: the failure is what to say, not the clock.
+      guard ContinuousClock.now + wait < deadline else { throw failure.afterTries(attempt) }
       try await Task.sleep(for: wait)
       attempt += 1
     }
