@@ -94,7 +94,7 @@ def main():
         driver.get(base + "/")
         check(driver.find_element(By.TAG_NAME, "h1").text == "Timeline", "the timeline opens")
         rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
-        check(len(rows) == 3, "the timeline lists the three batches")
+        check(len(rows) == 4, "the timeline lists the four batches (the demo's three and one)")
         check("<b>a script in a value</b>" in rows[0].text, "a message with markup shows as text")
         driver.save_screenshot(os.path.join(SHOTS, "1-timeline.png"))
 
@@ -114,7 +114,7 @@ def main():
         driver.save_screenshot(os.path.join(SHOTS, "2-batch.png"))
 
         # A <script> value is text on the batch page and the object page, and never runs.
-        driver.get(base + "/batches/3")
+        driver.get(base + "/batches/4")
         check("<script>window.pwned = 1</script>" in driver.find_element(By.TAG_NAME, "main").text,
               "a <script> value shows as text")
         check(driver.execute_script("return window.pwned === undefined"), "the <script> value did not run")
@@ -124,10 +124,10 @@ def main():
         driver.save_screenshot(os.path.join(SHOTS, "3-object-with-script-value.png"))
 
         # A revert without the token is refused, and nothing is written.
-        driver.get(base + "/batches/3")
-        driver.find_element(By.CSS_SELECTOR, "button[data-revert='3']").click()
+        driver.get(base + "/batches/4")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert='4']").click()
         wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Refused (401)"))
-        check(head(base) == 3, "a write without the token is refused and writes nothing")
+        check(head(base) == 4, "a write without the token is refused and writes nothing")
         driver.save_screenshot(os.path.join(SHOTS, "4-revert-refused-without-token.png"))
 
         # With the token: the plan of a conflicting revert, then a revert and its new batch.
@@ -141,18 +141,18 @@ def main():
         conflicts = driver.find_element(By.ID, "result").text
         check("changed it since" in conflicts and "{" not in conflicts, "the conflicts are said in words: " + conflicts)
         driver.save_screenshot(os.path.join(SHOTS, "5-revert-plan-conflicts.png"))
-        driver.get(base + "/batches/3")
-        driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='3']").click()
+        driver.get(base + "/batches/4")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='4']").click()
         wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would write"))
-        driver.find_element(By.CSS_SELECTOR, "button[data-revert='3']").click()
-        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Reverted: batch 4"))
-        check(head(base) == 4, "the revert with the token wrote batch 4")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert='4']").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Reverted: batch 5"))
+        check(head(base) == 5, "the revert with the token wrote batch 5")
         driver.find_element(By.ID, "new-batch").click()
-        wait.until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Batch 4"))
+        wait.until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Batch 5"))
         check("revert" in driver.find_element(By.CSS_SELECTOR, "dd.kind").text, "the new batch is a revert")
         driver.save_screenshot(os.path.join(SHOTS, "6-revert-batch.png"))
         driver.get(base + "/")
-        check(driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text.startswith("4"),
+        check(driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text.startswith("5"),
               "the new batch heads the timeline")
 
         # The entity browser and an object as of an earlier batch.
@@ -175,13 +175,13 @@ def main():
         lines = []
         while not any(line.startswith(b"data: ") for line in lines):
             lines.append(feed.readline())
-        check(b"id: 5\n" in lines, "the feed sends batch 5, written by another process, as event 5")
+        check(b"id: 6\n" in lines, "the feed sends batch 6, written by another process, as event 6")
         feed.close()
 
         # Prometheus metrics: the ledger's figures and the server's requests.
         with urllib.request.urlopen(base + "/metrics") as response:
             metrics = response.read().decode()
-        check("jsonledger_head 5" in metrics, "/metrics says the head")
+        check("jsonledger_head 6" in metrics, "/metrics says the head")
         check("http_server_request_duration" in metrics, "/metrics times the requests")
     finally:
         driver.quit()
