@@ -46,8 +46,14 @@ public struct ExportOptions: Sendable {
   func deciding(placeholdersFor entity: String?) -> ExportOptions {
     var decided = self
     decided.includesPlaceholders = includesPlaceholders ?? (entity != nil)
+    decided.listsEveryCollection = entity == nil
     return decided
   }
+
+  /// Whether the export lists every collection (a whole-store export): an object with no
+  /// identity and no owner is then written once, in its own collection when it writes its
+  /// links back, else inside the one object that links to it (`Exporter.RelationshipField`).
+  var listsEveryCollection = false
 
   /// Write the model's own names (no custom keys, key paths or reserved words) and every
   /// attribute, exported or not: the shape `Decodable` structs are decoded from.

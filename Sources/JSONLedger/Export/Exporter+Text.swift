@@ -85,8 +85,9 @@ extension Exporter {
       }
     }
     if let key = plan.typeKey, !insert(.type, at: [key], into: &members) { return nil }
-    // Rows written inline depend on the data, as nested relationships do.
-    if plan.relationships.contains(where: \.isInline) { return nil }
+    // Rows written inline depend on the data, as nested relationships do, and so does whether
+    // an object with no identity is written in its collection.
+    if plan.relationships.contains(where: \.isInline) || !plan.linkedInlineThrough.isEmpty { return nil }
     switch options.relationships {
     case .none: break
     case .ids:
@@ -143,6 +144,7 @@ extension Exporter {
       guard plan(for: object.entity) != nil else { return output.null() }
       let snapshot = try object.snapshot()
       if snapshot.isPlaceholder, options.includesPlaceholders != true { return }
+      if isWrittenInline(snapshot) { return }
       return output.value(try export(snapshot))
     }
     // A placeholder is no object of the backend's: left out unless asked for.

@@ -51,6 +51,11 @@ final class Exporter {
     /// Whether its destination or an entity inheriting from it has no identity, so that a
     /// target may have no key to be written as.
     let mayHoldKeyless: Bool
+    /// Whether the destination writes the link back (its inverse is exported). In a
+    /// whole-store export a target with no identity is then written in its own collection,
+    /// with the link, and left out here; otherwise it is written here, nested, and left out
+    /// of its collection. Either way it is written once, and an import makes it once.
+    let isWrittenBack: Bool
   }
 
   struct EntityPlan {
@@ -61,6 +66,10 @@ final class Exporter {
     let typeKey: String?
     /// How a composite key of this entity is written: its identity's JSON keys.
     let identityKeys: [String]
+    /// For an entity with no identity and no owner, its relationships that are not exported
+    /// but whose inverse is: an object linked through one is written nested in the object
+    /// that links to it, not in its own collection of a whole-store export.
+    let linkedInlineThrough: [String]
   }
 
   /// An exporter that builds `JSONValue`s, or, given `writer`, also writes objects as text
@@ -136,10 +145,16 @@ final class Exporter {
       }
       attributes = attributes.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
     }
-    let relationships = resolved.relationships.filter {
+    func isExported(_ relationship: ResolvedRelationship, of entity: Entity) -> Bool {
       options.usesModelNames
-        || ($0.declaration.isExported && entity.mapsProperty(withCustomKey: $0.declaration.jsonKey))
-    }.map {
+        || (relationship.declaration.isExported && entity.mapsProperty(withCustomKey: relationship.declaration.jsonKey))
+    }
+    // Whether `destination` writes the relationship back to its inverse `name`.
+    func writesBack(_ destination: ResolvedEntity?, _ name: String?) -> Bool {
+      guard let destination, let name, let inverse = destination.relationshipIndex[name] else { return false }
+      return isExported(inverse, of: destination.declaration)
+    }
+    let relationships = resolved.relationships.filter { isExported($0, of: entity) }.map {
       relationship in
       let path =
         options.usesModelNames
@@ -158,8 +173,15 @@ final class Exporter {
         owns: relationship.declaration.owns,
         mayHoldKeyless: model.destination(of: relationship).map { destination in
           destination.family.contains { model.resolved($0)?.isInsertOnly ?? true }
-        } ?? true)
+        } ?? true,
+        isWrittenBack: writesBack(model.destination(of: relationship), relationship.declaration.inverse))
     }
+    let linkedInlineThrough =
+      resolved.isInsertOnly && !resolved.isOwned
+      ? resolved.relationships.filter { relationship in
+        !isExported(relationship, of: entity)
+          && writesBack(model.destination(of: relationship), relationship.declaration.inverse)
+      }.map(\.name) : []
     var typeKey: String?
     if let key = resolved.subentityKey, resolved.attributeIndex[key] == nil,
       model.resolved(resolved.rootName)?.family.count ?? 1 > 1
@@ -168,7 +190,16 @@ final class Exporter {
     }
     return EntityPlan(
       attributes: attributes, relationships: relationships, typeKey: typeKey,
-      identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) })
+      identityKeys: resolved.identity.map { KeyInflection.jsonKey(for: $0, keyCase: keyCase) },
+      linkedInlineThrough: linkedInlineThrough)
+  }
+
+  /// Whether a whole-store export writes `object` inside the object that links to it rather
+  /// than in its own collection (`EntityPlan.linkedInlineThrough`).
+  func isWrittenInline(_ object: ObjectSnapshot) -> Bool {
+    if case .none = options.relationships { return false }
+    guard options.listsEveryCollection, let plan = plan(for: object.entity) else { return false }
+    return plan.linkedInlineThrough.contains { !(object.relationships[$0] ?? []).isEmpty }
   }
 
   var model: Model { reader.model }
@@ -216,7 +247,16 @@ final class Exporter {
       var path = field.path
       let value: JSONValue
       // How deep related objects nest below this one; nil: written as keys.
-      let limit: Int?
+      var limit: Int?
+      // A link to an object with no identity and no owner, in a whole-store export: left out
+      // when that object writes it back from its own collection, else written nested here.
+      var inlinesKeyless = false
+      if options.listsEveryCollection, !field.owns, field.mayHoldKeyless,
+        (object.relationships[field.name] ?? []).contains(where: { $0.identity.isEmpty })
+      {
+        if field.isWrittenBack { continue }
+        inlinesKeyless = true
+      }
       switch options.relationships {
       case .none:
         guard field.owns else { continue }
@@ -225,6 +265,7 @@ final class Exporter {
       case .nested(let requested), .rails(let requested):
         limit = field.isInline ? NestingLimit.objects : min(requested, NestingLimit.objects)
       }
+      if inlinesKeyless { limit = max(limit ?? 0, depth + 1) }
       guard let limit else {
         let targets = object.relationships[field.name] ?? []
         // An object of an entity with no identity has no key to name it by: a relationship

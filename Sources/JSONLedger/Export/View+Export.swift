@@ -74,7 +74,7 @@ extension View {
     for collection in exportCollections(options: options) {
       try body(.collection(collection.key))
       try reader.forEachObject(collection.entity) { object in
-        guard placeholders || !object.isPlaceholder else { return }
+        guard placeholders || !object.isPlaceholder, !exporter.isWrittenInline(object) else { return }
         if !collection.isExact || object.entity == collection.entity { try body(.object(try exporter.export(object))) }
       }
     }

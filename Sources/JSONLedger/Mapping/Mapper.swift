@@ -433,7 +433,8 @@ struct Mapper: Sendable {
       report.nesting += 1
       let outer = report.nestedThrough
       report.nestedThrough = relationship
-      let mapped = mapNested(object, entity: destination, path: path, report: &report)
+      let entity = keyedSubentity(of: destination, carriedBy: object) ?? destination
+      let mapped = mapNested(object, entity: entity, path: path, report: &report)
       report.nestedThrough = outer
       report.nesting -= 1
       guard let nested = mapped else { return nil }
@@ -454,15 +455,45 @@ struct Mapper: Sendable {
             + "not a key")
         return nil
       }
-      guard let key = keyValue(fromKey: value, of: destination, path: path, report: &report) else { return nil }
-      fingerprint.add(key: destination, CollectionOfOne(key))
-      return .key(entity: destination, value: key, path: path)
+      let named = keyedSubentity(of: destination) ?? destination
+      guard let key = keyValue(fromKey: value, of: named, path: path, report: &report) else { return nil }
+      fingerprint.add(key: named, CollectionOfOne(key))
+      return .key(entity: named, value: key, path: path)
     default:
       report.problems.add(
         destination.name, path, value,
         "expected a key or an object of \(destination.name), found \(value.kindDescription)")
       return nil
     }
+  }
+
+  /// The entity a reference to `destination` names when `destination` has no identity and no
+  /// owner but exactly one entity inheriting from it has a key (Sync's bug 239: a passenger's
+  /// `car` is a `Racecar` known by its id; `Car` itself has no id): a key names an object of
+  /// that entity. Nil otherwise.
+  func keyedSubentity(of destination: ResolvedEntity) -> ResolvedEntity? {
+    guard destination.isInsertOnly, !destination.isOwned, destination.family.count > 1 else { return nil }
+    var found: ResolvedEntity?
+    for name in destination.family where name != destination.name {
+      guard let member = model.resolved(name), member.keyAttribute != nil else { continue }
+      guard found == nil else { return nil }
+      found = member
+    }
+    return found
+  }
+
+  /// As `keyedSubentity(of:)`, for an object given nested: that entity when the object carries
+  /// its key (so an object without one is still a new object of `destination`).
+  private func keyedSubentity(of destination: ResolvedEntity, carriedBy object: JSONObject) -> ResolvedEntity? {
+    guard let entity = keyedSubentity(of: destination), let attribute = entity.keyAttribute,
+      let table = box(of: entity)?.table
+    else { return nil }
+    for member in object where member.value != .null {
+      if case .attribute(let target, _) = table.target(forKey: member.key), target.name == attribute.name {
+        return entity
+      }
+    }
+    return nil
   }
 
   /// A nested object. One read from JSON text whose entity maps by its keys alone is mapped

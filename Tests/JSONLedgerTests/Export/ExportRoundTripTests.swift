@@ -106,4 +106,77 @@ struct ExportRoundTripTests {
     #expect(first.contains(#""books":[1,2]"#), "\(first)")
     #expect(second == first)
   }
+
+  /// Regression: a nested whole-store export wrote an object with no key both in its own
+  /// collection and under each object that links to it (`"container": {}` under every
+  /// item), and an import made one object of each. It is written once: in its collection,
+  /// which writes the link back.
+  @Test func aNestedExportWritesAnObjectWithNoKeyOnce() throws {
+    let model = try Model {
+      Entity("Container") {
+        Attribute("label", .string)
+        Relationship("items", to: "Item", many: true, inverse: "container")
+      }
+      Entity("Item", identity: ["id"]) {
+        Attribute("id", .int64)
+        Relationship("container", to: "Container", inverse: "items")
+      }
+    }
+    let containers = #"[{"label": "box", "items": [{"id": 1}, {"id": 2}]}]"#
+    let (first, second) = try Self.roundTrip(
+      model, [("Container", containers)], ExportOptions(relationships: .nested(depth: 3)))
+    #expect(!first.contains(#""container""#), "\(first)")
+    #expect(second == first)
+  }
+
+  /// Regression: an object with no key whose link back is not exported was left out of the
+  /// `ids` export's link and written in its collection, so the link was lost (and a nested
+  /// export made it twice). It is written nested in the object that links to it, and not in
+  /// its collection.
+  @Test func anObjectWithNoKeyAndNoLinkBackIsWrittenWhereItIsLinked() throws {
+    let model = try Model {
+      Entity("Company") {
+        Attribute("name", .string)
+        Relationship("users", to: "User", many: true, inverse: "company", exported: false)
+      }
+      Entity("User", identity: ["id"]) {
+        Attribute("id", .int64)
+        Relationship("company", to: "Company", inverse: "users")
+      }
+    }
+    let users = #"[{"id": 1, "company": {"name": "Acme"}}, {"id": 2}]"#
+    for options in [ExportOptions(relationships: .ids), ExportOptions(relationships: .nested(depth: 3))] {
+      let (first, second) = try Self.roundTrip(model, [("User", users)], options)
+      #expect(first.contains(#""companies":[]"#), "\(first)")
+      #expect(first.contains(#""company":{"name":"Acme"}"#), "\(first)")
+      #expect(second == first)
+    }
+  }
+
+  /// Regression (Sync's bug 239): a link to a `Car`, which has no identity, holding a
+  /// `Racecar`, which inherits from it and has an id, was exported as the racecar's id and
+  /// refused on import ("Car has no identity"), and nested, imported as a new `Car`. A key,
+  /// or a nested object carrying the key, names an object of the one sub-entity with a key.
+  @Test func aLinkToAKeyedSubentityOfAnEntityWithNoKeyImportsBack() throws {
+    let model = try Model {
+      Entity("Car") {
+        Relationship("passengers", to: "Passenger", many: true, inverse: "car")
+      }
+      Entity("Racecar", identity: ["id"], parent: "Car") {
+        Attribute("id", .int64)
+        Attribute("maxSpeed", .int32)
+      }
+      Entity("Sedan", parent: "Car")
+      Entity("Passenger", identity: ["id"]) {
+        Attribute("id", .int64)
+        Relationship("car", to: "Car", inverse: "passengers")
+      }
+    }
+    let racecars = #"[{"id": 31, "max_speed": 370, "passengers": [{"id": 22}, {"id": 7}]}]"#
+    for options in [ExportOptions(relationships: .ids), ExportOptions(relationships: .nested(depth: 3))] {
+      let (first, second) = try Self.roundTrip(model, [("Racecar", racecars)], options)
+      #expect(first.contains(#""cars":[]"#), "\(first)")
+      #expect(second == first)
+    }
+  }
 }
