@@ -81,7 +81,8 @@ def main():
     run("demo", store)
     payload = os.path.join(work, "script.json")
     with open(payload, "w") as file:
-        json.dump({"bands": [{"name": "<script>window.pwned = 1</script>", "formed": 2026}]}, file)
+        json.dump({"bands": [{"name": "<script>window.pwned = 1</script>", "formed": 2026,
+                              "description": "A long description " + "that goes on and on " * 30}]}, file)
     run("import", store, payload, "--message", "<b>a script in a value</b>", "--author", "mallory")
     token_file = os.path.join(work, "token")
     with open(token_file, "w") as file:
@@ -96,6 +97,8 @@ def main():
         rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
         check(len(rows) == 4, "the timeline lists the four batches (the demo's three and one)")
         check("<b>a script in a value</b>" in rows[0].text, "a message with markup shows as text")
+        bars = driver.find_elements(By.CSS_SELECTOR, "figure.chart svg a")
+        check(len(bars) == 4, "the timeline's chart has a bar per batch, each a link")
         driver.save_screenshot(os.path.join(SHOTS, "1-timeline.png"))
 
         # Every field has a label, and the keyboard reaches the first link first.
@@ -121,6 +124,12 @@ def main():
         driver.find_element(By.PARTIAL_LINK_TEXT, "Band <script>").click()
         wait.until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "caption")))
         check(driver.execute_script("return window.pwned === undefined"), "nor on the object page")
+        # A long value is one line that opens to the whole.
+        summary = driver.find_element(By.CSS_SELECTOR, "details.value summary")
+        check(summary.size["height"] < 40, "a long value shows as one line")
+        summary.click()
+        check("goes on and on" in driver.find_element(By.CSS_SELECTOR, "details.value pre").text,
+              "the line opens to the whole value")
         driver.save_screenshot(os.path.join(SHOTS, "3-object-with-script-value.png"))
 
         # A revert without the token is refused, and nothing is written.
@@ -137,10 +146,23 @@ def main():
         driver.get(base + "/batches/1")
         driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='1']").click()
         wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would be refused"))
-        check(driver.find_element(By.ID, "force-revert").is_displayed(), "a conflicting plan offers to revert anyway")
+        check(driver.find_element(By.ID, "keep-later").is_displayed(),
+              "a conflicting plan offers to revert keeping the later changes")
+        check(not driver.find_element(By.ID, "force-revert").is_displayed(), "forcing is not offered at once")
         conflicts = driver.find_element(By.ID, "result").text
         check("changed it since" in conflicts and "{" not in conflicts, "the conflicts are said in words: " + conflicts)
+        driver.find_element(By.ID, "show-force").click()
+        force = driver.find_element(By.ID, "force-revert")
+        check(force.is_displayed() and not force.is_enabled(), "forcing waits for the batch number")
+        driver.find_element(By.ID, "force-batch").send_keys("7")
+        check(not force.is_enabled(), "a wrong number does not confirm")
+        driver.find_element(By.ID, "force-batch").clear()
+        driver.find_element(By.ID, "force-batch").send_keys("1")
+        check(force.is_enabled(), "the batch's number confirms")
         driver.save_screenshot(os.path.join(SHOTS, "5-revert-plan-conflicts.png"))
+        driver.find_element(By.ID, "cancel-revert").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Cancelled"))
+        check(head(base) == 4, "cancelling writes nothing")
         driver.get(base + "/batches/4")
         driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='4']").click()
         wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would write"))
@@ -154,6 +176,23 @@ def main():
         driver.get(base + "/")
         check(driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text.startswith("5"),
               "the new batch heads the timeline")
+        check("reverted by 5" in driver.find_elements(By.CSS_SELECTOR, "tbody tr")[1].text,
+              "the timeline marks the reverted batch")
+        driver.get(base + "/batches/4")
+        check("Already reverted by batch 5" in driver.find_element(By.TAG_NAME, "main").text
+              and not driver.find_elements(By.CSS_SELECTOR, "[data-revert]"),
+              "a reverted batch says so and offers no second revert")
+
+        # At a phone's width every page fits: wide tables scroll inside themselves.
+        driver.set_window_size(390, 844)
+        for name, path in [("timeline", "/"), ("batch", "/batches/2"), ("entity", "/entities/Album"),
+                           ("object", "/objects/Band/Japan")]:
+            driver.get(base + path)
+            overflow = driver.execute_script(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            check(overflow <= 0, f"the {name} page fits a 390 px screen (overflows by {overflow} px)")
+            driver.save_screenshot(os.path.join(SHOTS, f"9-phone-{name}.png"))
+        driver.set_window_size(1280, 1000)
 
         # The entity browser and an object as of an earlier batch.
         driver.get(base + "/entities/Album?sort=-released")

@@ -16,8 +16,10 @@ public struct LogEntry: Sendable, Equatable {
   public var change: ObjectChange?
   /// The version of the store's model the batch was written under.
   public var modelVersion: UInt32
+  /// The revert in force that undid this batch (one not itself reverted), if any.
+  public var revertedBy: UInt64?
 
-  init(record: ChangeRecord, change: ObjectChange? = nil) {
+  init(record: ChangeRecord, change: ObjectChange? = nil, revertedBy: UInt64? = nil) {
     batchID = record.batchID
     time = record.time
     kind = record.kind
@@ -25,6 +27,7 @@ public struct LogEntry: Sendable, Equatable {
     metadata = record.metadata
     statistics = record.statistics
     self.change = change
+    self.revertedBy = revertedBy
   }
 }
 
@@ -39,7 +42,7 @@ extension Ledger {
       var entries: [LogEntry] = []
       var id = min(head, before.map { $0 == 0 ? 0 : $0 - 1 } ?? head)
       while id >= horizon, id >= 1, entries.count < (limit ?? Int.max) {
-        entries.append(LogEntry(record: try readRecord(id, txn)))
+        entries.append(LogEntry(record: try readRecord(id, txn), revertedBy: try store.revert(of: id)))
         id -= 1
       }
       return entries
@@ -71,7 +74,8 @@ extension Ledger {
       }
       return try store.batches(touching: id).reversed().map { batch in
         let record = try readRecord(batch, txn)
-        return LogEntry(record: record, change: record.changes.first { $0.objectID == id })
+        return LogEntry(
+          record: record, change: record.changes.first { $0.objectID == id }, revertedBy: try store.revert(of: batch))
       }
     }
   }

@@ -21,6 +21,26 @@ enum ConsoleAssets {
     #result { white-space: pre-wrap; background: #fff; border: 1px solid #d5d9de; padding: .5rem; min-height: 1.5rem; }
     form.filters { display: flex; gap: .6rem; flex-wrap: wrap; align-items: end; margin: .5rem 0; }
     form.filters label { display: flex; flex-direction: column; font-size: .9em; }
+    ul.entities { display: flex; gap: 1rem; list-style: none; margin: 0; padding: 0; flex-wrap: wrap; }
+    .scroll { overflow-x: auto; max-width: 100%; }
+    td { max-width: 32rem; overflow-wrap: break-word; }
+    details.value summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 30rem; }
+    details.value pre { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 24rem; overflow: auto; margin: .3rem 0; }
+    ul.paths { margin: 0; padding-left: 1.1rem; }
+    ins { background: #d7f5dd; text-decoration: none; } del { background: #fbdcdc; }
+    .notice { border-left: 4px solid #8a6d00; background: #fff8e1; padding: .4rem .8rem; }
+    nav.paging { display: flex; gap: 1rem; margin: .5rem 0; }
+    figure.chart { margin: .5rem 0 1rem; max-width: 48rem; }
+    figure.chart svg { width: 100%; height: 150px; background: #fff; border: 1px solid #d5d9de; }
+    figure.chart figcaption { font-size: .85em; color: #4a4f57; }
+    svg.spark { width: 20rem; max-width: 100%; height: 5rem; background: #fff; border: 1px solid #d5d9de; }
+    [aria-busy="true"] { cursor: progress; }
+    @media (max-width: 600px) {
+      main { padding: .6rem; }
+      header form { margin-left: 0; }
+      td { max-width: 16rem; }
+      details.value summary { max-width: 14rem; }
+    }
     """
 
   static let javascript = """
@@ -39,37 +59,79 @@ enum ConsoleAssets {
         });
       }
       for (const button of document.querySelectorAll("[data-revert-plan]")) {
-        button.addEventListener("click", () => plan(button.dataset.revertPlan));
+        button.addEventListener("click", () => plan(button));
       }
       for (const button of document.querySelectorAll("[data-revert]")) {
-        button.addEventListener("click", () => revert(button.dataset.revert, button.dataset.force === "true"));
+        button.addEventListener("click", () => revert(button.dataset.revert, button.dataset.mode || ""));
+      }
+      for (const button of document.querySelectorAll("[data-show-force]")) {
+        button.addEventListener("click", () => {
+          document.getElementById("force-confirm").hidden = false;
+          document.getElementById("force-batch").focus();
+        });
+      }
+      for (const button of document.querySelectorAll("[data-cancel-revert]")) {
+        button.addEventListener("click", () => {
+          document.getElementById("revert-choices").hidden = true;
+          document.getElementById("force-confirm").hidden = true;
+          show("Cancelled: nothing was written.");
+        });
+      }
+      const confirmField = document.getElementById("force-batch");
+      if (confirmField) {
+        confirmField.addEventListener("input", () => {
+          const force = document.getElementById("force-revert");
+          force.disabled = confirmField.value.trim() !== force.dataset.confirm;
+        });
+      }
+      for (const button of document.querySelectorAll("[data-copy]")) {
+        button.addEventListener("click", async () => {
+          const text = button.previousElementSibling.textContent;
+          try { await navigator.clipboard.writeText(text); button.textContent = "Copied"; }
+          catch (error) { button.textContent = "Copy failed: select the text"; }
+        });
       }
     });
     function describeConflicts(conflicts) {
       return conflicts.map((c) => "  " + c.description).join("\\n");
     }
-    async function plan(batch) {
-      const response = await fetch("/v1/batches/" + batch + "/revert-plan",
-        { headers: { "Authorization": "Bearer " + token() } });
-      const body = await response.json();
-      if (!response.ok) { show("Error " + response.status + ": " + body.message); return; }
-      if (body.alreadyRevertedBy !== null) {
-        show("Batch " + batch + " was already reverted by batch " + body.alreadyRevertedBy + ".");
-      } else if (body.refused) {
-        show("A revert would be refused: " + body.conflicts.length + " later change(s) conflict:\\n" +
-          describeConflicts(body.conflicts) + "\\nRevert anyway overrides them.");
-        document.getElementById("force-revert").hidden = false;
-      } else {
-        show("A revert would write " + body.changes.length + " change(s):\\n" + body.changes.map((c) =>
-          "  " + c.kind + " " + c.entity + " " + JSON.stringify(c.key)).join("\\n"));
+    async function plan(button) {
+      const batch = button.dataset.revertPlan;
+      button.disabled = true;
+      button.setAttribute("aria-busy", "true");
+      show("Working out what a revert of batch " + batch + " would do…");
+      try {
+        const response = await fetch("/v1/batches/" + batch + "/revert-plan",
+          { headers: { "Authorization": "Bearer " + token() } });
+        const body = await response.json();
+        if (!response.ok) { show("Error " + response.status + ": " + body.message); return; }
+        if (body.alreadyRevertedBy !== null) {
+          show("Batch " + batch + " was already reverted by batch " + body.alreadyRevertedBy + ".");
+        } else if (body.refused) {
+          show("A revert would be refused as it is: " + body.conflicts.length +
+            " later change(s) to the same fields:\\n" + describeConflicts(body.conflicts));
+          document.getElementById("revert-choices").hidden = false;
+          document.getElementById("keep-later").focus();
+        } else {
+          show("A revert would write " + body.changes.length + " change(s):\\n" + body.changes.map((c) =>
+            "  " + c.kind + " " + c.entity + " " + JSON.stringify(c.key)).join("\\n"));
+        }
+      } catch (error) {
+        show("The plan could not be read: " + error);
+      } finally {
+        button.disabled = false;
+        button.removeAttribute("aria-busy");
       }
     }
-    async function revert(batch, force) {
-      const response = await fetch("/v1/batches/" + batch + "/revert" + (force ? "?mode=force" : ""),
+    async function revert(batch, mode) {
+      show("Reverting batch " + batch + "…");
+      const response = await fetch("/v1/batches/" + batch + "/revert" + (mode ? "?mode=" + mode : ""),
         { method: "POST", headers: { "Authorization": "Bearer " + token(), "Content-Type": "application/json" } });
       const body = await response.json();
       if (response.status === 201) {
         show("Reverted: batch " + body.batch + " undoes batch " + batch + ".");
+        const choices = document.getElementById("revert-choices");
+        if (choices) { choices.hidden = true; }
         const link = document.getElementById("new-batch");
         link.href = "/batches/" + body.batch;
         link.textContent = "Open batch " + body.batch;
@@ -77,7 +139,7 @@ enum ConsoleAssets {
         link.focus();
       } else if (response.status === 409 && body.conflicts) {
         show("Refused (409): " + body.message);
-        document.getElementById("force-revert").hidden = false;
+        document.getElementById("revert-choices").hidden = false;
       } else {
         show("Refused (" + response.status + "): " + body.message);
       }

@@ -82,7 +82,7 @@ extension LedgerRoutes {
       <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
       <title>\(title) · JSONLedger</title><link rel="stylesheet" href="/console.css"><script src="/console.js" defer></script></head>
       <body><header><a href="/"><strong>JSONLedger</strong> audit console</a>
-      <nav aria-label="Entities"><ul style="display:flex;gap:1rem;list-style:none;margin:0;padding:0">\(navigation)</ul></nav>
+      <nav aria-label="Entities"><ul class="entities">\(navigation)</ul></nav>
       <form id="token-form"><label for="token">Token</label><input id="token" type="password" autocomplete="off">
       <button type="submit">Save token</button><span id="token-status" role="status"></span></form></header>
       <main id="main">\(content)</main></body></html>
@@ -91,7 +91,7 @@ extension LedgerRoutes {
       status: status,
       headers: [
         .contentType: "text/html; charset=utf-8",
-        .contentSecurityPolicy: "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'",
+        .contentSecurityPolicy: "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:",
       ],
       body: ResponseBody(byteBuffer: ByteBuffer(string: page.description)))
   }
@@ -112,11 +112,20 @@ extension LedgerRoutes {
       let before = try values.query("before").map { try values.batchID($0, name: "before") }
       entries = try await ledger.log(limit: limit, before: before)
     }
-    let rows = entries.map { entry in
-      HTML(
+    let rows = entries.map { entry -> HTML in
+      // A batch a revert undid, and a revert, say which batch undid or was undone.
+      var marks: HTML = ""
+      if let by = entry.revertedBy {
+        marks = " <a class=\"tag\" href=\"/batches/\(by)\">reverted by \(by)</a>"
+      }
+      if let reverted = entry.metadata.revertedBatchID {
+        marks = "\(marks) <a class=\"tag\" href=\"/batches/\(reverted)\">reverts \(reverted)</a>"
+      }
+      return HTML(
         """
-        <tr><td><a href="/batches/\(entry.batchID)">\(entry.batchID)</a></td><td>\(Ledger.timeText(entry.time))</td>
-        <td class="kind">\(entry.kind.description)</td><td>\(entry.metadata.author ?? "")</td><td>\(entry.metadata.message ?? "")</td>
+        <tr><td><a href="/batches/\(entry.batchID)">\(entry.batchID)</a>\(marks)</td><td>\(Ledger.timeText(entry.time))</td>
+        <td class="kind">\(entry.kind.description)</td><td>\(entry.metadata.author ?? "")</td><td>\(ConsoleValues.cell(entry.metadata.message ?? ""))</td>
+        <td>\(ConsoleValues.cell(entry.metadata.source ?? ""))</td>
         <td>\(entry.statistics.created)</td><td>\(entry.statistics.updated)</td><td>\(entry.statistics.deleted)</td>
         <td>\(entry.statistics.unchanged)</td></tr>
         """)
@@ -133,67 +142,152 @@ extension LedgerRoutes {
       <h1>Timeline</h1>
       <form class="filters" method="get" action="/"><label for="filter-entity">Entity<select id="filter-entity" name="entity"><option value="">(any)</option>\(entityOptions)</select></label>
       <label for="filter-key">Key<input id="filter-key" name="key" value="\(key ?? "")"></label><button type="submit">Filter</button></form>
-      \(filter)
-      <table><caption>Batches, newest first</caption>
-      <thead><tr><th scope="col">Batch</th><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Author</th><th scope="col">Message</th>
+      \(filter)\(entity == nil ? ConsoleCharts.batches(entries) : "")
+      <div class="scroll"><table><caption>Batches, newest first</caption>
+      <thead><tr><th scope="col">Batch</th><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Author</th><th scope="col">Message</th><th scope="col">Source</th>
       <th scope="col">Created</th><th scope="col">Updated</th><th scope="col">Deleted</th><th scope="col">Unchanged</th></tr></thead>
-      <tbody>\(rows)</tbody></table>\(entries.isEmpty ? HTML("<p>No batches.</p>") : "")\(more)
+      <tbody>\(rows)</tbody></table></div>\(entries.isEmpty ? HTML("<p>No batches.</p>") : "")\(more)
       """
     return ("Timeline", content)
   }
 
+  /// Objects a batch page shows at once.
+  static let batchPageSize = 50
+
   private func batchPage(_ values: RequestValues) async throws -> (String, HTML) {
     let batchID = try values.batchID(try values.path("batch"), name: "batch")
     let record = try await ledger.record(batchID)
+    let revertedBy = try await ledger.log(limit: 1, before: batchID + 1).first { $0.batchID == batchID }?.revertedBy
     let dateFormat = ledger.model.dateFormat
-    var byEntity: [(String, [HTML])] = []
+    let entityFilter = values.query("entity").flatMap { $0.isEmpty ? nil : $0 }
+    let kindFilter = values.query("kind").flatMap { $0.isEmpty ? nil : $0 }
+    if let kindFilter, !["created", "updated", "deleted"].contains(kindFilter) {
+      throw APIFailure.badRequest("kind must be created, updated or deleted, not \"\(kindFilter.prefix(80))\"")
+    }
+    let pageNumber =
+      try values.query("page").map { text in
+        guard let number = Int(text), number >= 1 else {
+          throw APIFailure.badRequest("page must be a whole number from 1, not \"\(text.prefix(80))\"")
+        }
+        return number
+      } ?? 1
     // Rows an object owns are told as its fields; hidden reverse lists are left out.
-    for described in try await ledger.describe(record.changes, from: batchID - 1, to: batchID) {
-      let keyText = Self.keyText(described.key.identity, dateFormat: dateFormat)
-      let fields = described.attributes.map { attribute in
-        HTML(
-          """
-          <tr><th scope="row">\(attribute.name)</th><td class="old">\(Self.text(attribute.old, dateFormat))</td>
-          <td class="new">\(Self.text(attribute.new, dateFormat))</td></tr>
-          """)
+    let described = try await ledger.describe(record.changes, from: batchID - 1, to: batchID)
+    // What the batch did, by entity and kind: each count a link to those changes alone.
+    var counts: [(entity: String, kinds: [String: Int])] = []
+    for change in described {
+      let kind = change.kind.description
+      if let index = counts.firstIndex(where: { $0.entity == change.key.entity }) {
+        counts[index].kinds[kind, default: 0] += 1
+      } else {
+        counts.append((change.key.entity, [kind: 1]))
+      }
+    }
+    func link(entity: String?, kind: String?, page: Int? = nil) -> String {
+      var components = URLComponents()
+      components.queryItems =
+        (entity.map { [URLQueryItem(name: "entity", value: $0)] } ?? [])
+        + (kind.map { [URLQueryItem(name: "kind", value: $0)] } ?? [])
+        + (page.map { [URLQueryItem(name: "page", value: String($0))] } ?? [])
+      let query = components.percentEncodedQuery ?? ""
+      return "/batches/\(batchID)\(query.isEmpty ? "" : "?" + query)"
+    }
+    let summaryRows = counts.map { entity, kinds in
+      let cells = ["created", "updated", "deleted"].map { kind in
+        let count = kinds[kind] ?? 0
+        return count == 0
+          ? HTML("<td>0</td>") : HTML("<td><a href=\"\(link(entity: entity, kind: kind))\">\(count)</a></td>")
+      }
+      return HTML(
+        "<tr><th scope=\"row\"><a href=\"\(link(entity: entity, kind: nil))\">\(entity)</a></th>\(cells)</tr>")
+    }
+    let chosen = described.filter { change in
+      (entityFilter == nil || change.key.entity == entityFilter)
+        && (kindFilter == nil || change.kind.description == kindFilter)
+    }
+    let pages = max(1, (chosen.count + Self.batchPageSize - 1) / Self.batchPageSize)
+    let shown = chosen.dropFirst((min(pageNumber, pages) - 1) * Self.batchPageSize).prefix(Self.batchPageSize)
+    var byEntity: [(String, [HTML])] = []
+    for change in shown {
+      let keyText = Self.keyText(change.key.identity, dateFormat: dateFormat)
+      // The changed fields only, each as what changed inside it.
+      let fields = change.attributes.map { attribute in
+        let (old, new) = ConsoleValues.change(attribute.old, attribute.new, dateFormat: dateFormat)
+        return HTML(
+          "<tr><th scope=\"row\">\(attribute.name)</th><td class=\"old\">\(old)</td><td class=\"new\">\(new)</td></tr>")
       }
       // An ordered list's order is its value: the list after the batch is shown with it.
-      let links = described.links.map { link in
+      let links = change.links.map { link in
         HTML(
           """
-          <tr><th scope="row">\(link.relationship)</th><td class="old">\(Self.keysText(link.removed, dateFormat))</td>
-          <td class="new">\(Self.keysText(link.added, dateFormat))\(link.order.map { HTML("<br>order: \(Self.keysText($0, dateFormat))") } ?? "")</td></tr>
+          <tr><th scope="row">\(link.relationship)</th><td class="old">\(ConsoleValues.cell(Self.keysText(link.removed, dateFormat)))</td>
+          <td class="new">\(ConsoleValues.cell(Self.keysText(link.added, dateFormat)))\(link.order.map { HTML("<br>order: \(ConsoleValues.cell(Self.keysText($0, dateFormat)))") } ?? "")</td></tr>
           """)
       }
       let section: HTML = """
-        <h3><span class="kind">\(described.kind.description)</span> <a href="\(Self.objectPath(described.key.entity, keyText))">\(described.key.entity) \(keyText)</a></h3>
-        <table><caption>\(described.key.entity) \(keyText): before → after</caption>
+        <h3><span class="kind">\(change.kind.description)</span> <a href="\(Self.objectPath(change.key.entity, keyText))">\(change.key.entity) \(keyText)</a></h3>
+        <div class="scroll"><table><caption>\(change.key.entity) \(keyText): before → after</caption>
         <thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
-        <tbody>\(fields)\(links)</tbody></table>
+        <tbody>\(fields)\(links)</tbody></table></div>
         """
-      if let index = byEntity.firstIndex(where: { $0.0 == described.key.entity }) {
+      if let index = byEntity.firstIndex(where: { $0.0 == change.key.entity }) {
         byEntity[index].1.append(section)
       } else {
-        byEntity.append((described.key.entity, [section]))
+        byEntity.append((change.key.entity, [section]))
       }
     }
-    let groups = byEntity.map { entity, sections in HTML("<h2>\(entity)</h2>\(sections)") }
+    let groups = byEntity.map { entity, sections in HTML("<h3 class=\"entity\">\(entity)</h3>\(sections)") }
+    var paging: HTML = ""
+    if pages > 1 {
+      let current = min(pageNumber, pages)
+      let previous: HTML =
+        current > 1
+        ? "<a href=\"\(link(entity: entityFilter, kind: kindFilter, page: current - 1))\" rel=\"prev\">Previous</a>"
+        : ""
+      let next: HTML =
+        current < pages
+        ? "<a href=\"\(link(entity: entityFilter, kind: kindFilter, page: current + 1))\" rel=\"next\">Next</a>" : ""
+      paging =
+        "<nav class=\"paging\" aria-label=\"Pages of changes\">\(previous) <span>page \(current) of \(pages)</span> \(next)</nav>"
+    }
+    let filterSaid: HTML =
+      entityFilter == nil && kindFilter == nil
+      ? ""
+      : "<p>Showing \(Self.counted(chosen.count, "change"))\(entityFilter.map { " to \($0)" } ?? "")\(kindFilter.map { ", \($0)" } ?? ""). <a href=\"\(link(entity: nil, kind: nil))\">All changes</a></p>"
     let statistics = record.statistics
     let reverts: HTML =
       record.metadata.revertedBatchID.map { HTML("<p>Reverts <a href=\"/batches/\($0)\">batch \($0)</a>.</p>") } ?? ""
-    let content: HTML = """
-      <h1>Batch \(batchID)</h1>
-      <dl><dt>Time</dt><dd>\(Ledger.timeText(record.time))</dd><dt>Kind</dt><dd class="kind">\(record.kind.description)</dd>
-      <dt>Author</dt><dd>\(record.metadata.author ?? "—")</dd><dt>Message</dt><dd>\(record.metadata.message ?? "—")</dd>
-      <dt>Counts</dt><dd>\(statistics.created) created, \(statistics.updated) updated, \(statistics.deleted) deleted, \(statistics.unchanged) unchanged</dd></dl>
-      \(reverts)
+    let reverted: HTML =
+      revertedBy.map {
+        HTML("<p role=\"note\" class=\"notice\">Already reverted by <a href=\"/batches/\($0)\">batch \($0)</a>.</p>")
+      } ?? ""
+    let revertSection: HTML =
+      revertedBy == nil
+      ? """
       <section aria-labelledby="revert-heading"><h2 id="revert-heading">Revert</h2>
       <p>See what a revert would do first; writing it needs the token.</p>
       <button type="button" data-revert-plan="\(batchID)">Show revert plan</button>
       <button type="button" data-revert="\(batchID)">Revert batch \(batchID)</button>
-      <button type="button" id="force-revert" data-revert="\(batchID)" data-force="true" hidden>Revert anyway (override later changes)</button>
+      <div id="revert-choices" hidden><p>Later batches changed some of these fields. Choose:</p>
+      <button type="button" id="keep-later" data-revert="\(batchID)" data-mode="keepLater">Revert, keeping the later changes (recommended)</button>
+      <button type="button" id="show-force" data-show-force>Revert anyway…</button>
+      <button type="button" id="cancel-revert" data-cancel-revert>Cancel</button>
+      <div id="force-confirm" hidden><p id="force-said">Reverting anyway overwrites the later changes listed above.</p>
+      <label for="force-batch">Type the batch number, \(batchID), to confirm</label> <input id="force-batch" inputmode="numeric" autocomplete="off" aria-describedby="force-said">
+      <button type="button" id="force-revert" data-revert="\(batchID)" data-mode="force" data-confirm="\(batchID)" disabled>Revert anyway (overwrite later changes)</button></div></div>
       <div id="result" role="status" aria-live="polite"></div><a id="new-batch" hidden href="/">new batch</a></section>
-      <h2>Changes</h2>\(groups)\(record.changes.isEmpty ? HTML("<p>No object changes.</p>") : "")
+      """
+      : ""
+    let content: HTML = """
+      <h1>Batch \(batchID)</h1>\(reverted)
+      <dl><dt>Time</dt><dd>\(Ledger.timeText(record.time))</dd><dt>Kind</dt><dd class="kind">\(record.kind.description)</dd>
+      <dt>Author</dt><dd>\(record.metadata.author ?? "—")</dd><dt>Message</dt><dd>\(ConsoleValues.cell(record.metadata.message ?? "—"))</dd>
+      <dt>Source</dt><dd>\(ConsoleValues.cell(record.metadata.source ?? "—"))</dd>
+      <dt>Counts</dt><dd>\(statistics.created) created, \(statistics.updated) updated, \(statistics.deleted) deleted, \(statistics.unchanged) unchanged</dd></dl>
+      \(reverts)\(revertSection)
+      <h2>Changes</h2>
+      \(counts.isEmpty ? HTML("<p>No object changes.</p>") : "<div class=\"scroll\"><table><caption>Changes by entity and kind</caption><thead><tr><th scope=\"col\">Entity</th><th scope=\"col\">Created</th><th scope=\"col\">Updated</th><th scope=\"col\">Deleted</th></tr></thead><tbody>\(summaryRows)</tbody></table></div>")
+      \(filterSaid)\(paging)\(groups)\(paging)
       """
     return ("Batch \(batchID)", content)
   }
@@ -209,20 +303,31 @@ extension LedgerRoutes {
     let dateFormat = ledger.model.dateFormat
     let history = try await ledger.log(entity, key: .string(key))
     let blame = try await ledger.blame(entity, key: .string(key), asOf: asOf)
+    // The fields a batch after the as-of one changed: marked "changed since" in the blame.
+    var changedLater: Set<String> = []
+    if let asOf {
+      for entry in history where entry.batchID > asOf {
+        guard let change = try entry.change.map({ try ledger.describe($0.withoutHiddenLinks) }) else { continue }
+        changedLater.formUnion(change.attributes.map(\.name))
+        changedLater.formUnion(change.links.map(\.relationship))
+      }
+    }
     var current: HTML = "<p>No such object \(asOf.map { "as of batch \($0)" } ?? "now").</p>"
     if let object = found {
       let blameByField = Dictionary(blame.map { ($0.field, $0) }, uniquingKeysWith: { first, _ in first })
       func blameCell(_ field: String) -> HTML {
         guard let entry = blameByField[field] else { return "<td></td>" }
+        let changedSince: HTML =
+          asOf != nil && changedLater.contains(field) ? " <span class=\"tag\">changed since</span>" : ""
         return
-          "<td><a href=\"/batches/\(entry.batchID)\">batch \(entry.batchID)</a> \(entry.author.map { "by \($0)" } ?? "") \(Ledger.timeText(entry.time))</td>"
+          "<td><a href=\"/batches/\(entry.batchID)\" title=\"\(entry.message ?? "")\">batch \(entry.batchID)</a> \(entry.author.map { "by \($0)" } ?? "") \(Ledger.timeText(entry.time))\(changedSince)</td>"
       }
       // Every field of the entity, a null one too: after a bad batch, the field it nulled is
       // the row an auditor came to see.
       let fields = Self.fieldNames(of: object.key.entity, in: ledger.model)
       let attributes = Set(fields.attributes).union(object.attributes.keys).sorted().map { name in
         HTML(
-          "<tr><th scope=\"row\">\(name)</th><td>\(Self.text(object.attributes[name], dateFormat))</td>\(blameCell(name))</tr>"
+          "<tr><th scope=\"row\">\(name)</th><td>\(ConsoleValues.cell(Self.text(object.attributes[name], dateFormat)))</td>\(blameCell(name))</tr>"
         )
       }
       let relationships = Set(fields.relationships).union(object.relationships.keys).sorted().map { name in
@@ -236,17 +341,17 @@ extension LedgerRoutes {
         return HTML("<tr><th scope=\"row\">\(name)</th><td>\(value)</td>\(blameCell(name))</tr>")
       }
       current = """
-        <table><caption>Values \(asOf.map { "as of batch \($0)" } ?? "now"), and the batch that set each (blame)</caption>
+        <div class="scroll"><table><caption>Values \(asOf.map { "as of batch \($0)" } ?? "now"), and the batch that set each (blame)</caption>
         <thead><tr><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Set by</th></tr></thead>
-        <tbody>\(attributes)\(relationships)</tbody></table>
+        <tbody>\(attributes)\(relationships)</tbody></table></div>
         """
     }
     let historyRows = try history.map { entry in
       let change = try entry.change.map { try ledger.describe($0.withoutHiddenLinks) }
       let attributes = (change?.attributes ?? []).map { attribute in
-        HTML(
-          "\(attribute.name): <span class=\"old\">\(Self.text(attribute.old, dateFormat))</span> → <span class=\"new\">\(Self.text(attribute.new, dateFormat))</span><br>"
-        )
+        let (old, new) = ConsoleValues.change(attribute.old, attribute.new, dateFormat: dateFormat)
+        return HTML(
+          "<div>\(attribute.name): <span class=\"old\">\(old)</span> → <span class=\"new\">\(new)</span></div>")
       }
       // What the batch unlinked → what it linked, as on the batch page.
       let links = (change?.links ?? []).map { link in
@@ -261,15 +366,32 @@ extension LedgerRoutes {
         <td class="kind">\(change?.kind.description ?? "")</td><td>\(entry.metadata.author ?? "")</td><td>\(fields)</td></tr>
         """)
     }
+    // A number field's values over the batches that set it, oldest first, as a small chart.
+    var series: [String: [(batch: UInt64, value: Double)]] = [:]
+    for entry in history.reversed() {
+      guard let change = try entry.change.map({ try ledger.describe($0.withoutHiddenLinks) }) else { continue }
+      for attribute in change.attributes {
+        guard let value = Self.number(attribute.new) else { continue }
+        series[attribute.name, default: []].append((entry.batchID, value))
+      }
+    }
+    let charts = series.keys.sorted().compactMap { name -> HTML? in
+      ConsoleCharts.values(series[name] ?? [], field: name).map {
+        HTML("<figure><figcaption>\(name)</figcaption>\($0)</figure>")
+      }
+    }
+    let chartSection: HTML =
+      charts.isEmpty ? "" : "<h2>Number fields over time</h2><div class=\"charts\">\(charts)</div>"
     let content: HTML = """
       <h1>\(entity) \(key)</h1>
       <form class="filters" method="get">\(values.query("key") != nil ? HTML("<input type=\"hidden\" name=\"key\" value=\"\(key)\">") : "")<label for="as-of">As of batch<input id="as-of" name="asOf" inputmode="numeric" value="\(asOf.map { String($0) } ?? "")"></label>
       <button type="submit">Show</button> <a href="\(Self.objectPath(entity, key))">Now</a></form>
       \(current)
+      \(chartSection)
       <h2>History</h2>
-      <table><caption>Every batch that changed this object, newest first</caption>
+      <div class="scroll"><table><caption>Every batch that changed this object, newest first</caption>
       <thead><tr><th scope="col">Batch</th><th scope="col">Time</th><th scope="col">Change</th><th scope="col">Author</th><th scope="col">Fields</th></tr></thead>
-      <tbody>\(historyRows)</tbody></table>
+      <tbody>\(historyRows)</tbody></table></div>
       """
     return ("\(entity) \(key)", content)
   }
@@ -291,11 +413,15 @@ extension LedgerRoutes {
     }
     let (page, total, placeholders, matched) = try await read(asOf: asOf, body)
     let dateFormat = ledger.model.dateFormat
-    let attributeNames = Array(Set(page.objects.flatMap(\.attributes.keys))).sorted()
+    let attributeNames = Self.columns(
+      Set(page.objects.flatMap(\.attributes.keys)), of: entity, in: ledger.model,
+      mentioned: (values.queryAll("where") + values.queryAll("sort")).joined(separator: " "))
     let header = attributeNames.map { HTML("<th scope=\"col\">\($0)</th>") }
     let rows = page.objects.map { object in
       let keyText = Self.keyText(object.key.identity, dateFormat: dateFormat)
-      let cells = attributeNames.map { HTML("<td>\(Self.text(object.attributes[$0], dateFormat))</td>") }
+      let cells = attributeNames.map {
+        HTML("<td>\(ConsoleValues.cell(Self.text(object.attributes[$0], dateFormat)))</td>")
+      }
       // A placeholder is known only by a reference: said, so that it is not read as data.
       let mark: HTML = object.isPlaceholder ? " <span class=\"tag\">placeholder</span>" : ""
       return HTML(
@@ -324,7 +450,7 @@ extension LedgerRoutes {
       <form class="filters" method="get"><label for="where">Where (weight &gt; 1000 and not placeholder)<input id="where" name="where" value="\(values.queryAll("where").first ?? "")"></label>
       <label for="sort">Sort (field, or -field descending)<input id="sort" name="sort" value="\(values.queryAll("sort").first ?? "")"></label>
       <button type="submit">Search</button></form>
-      <table><caption>\(entity) objects</caption><thead><tr><th scope="col">Key</th>\(header)</tr></thead><tbody>\(rows)</tbody></table>\(next)
+      <div class="scroll"><table><caption>\(entity) objects</caption><thead><tr><th scope="col">Key</th>\(header)</tr></thead><tbody>\(rows)</tbody></table></div>\(next)
       """
     return (entity, content)
   }
@@ -342,6 +468,41 @@ extension LedgerRoutes {
       next = declaration.parent
     }
     return (attributes, relationships)
+  }
+
+  /// The attribute columns of an entity's list: the identity first, then the fields a filter
+  /// or sort names, then the rest by name, and JSON, binary and long text last.
+  static func columns(_ names: Set<String>, of entity: String, in model: Model, mentioned: String) -> [String] {
+    let declaration = model.entity(named: entity)
+    let identity = declaration?.identity ?? []
+    let words = Set(mentioned.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }).map(String.init))
+    var types: [String: AttributeType] = [:]
+    var next: String? = entity
+    var seen: Set<String> = []
+    while let name = next, seen.insert(name).inserted, let current = model.entity(named: name) {
+      for attribute in current.attributes { types[attribute.name] = attribute.type }
+      next = current.parent
+    }
+    func rank(_ name: String) -> Int {
+      if identity.contains(name) { return 0 }
+      if words.contains(name) { return 1 }
+      switch types[name] {
+      case .json?, .binary?: return 3
+      default: return 2
+      }
+    }
+    return names.sorted { (rank($0), $0) < (rank($1), $1) }
+  }
+
+  /// The value of a number attribute as a `Double` (nil: not a number).
+  static func number(_ value: AttributeValue?) -> Double? {
+    switch value {
+    case .integer(let number)?: Double(number)
+    case .double(let number)?: number
+    case .float(let number)?: Double(number)
+    case .decimal(let number)?: NSDecimalNumber(decimal: number).doubleValue
+    default: nil
+    }
   }
 
   /// `1 object`, `3 objects`.
@@ -362,10 +523,7 @@ extension LedgerRoutes {
   /// A value as the console shows it: what the JSON says in a string (text, a date in the
   /// model's format, a UUID, a URL) as it is, others as JSON, no value as a dash.
   static func text(_ value: AttributeValue?, _ dateFormat: DateFormat) -> String {
-    guard let value else { return "—" }
-    let json = value.jsonValue(dateFormat: dateFormat)
-    if case .string(let text) = json { return text }
-    return JSONWriter(options: []).string(from: json)
+    ConsoleValues.text(value, dateFormat)
   }
 
   /// The console's page of an object: `/objects/ENTITY/KEY`, or, for a key a path cannot
