@@ -183,12 +183,16 @@ struct RequestValues {
   }
 
   /// `asOf`: a batch id, or an ISO 8601 time (the last batch applied by then); nil: now.
-  func asOf(in ledger: Ledger) throws -> UInt64? {
-    guard let text = query("asOf") else { return nil }
+  func asOf(in ledger: Ledger) throws -> UInt64? { try batchOrTime("asOf", in: ledger) }
+
+  /// The query item `name`: a batch id, or an ISO 8601 time (the last batch applied by then);
+  /// nil when absent or empty.
+  func batchOrTime(_ name: String, in ledger: Ledger) throws -> UInt64? {
+    guard let text = query(name), !text.isEmpty else { return nil }
     if let id = UInt64(text) { return id }
     // Any ISO 8601 form an import reads (a date alone too), as the command line takes it.
     guard let date = Ledger.time(fromISO8601: text) else {
-      throw APIFailure.badRequest("asOf must be a batch id or an ISO 8601 time, not \"\(text.prefix(80))\"")
+      throw APIFailure.badRequest("\(name) must be a batch id or an ISO 8601 time, not \"\(text.prefix(80))\"")
     }
     guard let batch = try ledger.lastBatch(atOrBefore: date) else {
       throw APIFailure(status: .notFound, code: "batchNotFound", message: "no batch was applied by \(text)")

@@ -4,7 +4,10 @@
 Builds a demo store with the `jsonledger` tool, serves it with a token, and walks the pages a
 person auditing imports would: the timeline, a batch with a field's before and after, a value
 holding <script> shown as text, a revert refused without the token, the revert plan, a revert
-with the token and the new batch it wrote. Screenshots of each page go to
+with the token and the new batch it wrote; then a hostile batch of 2,000 objects (markup,
+`javascript:` URLs, right-to-left overrides, a 10 MB value) paged and escaped with every page
+under 200 KB, every page at a phone's width (390 px), and axe-core's accessibility check of
+each page (axe-selenium-python from PyPI). Screenshots at 1400 and 390 px go to
 .build/console-screenshots/. Exits non-zero on the first failed check.
 
     JSONLEDGER=.build/debug/jsonledger python3 Tests/Browser/console_test.py
@@ -20,6 +23,7 @@ import tempfile
 import time
 import urllib.request
 
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -65,7 +69,7 @@ def head(base):
 
 def browser():
     options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"]:
         options.add_argument(argument)
     for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"]:
         if os.path.exists(candidate):
@@ -192,7 +196,7 @@ def main():
                 "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
             check(overflow <= 0, f"the {name} page fits a 390 px screen (overflows by {overflow} px)")
             driver.save_screenshot(os.path.join(SHOTS, f"9-phone-{name}.png"))
-        driver.set_window_size(1280, 1000)
+        driver.set_window_size(1400, 1000)
 
         # The entity browser and an object as of an earlier batch.
         driver.get(base + "/entities/Album?sort=-released")
@@ -222,6 +226,38 @@ def main():
             metrics = response.read().decode()
         check("jsonledger_head 6" in metrics, "/metrics says the head")
         check("http_server_request_duration" in metrics, "/metrics times the requests")
+
+        # A hostile batch of 2,000 objects: markup, `javascript:` URLs, right-to-left
+        # overrides in every field, and a 10 MB value. Escaped, cut, paged, and no script runs.
+        hostile = os.path.join(work, "hostile.json")
+        with open(hostile, "w") as file:
+            json.dump({"musicians": [{"name": f"\"><script>window.pwned = {n}</script> \u202e{n}",
+                                      "instruments": "javascript:window.pwned=1 <img src=x onerror=window.pwned=1>",
+                                      "born": 1900 + n % 100} for n in range(2000)],
+                       "bands": [{"name": "Huge", "description": "ten megabytes " * 750_000}]}, file)
+        run("import", store, hostile, "--author", "<img src=x onerror=window.pwned=1>")
+        for path in ["/batches/7", "/batches/7?page=41", "/batches/7?entity=Band", "/objects/Band/Huge",
+                     "/entities/Musician", "/diff?from=6&to=7"]:
+            with urllib.request.urlopen(base + path) as response:
+                size = len(response.read())
+            check(size < 200_000, f"{path} is under 200 KB ({size} bytes)")
+            driver.get(base + path)
+            check(driver.execute_script("return window.pwned === undefined"), f"no script ran on {path}")
+        driver.get(base + "/batches/7")
+        check("page 1 of 41" in driver.find_element(By.TAG_NAME, "main").text, "2,001 changes are 41 pages of 50")
+        driver.save_screenshot(os.path.join(SHOTS, "10-hostile-batch.png"))
+
+        # Accessibility: axe-core in the same browser finds nothing serious on any page.
+        for path in ["/", "/batches/2", "/batches/4", "/objects/Band/Japan", "/objects/Band/Japan?asOf=1",
+                     "/entities/Album", "/diff?from=1&to=3"]:
+            driver.get(base + path)
+            axe = Axe(driver)
+            axe.inject()
+            found = axe.run()
+            serious = [v for v in found["violations"] if v.get("impact") in ("serious", "critical")]
+            check(not serious, f"axe finds nothing serious on {path}: "
+                  + "; ".join(f"{v['id']}: {v['help']} at {[n['html'][:120] for n in v['nodes'][:3]]}"
+                              for v in serious))
     finally:
         driver.quit()
         server.terminate()

@@ -52,13 +52,13 @@ struct ConsoleTests {
     try batch.stage(json: Array(#"[{"name": "a"}, {"name": "b"}]"#.utf8), as: "Tag")
     _ = try ledger.applySynchronously(batch)
     let (_, first, _) = try await Self.page(ledger, "/batches/1")
-    #expect(first.components(separatedBy: "<h3><span class=\"kind\">").count - 1 == 50)
+    #expect(first.components(separatedBy: "<h4><span class=\"kind\">").count - 1 == 50)
     #expect(first.contains("page 1 of 3"))
     #expect(first.contains("href=\"/batches/1?entity=Item&amp;kind=created\">120</a>"), "\(first.prefix(3000))")
     let (_, last, _) = try await Self.page(ledger, "/batches/1?page=3")
-    #expect(last.components(separatedBy: "<h3><span class=\"kind\">").count - 1 == 22)
+    #expect(last.components(separatedBy: "<h4><span class=\"kind\">").count - 1 == 22)
     let (_, tags, _) = try await Self.page(ledger, "/batches/1?entity=Tag&kind=created")
-    #expect(tags.components(separatedBy: "<h3><span class=\"kind\">").count - 1 == 2)
+    #expect(tags.components(separatedBy: "<h4><span class=\"kind\">").count - 1 == 2)
     #expect(tags.contains("Showing 2 changes to Tag, created."))
     let (status, _, _) = try await Self.page(ledger, "/batches/1?kind=renamed")
     #expect(status == .badRequest)
@@ -123,5 +123,35 @@ struct ConsoleTests {
         .init(path: "gone", old: true, new: nil), .init(path: "new", old: nil, new: .null),
       ])
     #expect(ConsoleValues.pathChanges(before, before, at: "").isEmpty)
+  }
+
+  @Test func theDiffPageShowsWhatChangedBetweenTwoPoints() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    for weight in [10, 30, 20] { try Self.apply(ledger, #"[{"id": 1, "weight": \#(weight)}]"#, as: "Item") }
+    try Self.apply(ledger, #"[{"name": "a"}]"#, as: "Tag")
+    let (_, page, _) = try await Self.page(ledger, "/diff?from=1&to=4")
+    #expect(page.contains("From batch 1 to batch 4"))
+    #expect(page.contains("<td class=\"old\">10</td><td class=\"new\">20</td>"), "\(page)")
+    #expect(page.contains("href=\"/diff?from=1&amp;to=4&amp;entity=Tag&amp;kind=created\">1</a>"), "\(page)")
+    let (status, _, _) = try await Self.page(ledger, "/diff?from=1&to=yesterday")
+    #expect(status == .badRequest)
+  }
+
+  @Test func aReadOnlyServerShowsNoRevertAndAHugeValueKeepsThePageSmall() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    try Self.apply(ledger, #"[{"id": 1, "note": "\#(String(repeating: "x", count: 3_000_000))"}]"#, as: "Item")
+    let router = Router()
+    LedgerRoutes(ledger: ledger, options: LedgerServerOptions(token: APITests.token, readOnly: true)).addRoutes(
+      to: router)
+    try await Application(router: router).test(.router) { client in
+      try await client.execute(uri: "/batches/1", method: .get) { response in
+        let page = String(buffer: response.body)
+        #expect(!page.contains("data-revert"))
+        #expect(page.utf8.count < 200_000, "\(page.utf8.count) bytes")
+        #expect(page.contains("The first 2000 of 3000000 characters"))
+      }
+    }
   }
 }

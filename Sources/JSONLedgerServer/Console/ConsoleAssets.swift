@@ -23,6 +23,7 @@ enum ConsoleAssets {
     form.filters label { display: flex; flex-direction: column; font-size: .9em; }
     ul.entities { display: flex; gap: 1rem; list-style: none; margin: 0; padding: 0; flex-wrap: wrap; }
     .scroll { overflow-x: auto; max-width: 100%; }
+    .hint { font-size: .8em; opacity: .85; }
     td { max-width: 32rem; overflow-wrap: break-word; }
     details.value summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 30rem; }
     details.value pre { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 24rem; overflow: auto; margin: .3rem 0; }

@@ -22,6 +22,9 @@ extension LedgerRoutes {
     router.get("objects/:entity") { request, context in
       try await page(request, context.parameters) { values in try await objectPage(values) }
     }
+    router.get("diff") { request, context in
+      try await page(request) { values in try await diffPage(values) }
+    }
     router.get("entities/:entity") { request, context in
       try await page(request, context.parameters) { values in try await entityPage(values) }
     }
@@ -81,9 +84,9 @@ extension LedgerRoutes {
       <!doctype html>
       <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
       <title>\(title) · JSONLedger</title><link rel="stylesheet" href="/console.css"><script src="/console.js" defer></script></head>
-      <body><header><a href="/"><strong>JSONLedger</strong> audit console</a>
+      <body><header><a href="/"><strong>JSONLedger</strong> audit console</a> <a href="/diff">Diff</a>
       <nav aria-label="Entities"><ul class="entities">\(navigation)</ul></nav>
-      <form id="token-form"><label for="token">Token</label><input id="token" type="password" autocomplete="off">
+      <form id="token-form"><label for="token">Token</label><input id="token" type="password" autocomplete="new-password" aria-describedby="token-use"><span id="token-use" class="hint">unlocks reverts (and reads, when the server asks for it)</span>
       <button type="submit">Save token</button><span id="token-status" role="status"></span></form></header>
       <main id="main">\(content)</main></body></html>
       """
@@ -158,102 +161,10 @@ extension LedgerRoutes {
     let batchID = try values.batchID(try values.path("batch"), name: "batch")
     let record = try await ledger.record(batchID)
     let revertedBy = try await ledger.log(limit: 1, before: batchID + 1).first { $0.batchID == batchID }?.revertedBy
-    let dateFormat = ledger.model.dateFormat
-    let entityFilter = values.query("entity").flatMap { $0.isEmpty ? nil : $0 }
-    let kindFilter = values.query("kind").flatMap { $0.isEmpty ? nil : $0 }
-    if let kindFilter, !["created", "updated", "deleted"].contains(kindFilter) {
-      throw APIFailure.badRequest("kind must be created, updated or deleted, not \"\(kindFilter.prefix(80))\"")
-    }
-    let pageNumber =
-      try values.query("page").map { text in
-        guard let number = Int(text), number >= 1 else {
-          throw APIFailure.badRequest("page must be a whole number from 1, not \"\(text.prefix(80))\"")
-        }
-        return number
-      } ?? 1
     // Rows an object owns are told as its fields; hidden reverse lists are left out.
     let described = try await ledger.describe(record.changes, from: batchID - 1, to: batchID)
-    // What the batch did, by entity and kind: each count a link to those changes alone.
-    var counts: [(entity: String, kinds: [String: Int])] = []
-    for change in described {
-      let kind = change.kind.description
-      if let index = counts.firstIndex(where: { $0.entity == change.key.entity }) {
-        counts[index].kinds[kind, default: 0] += 1
-      } else {
-        counts.append((change.key.entity, [kind: 1]))
-      }
-    }
-    func link(entity: String?, kind: String?, page: Int? = nil) -> String {
-      var components = URLComponents()
-      components.queryItems =
-        (entity.map { [URLQueryItem(name: "entity", value: $0)] } ?? [])
-        + (kind.map { [URLQueryItem(name: "kind", value: $0)] } ?? [])
-        + (page.map { [URLQueryItem(name: "page", value: String($0))] } ?? [])
-      let query = components.percentEncodedQuery ?? ""
-      return "/batches/\(batchID)\(query.isEmpty ? "" : "?" + query)"
-    }
-    let summaryRows = counts.map { entity, kinds in
-      let cells = ["created", "updated", "deleted"].map { kind in
-        let count = kinds[kind] ?? 0
-        return count == 0
-          ? HTML("<td>0</td>") : HTML("<td><a href=\"\(link(entity: entity, kind: kind))\">\(count)</a></td>")
-      }
-      return HTML(
-        "<tr><th scope=\"row\"><a href=\"\(link(entity: entity, kind: nil))\">\(entity)</a></th>\(cells)</tr>")
-    }
-    let chosen = described.filter { change in
-      (entityFilter == nil || change.key.entity == entityFilter)
-        && (kindFilter == nil || change.kind.description == kindFilter)
-    }
-    let pages = max(1, (chosen.count + Self.batchPageSize - 1) / Self.batchPageSize)
-    let shown = chosen.dropFirst((min(pageNumber, pages) - 1) * Self.batchPageSize).prefix(Self.batchPageSize)
-    var byEntity: [(String, [HTML])] = []
-    for change in shown {
-      let keyText = Self.keyText(change.key.identity, dateFormat: dateFormat)
-      // The changed fields only, each as what changed inside it.
-      let fields = change.attributes.map { attribute in
-        let (old, new) = ConsoleValues.change(attribute.old, attribute.new, dateFormat: dateFormat)
-        return HTML(
-          "<tr><th scope=\"row\">\(attribute.name)</th><td class=\"old\">\(old)</td><td class=\"new\">\(new)</td></tr>")
-      }
-      // An ordered list's order is its value: the list after the batch is shown with it.
-      let links = change.links.map { link in
-        HTML(
-          """
-          <tr><th scope="row">\(link.relationship)</th><td class="old">\(ConsoleValues.cell(Self.keysText(link.removed, dateFormat)))</td>
-          <td class="new">\(ConsoleValues.cell(Self.keysText(link.added, dateFormat)))\(link.order.map { HTML("<br>order: \(ConsoleValues.cell(Self.keysText($0, dateFormat)))") } ?? "")</td></tr>
-          """)
-      }
-      let section: HTML = """
-        <h3><span class="kind">\(change.kind.description)</span> <a href="\(Self.objectPath(change.key.entity, keyText))">\(change.key.entity) \(keyText)</a></h3>
-        <div class="scroll"><table><caption>\(change.key.entity) \(keyText): before → after</caption>
-        <thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
-        <tbody>\(fields)\(links)</tbody></table></div>
-        """
-      if let index = byEntity.firstIndex(where: { $0.0 == change.key.entity }) {
-        byEntity[index].1.append(section)
-      } else {
-        byEntity.append((change.key.entity, [section]))
-      }
-    }
-    let groups = byEntity.map { entity, sections in HTML("<h3 class=\"entity\">\(entity)</h3>\(sections)") }
-    var paging: HTML = ""
-    if pages > 1 {
-      let current = min(pageNumber, pages)
-      let previous: HTML =
-        current > 1
-        ? "<a href=\"\(link(entity: entityFilter, kind: kindFilter, page: current - 1))\" rel=\"prev\">Previous</a>"
-        : ""
-      let next: HTML =
-        current < pages
-        ? "<a href=\"\(link(entity: entityFilter, kind: kindFilter, page: current + 1))\" rel=\"next\">Next</a>" : ""
-      paging =
-        "<nav class=\"paging\" aria-label=\"Pages of changes\">\(previous) <span>page \(current) of \(pages)</span> \(next)</nav>"
-    }
-    let filterSaid: HTML =
-      entityFilter == nil && kindFilter == nil
-      ? ""
-      : "<p>Showing \(Self.counted(chosen.count, "change"))\(entityFilter.map { " to \($0)" } ?? "")\(kindFilter.map { ", \($0)" } ?? ""). <a href=\"\(link(entity: nil, kind: nil))\">All changes</a></p>"
+    let changes = try Self.changes(
+      described, values: values, path: "/batches/\(batchID)", dateFormat: ledger.model.dateFormat)
     let statistics = record.statistics
     let reverts: HTML =
       record.metadata.revertedBatchID.map { HTML("<p>Reverts <a href=\"/batches/\($0)\">batch \($0)</a>.</p>") } ?? ""
@@ -262,7 +173,7 @@ extension LedgerRoutes {
         HTML("<p role=\"note\" class=\"notice\">Already reverted by <a href=\"/batches/\($0)\">batch \($0)</a>.</p>")
       } ?? ""
     let revertSection: HTML =
-      revertedBy == nil
+      revertedBy == nil && !options.readOnly
       ? """
       <section aria-labelledby="revert-heading"><h2 id="revert-heading">Revert</h2>
       <p>See what a revert would do first; writing it needs the token.</p>
@@ -273,7 +184,7 @@ extension LedgerRoutes {
       <button type="button" id="show-force" data-show-force>Revert anyway…</button>
       <button type="button" id="cancel-revert" data-cancel-revert>Cancel</button>
       <div id="force-confirm" hidden><p id="force-said">Reverting anyway overwrites the later changes listed above.</p>
-      <label for="force-batch">Type the batch number, \(batchID), to confirm</label> <input id="force-batch" inputmode="numeric" autocomplete="off" aria-describedby="force-said">
+      <label for="force-batch">Type the batch number, \(batchID), to confirm</label> <input id="force-batch" inputmode="numeric" aria-describedby="force-said">
       <button type="button" id="force-revert" data-revert="\(batchID)" data-mode="force" data-confirm="\(batchID)" disabled>Revert anyway (overwrite later changes)</button></div></div>
       <div id="result" role="status" aria-live="polite"></div><a id="new-batch" hidden href="/">new batch</a></section>
       """
@@ -285,11 +196,31 @@ extension LedgerRoutes {
       <dt>Source</dt><dd>\(ConsoleValues.cell(record.metadata.source ?? "—"))</dd>
       <dt>Counts</dt><dd>\(statistics.created) created, \(statistics.updated) updated, \(statistics.deleted) deleted, \(statistics.unchanged) unchanged</dd></dl>
       \(reverts)\(revertSection)
-      <h2>Changes</h2>
-      \(counts.isEmpty ? HTML("<p>No object changes.</p>") : "<div class=\"scroll\"><table><caption>Changes by entity and kind</caption><thead><tr><th scope=\"col\">Entity</th><th scope=\"col\">Created</th><th scope=\"col\">Updated</th><th scope=\"col\">Deleted</th></tr></thead><tbody>\(summaryRows)</tbody></table></div>")
-      \(filterSaid)\(paging)\(groups)\(paging)
+      <h2>Changes</h2>\(changes)
       """
     return ("Batch \(batchID)", content)
+  }
+
+  private func diffPage(_ values: RequestValues) async throws -> (String, HTML) {
+    let from = try values.batchOrTime("from", in: ledger)
+    let to = try values.batchOrTime("to", in: ledger)
+    var result: HTML = ""
+    if let from, let to {
+      let diff = try await ledger.diff(from: from, to: to)
+      let described = try await ledger.describe(diff.changes, from: diff.from, to: diff.to)
+      let changes = try Self.changes(
+        described, values: values, path: "/diff",
+        kept: [URLQueryItem(name: "from", value: String(from)), URLQueryItem(name: "to", value: String(to))],
+        dateFormat: ledger.model.dateFormat)
+      result = "<h2>From batch \(from) to batch \(to)</h2>\(changes)"
+    }
+    let content: HTML = """
+      <h1>Diff</h1><p>What changed between two points of the log: batch ids (0 is the empty store) or ISO 8601 times.</p>
+      <form class="filters" method="get" action="/diff"><label for="diff-from">From<input id="diff-from" name="from" value="\(values.query("from") ?? "")"></label>
+      <label for="diff-to">To<input id="diff-to" name="to" value="\(values.query("to") ?? "")"></label><button type="submit">Compare</button></form>
+      \(result)
+      """
+    return ("Diff", content)
   }
 
   private func objectPage(_ values: RequestValues) async throws -> (String, HTML) {

@@ -9,6 +9,8 @@ enum ConsoleValues {
   /// Values longer than this, or of more than one line, show their first line cut to this
   /// many characters and open to the whole.
   static let lineLength = 80
+  /// The characters of a value a page holds when opened.
+  static let openedLength = 2000
 
   /// `text` as a table cell's content: as it is when short, else one line that opens
   /// (`<details>`, no script needed) to the whole text and a copy button.
@@ -16,8 +18,16 @@ enum ConsoleValues {
     let firstLine = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
     guard text.count > lineLength || firstLine.count != text.count else { return "\(text)" }
     let shown = firstLine.prefix(lineLength)
+    // A page holds at most `openedLength` characters of a value, so that a page of huge
+    // values stays small; the API reads the whole.
+    guard text.count > openedLength else {
+      return """
+        <details class="value"><summary>\(String(shown))…</summary><pre>\(text)</pre><button type="button" data-copy>Copy</button></details>
+        """
+    }
     return """
-      <details class="value"><summary>\(String(shown))…</summary><pre>\(text)</pre><button type="button" data-copy>Copy</button></details>
+      <details class="value"><summary>\(String(shown))…</summary><pre>\(String(text.prefix(openedLength)))</pre><button type="button" data-copy>Copy</button>
+      <p class="hint">The first \(openedLength) of \(text.count) characters: the API's object read has the whole value.</p></details>
       """
   }
 
