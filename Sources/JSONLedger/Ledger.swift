@@ -187,6 +187,7 @@ public final class Ledger: Sendable {
   {
     var metadata = given
     metadata.envelope = batch.envelopeMetadata
+    metadata.run = batch.run
     guard batch.mapper.model == model else {
       throw LedgerError.invalidBatch("the batch was made by a ledger with another model")
     }

@@ -36,10 +36,10 @@ public struct PulledBatch: Sendable {
   /// largest value (sent as its `since`). Call once the batch is applied: a run that failed
   /// keeps nothing, and its next run asks for all again.
   public func keepState(in ledger: Ledger) throws {
-    for (url, entry) in pagesToKeep { try PageCache.keep(entry, for: url, in: ledger) }
-    for (key, value) in sinceToKeep {
-      try ledger.setLocalValue(JSONWriter(options: []).bytes(from: value), forKey: key)
-    }
+    // One transaction for all of them: a run's pages are kept together or not at all.
+    try ledger.setLocalValues(
+      pagesToKeep.map { (PageCache.key($0.0), PageCache.encode($0.1)) }
+        + sinceToKeep.map { ($0.key, JSONWriter(options: []).bytes(from: $0.value)) })
   }
 }
 
@@ -135,6 +135,9 @@ extension Ledger {
     var digest = SHA256()
     var (pages, bytes, notModified, retries) = (0, 0, 0, 0)
     var pagesToKeep: [(URL, PageCache.Entry)] = []
+    // The record's account of the run: each page's URL, status, validator and bytes.
+    var pageRecords: [JSONValue] = []
+    let started = ContinuousClock.now
     var sinceToKeep: [(key: String, value: JSONValue)] = []
     // Each source's pager, its first URL asking for what changed since the largest value the
     // last run saw when the source is incremental.
@@ -178,6 +181,15 @@ extension Ledger {
           upcoming = nil
           var page = try await request.task.value
           retries += page.retries
+          var pageRecord: JSONObject = [
+            "url": .string(RedactedURL.text(page.url)), "status": page.notModified ? 304 : 200,
+            "bytes": .number(JSONNumber(page.body.count)),
+          ]
+          if let etag = page.headers.first(name: "ETag") ?? (page.notModified ? request.kept?.etag : nil) {
+            pageRecord["etag"] = .string(etag)
+          }
+          if page.retries > 0 { pageRecord["retries"] = .number(JSONNumber(page.retries)) }
+          pageRecords.append(.object(pageRecord))
           // A page kept from a run before was asked for with its validators; a 304 stands for it.
           if page.notModified, let kept = request.kept {
             notModified += 1
@@ -220,6 +232,11 @@ extension Ledger {
       upcoming?.task.cancel()
       throw error
     }
+    let elapsed = ContinuousClock.now - started
+    let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    batch.run = [
+      "pull": ["pages": .array(pageRecords), "durationMs": .number(JSONNumber(milliseconds))]
+    ]
     let hash = digest.finalize().prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     let sources = urls.map(RedactedURL.text)
     return PulledBatch(

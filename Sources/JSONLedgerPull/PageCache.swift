@@ -15,6 +15,10 @@ struct PageCache {
     var link: String?
     var body: [UInt8]
 
+    init(etag: String? = nil, lastModified: String? = nil, link: String? = nil, body: [UInt8]) {
+      (self.etag, self.lastModified, self.link, self.body) = (etag, lastModified, link, body)
+    }
+
     /// The headers that ask whether the page changed since.
     var validators: [(String, String)] {
       (etag.map { [("If-None-Match", $0)] } ?? []) + (lastModified.map { [("If-Modified-Since", $0)] } ?? [])
@@ -28,13 +32,37 @@ struct PageCache {
 
   /// The kept page of `url`, or nil (none kept, or one that does not read: asked for whole).
   static func entry(for url: URL, in ledger: Ledger) throws -> Entry? {
-    guard let bytes = try ledger.localValue(forKey: key(url)),
-      let value = try? JSONParser.parse(bytes), let body = value["body"]?.stringValue
-    else { return nil }
+    guard let bytes = try ledger.localValue(forKey: key(url)) else { return nil }
+    return decode(bytes)
+  }
+
+  /// An entry as `encode` writes it: a JSON object of the validators and the `Link` header,
+  /// a newline, then the body's bytes as they came (no JSON writer escapes a page of JSON
+  /// again). An entry a release before kept, one JSON object with the body as a string,
+  /// reads too. Nil when it reads as neither, or has no validator.
+  static func decode(_ bytes: [UInt8]) -> Entry? {
+    let newline = bytes.firstIndex(of: UInt8(ascii: "\n"))
+    guard let value = try? JSONParser.parse(Array(bytes[..<(newline ?? bytes.endIndex)])) else { return nil }
+    let body: [UInt8]
+    if let newline {
+      body = Array(bytes[(newline + 1)...])
+    } else {
+      guard let text = value["body"]?.stringValue else { return nil }
+      body = Array(text.utf8)
+    }
     let entry = Entry(
       etag: value["etag"]?.stringValue, lastModified: value["lastModified"]?.stringValue,
-      link: value["link"]?.stringValue, body: Array(body.utf8))
+      link: value["link"]?.stringValue, body: body)
     return entry.validators.isEmpty ? nil : entry
+  }
+
+  /// The bytes `decode` reads back as `entry`.
+  static func encode(_ entry: Entry) -> [UInt8] {
+    var object = JSONObject()
+    if let etag = entry.etag { object["etag"] = .string(etag) }
+    if let lastModified = entry.lastModified { object["lastModified"] = .string(lastModified) }
+    if let link = entry.link { object["link"] = .string(link) }
+    return JSONWriter(options: [.sortedKeys]).bytes(from: .object(object)) + [UInt8(ascii: "\n")] + entry.body
   }
 
   /// The entry a page answered with a validator makes, or nil.
@@ -46,12 +74,4 @@ struct PageCache {
     return Entry(etag: etag, lastModified: lastModified, link: page.headers.first(name: "Link"), body: page.body)
   }
 
-  /// Keeps `entry` as the page of `url`.
-  static func keep(_ entry: Entry, for url: URL, in ledger: Ledger) throws {
-    var object: JSONObject = ["body": .string(String(decoding: entry.body, as: UTF8.self))]
-    if let etag = entry.etag { object["etag"] = .string(etag) }
-    if let lastModified = entry.lastModified { object["lastModified"] = .string(lastModified) }
-    if let link = entry.link { object["link"] = .string(link) }
-    try ledger.setLocalValue(JSONWriter(options: []).bytes(from: .object(object)), forKey: key(url))
-  }
 }

@@ -290,6 +290,14 @@ struct PullTests {
       let third = try await ledger.pull(plan)
       #expect(third.notModified == 1)
       #expect(third.batch.created == 1 && third.batch.deleted == 1 && third.batch.updated == 0)
+      // The record says how each page came: its status, its validator and its bytes.
+      let run = try await ledger.record(third.batch.batchID).metadata.run?["pull"]
+      let pages = run?["pages"]?.arrayValue ?? []
+      #expect(pages.map { $0["status"] } == [304, 200])
+      #expect(pages.map { $0["etag"] } == [#""p1-a""#, #""p2-b""#])
+      #expect(pages[0]["bytes"] == 0 && pages[1]["bytes"] != 0)
+      #expect(pages[1]["url"]?.stringValue?.hasSuffix("/issues?page=2") == true)
+      if case .number? = run?["durationMs"] {} else { Issue.record("no duration in \(String(describing: run))") }
       let count = try await ledger.read { view in try view.count("Issue") }
       #expect(count == 4)
     }

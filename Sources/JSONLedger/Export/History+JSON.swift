@@ -26,6 +26,7 @@ extension Ledger {
     ]
     if let reverted = metadata.revertedBatchID { object["reverts"] = .number(JSONNumber(reverted)) }
     if let envelope = metadata.envelope { object["envelope"] = envelope }
+    if let run = metadata.run { object["run"] = run }
     if let changes { object["changes"] = .array(try changesJSON(changes, from: batchID - 1, to: batchID)) }
     return .object(object)
   }

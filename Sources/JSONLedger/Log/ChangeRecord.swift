@@ -11,7 +11,8 @@ public struct ChangeRecord: Sendable, Equatable {
   /// The format version this record is written in: `formatVersion`, or the next one for a
   /// record with an envelope (`Metadata.envelope`).
   var encodedFormatVersion: UInt16 {
-    metadata.envelope == nil && metadata.archivedIdempotencyKeys.isEmpty ? RecordFormat.version : RecordFormat.version5
+    metadata.envelope == nil && metadata.run == nil && metadata.archivedIdempotencyKeys.isEmpty
+      ? RecordFormat.version : RecordFormat.version5
   }
 
   /// What produced the batch.
@@ -71,6 +72,9 @@ public struct ChangeRecord: Sendable, Equatable {
     /// `{"count": …, "next": …, "results": […]}` page; `StagingOptions.itemsAt`), an object, or
     /// an array of them for several pages.
     public var envelope: JSONValue?
+    /// How the batch's payloads were fetched (`ChangeBatch.run`): for a pull, each page's
+    /// URL (its secrets redacted), status, ETag and bytes, and the run's duration.
+    public var run: JSONValue?
     /// For a checkpoint (`compact`): the idempotency keys of the batches it stands for, with
     /// their batch ids, so that a retry of an archived batch is still known as applied.
     public var archivedIdempotencyKeys: [String: UInt64] = [:]

@@ -48,6 +48,7 @@ enum RecordCoding {
     if record.encodedFormatVersion == RecordFormat.version5 {
       var extra = JSONObject()
       if let envelope = record.metadata.envelope { extra["envelope"] = envelope }
+      if let run = record.metadata.run { extra["run"] = run }
       if !record.metadata.archivedIdempotencyKeys.isEmpty {
         extra["idempotencyKeys"] = .object(
           JSONObject(
@@ -171,6 +172,7 @@ enum RecordCoding {
         throw DecodingFailure(reason: "the record's further metadata is not a JSON object")
       }
       metadata.envelope = extra["envelope"]
+      metadata.run = extra["run"]
       for member in extra["idempotencyKeys"]?.objectValue ?? [:] {
         guard case .number(let number) = member.value, let batch = UInt64(number.literal) else {
           throw DecodingFailure(reason: "the archived idempotency key \"\(member.key)\" names no batch")

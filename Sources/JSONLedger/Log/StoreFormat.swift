@@ -25,7 +25,8 @@ enum RecordFormat {
   /// Records of store formats 4 to 6.
   static let version: UInt16 = 4
   /// Version 4 with one more header field, a JSON object of what newer metadata a record has:
-  /// `envelope` (`ChangeRecord.Metadata.envelope`), `idempotencyKeys` (a checkpoint's
+  /// `envelope` (`ChangeRecord.Metadata.envelope`), `run` (`ChangeRecord.Metadata.run`),
+  /// `idempotencyKeys` (a checkpoint's
   /// `archivedIdempotencyKeys`). Written only for a record that has some, so that a record
   /// without keeps the bytes (and checksum) older releases wrote and read.
   static let version5: UInt16 = 5

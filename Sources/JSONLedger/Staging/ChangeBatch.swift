@@ -32,6 +32,10 @@ public struct ChangeBatch: Sendable {
   /// The other members of the envelopes staged payloads came in (`StagingOptions.itemsAt`),
   /// in the order staged: the record keeps them (`ChangeRecord.Metadata.envelope`).
   public private(set) var envelopes: [JSONObject] = []
+  /// How the payloads were fetched, as the fetcher tells it (a pull's pages with their URLs,
+  /// statuses, validators and sizes, and how long the run took): the record keeps it
+  /// (`ChangeRecord.Metadata.run`). Nil: nothing said.
+  public var run: JSONValue?
 
   /// The envelopes as the record keeps them: one object, or an array of them.
   var envelopeMetadata: JSONValue? {

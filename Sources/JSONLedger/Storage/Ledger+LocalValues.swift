@@ -15,15 +15,25 @@ extension Ledger {
   /// Keeps `value` under `key` beside the store (nil removes it), in a transaction of its own.
   /// A key is 1 to 400 bytes of UTF-8.
   public func setLocalValue(_ value: [UInt8]?, forKey key: String) throws {
-    let stored = try Self.localKey(key)
+    try setLocalValues([(key, value)])
+  }
+
+  /// Keeps each value under its key (nil removes it), all in one transaction: all are kept,
+  /// or, on an error, none.
+  public func setLocalValues(_ values: [(key: String, value: [UInt8]?)]) throws {
+    guard !values.isEmpty else { return }
+    let stored = try values.map { entry throws(LedgerError) in (try Self.localKey(entry.key), entry.value) }
+    let room = values.reduce(4096) { $0 + ($1.value?.count ?? 0) * 2 + 512 }
     let environment = try environment
     try writer.sync {
-      if let value { try environment.reserve(freeBytes: value.count * 2 + 4096) }
+      try environment.reserve(freeBytes: room)
       try environment.write { txn in
-        if let value {
-          try txn.put(value, forKey: stored, in: layout.meta)
-        } else {
-          _ = try txn.delete(stored, in: layout.meta)
+        for (key, value) in stored {
+          if let value {
+            try txn.put(value, forKey: key, in: layout.meta)
+          } else {
+            _ = try txn.delete(key, in: layout.meta)
+          }
         }
       }
     }

@@ -25,6 +25,9 @@ struct Show: AsyncParsableCommand {
     if let message = record.metadata.message { Output.line("message: \(message)") }
     if let author = record.metadata.author { Output.line("author: \(author)") }
     if let source = record.metadata.source { Output.line("source: \(source)") }
+    if let run = record.metadata.run {
+      Output.line("run: \(JSONWriter(options: [.sortedKeys]).string(from: run))")
+    }
     if let envelope = record.metadata.envelope {
       Output.line("envelope: \(JSONWriter(options: [.sortedKeys]).string(from: envelope))")
     }
