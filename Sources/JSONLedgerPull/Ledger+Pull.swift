@@ -110,12 +110,12 @@ extension Ledger {
       )
     }
     let urls = try plan.sources.map { source throws(PullError) in try Self.httpURL(source.url) }
-    let client =
-      given
-      ?? HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        // Redirects are followed by the fetcher, which sends the plan's headers to their origin only.
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+    // Redirects are followed by the fetcher, which sends the plan's headers to their origin
+    // only; and it tries a connection again by the plan's policy, so the client's pool does
+    // not (it kept a TLS failure waiting for its 10 s connect timeout, on every try).
+    var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+    configuration.connectionPool.retryConnectionEstablishment = false
+    let client = given ?? HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     do {
       let pulled = try await fetch(plan, urls: urls, client: client, progress: progress)
       if given == nil { try await client.shutdown() }
@@ -250,7 +250,7 @@ extension Ledger {
   /// The local value's key of an incremental source's largest value.
   static func sinceKey(_ url: String, _ since: PullSource.Since) -> String {
     let name = [url, since.field, since.parameter].joined(separator: "\n")
-    return "pull.since." + SHA256.hash(data: Array(name.utf8)).map { String(format: "%02x", $0) }.joined()
+    return "pull.since." + PageCache.hex(SHA256.hash(data: Array(name.utf8)))
   }
 
   /// Whether `value` sorts after `current`: numbers as numbers, strings as text; a value of

@@ -55,6 +55,9 @@ struct PageFetcher: Sendable {
         throw error
       } catch let error as HTTPClientError where Self.isPermanent(error) {
         throw PullError(.invalidURL, "cannot request \(shown): \(error)", url: shown)
+      } catch let error where TLSFailure.reason(error) != nil {
+        throw PullError(
+          .tls, "the TLS handshake with \(url.host ?? shown) failed: \(TLSFailure.reason(error) ?? "")", url: shown)
       } catch is CancellationError {
         throw CancellationError()
       } catch let error as HTTPClientError where error == .deadlineExceeded {

@@ -38,6 +38,9 @@ public struct PullError: Error, Sendable, CustomStringConvertible {
     public static let tooManyPages = Code(rawValue: "tooManyPages")
     /// A page larger than a page may be.
     public static let pageTooLarge = Code(rawValue: "pageTooLarge")
+    /// The TLS handshake failed: a certificate not trusted or for another name, or a server
+    /// that does not speak TLS. Not tried again: another try meets the same certificate.
+    public static let tls = Code(rawValue: "tls")
 
     public static func ~= (code: Code, error: any Error) -> Bool { (error as? PullError)?.code == code }
   }

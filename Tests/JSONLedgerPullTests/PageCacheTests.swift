@@ -1,3 +1,4 @@
+import Foundation
 import JSONLedger
 import Testing
 
@@ -26,5 +27,15 @@ struct PageCacheTests {
     #expect(PageCache.decode(PageCache.encode(PageCache.Entry(body: Array("[]".utf8)))) == nil)
     #expect(PageCache.decode(Array("not json\n[]".utf8)) == nil)
     #expect(PageCache.decode([]) == nil)
+  }
+
+  /// The key of a kept page is its URL's SHA-256 in hex, as the release before wrote it, so
+  /// that its pages are found.
+  @Test func aPagesKeyIsItsURLsDigestInHex() throws {
+    let url = try #require(URL(string: "http://127.0.0.1/issues?page=1"))
+    #expect(PageCache.hex([0, 1, 0xab, 0xff]) == "0001abff")
+    let key = PageCache.key(url)
+    #expect(key.hasPrefix("pull.page.") && key.count == "pull.page.".count + 64)
+    #expect(key == "pull.page.35d0e0e1d3f7b3d5e363dbd0e573e81ffb1bb70988e32e8c1270bbc95cd09809")
   }
 }

@@ -163,6 +163,27 @@ struct PullTests {
     #expect(try ledger.head == 0)
   }
 
+  /// Regression: a server that does not speak TLS, asked over https, was tried five times
+  /// over a minute (the client's pool kept each try waiting for its connect timeout) and
+  /// said as "cannot reach" with BoringSSL's error text. A TLS failure is said at once.
+  @Test func aTLSFailureIsSaidAtOnceAndNotTriedAgain() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      api.set("/issues", json: Self.issues(1...2))
+      let started = ContinuousClock.now
+      let failure = await #expect(throws: PullError.self) {
+        try await ledger.pull(Self.plan(base.replacingOccurrences(of: "http://", with: "https://") + "/issues"))
+      }
+      #expect(failure?.code == .tls, "\(String(describing: failure))")
+      #expect(failure?.message.contains("does not answer in TLS") == true, "\(failure?.message ?? "")")
+      #expect(ContinuousClock.now - started < .seconds(5))
+      #expect(api.requests.isEmpty)
+    }
+    #expect(try ledger.head == 0)
+  }
+
   @Test func aRedirectIsFollowed() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)
