@@ -247,6 +247,22 @@ def main():
         check("page 1 of 41" in driver.find_element(By.TAG_NAME, "main").text, "2,001 changes are 41 pages of 50")
         driver.save_screenshot(os.path.join(SHOTS, "10-hostile-batch.png"))
 
+        # Keeping later changes: a revert of batch 1 undoes only what no later batch changed.
+        driver.get(base + "/batches/1")
+        driver.find_element(By.CSS_SELECTOR, "button[data-revert-plan='1']").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "would be refused"))
+        driver.find_element(By.ID, "keep-later").click()
+        wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "result"), "Reverted: batch 8"))
+        check(head(base) == 8, "keeping later changes wrote batch 8")
+        driver.get(base + "/objects/Album/Adolescent%20Sex")
+        check("No such object" in driver.find_element(By.TAG_NAME, "main").text,
+              "an album only batch 1 touched is gone")
+        driver.get(base + "/objects/Album/Tin%20Drum")
+        check("No such object" not in driver.find_element(By.TAG_NAME, "main").text
+              and "Virgin" in driver.find_element(By.TAG_NAME, "main").text,
+              "an album later batches changed is kept, with their changes")
+        driver.save_screenshot(os.path.join(SHOTS, "11-kept-later-changes.png"))
+
         # Accessibility: axe-core in the same browser finds nothing serious on any page.
         for path in ["/", "/batches/2", "/batches/4", "/objects/Band/Japan", "/objects/Band/Japan?asOf=1",
                      "/entities/Album", "/diff?from=1&to=3"]:

@@ -172,13 +172,13 @@ struct PullTests {
     let api = TestAPI()
     try await api.serve { base in
       api.set("/issues", json: Self.issues(1...2))
-      let started = ContinuousClock.now
       let failure = await #expect(throws: PullError.self) {
         try await ledger.pull(Self.plan(base.replacingOccurrences(of: "http://", with: "https://") + "/issues"))
       }
       #expect(failure?.code == .tls, "\(String(describing: failure))")
       #expect(failure?.message.contains("does not answer in TLS") == true, "\(failure?.message ?? "")")
-      #expect(ContinuousClock.now - started < .seconds(5))
+      // One try: a failure after several says how many ("(5 tries)").
+      #expect(failure?.message.contains("tries") == false, "\(failure?.message ?? "")")
       #expect(api.requests.isEmpty)
     }
     #expect(try ledger.head == 0)
