@@ -89,11 +89,11 @@ extension LedgerRoutes {
     }
     v1.get("diff") { request, context in
       try await reading(request, context) { values in
-        guard let fromText = values.query("from"), let toText = values.query("to") else {
-          throw APIFailure.badRequest("a diff needs from and to (batch ids; 0 is the empty store)")
+        guard let from = try values.batchOrTime("from", in: ledger), let to = try values.batchOrTime("to", in: ledger)
+        else {
+          throw APIFailure.badRequest("a diff needs from and to (batch ids, 0 the empty store, or ISO 8601 times)")
         }
-        let diff = try await ledger.diff(
-          from: try values.batchID(fromText, name: "from"), to: try values.batchID(toText, name: "to"))
+        let diff = try await ledger.diff(from: from, to: to)
         return JSONResponse.make([
           "from": .number(JSONNumber(diff.from)), "to": .number(JSONNumber(diff.to)),
           "changes": .array(try ledger.changesJSON(diff.changes, from: diff.from, to: diff.to)),

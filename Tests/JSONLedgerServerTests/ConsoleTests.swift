@@ -154,4 +154,19 @@ struct ConsoleTests {
       }
     }
   }
+
+  /// The API's diff takes a batch or a time, as `asOf` does and the console's diff page.
+  @Test func theAPIsDiffTakesATimeAsWellAsABatch() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    try Self.apply(ledger, #"[{"id": 1, "weight": 10}]"#, as: "Item")
+    try Self.apply(ledger, #"[{"id": 1, "weight": 20}]"#, as: "Item")
+    let (status, body, _) = try await Self.page(ledger, "/v1/diff?from=0&to=2099-01-01T00:00:00Z")
+    #expect(status == .ok)
+    #expect(body.contains(#""to":2"#), "\(body)")
+    let (early, _, _) = try await Self.page(ledger, "/v1/diff?from=1999-01-01&to=2")
+    #expect(early == .notFound)
+    let (bad, _, _) = try await Self.page(ledger, "/v1/diff?from=soon&to=2")
+    #expect(bad == .badRequest)
+  }
 }

@@ -38,17 +38,16 @@ extension Ledger {
       statistics: record.statistics, modelVersion: record.modelVersion, changes: record.changes)
   }
 
-  /// A log entry as JSON (`batchJSON`), with the one object's change when the log was read
-  /// for one object.
+  /// A log entry as JSON (`batchJSON`), with the revert that undid it (`revertedBy`) and the
+  /// one object's change when the log was read for one object.
   public func logEntryJSON(_ entry: LogEntry) throws -> JSONValue {
-    var json = try batchJSON(
+    let json = try batchJSON(
       batchID: entry.batchID, time: entry.time, kind: entry.kind, metadata: entry.metadata,
       statistics: entry.statistics, modelVersion: entry.modelVersion, changes: nil)
-    if let change = entry.change, case .object(var object) = json {
-      object["change"] = try changeJSON(change)
-      json = .object(object)
-    }
-    return json
+    guard case .object(var object) = json else { return json }
+    if let revert = entry.revertedBy { object["revertedBy"] = .number(JSONNumber(revert)) }
+    if let change = entry.change { object["change"] = try changeJSON(change) }
+    return .object(object)
   }
 
   /// One object change in model terms: kind, entity, key, each field's old and new value,

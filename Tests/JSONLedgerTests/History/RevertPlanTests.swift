@@ -65,9 +65,14 @@ struct RevertPlanTests {
     }
     _ = try ledger.revert(3)  // 4 reverts 3
     #expect(try revertedBy(3) == 4)
+    // The log says it too: in each entry, and as JSON.
+    #expect(try ledger.log().map(\.revertedBy) == [nil, 4, nil, nil])
+    #expect(try ledger.logEntryJSON(ledger.log()[1])["revertedBy"] == 4)
+    #expect(try ledger.logEntryJSON(ledger.log()[0])["revertedBy"] == nil)
     _ = try ledger.revert(4)  // 5 reverts 4: 3 stands again
     #expect(try revertedBy(3) == nil)
     #expect(try revertedBy(4) == 5)
+    #expect(try ledger.log().map(\.revertedBy) == [nil, 5, nil, nil, nil])
     #expect(try ledger.revertPlan(3).alreadyRevertedBy == nil)
     _ = try ledger.revert(3, force: true)  // 6 reverts 3 again
     #expect(try revertedBy(3) == 6)
