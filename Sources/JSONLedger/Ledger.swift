@@ -348,13 +348,15 @@ public final class Ledger: Sendable {
     }
   }
 
-  func readRecord(_ batchID: UInt64, _ txn: Transaction) throws -> ChangeRecord {
+  /// `headerOnly`: without its changes (`RecordCoding.decode(_:model:includingChanges:)`).
+  func readRecord(_ batchID: UInt64, _ txn: Transaction, headerOnly: Bool = false) throws -> ChangeRecord {
     guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
       try ProjectionStore(transaction: txn, layout: layout, model: model).extent().checkRecord(batchID)
       throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
     }
     do {
-      return try Self.decodeRecord(bytes, batchID: batchID, versions: versions, identities: identities(txn))
+      return try Self.decodeRecord(
+        bytes, batchID: batchID, versions: versions, identities: identities(txn), headerOnly: headerOnly)
     } catch {
       // A record that does not read may be one written after another ledger migrated the store.
       try checkModelVersion(txn)
@@ -373,13 +375,15 @@ public final class Ledger: Sendable {
   /// (`identities`: see `RecordTranslation.IdentityLookup`).
   static func decodeRecord(
     _ bytes: consuming [UInt8], batchID: UInt64, versions: ModelVersions,
-    identities: RecordTranslation.IdentityLookup? = nil
+    identities: RecordTranslation.IdentityLookup? = nil, headerOnly: Bool = false
   ) throws -> ChangeRecord {
     do {
-      let record = try RecordCoding.decode(bytes, model: versions.model)
+      let record = try RecordCoding.decode(bytes, model: versions.model, includingChanges: !headerOnly)
       guard record.batchID == batchID else {
         throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(record.batchID)")
       }
+      // A header's changes are none: translating it costs nothing, and still refuses a record
+      // of a model version this ledger does not know (the store was migrated since).
       return try versions.translate(record, identities: identities)
     } catch let failure as TranslationFailure {
       throw LedgerError.corruptRecord(

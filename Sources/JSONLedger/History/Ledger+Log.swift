@@ -42,7 +42,9 @@ extension Ledger {
       var entries: [LogEntry] = []
       var id = min(head, before.map { $0 == 0 ? 0 : $0 - 1 } ?? head)
       while id >= horizon, id >= 1, entries.count < (limit ?? Int.max) {
-        entries.append(LogEntry(record: try readRecord(id, txn), revertedBy: try store.revert(of: id)))
+        // The header alone: an entry shows counts, not changes.
+        entries.append(
+          LogEntry(record: try readRecord(id, txn, headerOnly: true), revertedBy: try store.revert(of: id)))
         id -= 1
       }
       return entries
