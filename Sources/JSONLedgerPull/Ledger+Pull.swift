@@ -1,6 +1,6 @@
 public import AsyncHTTPClient
 import Crypto
-public import Foundation
+import Foundation
 public import JSONLedger
 import NIOHTTP1
 

@@ -1,5 +1,5 @@
-public import Foundation
-public import JSONLedger
+import Foundation
+import JSONLedger
 
 /// One URL a pull reads, page after page, and the entity its items are.
 public struct PullSource: Sendable, Equatable {

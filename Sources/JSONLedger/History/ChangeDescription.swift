@@ -74,10 +74,30 @@ extension Ledger {
   public func describe(
     _ changes: [ObjectChange], from before: UInt64, to after: UInt64, hidingReverseLinks: Bool = true
   ) throws -> [ChangeDescription] {
+    try describe(changes, from: before, to: after, page: ChangePage.Request(), hidingReverseLinks: hidingReverseLinks)
+      .changes
+  }
+
+  /// One page of what `describe(_:from:to:hidingReverseLinks:)` tells: the objects `page`'s
+  /// entity and kind pick, from its offset, at most its limit of them, each with the rows it
+  /// owns; with how many objects each entity has of each kind in all. Only the page's
+  /// changes are described, so a page of a 100,000-change batch costs what 50 changes do.
+  public func describe(
+    _ changes: [ObjectChange], from before: UInt64, to after: UInt64, page: ChangePage.Request,
+    hidingReverseLinks: Bool = true
+  ) throws -> ChangePage {
     try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       var keys = TargetKeys(store: store, caches: true)
-      var described: [ChangeDescription] = []
+      // An object's change and the changes of the rows it owns, told as one.
+      struct Unit {
+        var root: UInt64
+        var change: ObjectChange?
+        var entity: String
+        var kind: ObjectChange.Kind
+        var rows: [(ObjectChange, OwnedPlace)] = []
+      }
+      var units: [Unit] = []
       var positions: [UInt64: Int] = [:]
       var rows: [(ObjectChange, OwnedPlace)] = []
       let places = OwnedPlaces(model: model, before: store.with(asOf: before), after: store.with(asOf: after))
@@ -87,37 +107,72 @@ extension Ledger {
           rows.append((change, place))
           continue
         }
-        positions[change.objectID] = described.count
-        described.append(try self.described(change, keys: &keys))
+        positions[change.objectID] = units.count
+        units.append(Unit(root: change.objectID, change: change, entity: change.entity, kind: change.kind))
       }
       for (change, place) in rows {
-        let row = try self.described(change, keys: &keys)
-        let index: Int
         if let known = positions[place.root] {
-          index = known
+          units[known].rows.append((change, place))
         } else {
-          index = described.count
-          positions[place.root] = index
-          described.append(
-            ChangeDescription(key: try keys.key(of: place.root), kind: .updated, attributes: [], links: []))
+          // An owner the batch changed only through its rows.
+          positions[place.root] = units.count
+          units.append(
+            Unit(
+              root: place.root, change: nil, entity: try keys.key(of: place.root).entity, kind: .updated,
+              rows: [(change, place)]))
         }
-        var owner = described[index]
-        for attribute in row.attributes {
-          owner.attributes.append(
-            AttributeChange(name: place.path + "." + attribute.name, old: attribute.old, new: attribute.new))
-        }
-        for var link in row.links where !place.ownerLinks.contains(link.relationship) {
-          let name = link.relationship.split(separator: ".").last.map(String.init) ?? link.relationship
-          link.relationship = place.path + "." + name
-          owner.links.append(link)
-        }
-        // The rows are told field by field: the owner's list of them says nothing more.
-        owner.links.removeAll { place.owningLinks.contains($0.relationship) }
-        described[index] = owner
       }
-      // A row dropped and another added in its place are one field's change; a change left
-      // with nothing to say (only a hidden link moved) is no change to tell.
-      return described.map { $0.coalesced }.filter { $0.kind != .updated || !$0.isEmpty || $0.deliversPlaceholder }
+      var counts: [ChangePage.Count] = []
+      var countPositions: [String: Int] = [:]
+      for unit in units {
+        let name = "\(unit.kind.rawValue) \(unit.entity)"
+        if let known = countPositions[name] {
+          counts[known].count += 1
+        } else {
+          countPositions[name] = counts.count
+          counts.append(ChangePage.Count(entity: unit.entity, kind: unit.kind, count: 1))
+        }
+      }
+      let chosen = units.filter { unit in
+        (page.entity == nil || unit.entity == page.entity) && (page.kind == nil || unit.kind == page.kind)
+      }
+      let start = min(max(page.offset, 0), chosen.count)
+      let end = page.limit.map { min(chosen.count, start + max($0, 0)) } ?? chosen.count
+      var described: [ChangeDescription] = []
+      for unit in chosen[start..<end] {
+        var owner =
+          try unit.change.map { try self.described($0, keys: &keys) }
+          ?? ChangeDescription(key: try keys.key(of: unit.root), kind: .updated, attributes: [], links: [])
+        for (change, place) in unit.rows {
+          let row = try self.described(change, keys: &keys)
+          for attribute in row.attributes {
+            owner.attributes.append(
+              AttributeChange(name: place.path + "." + attribute.name, old: attribute.old, new: attribute.new))
+          }
+          for var link in row.links where !place.ownerLinks.contains(link.relationship) {
+            let name = link.relationship.split(separator: ".").last.map(String.init) ?? link.relationship
+            link.relationship = place.path + "." + name
+            owner.links.append(link)
+          }
+          // The rows are told field by field: the owner's list of them says nothing more.
+          owner.links.removeAll { place.owningLinks.contains($0.relationship) }
+        }
+        // A row dropped and another added in its place are one field's change; a change left
+        // with nothing to say (only a hidden link moved) is no change to tell.
+        let told = owner.coalesced
+        if told.kind != .updated || !told.isEmpty || told.deliversPlaceholder { described.append(told) }
+      }
+      return ChangePage(changes: described, matching: chosen.count, counts: counts)
+    }
+  }
+
+  /// `describe(_:from:to:page:hidingReverseLinks:)`, off the caller's executor.
+  public func describe(
+    _ changes: [ObjectChange], from before: UInt64, to after: UInt64, page: ChangePage.Request,
+    hidingReverseLinks: Bool = true
+  ) async throws -> ChangePage {
+    try await offTheCaller {
+      try self.describe(changes, from: before, to: after, page: page, hidingReverseLinks: hidingReverseLinks)
     }
   }
 
@@ -294,4 +349,34 @@ struct OwnedPlaces {
     let name = "\(relationship.owner).\(relationship.name)"
     return forward == id ? name : name + " (reverse)"
   }
+}
+
+/// A page of described changes (`Ledger.describe(_:from:to:page:hidingReverseLinks:)`).
+public struct ChangePage: Sendable, Equatable {
+  /// Which changes a page holds: those of one entity and one kind (nil: any), from `offset`,
+  /// at most `limit` of them (nil: all). An object's rows count with it, as one.
+  public struct Request: Sendable, Equatable {
+    public var entity: String?
+    public var kind: ObjectChange.Kind?
+    public var offset: Int
+    public var limit: Int?
+
+    public init(entity: String? = nil, kind: ObjectChange.Kind? = nil, offset: Int = 0, limit: Int? = nil) {
+      (self.entity, self.kind, self.offset, self.limit) = (entity, kind, offset, limit)
+    }
+  }
+
+  /// How many objects of an entity a batch created, updated or deleted.
+  public struct Count: Sendable, Equatable {
+    public var entity: String
+    public var kind: ObjectChange.Kind
+    public var count: Int
+  }
+
+  /// The page's changes, described.
+  public var changes: [ChangeDescription]
+  /// The objects the request's entity and kind pick, over all pages.
+  public var matching: Int
+  /// Every object changed, by entity and kind, in the order first met.
+  public var counts: [Count]
 }

@@ -10,15 +10,19 @@ extension LedgerRoutes {
   /// Objects a page of changes shows at once.
   static let changesPageSize = 50
 
-  /// `described` as the console shows it at `path` (whose query keeps `kept`), filtered by
-  /// the request's `entity` and `kind`, its `page` of `changesPageSize` objects.
-  static func changes(
-    _ described: [ChangeDescription], values: RequestValues, path: String, kept: [URLQueryItem] = [],
-    dateFormat: DateFormat
-  ) throws -> HTML {
+  /// The changes that took the store from batch `before` to `after` as the console shows them
+  /// at `path` (whose query keeps `kept`), filtered by the request's `entity` and `kind`: its
+  /// `page` of `changesPageSize` objects, the only ones described.
+  func changes(
+    _ changes: [ObjectChange], from before: UInt64, to after: UInt64, values: RequestValues, path: String,
+    kept: [URLQueryItem] = []
+  ) async throws -> HTML {
+    let dateFormat = ledger.model.dateFormat
     let entityFilter = values.query("entity").flatMap { $0.isEmpty ? nil : $0 }
     let kindFilter = values.query("kind").flatMap { $0.isEmpty ? nil : $0 }
-    if let kindFilter, !["created", "updated", "deleted"].contains(kindFilter) {
+    let kinds: [ObjectChange.Kind] = [.created, .updated, .deleted]
+    let kind = kindFilter.flatMap { text in kinds.first { $0.description == text } }
+    if let kindFilter, kind == nil {
       throw APIFailure.badRequest("kind must be created, updated or deleted, not \"\(kindFilter.prefix(80))\"")
     }
     let pageNumber =
@@ -28,14 +32,22 @@ extension LedgerRoutes {
         }
         return number
       } ?? 1
+    var request = ChangePage.Request(
+      entity: entityFilter, kind: kind, offset: (pageNumber - 1) * Self.changesPageSize, limit: Self.changesPageSize)
+    var described = try await ledger.describe(changes, from: before, to: after, page: request)
+    let pages = max(1, (described.matching + Self.changesPageSize - 1) / Self.changesPageSize)
+    // A page past the last shows the last.
+    if pageNumber > pages {
+      request.offset = (pages - 1) * Self.changesPageSize
+      described = try await ledger.describe(changes, from: before, to: after, page: request)
+    }
     // What the batch did, by entity and kind: each count a link to those changes alone.
     var counts: [(entity: String, kinds: [String: Int])] = []
-    for change in described {
-      let kind = change.kind.description
-      if let index = counts.firstIndex(where: { $0.entity == change.key.entity }) {
-        counts[index].kinds[kind, default: 0] += 1
+    for count in described.counts {
+      if let index = counts.firstIndex(where: { $0.entity == count.entity }) {
+        counts[index].kinds[count.kind.description, default: 0] += count.count
       } else {
-        counts.append((change.key.entity, [kind: 1]))
+        counts.append((count.entity, [count.kind.description: count.count]))
       }
     }
     func link(entity: String?, kind: String?, page: Int? = nil) -> String {
@@ -57,14 +69,8 @@ extension LedgerRoutes {
       return HTML(
         "<tr><th scope=\"row\"><a href=\"\(link(entity: entity, kind: nil))\">\(entity)</a></th>\(cells)</tr>")
     }
-    let chosen = described.filter { change in
-      (entityFilter == nil || change.key.entity == entityFilter)
-        && (kindFilter == nil || change.kind.description == kindFilter)
-    }
-    let pages = max(1, (chosen.count + Self.changesPageSize - 1) / Self.changesPageSize)
-    let shown = chosen.dropFirst((min(pageNumber, pages) - 1) * Self.changesPageSize).prefix(Self.changesPageSize)
     var byEntity: [(String, [HTML])] = []
-    for change in shown {
+    for change in described.changes {
       let keyText = Self.keyText(change.key.identity, dateFormat: dateFormat)
       // The changed fields only, each as what changed inside it.
       let fields = change.attributes.map { attribute in
@@ -109,7 +115,7 @@ extension LedgerRoutes {
     let filterSaid: HTML =
       entityFilter == nil && kindFilter == nil
       ? ""
-      : "<p>Showing \(Self.counted(chosen.count, "change"))\(entityFilter.map { " to \($0)" } ?? "")\(kindFilter.map { ", \($0)" } ?? ""). <a href=\"\(link(entity: nil, kind: nil))\">All changes</a></p>"
+      : "<p>Showing \(Self.counted(described.matching, "change"))\(entityFilter.map { " to \($0)" } ?? "")\(kindFilter.map { ", \($0)" } ?? ""). <a href=\"\(link(entity: nil, kind: nil))\">All changes</a></p>"
     let summary: HTML =
       counts.isEmpty
       ? "<p>No object changes.</p>"

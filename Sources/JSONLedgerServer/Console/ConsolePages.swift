@@ -162,9 +162,8 @@ extension LedgerRoutes {
     let record = try await ledger.record(batchID)
     let revertedBy = try await ledger.log(limit: 1, before: batchID + 1).first { $0.batchID == batchID }?.revertedBy
     // Rows an object owns are told as its fields; hidden reverse lists are left out.
-    let described = try await ledger.describe(record.changes, from: batchID - 1, to: batchID)
-    let changes = try Self.changes(
-      described, values: values, path: "/batches/\(batchID)", dateFormat: ledger.model.dateFormat)
+    let changes = try await changes(
+      record.changes, from: batchID - 1, to: batchID, values: values, path: "/batches/\(batchID)")
     let statistics = record.statistics
     let reverts: HTML =
       record.metadata.revertedBatchID.map { HTML("<p>Reverts <a href=\"/batches/\($0)\">batch \($0)</a>.</p>") } ?? ""
@@ -207,11 +206,9 @@ extension LedgerRoutes {
     var result: HTML = ""
     if let from, let to {
       let diff = try await ledger.diff(from: from, to: to)
-      let described = try await ledger.describe(diff.changes, from: diff.from, to: diff.to)
-      let changes = try Self.changes(
-        described, values: values, path: "/diff",
-        kept: [URLQueryItem(name: "from", value: String(from)), URLQueryItem(name: "to", value: String(to))],
-        dateFormat: ledger.model.dateFormat)
+      let changes = try await changes(
+        diff.changes, from: diff.from, to: diff.to, values: values, path: "/diff",
+        kept: [URLQueryItem(name: "from", value: String(from)), URLQueryItem(name: "to", value: String(to))])
       result = "<h2>From batch \(from) to batch \(to)</h2>\(changes)"
     }
     let content: HTML = """

@@ -167,6 +167,39 @@ struct RealAPIShapeTests {
     _ = try ledger.verify()
   }
 
+  /// A page of a description is the same slice of the whole one, an object's owned rows
+  /// told with it on its page: the console describes only the 50 changes it shows.
+  @Test func aPageOfDescribedChangesIsThatSliceOfTheWhole() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: try Self.model())
+    for (version, prune) in [(1, false), (2, true)] {
+      let summary = try ledger.applySynchronously(try Self.pages(version, ledger, prune: prune))
+      let record = try ledger.record(summary.batchID)
+      let whole = try ledger.describe(record)
+      for size in [1, 2, 7] {
+        var pages: [ChangeDescription] = []
+        var offset = 0
+        while true {
+          let page = try ledger.describe(
+            record.changes, from: record.batchID - 1, to: record.batchID,
+            page: ChangePage.Request(offset: offset, limit: size))
+          #expect(page.counts.reduce(0) { $0 + $1.count } == page.matching)
+          if page.changes.isEmpty && offset >= page.matching { break }
+          pages += page.changes
+          offset += size
+        }
+        #expect(pages == whole, "pages of \(size), version \(version)")
+      }
+      // Picked by entity and kind: the same objects as the whole, filtered.
+      for kind in [ObjectChange.Kind.created, .updated, .deleted] {
+        let picked = try ledger.describe(
+          record.changes, from: record.batchID - 1, to: record.batchID,
+          page: ChangePage.Request(entity: "Pokemon", kind: kind))
+        #expect(picked.changes == whole.filter { $0.key.entity == "Pokemon" && $0.kind == kind })
+      }
+    }
+  }
+
   @Test func aPagedPruneKeepsThePlaceholdersStillReferredTo() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: try Self.model())
