@@ -154,9 +154,6 @@ extension LedgerRoutes {
     return ("Timeline", content)
   }
 
-  /// Objects a batch page shows at once.
-  static let batchPageSize = 50
-
   private func batchPage(_ values: RequestValues) async throws -> (String, HTML) {
     let batchID = try values.batchID(try values.path("batch"), name: "batch")
     let record = try await ledger.record(batchID)
