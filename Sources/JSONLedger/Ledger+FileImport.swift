@@ -45,6 +45,8 @@ extension Ledger {
     applying apply: (ChangeBatch, ImportPart) throws -> BatchSummary
   ) throws -> [BatchSummary] {
     guard chunkSize > 0 else { throw LedgerError.invalidArgument("the chunk size must be at least 1") }
+    // Each part's key is made from it (`key#k`): the key itself is checked as the engine would.
+    try Self.check(idempotencyKey: idempotencyKey)
     guard !options.prunes, options.parent == nil else {
       throw LedgerError.invalidArgument(
         "pruning and parent scopes need the whole payload in one batch: import without a chunk size")
@@ -171,10 +173,9 @@ extension Ledger {
     _ chunks: JSONFileChunks, metadata: ChangeRecord.Metadata, expectedHead: UInt64?, fileSize: Int,
     progress: ((ImportProgress) -> Void)?
   ) throws -> BatchSummary {
-    try writer.sync {
-      try commit(
-        metadata: metadata, expectedHead: expectedHead, estimatedObjects: fileSize / 64, kind: .import
-      ) { resolver in
+    try perform {
+      importing(metadata: metadata, expectedHead: expectedHead, estimatedObjects: fileSize / 64, kind: .import) {
+        resolver in
         var ignoredKeys: Set<String> = []
         var objects = 0
         try chunks.forEachChunk { part, count, bytesRead in

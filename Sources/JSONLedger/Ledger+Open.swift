@@ -126,7 +126,7 @@ extension Ledger {
     at path: String, versions: ModelVersions, environment: Environment, options: Options
   ) throws -> Ledger {
     do { try options.transformers.validate(versions.model) } catch { throw LedgerError.model(error) }
-    let layout = try environment.write { txn in
+    let layout = try writeTransaction(environment, reserving: 0) { txn in
       let layout = try StoreLayout(creatingIn: txn)
       if try txn.value(forKey: MetaKey.format, in: layout.meta) != nil { throw LedgerError.storeExists(path: path) }
       try txn.put([UInt8](bigEndian: UInt32(StoreFormat.version)), forKey: MetaKey.format, in: layout.meta)

@@ -34,7 +34,7 @@ public final class Ledger: Sendable {
   let transformers: ValueTransformers
   /// `Options.logger`.
   let logger: Logger
-  let writer: LedgerWriter
+  let writer: WriteQueue
   /// Marks the batches this instance made (`ChangeBatch.origin`): what their staging read
   /// from the store is trusted only by the store it was read from.
   let batchOrigin = UInt64.random(in: 1...UInt64.max)
@@ -86,7 +86,7 @@ public final class Ledger: Sendable {
   init(path: String, versions: ModelVersions, environment: Environment, layout: StoreLayout, options: Options) {
     self.path = path
     // From the environment, which every way of making a `Ledger` shares (`reopened()` too).
-    self.writer = LedgerWriter(readOnlyPath: environment.options.readOnly ? path : nil)
+    self.writer = WriteQueue(readOnlyPath: environment.options.readOnly ? path : nil)
     self.versions = versions
     self.openEnvironment = Mutex(environment)
     self.layout = layout
@@ -169,7 +169,7 @@ public final class Ledger: Sendable {
   ) async throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source, idempotencyKey: idempotencyKey)
-    return try await writer.run { try self.applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
+    return try await perform { try self.applying(batch, metadata: metadata, expectedHead: expectedHead) }
   }
 
   /// `apply`, blocking the calling thread until the batch is committed.
@@ -179,11 +179,12 @@ public final class Ledger: Sendable {
   ) throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source, idempotencyKey: idempotencyKey)
-    return try writer.sync { try applyNow(batch, metadata: metadata, expectedHead: expectedHead) }
+    return try perform { try applying(batch, metadata: metadata, expectedHead: expectedHead) }
   }
 
-  private func applyNow(_ batch: ChangeBatch, metadata given: ChangeRecord.Metadata, expectedHead: UInt64?) throws
-    -> BatchSummary
+  /// The write that applies `batch`: its record, unless the store already holds all of it.
+  private func applying(_ batch: ChangeBatch, metadata given: ChangeRecord.Metadata, expectedHead: UInt64?) throws
+    -> Write<BatchSummary>
   {
     var metadata = given
     metadata.envelope = batch.envelopeMetadata
@@ -191,103 +192,15 @@ public final class Ledger: Sendable {
     guard batch.mapper.model == model else {
       throw LedgerError.invalidBatch("the batch was made by a ledger with another model")
     }
-    guard metadata.idempotencyKey?.isEmpty != true else {
-      throw LedgerError.invalidArgument("an idempotency key cannot be empty: give one, or none")
-    }
     let onlyDeletions =
       !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
-    return try commit(
+    return importing(
       metadata: metadata, expectedHead: expectedHead, estimatedObjects: batch.stagedObjectCount,
       kind: onlyDeletions ? .delete : .import
     ) { resolver in
       try resolver.resolve(batch)
     }
   }
-
-  /// Resolves one batch with `resolve` against the store and commits its record, in one
-  /// write transaction (the idempotency key and the expected head checked first); on the
-  /// writer's thread.
-  func commit(
-    metadata: ChangeRecord.Metadata, expectedHead: UInt64?, estimatedObjects: Int,
-    kind: ChangeRecord.Kind,
-    resolve: (inout BatchResolver) throws -> (changes: [ObjectChange], statistics: ChangeRecord.Statistics)
-  ) throws -> BatchSummary {
-    let start = ContinuousClock.now
-    // Room for the batch up front: a write that fills the map is redone after growing it.
-    try environment.reserve(freeBytes: Self.estimatedBytes(objects: estimatedObjects))
-    let summary = try environment.write { txn -> BatchSummary in
-      let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      if let key = metadata.idempotencyKey, let existing = try store.batch(forIdempotencyKey: key) {
-        // A batch `compact` archived is known by its key alone: applied, its counts gone.
-        guard existing >= (try store.extent().start) else {
-          return BatchSummary(archivedBatch: existing, kind: kind)
-        }
-        let record = try readRecord(existing, txn)
-        return BatchSummary(record: record, wasAlreadyApplied: true)
-      }
-      let head = try store.head()
-      if let expectedHead, expectedHead != head { throw LedgerError.headMoved(expected: expectedHead, actual: head) }
-      // The resolver's working set and identity table are let go before the record is
-      // written: only the changes and the states after them go on.
-      let (changes, statistics, knownStates, emptied, kept) = try {
-        () throws -> ([ObjectChange], ChangeRecord.Statistics, [ObjectState?]?, [String], Int) in
-        var resolver = try BatchResolver(model: model, source: store, origin: batchOrigin)
-        let (changes, statistics) = try resolve(&resolver)
-        return (
-          changes, statistics, resolver.takeAfterStates(), resolver.emptiedByPrune, resolver.placeholdersKeptByPrune
-        )
-      }()
-      // What the store already holds is no change: no record is written for it.
-      if changes.isEmpty, kind == .import || kind == .delete {
-        var summary = BatchSummary(changingNothingAfter: head, at: Date(), kind: kind, statistics: statistics)
-        summary.placeholdersKept = kept
-        return summary
-      }
-      // A large batch's resolver leaves gaps in the heap that the record and the pages the
-      // transaction fills do not fit in: handed back before they are made.
-      if changes.count >= Self.largeBatch { FreedMemory.returnToSystem() }
-      var summary = try appendNew(
-        kind: kind, metadata: metadata, statistics: statistics, changes: consume changes, txn,
-        knownStates: consume knownStates)
-      summary.emptiedByPrune = emptied
-      summary.placeholdersKept = kept
-      return summary
-    }
-    if summary.wasAlreadyApplied {
-      logger.debug("batch already applied", metadata: ["store": "\(path)", "batch": "\(summary.batchID)"])
-    } else if !summary.wroteRecord {
-      logger.debug("batch changed nothing", metadata: ["store": "\(path)", "head": "\(summary.batchID)"])
-    } else {
-      announce(summary, since: start)
-    }
-    return summary
-  }
-
-  /// The number of changes from which a batch hands the memory it freed back to the system
-  /// as it goes (`FreedMemory`): below it, what is freed is little and soon reused.
-  static let largeBatch = 1 << 16
-
-  /// A generous estimate of the map space a batch of `objects` needs (record, projections,
-  /// copy-on-write pages); reserving too much only costs address space.
-  static func estimatedBytes(objects: Int) -> Int { 32 << 20 + objects * 4096 }
-
-  /// Logs an applied record (apply, revert, rewind, migration) and hands it to the `changes`
-  /// subscribers, once its write transaction committed.
-  func announce(_ summary: BatchSummary, since start: ContinuousClock.Instant) {
-    let elapsed = ContinuousClock.now - start
-    logger.info(
-      "applied batch",
-      metadata: [
-        "store": "\(path)", "batch": "\(summary.batchID)", "kind": "\(summary.kind)", "created": "\(summary.created)",
-        "updated": "\(summary.updated)", "deleted": "\(summary.deleted)", "unchanged": "\(summary.unchanged)",
-        "milliseconds": "\(elapsed.wholeMilliseconds)",
-      ])
-    writer.publish(summary)
-  }
-
-  /// A stream of the summaries of batches applied from now on through this `Ledger`
-  /// instance (applies, reverts, rewinds, migrations).
-  public var changes: AsyncStream<BatchSummary> { writer.subscribe() }
 
   // MARK: - Reading
 

@@ -1,5 +1,6 @@
 internal import CLMDB
 import Glibc
+import Synchronization
 
 /// An LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
 ///
@@ -150,6 +151,11 @@ public final class Environment: @unchecked Sendable {
     return try body(txn)
   }
 
+  /// How many write transactions of this process met a full map and ran again after
+  /// growing it: work done twice, which reserving room up front (`reserve(freeBytes:)`) avoids.
+  public var writesRunAgain: Int { writesRunAgainCount.load(ordering: .relaxed) }
+  private let writesRunAgainCount = Atomic<Int>(0)
+
   /// Runs `body` in the write transaction and commits it; a throw aborts everything.
   ///
   /// Only one write transaction runs at a time (other writers wait). If the map fills up,
@@ -170,6 +176,7 @@ public final class Environment: @unchecked Sendable {
         txn.abort()
         guard mapWasFull else { throw explained(error) }
       }
+      writesRunAgainCount.add(1, ordering: .relaxed)
       try growMap()
     }
   }

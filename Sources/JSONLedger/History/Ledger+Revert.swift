@@ -18,7 +18,12 @@ extension Ledger {
     author: String? = nil
   ) async throws -> RevertResult {
     let policy = try ConflictPolicy(force: force, keepingLaterChanges: keepingLaterChanges)
-    return try await writer.run { try self.revertNow(batchID, policy: policy, message: message, author: author) }
+    do {
+      return try await perform { try self.reverting(batchID, policy: policy, message: message, author: author) }
+    } catch {
+      logRefusal(of: batchID, error)
+      throw error
+    }
   }
 
   /// `revert`, blocking the calling thread until the record is committed.
@@ -27,7 +32,12 @@ extension Ledger {
     author: String? = nil
   ) throws -> RevertResult {
     let policy = try ConflictPolicy(force: force, keepingLaterChanges: keepingLaterChanges)
-    return try writer.sync { try revertNow(batchID, policy: policy, message: message, author: author) }
+    do {
+      return try perform { try reverting(batchID, policy: policy, message: message, author: author) }
+    } catch {
+      logRefusal(of: batchID, error)
+      throw error
+    }
   }
 
   /// The record of `batchID`, when it is one a revert can undo. Records never change once
@@ -60,31 +70,24 @@ extension Ledger {
     }
   }
 
-  private func revertNow(_ batchID: UInt64, policy: ConflictPolicy, message: String?, author: String?) throws
-    -> RevertResult
-  {
-    let start = ContinuousClock.now
-    do {
-      let result = try revertRecord(batchID, policy: policy, message: message, author: author)
-      announce(result.summary, since: start)
-      return result
-    } catch let refused as LedgerError where refused.code == .revertConflicts || refused.code == .alreadyReverted {
-      logger.notice(
-        "revert refused",
-        metadata: [
-          "store": "\(path)", "batch": "\(batchID)", "conflicts": "\(refused.conflicts.count)",
-          "alreadyRevertedBy": "\(refused.alreadyRevertedBy.map(String.init) ?? "-")",
-        ])
-      throw refused
-    }
+  /// Logs a revert refused for its conflicts or for being done already (notice).
+  private func logRefusal(of batchID: UInt64, _ error: any Error) {
+    guard let refused = error as? LedgerError, refused.code == .revertConflicts || refused.code == .alreadyReverted
+    else { return }
+    logger.notice(
+      "revert refused",
+      metadata: [
+        "store": "\(path)", "batch": "\(batchID)", "conflicts": "\(refused.conflicts.count)",
+        "alreadyRevertedBy": "\(refused.alreadyRevertedBy.map(String.init) ?? "-")",
+      ])
   }
 
-  private func revertRecord(_ batchID: UInt64, policy: ConflictPolicy, message: String?, author: String?) throws
-    -> RevertResult
+  /// The write of a revert: its plan, made in the transaction, and its record.
+  private func reverting(_ batchID: UInt64, policy: ConflictPolicy, message: String?, author: String?) throws
+    -> Write<RevertResult>
   {
     let record = try revertableRecord(batchID)
-    try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count))
-    return try environment.write { txn -> RevertResult in
+    return Write(room: .objects(record.changes.count), announcing: \.summary) { [self] txn in
       let plan = try revertPlan(of: record, policy: policy, txn)
       if let later = plan.alreadyRevertedBy { throw LedgerError.alreadyReverted(batchID: batchID, by: later) }
       if plan.isRefused { throw LedgerError.revertConflicts(batchID: batchID, conflicts: plan.conflicts) }

@@ -4,17 +4,19 @@ extension Ledger {
   /// Appends one record that makes the current state equal to the state after batch
   /// `batchID`. The log keeps everything in between.
   public func rewind(to batchID: UInt64, message: String? = nil, author: String? = nil) async throws -> BatchSummary {
-    try await writer.run { try self.rewindNow(to: batchID, message: message, author: author) }
+    try await perform { self.rewinding(to: batchID, message: message, author: author) }
   }
 
   /// `rewind`, blocking the calling thread until the record is committed.
   public func rewind(to batchID: UInt64, message: String? = nil, author: String? = nil) throws -> BatchSummary {
-    try writer.sync { try rewindNow(to: batchID, message: message, author: author) }
+    try perform { rewinding(to: batchID, message: message, author: author) }
   }
 
-  private func rewindNow(to batchID: UInt64, message: String?, author: String?) throws -> BatchSummary {
-    let start = ContinuousClock.now
-    let summary = try environment.write { txn -> BatchSummary in
+  /// The write of a rewind: the states after `batchID` of every object a later record
+  /// changed, read in the transaction, and the record that restores them.
+  private func rewinding(to batchID: UInt64, message: String?, author: String?) -> Write<BatchSummary> {
+    // Room for the objects the later records changed, which a rewind restores (at most all).
+    Write(room: .wholeStore, announcing: \.self) { [self] txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let extent = try store.extent()
       let head = extent.head
@@ -37,7 +39,5 @@ extension Ledger {
         kind: .rewind, metadata: .init(message: message ?? "rewind to batch \(batchID)", author: author),
         statistics: statistics, changes: changes, txn, knownStates: graph.objects.takeAfterStates())
     }
-    announce(summary, since: start)
-    return summary
   }
 }

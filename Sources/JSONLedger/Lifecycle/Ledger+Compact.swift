@@ -136,23 +136,25 @@ extension Ledger {
   /// one read.
   private func commit(_ checkpoint: ChangeRecord, logStart start: UInt64, startDigest: [UInt8]?) throws {
     let horizon = checkpoint.batchID
-    try environment.reserve(freeBytes: Self.estimatedBytes(objects: checkpoint.changes.count * 2))
-    try environment.write { txn in
-      // The horizon and the checkpoint were read in another transaction: another process may
-      // have compacted or migrated the store since. LMDB runs one writer at a time, so what
-      // this transaction sees stays true until it commits.
-      try checkModelVersion(txn)
-      let now = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
-      guard now.start == start, now.head >= horizon else {
-        throw LedgerError.storeChanged(
-          path: path, reason: "another compact moved the start of the log to batch \(now.start) meanwhile")
+    // On the writer thread already (`compactNow`): the engine runs it there.
+    try perform {
+      Write(room: .objects(checkpoint.changes.count * 2)) { [self] txn in
+        // The horizon and the checkpoint were read in another transaction: another process may
+        // have compacted or migrated the store since (the engine checks the model version).
+        // LMDB runs one writer at a time, so what this transaction sees stays true until it
+        // commits.
+        let now = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
+        guard now.start == start, now.head >= horizon else {
+          throw LedgerError.storeChanged(
+            path: path, reason: "another compact moved the start of the log to batch \(now.start) meanwhile")
+        }
+        for id in start...horizon { try txn.delete(StoreKeys.batch(id), in: layout.log) }
+        try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(horizon), in: layout.log)
+        try txn.put([UInt8](bigEndian: horizon), forKey: MetaKey.horizon, in: layout.meta)
+        if let startDigest { try txn.put(startDigest, forKey: MetaKey.replicaStartDigest, in: layout.meta) }
+        // The projections again, from the checkpoint and the batches kept.
+        _ = try rebuildProjections(txn, model: model) { $0 }
       }
-      for id in start...horizon { try txn.delete(StoreKeys.batch(id), in: layout.log) }
-      try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(horizon), in: layout.log)
-      try txn.put([UInt8](bigEndian: horizon), forKey: MetaKey.horizon, in: layout.meta)
-      if let startDigest { try txn.put(startDigest, forKey: MetaKey.replicaStartDigest, in: layout.meta) }
-      // The projections again, from the checkpoint and the batches kept.
-      _ = try rebuildProjections(txn, model: model) { $0 }
     }
   }
 
@@ -235,8 +237,10 @@ extension Ledger {
       }
       if expected == nil, batchID > 1 {
         // The archive starts at an earlier checkpoint: so does the new store's log.
-        try ledger.environment.write { txn in
-          try txn.put([UInt8](bigEndian: batchID), forKey: MetaKey.horizon, in: ledger.layout.meta)
+        try ledger.perform {
+          Write(room: .bytes(64 << 10)) { txn in
+            try txn.put([UInt8](bigEndian: batchID), forKey: MetaKey.horizon, in: ledger.layout.meta)
+          }
         }
       }
       // The record goes back as it was archived, under the model version it was written under.

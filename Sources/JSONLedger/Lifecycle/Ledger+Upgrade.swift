@@ -105,7 +105,7 @@ extension Ledger {
     do { environment = try Environment.shared(path: path) } catch {
       throw LedgerError.notAStore(path: path, reason: "data.mdb does not open: \(SystemError.describe(error))")
     }
-    return try environment.write { txn in
+    return try Ledger.writeTransaction(environment, reserving: 0) { txn in
       let meta = try txn.openDatabase(named: "meta", create: false)
       let log = try txn.openDatabase(named: "log", create: false)
       let version = try txn.value(forKey: MetaKey.format, in: meta).map { Int(UInt32(bigEndianBytes: $0)) }

@@ -21,10 +21,12 @@ struct RecordReplay {
   /// Commits what is pending.
   mutating func flush() throws {
     guard !pending.isEmpty else { return }
-    try ledger.environment.reserve(freeBytes: Ledger.estimatedBytes(objects: pendingChanges))
     let records = pending
-    try ledger.environment.write { txn in
-      for (record, encoded) in records { try ledger.append(record, txn, encoded: encoded) }
+    // Each record checks the model version it is appended under (`append`).
+    try ledger.perform {
+      Write(room: .objects(pendingChanges), checksModelVersion: false) { [records, ledger] txn in
+        for (record, encoded) in records { try ledger.append(record, txn, encoded: encoded) }
+      }
     }
     pending.removeAll()
     pendingChanges = 0

@@ -36,8 +36,8 @@ extension Ledger {
   /// Marks the store a replica of `source` (nil: no longer one). From then on a new record is
   /// refused (`LedgerError.replicaWrite`) unless a gate is set.
   @_spi(Replication) public func setReplicaSource(_ source: String?) throws {
-    try writer.sync {
-      try environment.write { txn in
+    try perform {
+      Write(room: .bytes(64 << 10), checksModelVersion: false) { [self] txn in
         if let source {
           try txn.put(Array(source.utf8), forKey: MetaKey.replicaOf, in: layout.meta)
         } else {
@@ -80,23 +80,16 @@ extension Ledger {
         batchID: claimed,
         reason: "it is written under model version \(record.modelVersion), the store's is \(versions.current)")
     }
-    let environment = try environment
-    return try writer.sync {
-      try environment.reserve(freeBytes: Self.estimatedBytes(objects: record.changes.count * 2))
-      let start = ContinuousClock.now
-      try LedgerError.wrappingStorageErrors {
-        try environment.write { txn in
-          guard try ProjectionStore(transaction: txn, layout: layout, model: model).head() == 0 else {
-            throw LedgerError.invalidArgument("a replica starts at a checkpoint only while its log is empty")
-          }
-          try txn.put([UInt8](bigEndian: claimed), forKey: MetaKey.horizon, in: layout.meta)
-          try txn.put(digest, forKey: MetaKey.replicaStartDigest, in: layout.meta)
-          try append(record, txn, encoded: bytes)
+    return try perform {
+      Write(room: .objects(record.changes.count * 2), announcing: \.self) { [self] txn in
+        guard try ProjectionStore(transaction: txn, layout: layout, model: model).head() == 0 else {
+          throw LedgerError.invalidArgument("a replica starts at a checkpoint only while its log is empty")
         }
+        try txn.put([UInt8](bigEndian: claimed), forKey: MetaKey.horizon, in: layout.meta)
+        try txn.put(digest, forKey: MetaKey.replicaStartDigest, in: layout.meta)
+        try append(record, txn, encoded: bytes)
+        return BatchSummary(record: record)
       }
-      let summary = BatchSummary(record: record)
-      announce(summary, since: start)
-      return summary
     }
   }
 
@@ -197,19 +190,13 @@ extension Ledger {
         "model version \(target.current) numbers its elements otherwise than this store would: it was not made from this store's model"
       )
     }
-    let environment = try environment
-    return try writer.sync {
-      try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
-      let start = ContinuousClock.now
-      try LedgerError.wrappingStorageErrors {
-        try environment.write { txn in
-          _ = try follow(plan, to: target, allowingRemovals: true, txn)
-          try append(record, txn, encoded: bytes, under: target)
-        }
+    // A replay writes every projection anew while the old pages stay until the commit.
+    return try perform {
+      Write(room: .wholeStore, announcing: \.self) { [self] txn in
+        _ = try follow(plan, to: target, allowingRemovals: true, txn)
+        try append(record, txn, encoded: bytes, under: target)
+        return BatchSummary(record: record)
       }
-      let summary = BatchSummary(record: record)
-      announce(summary, since: start)
-      return summary
     }
   }
 
@@ -257,18 +244,13 @@ extension Ledger {
     }
   }
 
-  /// Passes a new record through the gate; without one, refuses it on a replica.
-  func passGate(
-    _ record: ChangeRecord, bytes: @autoclosure () -> [UInt8], under versions: ModelVersions, _ txn: Transaction
-  ) throws {
-    if let gate = recordGate.withLock({ $0?.gate }) {
-      try gate(
-        OutgoingRecord(
-          batchID: record.batchID, kind: record.kind, modelVersion: record.modelVersion,
-          idempotencyKey: record.metadata.idempotencyKey, bytes: bytes(),
-          modelDefinition: record.kind == .migration ? versions.jsonValue : nil))
-    } else if let source = try txn.value(forKey: MetaKey.replicaOf, in: layout.meta) {
+  /// The gate a new record passes through (`withRecordGate`); without one, on a replica,
+  /// `LedgerError.replicaWrite`; elsewhere nil.
+  func recordGate(_ txn: Transaction) throws -> RecordGate? {
+    if let gate = recordGate.withLock({ $0?.gate }) { return gate }
+    if let source = try txn.value(forKey: MetaKey.replicaOf, in: layout.meta) {
       throw LedgerError.replicaWrite(path: path, source: String(decoding: source, as: UTF8.self))
     }
+    return nil
   }
 }

@@ -93,12 +93,10 @@ extension Ledger {
       fromVersion: versions.current, toVersion: versions.current, plan: plan, batchID: nil, replayedBatches: 0)
     guard plan.method != .nothing else { return report }
     let next = versions.appending(plan.next)
-    let environment = try environment
     let start = ContinuousClock.now
-    let (summary, replayed) = try writer.sync {
-      // A replay writes every projection anew while the old pages stay until the commit.
-      try environment.reserve(freeBytes: Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes))
-      return try environment.write { txn -> (BatchSummary, Int) in
+    // A replay writes every projection anew while the old pages stay until the commit.
+    let (summary, replayed) = try perform {
+      Write(room: .wholeStore, announcing: \.0) { [self] txn -> (BatchSummary, Int) in
         let replayed = try follow(plan, to: next, allowingRemovals: allowingRemovals, txn)
         // Written under the next versions, which the store holds from here on.
         let summary = try appendNew(
@@ -110,7 +108,6 @@ extension Ledger {
       }
     }
     (report.batchID, report.replayedBatches, report.toVersion) = (summary.batchID, replayed, next.current)
-    announce(summary, since: start)
     let elapsed = ContinuousClock.now - start
     logger.info(
       "migrated the model",

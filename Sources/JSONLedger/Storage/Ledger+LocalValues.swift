@@ -24,10 +24,8 @@ extension Ledger {
     guard !values.isEmpty else { return }
     let stored = try values.map { entry throws(LedgerError) in (try Self.localKey(entry.key), entry.value) }
     let room = values.reduce(4096) { $0 + ($1.value?.count ?? 0) * 2 + 512 }
-    let environment = try environment
-    try writer.sync {
-      try environment.reserve(freeBytes: room)
-      try environment.write { txn in
+    try perform {
+      Write(room: .bytes(room), checksModelVersion: false) { [self] txn in
         for (key, value) in stored {
           if let value {
             try txn.put(value, forKey: key, in: layout.meta)

@@ -1,21 +1,28 @@
 import Dispatch
 import Synchronization
 
-/// Serialises a store's writes: one write transaction at a time, on one thread of its own,
-/// whether the caller blocks or awaits; and hands each applied batch's summary to the
-/// subscribers of `Ledger.changes`. (LMDB allows one writer per environment, and a write
-/// transaction must stay on the thread that began it.)
+/// Serialises a store's writes: one write at a time, on one thread of its own, whether the
+/// caller blocks or awaits; and hands each applied batch's summary to the subscribers of
+/// `Ledger.changes`. (LMDB allows one writer per environment, and a write transaction must
+/// stay on the thread that began it.)
 ///
-/// Every write of a `Ledger` to its own store goes through here, so this is where a ledger
-/// opened read-only refuses them, before any work.
-final class LedgerWriter: Sendable {
+/// Only the write engine (`Ledger.perform(_:)`) and the writes that hold the queue across
+/// several transactions (compact, which reads and archives before its one write) use it, so
+/// this is where a ledger opened read-only refuses every write, before any work.
+final class WriteQueue: Sendable {
   private let queue = DispatchQueue(label: "JSONLedger.writer")
+  /// Set on `queue`: how a write already on it (compact's checkpoint) is told to run there
+  /// directly instead of waiting for itself.
+  private static let onQueue = DispatchSpecificKey<Bool>()
   private let subscribers = Mutex(Subscribers())
   /// The store's path when the ledger was opened read-only: every write then throws
   /// `LedgerError.readOnly`.
   private let readOnlyPath: String?
 
-  init(readOnlyPath: String? = nil) { self.readOnlyPath = readOnlyPath }
+  init(readOnlyPath: String? = nil) {
+    self.readOnlyPath = readOnlyPath
+    queue.setSpecific(key: Self.onQueue, value: true)
+  }
 
   /// Whether every write is refused.
   var isReadOnly: Bool { readOnlyPath != nil }
@@ -25,9 +32,11 @@ final class LedgerWriter: Sendable {
     var continuations: [Int: AsyncStream<BatchSummary>.Continuation] = [:]
   }
 
-  /// Runs `body` on the writer thread, blocking the caller until it is done.
+  /// Runs `body` on the writer thread, blocking the caller until it is done; on that thread
+  /// already, runs it there.
   func sync<R>(_ body: () throws -> R) throws -> R {
     if let readOnlyPath { throw LedgerError.readOnly(path: readOnlyPath) }
+    if DispatchQueue.getSpecific(key: Self.onQueue) == true { return try LedgerError.wrappingStorageErrors(body) }
     return try queue.sync { try LedgerError.wrappingStorageErrors(body) }
   }
 

@@ -79,15 +79,25 @@ extension Ledger {
       try projector.apply(consume record, knownStates: knownStates) { change in encoder.append(change) }
       bytes = encoder.finish()
     }
-    // A new record of a replica goes to its remote (`passGate`) before the transaction
-    // commits, which it does only when the remote took it.
-    if let header { try passGate(header, bytes: bytes.joined, under: versions, txn) }
-    // The log takes the record last, in the same transaction: by then the projector has let
-    // the changes go, and the parts go as they are copied into the log's room, so a large
-    // record is never held twice nor beside its changes.
+    // A new record of a replica goes to its remote (`recordGate`) before the transaction
+    // commits, which it does only when the remote took it: the gate is last, once every page
+    // of the transaction is written, so that a full map (which runs the write again) never
+    // follows a record the remote took. It needs the record's bytes whole.
+    let gate = header == nil ? nil : try recordGate(txn)
+    let outgoing = gate == nil ? nil : bytes.joined
+    // The log takes the record after the projections, in the same transaction: by then the
+    // projector has let the changes go, and the parts go as they are copied into the log's
+    // room, so a large record is never held twice nor beside its changes (but for a gate).
     // Batch ids are big-endian and always head + 1, so MDB_APPEND's ordering holds.
     try txn.put(reserving: bytes.count, forKey: StoreKeys.batch(batchID), in: layout.log, flags: .append) { room in
       bytes.drain(into: room)
+    }
+    if let gate, let header, let outgoing {
+      try gate(
+        OutgoingRecord(
+          batchID: header.batchID, kind: header.kind, modelVersion: header.modelVersion,
+          idempotencyKey: header.metadata.idempotencyKey, bytes: outgoing,
+          modelDefinition: header.kind == .migration ? versions.jsonValue : nil))
     }
   }
 
@@ -96,13 +106,13 @@ extension Ledger {
   /// is and folded into the projections, then announced. The path a replica takes for the
   /// records its leader wrote.
   func appendEncoded(_ bytes: [UInt8]) throws -> BatchSummary {
-    try writer.sync {
-      let start = ContinuousClock.now
-      let (record, present) = try environment.write { txn -> (ChangeRecord, Bool) in
-        let claimed: UInt64
-        do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
-          throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
-        }
+    let claimed: UInt64
+    do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
+      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
+    }
+    // Room for the record's changes: about one object each for every 64 bytes of it.
+    return try perform {
+      Write(room: .objects(bytes.count / 64), announcing: \.self) { [self] txn in
         let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
         // The same record arriving twice (a follower and a writer of one process) is a no-op;
         // another record under a batch id the log holds is not.
@@ -110,14 +120,11 @@ extension Ledger {
           guard stored.elementsEqual(bytes) else {
             throw LedgerError.corruptRecord(batchID: claimed, reason: "the log holds another record of that batch")
           }
-          return (record, true)
+          return BatchSummary(record: record, wasAlreadyApplied: true)
         }
         try append(record, txn, encoded: bytes)
-        return (record, false)
+        return BatchSummary(record: record)
       }
-      let summary = BatchSummary(record: record, wasAlreadyApplied: present)
-      if !present { announce(summary, since: start) }
-      return summary
     }
   }
 }
