@@ -26,7 +26,9 @@ enum Instructions {
 
   /// Runs every workload under callgrind with `objects` objects and returns instructions per
   /// object by workload and contender; nil when valgrind is not installed.
-  static func count(objects: Int) throws -> [String: [String: Double]]? {
+  static func count(
+    objects: Int, workloads: [(name: String, contender: String)] = workloads
+  ) throws -> [String: [String: Double]]? {
     guard
       let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first(where: {
         FileManager.default.isExecutableFile(atPath: $0)

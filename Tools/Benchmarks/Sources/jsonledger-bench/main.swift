@@ -2,6 +2,7 @@ import Foundation
 import JSONLedger
 
 // jsonledger-bench [--objects N] [--batches B] [--json] [--instructions [--instruction-objects M]]
+// jsonledger-bench --check-thresholds FILE | --record-thresholds FILE   (instruction counts, CI)
 // jsonledger-bench --write-model PATH | --write-albums[-without-producers] N PATH   (memory test inputs)
 var objects = 100_000
 var historyBatches = 10_000
@@ -54,6 +55,13 @@ while let argument = arguments.next() {
       objects = wholeNumber(flag, arguments.next(), atLeast: 2)
     }
     runMode { try Instructions.runChild(workload: workload, contender: contender, dataset: Dataset(objects: objects)) }
+  case "--check-thresholds":
+    // CI: counts the guarded workloads and fails (exit 1) when one costs more than allowed.
+    guard let path = arguments.next() else { exit(2) }
+    runMode { if try !Thresholds.check(against: path) { throw ThresholdFailure("over a threshold") } }
+  case "--record-thresholds":
+    guard let path = arguments.next() else { exit(2) }
+    runMode { try Thresholds.record(to: path) }
   case "--single-batch-import-rss":
     // A child of the main run: imports FILE (albums) as one batch, as the CLI does, through
     // `jsonledger` or `grdb`, and prints its peak RSS in bytes.
@@ -75,7 +83,7 @@ while let argument = arguments.next() {
   default:
     FileHandle.standardError.write(
       Data(
-        "usage: jsonledger-bench [--objects N] [--batches B] [--json] [--instructions [--instruction-objects M]] | --write-model PATH | --write-albums[-without-producers] N PATH\n"
+        "usage: jsonledger-bench [--objects N] [--batches B] [--json] [--instructions [--instruction-objects M]] | --check-thresholds FILE | --record-thresholds FILE | --write-model PATH | --write-albums[-without-producers] N PATH\n"
           .utf8))
     exit(2)
   }
