@@ -154,8 +154,11 @@ extension Ledger {
       pagers.append(Pager(source: source, base: base))
       largestValues.append(largest)
     }
-    // The next page is asked for while this one is staged: the network and the mapping overlap.
-    var upcoming: PageRequest?
+    // Pages asked for before they are staged, so that the network and the mapping overlap:
+    // the next page of the source being read once this one names it, and the first pages of
+    // the sources after it, up to `pagesAhead` at once.
+    var upcoming: [PageRequest] = []
+    var firstAskedFor = Set<Int>()
     do {
       for (index, source) in plan.sources.enumerated() {
         let options = StagingOptions(prune: source.prune, itemsAt: source.itemsAt)
@@ -176,9 +179,20 @@ extension Ledger {
               "the pages of \(RedactedURL.text(first)) go on past \(plan.maxPages) (the plan's maxPages)",
               url: shown)
           }
-          let request =
-            try upcoming.flatMap { $0.url == url ? $0 : nil } ?? PageRequest(url, origin: first, fetcher, self)
-          upcoming = nil
+          let request: PageRequest
+          if let asked = upcoming.firstIndex(where: { $0.url == url }) {
+            request = upcoming.remove(at: asked)
+          } else {
+            request = try PageRequest(url, origin: first, fetcher, self)
+          }
+          firstAskedFor.insert(index)
+          var later = index + 1
+          while upcoming.count < Self.pagesAhead, later < pagers.count {
+            if firstAskedFor.insert(later).inserted {
+              upcoming.append(try PageRequest(pagers[later].first(), origin: urls[later], fetcher, self))
+            }
+            later += 1
+          }
           var page = try await request.task.value
           retries += page.retries
           var pageRecord: JSONObject = [
@@ -204,10 +218,8 @@ extension Ledger {
           let body: JSONValue? =
             pagers[index].readsBody || source.since != nil ? try JSONParser.parse(page.body) : nil
           next = try pagers[index].next(after: page, body: body, shown: pageShown)
-          if let following = next {
-            upcoming = try PageRequest(following, origin: first, fetcher, self)
-          } else if index + 1 < pagers.count {
-            upcoming = try PageRequest(pagers[index + 1].first(), origin: urls[index + 1], fetcher, self)
+          if let following = next, !upcoming.contains(where: { $0.url == following }) {
+            upcoming.insert(try PageRequest(following, origin: first, fetcher, self), at: 0)
           }
           try batch.stage(json: page.body, as: source.entity, options: options, source: pageShown)
           digest.update(data: Array(page.url.absoluteString.utf8) + [0])
@@ -229,7 +241,7 @@ extension Ledger {
         }
       }
     } catch {
-      upcoming?.task.cancel()
+      for request in upcoming { request.task.cancel() }
       throw error
     }
     let elapsed = ContinuousClock.now - started
@@ -246,6 +258,9 @@ extension Ledger {
         "pull: \(pages) page\(pages == 1 ? "" : "s") (\(bytes) bytes\(notModified > 0 ? ", \(notModified) not modified" : "")) from \(sources.joined(separator: ", "))",
       notModified: notModified, pagesToKeep: pagesToKeep, sinceToKeep: sinceToKeep)
   }
+
+  /// The most pages a run asks for before it stages them (besides the one it waits for).
+  static let pagesAhead = 4
 
   /// The local value's key of an incremental source's largest value.
   static func sinceKey(_ url: String, _ since: PullSource.Since) -> String {

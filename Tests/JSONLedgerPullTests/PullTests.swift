@@ -62,6 +62,31 @@ struct PullTests {
     }
   }
 
+  /// A plan's sources are known before the run: their first pages are asked for ahead, a few
+  /// at a time, while earlier pages are staged; the batch holds them in the plan's order.
+  @Test func aPlansSourcesAreAskedForAheadAFewAtATimeAndStagedInOrder() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let api = TestAPI()
+    try await api.serve { base in
+      for source in 0..<10 {
+        api.set(
+          "/part-\(source)",
+          TestAPI.Answer(body: Self.issues(1...2, title: "part \(source)"), wait: .milliseconds(150)))
+      }
+      var plan = Self.plan(base + "/part-0")
+      plan.sources = (0..<10).map { PullSource(url: base + "/part-\($0)", entity: "Issue") }
+      let pulled = try await ledger.pull(plan)
+      #expect(pulled.pages == 10)
+      #expect(api.requests.count == 10)
+      #expect(api.mostAtOnce >= 2)
+      #expect(api.mostAtOnce <= 5, "4 pages ahead and the one waited for")
+      // The last source staged wins where they name the same issues.
+      let title = try await ledger.read { view in try view.object("Issue", key: 1)?["title"] }
+      #expect(title == .string("part 9 1"))
+    }
+  }
+
   @Test func anEnvelopesNextIsFollowedAndAPruneSpansEveryPage() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)

@@ -37,6 +37,10 @@ final class TestAPI: Sendable {
 
   var requests: [Request] { taken.withLock { $0 } }
 
+  /// The requests being answered now, and the most there were at once.
+  private let load = Mutex<(now: Int, most: Int)>((0, 0))
+  var mostAtOnce: Int { load.withLock { $0.most } }
+
   private func next(for path: String) -> Answer {
     answers.withLock { answers in
       guard var list = answers[path], !list.isEmpty else {
@@ -57,6 +61,11 @@ final class TestAPI: Sendable {
       for field in request.headers { headers[field.name.canonicalName] = field.value }
       self.taken.withLock { $0.append(Request(path: path, headers: headers)) }
       let answer = self.next(for: path)
+      self.load.withLock { load in
+        load.now += 1
+        load.most = max(load.most, load.now)
+      }
+      defer { self.load.withLock { $0.now -= 1 } }
       if answer.wait > .zero { try await Task.sleep(for: answer.wait) }
       // A conditional request for the ETag the answer has: 304, as a real API answers it.
       if let etag = answer.headers["ETag"], headers["if-none-match"] == etag {

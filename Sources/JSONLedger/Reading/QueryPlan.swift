@@ -145,14 +145,14 @@ struct QueryPlan {
     case .equals(let value):
       let wanted = try typed(value)
       return Test(
-        holds: { $0.attributes[name]?.isIdentical(to: wanted) ?? false },
+        holds: { $0.attributes[name] == wanted },
         ranges: usesIndex ? [equalRange(wanted)] : nil)
     case .notEquals(.null):
       return Test(holds: { $0.attributes[name] != nil }, ranges: nil)
     case .notEquals(let value):
       let unwanted = try typed(value)
       return Test(
-        holds: { object in object.attributes[name].map { !$0.isIdentical(to: unwanted) } ?? false }, ranges: nil)
+        holds: { object in object.attributes[name].map { $0 != unwanted } ?? false }, ranges: nil)
     case .lessThan(let value):
       let bound = try typed(value)
       return Test(holds: { $0.attributes[name]?.isOrdered(before: bound) ?? false }, ranges: nil)
@@ -166,7 +166,7 @@ struct QueryPlan {
       return Test(
         holds: { object in
           guard let value = object.attributes[name] else { return takesNull }
-          return wanted.contains { value.isIdentical(to: $0) }
+          return wanted.contains(value)
         },
         ranges: usesIndex && !takesNull ? wanted.map(equalRange) : nil)
     case .between(let lower, let upper):
@@ -226,7 +226,7 @@ struct QueryPlan {
     }
     func links(_ object: ObjectSnapshot, to identity: [AttributeValue]) -> Bool {
       (object.relationships[name] ?? []).contains { target in
-        family.contains(target.entity) && target.identity.elementsEqual(identity) { $0.isIdentical(to: $1) }
+        family.contains(target.entity) && target.identity.elementsEqual(identity)
       }
     }
     func isEmpty(_ object: ObjectSnapshot) -> Bool { (object.relationships[name] ?? []).isEmpty }

@@ -128,16 +128,6 @@ extension View {
 }
 
 extension AttributeValue {
-  /// Whether two values are the same, text byte for byte (SQLite's binary collation, and what
-  /// the `indexes` database and keys hold): `"é"` and `"e\u{301}"`, equal as Swift strings,
-  /// are two values here.
-  func isIdentical(to other: AttributeValue) -> Bool {
-    if case .string(let text) = self, case .string(let otherText) = other {
-      return AttributeValue.sameBytes(text, otherText)
-    }
-    return self == other
-  }
-
   /// Whether this value comes before `other` of the same type: numbers and dates by value,
   /// text, UUIDs and URLs by their UTF-8 bytes (SQLite's binary collation, and the order of
   /// the `indexes` database), false before true. Values of different types keep no order

@@ -46,6 +46,7 @@ for p in $(seq 0 $((PAGES - 1))); do
 done
 start=$(now)
 curl -sf "${args[@]}"
+fetched=$(echo "$(now) - $start" | bc)
 "$J" import "$WORK/b" "$WORK"/files/page-*.json --entity Issue > /dev/null
 manual=$(echo "$(now) - $start" | bc)
-echo "pull of $PAGES pages x $ITEMS items: $pull s; curl + import: $manual s; ratio (curl+import / pull): $(echo "scale=2; $manual / $pull" | bc)"
+echo "pull of $PAGES pages x $ITEMS items: $pull s; curl + import: $manual s (curl $fetched s); ratio (curl+import / pull): $(echo "scale=2; $manual / $pull" | bc)"

@@ -27,8 +27,7 @@ enum Thresholds {
   }
 
   static let objects = 20_000
-  static let command =
-    "swift build -c release --package-path Tools/Benchmarks --product jsonledger-bench && Tools/Benchmarks/.build/release/jsonledger-bench --record-thresholds Tools/Benchmarks/Thresholds/instructions.json"
+  static let command = "Tools/Benchmarks/scripts/check-thresholds.sh --record"
 
   /// Counts every guarded workload; an error when valgrind is missing or a count failed.
   static func countAll(objects: Int) throws -> [String: Double] {
@@ -53,7 +52,7 @@ enum Thresholds {
       objects: objects, tolerance: 0.03, machine: machineDescription(), command: command,
       instructionsPerObject: counts)
     let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     try encoder.encode(file).write(to: URL(fileURLWithPath: path))
     for workload in workloads { print("\(workload): \(Int(counts[workload] ?? 0)) instructions per object") }
     print("written to \(path)")
