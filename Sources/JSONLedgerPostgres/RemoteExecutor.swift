@@ -1,0 +1,54 @@
+import Dispatch
+import JSONLedgerSupport
+import Synchronization
+
+/// Where remote sessions, their calls and their deadlines run: a serial dispatch queue, served
+/// by a thread of its own. Swift's cooperative pool has as many threads as the machine has
+/// cores, and the global (and concurrent) queues share them: blocking work there (an app's
+/// synchronous code, a test runner's synchronous tests) would hold up reading an answer that
+/// came, and a session's next statement, until the deadline or the server's idle limit ended it.
+/// Nothing that runs here waits for another party (it reads the store, whose readers never
+/// wait): the store's writes go to `offThePool`.
+final class RemoteExecutor: TaskExecutor {
+  static let shared = RemoteExecutor()
+
+  private let queue = DispatchQueue(label: "JSONLedgerPostgres.remote")
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    let executor = asUnownedTaskExecutor()
+    queue.async { job.runSynchronously(on: executor) }
+  }
+}
+
+/// Runs `operation`, a remote session, on `RemoteExecutor` (its calls and what it does between
+/// them), and returns to the caller's executor.
+func onRemoteExecutor<R>(
+  isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> R
+) async throws -> R {
+  try await withTaskExecutorPreference(RemoteExecutor.shared, isolation: isolation, operation: operation)
+}
+
+/// Runs `body` on a thread of its own (`runBlocking`): the store's calls block, and a record
+/// gate blocks on the remote while they run.
+func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+  try await runBlocking("JSONLedgerPostgres.store", body)
+}
+
+/// Runs `operation` and waits for it on this (non-cooperative) thread: the bridge from a store
+/// transaction's synchronous record gate to the remote's asynchronous calls.
+func waitBlocking<R: Sendable>(_ operation: @escaping @Sendable () async throws -> R) throws -> R {
+  let outcome = Mutex<Result<R, any Error>?>(nil)
+  let done = DispatchSemaphore(value: 0)
+  Task(executorPreference: RemoteExecutor.shared) {
+    let result: Result<R, any Error>
+    do { result = .success(try await operation()) } catch { result = .failure(error) }
+    outcome.withLock { $0 = result }
+    done.signal()
+  }
+  done.wait()
+  guard let result = outcome.withLock({ $0 }) else {
+    throw RemoteError.unavailable("the remote call ended without an answer")
+  }
+  return try result.get()
+}
