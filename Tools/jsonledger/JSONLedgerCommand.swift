@@ -37,8 +37,13 @@ struct JSONLedgerCommand: AsyncParsableCommand {
 
   static func main() async {
     do {
-      try refuseUnknownCommand(CommandLine.arguments.dropFirst().first)
-      var command = try parseAsRoot()
+      var command: any ParsableCommand
+      do { command = try parseAsRoot() } catch {
+        // Said as an unknown command when it is one; the names are read only then (reading
+        // them takes milliseconds of reflection that a command that parses does not pay).
+        try refuseUnknownCommand(CommandLine.arguments.dropFirst().first)
+        throw error
+      }
       if var asyncCommand = command as? any AsyncParsableCommand {
         try await asyncCommand.run()
       } else {
