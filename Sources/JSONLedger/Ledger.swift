@@ -261,15 +261,17 @@ public final class Ledger: Sendable {
     }
   }
 
-  /// `headerOnly`: without its changes (`RecordCoding.decode(_:model:includingChanges:)`).
-  func readRecord(_ batchID: UInt64, _ txn: Transaction, headerOnly: Bool = false) throws -> ChangeRecord {
+  /// `changes`: which of its changes are built (`RecordCoding.decode(_:model:changes:)`).
+  func readRecord(_ batchID: UInt64, _ txn: Transaction, changes: RecordCoding.ChangesRead = .all) throws
+    -> ChangeRecord
+  {
     guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
       try ProjectionStore(transaction: txn, layout: layout, model: model).extent().checkRecord(batchID)
       throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
     }
     do {
       return try Self.decodeRecord(
-        bytes, batchID: batchID, versions: versions, identities: identities(txn), headerOnly: headerOnly)
+        bytes, batchID: batchID, versions: versions, identities: identities(txn), changes: changes)
     } catch {
       // A record that does not read may be one written after another ledger migrated the store.
       try checkModelVersion(txn)
@@ -288,10 +290,10 @@ public final class Ledger: Sendable {
   /// (`identities`: see `RecordTranslation.IdentityLookup`).
   static func decodeRecord(
     _ bytes: consuming [UInt8], batchID: UInt64, versions: ModelVersions,
-    identities: RecordTranslation.IdentityLookup? = nil, headerOnly: Bool = false
+    identities: RecordTranslation.IdentityLookup? = nil, changes: RecordCoding.ChangesRead = .all
   ) throws -> ChangeRecord {
     do {
-      let record = try RecordCoding.decode(bytes, model: versions.model, includingChanges: !headerOnly)
+      let record = try RecordCoding.decode(bytes, model: versions.model, changes: changes)
       guard record.batchID == batchID else {
         throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(record.batchID)")
       }

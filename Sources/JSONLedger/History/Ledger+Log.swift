@@ -44,7 +44,7 @@ extension Ledger {
       while id >= horizon, id >= 1, entries.count < (limit ?? Int.max) {
         // The header alone: an entry shows counts, not changes.
         entries.append(
-          LogEntry(record: try readRecord(id, txn, headerOnly: true), revertedBy: try store.revert(of: id)))
+          LogEntry(record: try readRecord(id, txn, changes: .none), revertedBy: try store.revert(of: id)))
         id -= 1
       }
       return entries
@@ -75,7 +75,8 @@ extension Ledger {
         throw LedgerError.objectNotFound(entity: entity, key: key)
       }
       return try store.batches(touching: id).reversed().map { batch in
-        let record = try readRecord(batch, txn)
+        // The object's change alone is built: a batch of 100,000 changes is walked, not decoded.
+        let record = try readRecord(batch, txn, changes: .ofObject(id))
         return LogEntry(
           record: record, change: record.changes.first { $0.objectID == id }, revertedBy: try store.revert(of: batch))
       }

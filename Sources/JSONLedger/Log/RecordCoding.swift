@@ -118,10 +118,11 @@ enum RecordCoding {
 
   /// Decodes a stored record. With the `model`, entity and attribute names equal to the
   /// model's are returned as the model's strings instead of being decoded one by one.
-  /// `includingChanges` false: the header alone (time, kind, metadata, counts, model
-  /// version), its changes left unread and empty — what a log entry needs, at the cost of the
-  /// checksum, not of decoding 100,000 changes.
-  static func decode(_ bytes: consuming [UInt8], model: Model? = nil, includingChanges: Bool = true) throws(Failure)
+  /// `changes`: all of them, none (the header alone: time, kind, metadata, counts, model
+  /// version — what a log entry needs), or only one object's (what its history needs): the
+  /// others are read past, not decoded, so a 100,000-change record costs its checksum and a
+  /// walk, not 100,000 changes built.
+  static func decode(_ bytes: consuming [UInt8], model: Model? = nil, changes: ChangesRead = .all) throws(Failure)
     -> ChangeRecord
   {
     guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
@@ -144,11 +145,12 @@ enum RecordCoding {
           throw DecodingFailure(reason: "model version \(modelVersion) is out of range")
         }
         record.modelVersion = UInt32(modelVersion)
-        guard includingChanges else { return record }
-        record.changes = try readChanges(&reader, model: model)
+        if case .none = changes { return record }
+        record.changes = try readChanges(&reader, model: model, only: changes.object)
       } else {
-        guard includingChanges else { return record }
+        if case .none = changes { return record }
         record.changes = try readVersion3Changes(&reader, model: model)
+        if let object = changes.object { record.changes.removeAll { $0.objectID != object } }
       }
       guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
       return record
@@ -209,8 +211,18 @@ enum RecordCoding {
     return names
   }
 
-  private static func readChanges(_ reader: inout BinaryReader, model: Model?) throws(DecodingFailure)
-    -> [ObjectChange]
+  /// Which of a record's changes `decode` builds.
+  enum ChangesRead {
+    case all, none
+    /// The change of this object alone (none when the record did not change it).
+    case ofObject(UInt64)
+
+    var object: UInt64? { if case .ofObject(let id) = self { id } else { nil } }
+  }
+
+  /// The changes; with `only`, that object's alone, every other read past.
+  private static func readChanges(_ reader: inout BinaryReader, model: Model?, only: UInt64? = nil)
+    throws(DecodingFailure) -> [ObjectChange]
   {
     let entities = try readNames(&reader, known: model?.entityNames ?? [])
     let attributes = try readNames(&reader, known: [])
@@ -221,6 +233,10 @@ enum RecordCoding {
     for _ in 0..<count {
       let objectID = previousID &+ UInt64(bitPattern: try reader.readSigned())
       previousID = objectID
+      if let only, objectID != only {
+        try skipChange(&reader)
+        continue
+      }
       let entityPosition = try reader.readCount()
       guard entityPosition < entities.count else {
         throw DecodingFailure(reason: "entity \(entityPosition) is not named")
@@ -248,6 +264,25 @@ enum RecordCoding {
           attributes: changed, links: links, payloadFingerprint: payloadFingerprint))
     }
     return changes
+  }
+
+  /// Moves past one change after its object id, as `readChanges` reads it, building nothing.
+  private static func skipChange(_ reader: inout BinaryReader) throws(DecodingFailure) {
+    _ = try reader.readCount()  // entity
+    for _ in 0..<(try reader.readCount()) { try reader.skipValue() }  // identity
+    _ = try reader.readByte()  // kind
+    try reader.skip(8)  // payload fingerprint
+    for _ in 0..<(try reader.readCount()) {
+      let reference = try reader.readVarint()
+      if reference & 2 != 0 { try reader.skipValue() }
+      if reference & 1 != 0 { try reader.skipValue() }
+    }
+    for _ in 0..<(try reader.readCount()) {
+      _ = try reader.readVarint()  // relationship
+      guard try reader.readByte() <= 1 else { throw DecodingFailure(reason: "unknown link change tag") }
+      try reader.skipCompactIDs()
+      try reader.skipCompactIDs()
+    }
   }
 
   /// A link change: an ordered relationship's whole lists before and after, any other's

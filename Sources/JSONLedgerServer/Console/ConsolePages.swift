@@ -329,12 +329,16 @@ extension LedgerRoutes {
     var matching = query
     (matching.limit, matching.cursor) = (nil, nil)
     let counting = matching
+    let isFiltered = !counting.conditions.isEmpty || counting.placeholders != nil
     let body: @Sendable (borrowing View) throws -> (QueryPage, Int, Int, Int) = { view in
-      var placeholders = Query(entity)
-      placeholders.placeholders = .only
-      return (
-        try view.objects(query), try view.count(Query(entity)), try view.count(placeholders), try view.count(counting)
-      )
+      // The entity's objects and placeholders counted in one pass over the stored states, read
+      // in place (no object is built for a count); the filtered count only under a filter.
+      var (total, placeholders) = (0, 0)
+      try view.forEachObjectInPlace(entity) { object in
+        total += 1
+        if try object.isPlaceholder { placeholders += 1 }
+      }
+      return (try view.objects(query), total, placeholders, isFiltered ? try view.count(counting) : total)
     }
     let (page, total, placeholders, matched) = try await read(asOf: asOf, body)
     let dateFormat = ledger.model.dateFormat

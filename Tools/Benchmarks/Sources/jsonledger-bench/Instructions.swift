@@ -19,6 +19,10 @@ enum Instructions {
     ("read by key as of a random batch, a view each", "jsonledger"),
   ]
 
+  /// The glibc tunable that turns off the processor features its string routines are chosen by.
+  static let baselineStringRoutines =
+    "glibc.cpu.hwcaps=-AVX2,-AVX,-ERMS,-FSRM,-AVX512F,-AVX512VL,-AVX512BW,-SSE4_2,-SSSE3,-SSE4_1,-AVX_Fast_Unaligned_Load"
+
   /// The probes of the point-in-time workloads: (batch, album key) pairs, the same in every run.
   static func historyProbes(batches: Int) -> [(UInt64, String)] {
     (0..<2_000).map { index in (UInt64(1 + index * 7_919 % batches), "album \(index * 104_729 % 1000)") }
@@ -48,6 +52,11 @@ enum Instructions {
       // Swift seeds its hashing afresh in each process: counts of one build would differ by a
       // few percent between runs.
       environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+      // The C library picks its string routines (memcpy, strlen, …) by the features the
+      // processor reports, whose instruction counts differ: pinned to the baseline ones, counts
+      // do not move with the machine that takes them (a CI machine other than the one that
+      // recorded the thresholds).
+      environment["GLIBC_TUNABLES"] = Self.baselineStringRoutines
       process.environment = environment
       let result = Pipe()
       process.standardOutput = result
