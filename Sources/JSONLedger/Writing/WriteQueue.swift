@@ -11,9 +11,10 @@ import Synchronization
 /// this is where a ledger opened read-only refuses every write, before any work.
 final class WriteQueue: Sendable {
   private let queue = DispatchQueue(label: "JSONLedger.writer")
-  /// Set on `queue`: how a write already on it (compact's checkpoint) is told to run there
-  /// directly instead of waiting for itself.
-  private static let onQueue = DispatchSpecificKey<Bool>()
+  /// Set on `queue` to this queue's own identity: how a write already on it (compact's
+  /// checkpoint) is told to run there directly instead of waiting for itself. (Another
+  /// ledger's queue holds another identity: its writes are never run on this one's thread.)
+  private static let onQueue = DispatchSpecificKey<ObjectIdentifier>()
   private let subscribers = Mutex(Subscribers())
   /// The store's path when the ledger was opened read-only: every write then throws
   /// `LedgerError.readOnly`.
@@ -21,7 +22,7 @@ final class WriteQueue: Sendable {
 
   init(readOnlyPath: String? = nil) {
     self.readOnlyPath = readOnlyPath
-    queue.setSpecific(key: Self.onQueue, value: true)
+    queue.setSpecific(key: Self.onQueue, value: ObjectIdentifier(self))
   }
 
   /// Whether every write is refused.
@@ -36,7 +37,9 @@ final class WriteQueue: Sendable {
   /// already, runs it there.
   func sync<R>(_ body: () throws -> R) throws -> R {
     if let readOnlyPath { throw LedgerError.readOnly(path: readOnlyPath) }
-    if DispatchQueue.getSpecific(key: Self.onQueue) == true { return try LedgerError.wrappingStorageErrors(body) }
+    if DispatchQueue.getSpecific(key: Self.onQueue) == ObjectIdentifier(self) {
+      return try LedgerError.wrappingStorageErrors(body)
+    }
     return try queue.sync { try LedgerError.wrappingStorageErrors(body) }
   }
 

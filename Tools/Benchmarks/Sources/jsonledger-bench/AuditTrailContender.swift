@@ -94,7 +94,7 @@ struct AuditTrailContender {
 
   /// Bytes of the database files after a checkpoint that empties the WAL.
   func storeBytes() throws -> Int {
-    try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+    _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     return fileBytes([path, path + "-wal", path + "-shm"])
   }
 }

@@ -159,7 +159,7 @@ if ProcessInfo.processInfo.environment["JSONLEDGER_BENCH_PROFILE_IMPORT"] != nil
   let parse = try seconds { _ = try JSONParser.parse(reimport ? changed : document) }
   let stage = try seconds { try batch.stageDocument(json: reimport ? changed : document) }
   let apply = try seconds { _ = try again.ledger.applySynchronously(batch) }
-  let free = try seconds { batch = again.ledger.makeBatch() }
+  let free = seconds { batch = again.ledger.makeBatch() }
   print(
     "parse alone \(parse)s; stage (skim, parse and map what changed) \(stage)s, "
       + "apply (resolve, record, project, commit) \(apply)s; letting go of the batch \(free)s")
