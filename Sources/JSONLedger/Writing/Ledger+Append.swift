@@ -9,8 +9,8 @@ extension Ledger {
   /// Apply, revert, rewind and migrate write through here; replays (upgrade, restore-log)
   /// through `append(_:_:knownStates:encoded:under:)`. Compact's checkpoint, which replaces
   /// records instead of following them, is the one other writer of the log. Once the
-  /// transaction commits, the caller announces the record (`announce`): logged and published
-  /// on `changes`.
+  /// transaction commits, the write engine (`perform`) announces the record: logged and
+  /// published on `changes`.
   ///
   /// - Parameters:
   ///   - knownStates: the state of each changed object after the record, in the order of its
@@ -36,10 +36,10 @@ extension Ledger {
   }
 
   /// Appends a record already made elsewhere (an upgrade's, an archive's, another store's),
-  /// whose batch id must follow the log's head (or, in an empty log, be where it starts). `encoded`, when given, is written to the log
-  /// as it is, after its checksum and the batch id it claims are checked: a record kept as it
-  /// was written, under the model version it names; `record` is what it says in the current
-  /// model's terms, which the projections take.
+  /// whose batch id must follow the log's head (or, in an empty log, be where it starts).
+  /// `encoded`, when given, is written to the log as it is, after its checksum and the batch id
+  /// it claims are checked: a record kept as it was written, under the model version it names;
+  /// `record` is what it says in the current model's terms, which the projections take.
   func append(
     _ record: consuming ChangeRecord, _ txn: Transaction, knownStates: consuming [ObjectState?]? = nil,
     encoded: [UInt8]? = nil, under versions: ModelVersions? = nil, isNew: Bool = false
