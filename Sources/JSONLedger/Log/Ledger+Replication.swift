@@ -67,10 +67,7 @@ extension Ledger {
   /// the log starts at its batch, whose remote checksum is `digest`; the records after it
   /// follow with `appendReplicated`. One transaction: a kill leaves the store empty or started.
   @_spi(Replication) public func startReplica(atCheckpoint bytes: [UInt8], digest: [UInt8]) throws -> BatchSummary {
-    let claimed: UInt64
-    do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
-      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
-    }
+    let claimed = try Self.batchID(ofRecord: bytes)
     let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions)
     guard record.kind == .checkpoint else {
       throw LedgerError.corruptRecord(batchID: claimed, reason: "it is not a checkpoint")
@@ -162,10 +159,7 @@ extension Ledger {
   @_spi(Replication) public func appendReplicatedMigration(
     _ bytes: [UInt8], modelDefinition definition: JSONValue
   ) throws -> BatchSummary {
-    let claimed: UInt64
-    do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
-      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
-    }
+    let claimed = try Self.batchID(ofRecord: bytes)
     let all = try Self.modelVersions(definition)
     guard let target = all.through(versions.current + 1) else {
       throw LedgerError(

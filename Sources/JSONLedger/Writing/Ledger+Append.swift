@@ -106,10 +106,7 @@ extension Ledger {
   /// is and folded into the projections, then announced. The path a replica takes for the
   /// records its leader wrote.
   func appendEncoded(_ bytes: [UInt8]) throws -> BatchSummary {
-    let claimed: UInt64
-    do { claimed = try RecordCoding.batchID(ofEncoded: bytes) } catch {
-      throw LedgerError.corruptRecord(batchID: 0, reason: "its bytes do not read: \(error)")
-    }
+    let claimed = try Self.batchID(ofRecord: bytes)
     // Room for the record's changes: about one object each for every 64 bytes of it.
     return try perform {
       Write(room: .objects(bytes.count / 64), announcing: \.self) { [self] txn in
