@@ -265,10 +265,7 @@ public final class Ledger: Sendable {
   func readRecord(_ batchID: UInt64, _ txn: Transaction, changes: RecordCoding.ChangesRead = .all) throws
     -> ChangeRecord
   {
-    guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
-      try ProjectionStore(transaction: txn, layout: layout, model: model).extent().checkRecord(batchID)
-      throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
-    }
+    let bytes = try recordBytes(batchID, txn)
     do {
       return try Self.decodeRecord(
         bytes, batchID: batchID, versions: versions, identities: identities(txn), changes: changes)
@@ -277,6 +274,38 @@ public final class Ledger: Sendable {
       try checkModelVersion(txn)
       throw error
     }
+  }
+
+  /// The outline of batch `batchID`'s record (`RecordOutline`), or nil when the record was
+  /// written under an earlier model version (or in format 3) and must be read whole to be
+  /// told in the current model's terms.
+  func readOutline(_ batchID: UInt64, _ txn: Transaction) throws -> RecordOutline? {
+    let bytes = try recordBytes(batchID, txn)
+    do {
+      guard let outline = try RecordCoding.outline(bytes, model: versions.model) else { return nil }
+      guard outline.header.batchID == batchID else {
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "it claims to be batch \(outline.header.batchID)")
+      }
+      guard outline.header.modelVersion == versions.current else {
+        // Refuses a version newer than this ledger knows, as a whole read does.
+        _ = try versions.translate(outline.header)
+        return nil
+      }
+      return outline
+    } catch {
+      try checkModelVersion(txn)
+      throw Self.recordError(error, batchID: batchID)
+    }
+  }
+
+  /// The stored bytes of batch `batchID`'s record; a batch the log does not hold is an error
+  /// saying whether it was archived or never written.
+  private func recordBytes(_ batchID: UInt64, _ txn: Transaction) throws -> [UInt8] {
+    guard let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) else {
+      try ProjectionStore(transaction: txn, layout: layout, model: model).extent().checkRecord(batchID)
+      throw LedgerError.corruptRecord(batchID: batchID, reason: "it is missing from the log")
+    }
+    return bytes
   }
 
   /// Objects' identities as the projections `txn` sees hold them, encoded under `model` (the
@@ -300,22 +329,32 @@ public final class Ledger: Sendable {
       // A header's changes are none: translating it costs nothing, and still refuses a record
       // of a model version this ledger does not know (the store was migrated since).
       return try versions.translate(record, identities: identities)
-    } catch let failure as TranslationFailure {
-      throw LedgerError.corruptRecord(
+    } catch {
+      throw recordError(error, batchID: batchID)
+    }
+  }
+
+  /// A failure to read batch `batchID`'s record as the error the library names it by.
+  private static func recordError(_ error: any Error, batchID: UInt64) -> any Error {
+    switch error {
+    case let failure as TranslationFailure:
+      return LedgerError.corruptRecord(
         batchID: batchID, reason: "it does not read under the current model (\(failure.place): \(failure.reason))")
-    } catch let failure as RecordCoding.Failure {
+    case let failure as RecordCoding.Failure:
       switch failure {
       case .checksum(let stored, let computed):
-        throw LedgerError.corruptRecord(
+        return LedgerError.corruptRecord(
           batchID: batchID,
           reason: "checksum mismatch (stored \(String(stored, radix: 16)), computed \(String(computed, radix: 16)))")
       case .unsupportedFormat(let version):
-        throw LedgerError.corruptRecord(
+        return LedgerError.corruptRecord(
           batchID: batchID,
           reason: "record format \(version) is not the one this library reads (\(ChangeRecord.formatVersion))")
       case .malformed(let reason):
-        throw LedgerError.corruptRecord(batchID: batchID, reason: reason)
+        return LedgerError.corruptRecord(batchID: batchID, reason: reason)
       }
+    default:
+      return error
     }
   }
 

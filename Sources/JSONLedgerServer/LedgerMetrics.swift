@@ -10,11 +10,12 @@ struct LedgerMetrics: Sendable {
   let head: Gauge
   let storeBytes: Gauge
   let applied: Counter
+  let cspReports: Counter
 
   init(registry: PrometheusCollectorRegistry) {
     self.registry = registry
     // Named namespace_metric_unit: jsonledger_head, jsonledger_store_bytes,
-    // jsonledger_batches_applied_total.
+    // jsonledger_batches_applied_total, jsonledger_csp_reports_total.
     head = registry.makeGauge(
       descriptor: MetricNameDescriptor(
         namespace: "jsonledger", metricName: "head", unitName: "", helpText: "The batch id at the head of the log."))
@@ -26,6 +27,10 @@ struct LedgerMetrics: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "jsonledger", metricName: "batches_applied", unitName: "total",
         helpText: "Batches applied through this server (imports, reverts, rewinds)."))
+    cspReports = registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "jsonledger", metricName: "csp_reports", unitName: "total",
+        helpText: "Reports of something the console's Content-Security-Policy blocked."))
   }
 }
 

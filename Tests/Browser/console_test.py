@@ -4,11 +4,12 @@
 Builds a demo store with the `jsonledger` tool, serves it with a token, and walks the pages a
 person auditing imports would: the timeline, a batch with a field's before and after, a value
 holding <script> shown as text, a revert refused without the token, the revert plan, a revert
-with the token and the new batch it wrote; then a hostile batch of 2,000 objects (markup,
-`javascript:` URLs, right-to-left overrides, a 10 MB value) paged and escaped with every page
-under 200 KB, every page at a phone's width (390 px), and axe-core's accessibility check of
-each page (axe-selenium-python from PyPI). Screenshots at 1400 and 390 px go to
-.build/console-screenshots/. Exits non-zero on the first failed check.
+with the token and the new batch it wrote, a migration marked and told in the new terms; then a
+hostile batch of 2,000 objects (markup, `javascript:` URLs, right-to-left overrides, a 10 MB
+value) paged and escaped with every page under 200 KB and nothing reported to the Content-
+Security-Policy's report address, every page at a phone's width (390 px), and axe-core's
+accessibility check of each page (axe-selenium-python from PyPI). Screenshots at 1400 and 390 px
+go to .build/console-screenshots/. Exits non-zero on the first failed check.
 
     JSONLEDGER=.build/debug/jsonledger python3 Tests/Browser/console_test.py
 """
@@ -45,6 +46,38 @@ def check(condition, message):
 
 def run(*arguments):
     subprocess.run([TOOL, *arguments], check=True, stdout=subprocess.DEVNULL)
+
+
+def demo_model_version_2():
+    """The demo's model (`jsonledger demo`) with Album.label renamed imprint and Band.genre added."""
+    many = {"many": True}
+    return {
+        "keyCase": "snake_case", "dateFormat": "iso8601",
+        "entities": {
+            "Band": {"identity": "name", "collectionKey": "bands",
+                     "attributes": {"name": "string", "formed": "int32", "disbanded": "int32",
+                                    "bandDescription": "string", "otherNames": "string", "hiatus": "string",
+                                    "genre": "string"},
+                     "relationships": {"albums": {"to": "Album", **many, "inverse": "band"},
+                                       "members": {"to": "BandMember", **many, "inverse": "band", "ordered": True}}},
+            "Album": {"identity": "name",
+                      "attributes": {"name": "string", "released": "date",
+                                     "imprint": {"type": "string", "renamedFrom": "label"}, "releasedAs": "string"},
+                      "relationships": {"band": {"to": "Band", "inverse": "albums"}}},
+            "BandMember": {"identity": "id",
+                           "attributes": {"id": "string", "instruments": "string", "joined": "int32", "left": "int32"},
+                           "relationships": {"band": {"to": "Band", "inverse": "members"},
+                                             "musician": {"to": "Musician", "inverse": "bands"}}},
+            "Musician": {"identity": "name",
+                         "attributes": {"name": "string", "born": "int32", "dead": "int32", "instruments": "string"},
+                         "relationships": {"bands": {"to": "BandMember", **many, "inverse": "musician"}}},
+        },
+    }
+
+
+def metrics_text(base):
+    with urllib.request.urlopen(base + "/metrics") as response:
+        return response.read().decode()
 
 
 def start_server(store, token_file, *options):
@@ -195,6 +228,9 @@ def main():
             overflow = driver.execute_script(
                 "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
             check(overflow <= 0, f"the {name} page fits a 390 px screen (overflows by {overflow} px)")
+            hint = driver.find_element(By.ID, "token-use").rect
+            check(hint["height"] < 40, f"the token's hint takes at most two lines on the {name} page "
+                  f"({hint['height']} px high)")
             driver.save_screenshot(os.path.join(SHOTS, f"9-phone-{name}.png"))
         driver.set_window_size(1400, 1000)
 
@@ -245,6 +281,17 @@ def main():
             check(driver.execute_script("return window.pwned === undefined"), f"no script ran on {path}")
         driver.get(base + "/batches/7")
         check("page 1 of 41" in driver.find_element(By.TAG_NAME, "main").text, "2,001 changes are 41 pages of 50")
+        # Nothing the policy blocked on those pages: the browser reported nothing. Then a
+        # script put inline into the page is blocked, and reported.
+        check("jsonledger_csp_reports_total 0" in metrics_text(base), "no CSP report from the hostile pages")
+        driver.execute_script(
+            "const s = document.createElement('script'); s.textContent = 'window.pwned = 2';"
+            " document.body.appendChild(s);")
+        check(driver.execute_script("return window.pwned === undefined"), "an inline script is blocked")
+        deadline = time.time() + 15
+        while "jsonledger_csp_reports_total 1" not in metrics_text(base) and time.time() < deadline:
+            time.sleep(0.2)
+        check("jsonledger_csp_reports_total 1" in metrics_text(base), "the blocked script is reported to /csp-reports")
         driver.save_screenshot(os.path.join(SHOTS, "10-hostile-batch.png"))
 
         # Keeping later changes: a revert of batch 1 undoes only what no later batch changed.
@@ -263,8 +310,29 @@ def main():
               "an album later batches changed is kept, with their changes")
         driver.save_screenshot(os.path.join(SHOTS, "11-kept-later-changes.png"))
 
+        # A migration (Album.label renamed imprint, Band.genre added) is a batch of its own,
+        # marked on the timeline; a batch written before it is told in the new model's terms.
+        server.terminate()
+        server.wait(timeout=10)
+        model = os.path.join(work, "model-2.json")
+        with open(model, "w") as file:
+            json.dump(demo_model_version_2(), file)
+        run("migrate", store, "--model", model)
+        server, base = start_server(store, token_file)
+        driver.get(base + "/")
+        newest = driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0]
+        check(newest.text.startswith("9") and "migration" in newest.text, "the timeline lists the migration as batch 9")
+        check(any(mark.text == "M" for mark in driver.find_elements(By.CSS_SELECTOR, "figure.chart svg text")),
+              "the timeline's chart marks the migration")
+        driver.get(base + "/batches/9")
+        check("migration" in driver.find_element(By.CSS_SELECTOR, "dd.kind").text, "the migration's page says so")
+        driver.get(base + "/batches/2")
+        fields = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "tbody th[scope=row]")]
+        check("imprint" in fields and "label" not in fields, "batch 2's label change reads as imprint after the rename")
+        driver.save_screenshot(os.path.join(SHOTS, "12-after-migration.png"))
+
         # Accessibility: axe-core in the same browser finds nothing serious on any page.
-        for path in ["/", "/batches/2", "/batches/4", "/objects/Band/Japan", "/objects/Band/Japan?asOf=1",
+        for path in ["/", "/batches/2", "/batches/4", "/batches/9", "/objects/Band/Japan", "/objects/Band/Japan?asOf=1",
                      "/entities/Album", "/diff?from=1&to=3"]:
             driver.get(base + path)
             axe = Axe(driver)

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import JSONLedger
 import JSONLedgerTestSupport
+import Prometheus
 import Testing
 
 @testable import JSONLedgerServer
@@ -153,6 +154,42 @@ struct ConsoleTests {
         #expect(page.contains("The first 2000 of 3000000 characters"))
       }
     }
+  }
+
+  /// A browser's report of what the policy blocked is counted on `/metrics` (a read-only
+  /// server takes it too, without the token); a body that is not a report is refused.
+  @Test func aContentSecurityPolicyReportIsCountedAndABodyThatIsNotOneIsRefused() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let router = Router()
+    LedgerRoutes(
+      ledger: ledger, options: LedgerServerOptions(token: APITests.token, readOnly: true),
+      metrics: PrometheusCollectorRegistry()
+    ).addRoutes(to: router)
+    let report =
+      #"{"csp-report": {"document-uri": "http://x/batches/1", "effective-directive": "script-src-elem", "#
+      + #""blocked-uri": "inline\u202e\n"}}"#
+    try await Application(router: router).test(.router) { client in
+      let policy = try await client.execute(uri: "/", method: .get) { $0.headers[.contentSecurityPolicy] ?? "" }
+      #expect(policy.contains("report-uri /csp-reports"), "\(policy)")
+      for body in [report, #"[{"type": "csp-violation", "body": {"effectiveDirective": "img-src"}}]"#] {
+        try await client.execute(
+          uri: "/csp-reports", method: .post, headers: [.contentType: "application/csp-report"],
+          body: ByteBuffer(string: body)
+        ) { response in #expect(response.status == .noContent) }
+      }
+      for (body, status) in [
+        ("not json", HTTPResponse.Status.badRequest), (#"{"other": 1}"#, .badRequest),
+        (String(repeating: " ", count: 20_000) + report, .contentTooLarge),
+      ] {
+        try await client.execute(uri: "/csp-reports", method: .post, body: ByteBuffer(string: body)) { response in
+          #expect(response.status == status, "\(body.prefix(20))")
+        }
+      }
+      let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+      #expect(metrics.contains("jsonledger_csp_reports_total 2"), "\(metrics)")
+    }
+    #expect(LedgerRoutes.printable("a\u{202E}b\nc") == "a\\u{202e}b\\u{a}c")
   }
 
   /// The API's diff takes a batch or a time, as `asOf` does and the console's diff page.

@@ -1,3 +1,5 @@
+import LMDB
+
 /// One object change in the user's terms: the object's key, and its relationships by name with
 /// the keys of the objects linked and unlinked (a record itself holds internal ids).
 ///
@@ -87,83 +89,138 @@ extension Ledger {
     hidingReverseLinks: Bool = true
   ) throws -> ChangePage {
     try readTransaction { txn in
+      try describe(
+        ChangeList(changes), from: before, to: after, page: page, hidingReverseLinks: hidingReverseLinks, txn)
+    }
+  }
+
+  /// One page of batch `batchID`'s changes as `describe(_:from:to:page:hidingReverseLinks:)`
+  /// tells its record's, with the batch's log entry. The record is read past once and only
+  /// the page's changes are built: a page of a 100,000-change batch costs a walk over the
+  /// record, not 100,000 changes.
+  public func describe(batch batchID: UInt64, page: ChangePage.Request, hidingReverseLinks: Bool = true) throws
+    -> BatchPage
+  {
+    try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-      var keys = TargetKeys(store: store, caches: true)
-      // An object's change and the changes of the rows it owns, told as one.
-      struct Unit {
-        var root: UInt64
-        var change: ObjectChange?
-        var entity: String
-        var kind: ObjectChange.Kind
-        var rows: [(ObjectChange, OwnedPlace)] = []
+      let header: ChangeRecord
+      let changes: ChangeList
+      if let outline = try readOutline(batchID, txn) {
+        (header, changes) = (outline.header, ChangeList(outline, batchID: batchID))
+      } else {
+        let record = try readRecord(batchID, txn)
+        (header, changes) = (record, ChangeList(record.changes))
       }
-      var units: [Unit] = []
-      var positions: [UInt64: Int] = [:]
+      let described = try describe(
+        changes, from: batchID - 1, to: batchID, page: page, hidingReverseLinks: hidingReverseLinks, txn)
+      let entry = LogEntry(record: header, revertedBy: try store.revert(of: batchID))
+      return BatchPage(entry: entry, changes: described)
+    }
+  }
+
+  /// `describe(batch:page:hidingReverseLinks:)`, off the caller's executor.
+  public func describe(batch batchID: UInt64, page: ChangePage.Request, hidingReverseLinks: Bool = true)
+    async throws -> BatchPage
+  {
+    try await offTheCaller { try self.describe(batch: batchID, page: page, hidingReverseLinks: hidingReverseLinks) }
+  }
+
+  private func describe(
+    _ changes: ChangeList, from before: UInt64, to after: UInt64, page: ChangePage.Request,
+    hidingReverseLinks: Bool, _ txn: Transaction
+  ) throws -> ChangePage {
+    let store = ProjectionStore(transaction: txn, layout: layout, model: model)
+    var keys = TargetKeys(store: store, caches: true)
+    // An object's change and the changes of the rows it owns, told as one.
+    struct Unit {
+      var root: UInt64
+      /// The object's own change, by its place in `changes`.
+      var change: Int?
+      var entity: String
+      var kind: ObjectChange.Kind
       var rows: [(ObjectChange, OwnedPlace)] = []
-      let places = OwnedPlaces(model: model, before: store.with(asOf: before), after: store.with(asOf: after))
-      for var change in changes {
-        if hidingReverseLinks { change = change.withoutHiddenLinks }
+    }
+    func built(_ index: Int) throws -> ObjectChange {
+      let change = try changes.change(index)
+      return hidingReverseLinks ? change.withoutHiddenLinks : change
+    }
+    var units: [Unit] = []
+    units.reserveCapacity(changes.count)
+    var positions: [UInt64: Int] = [:]
+    positions.reserveCapacity(changes.count)
+    var rows: [(ObjectChange, OwnedPlace)] = []
+    let places = OwnedPlaces(model: model, before: store.with(asOf: before), after: store.with(asOf: after))
+    for index in 0..<changes.count {
+      let (objectID, entity, kind) = changes.outline(index)
+      // Only a row some entity owns is built to be placed; any other change is counted as
+      // its outline says.
+      if places.mayBeOwned(entity) {
+        let change = try built(index)
         if let place = try places.place(of: change) {
           rows.append((change, place))
           continue
         }
-        positions[change.objectID] = units.count
-        units.append(Unit(root: change.objectID, change: change, entity: change.entity, kind: change.kind))
       }
-      for (change, place) in rows {
-        if let known = positions[place.root] {
-          units[known].rows.append((change, place))
-        } else {
-          // An owner the batch changed only through its rows.
-          positions[place.root] = units.count
-          units.append(
-            Unit(
-              root: place.root, change: nil, entity: try keys.key(of: place.root).entity, kind: .updated,
-              rows: [(change, place)]))
-        }
-      }
-      var counts: [ChangePage.Count] = []
-      var countPositions: [String: Int] = [:]
-      for unit in units {
-        let name = "\(unit.kind.rawValue) \(unit.entity)"
-        if let known = countPositions[name] {
-          counts[known].count += 1
-        } else {
-          countPositions[name] = counts.count
-          counts.append(ChangePage.Count(entity: unit.entity, kind: unit.kind, count: 1))
-        }
-      }
-      let chosen = units.filter { unit in
-        (page.entity == nil || unit.entity == page.entity) && (page.kind == nil || unit.kind == page.kind)
-      }
-      let start = min(max(page.offset, 0), chosen.count)
-      let end = page.limit.map { min(chosen.count, start + max($0, 0)) } ?? chosen.count
-      var described: [ChangeDescription] = []
-      for unit in chosen[start..<end] {
-        var owner =
-          try unit.change.map { try self.described($0, keys: &keys) }
-          ?? ChangeDescription(key: try keys.key(of: unit.root), kind: .updated, attributes: [], links: [])
-        for (change, place) in unit.rows {
-          let row = try self.described(change, keys: &keys)
-          for attribute in row.attributes {
-            owner.attributes.append(
-              AttributeChange(name: place.path + "." + attribute.name, old: attribute.old, new: attribute.new))
-          }
-          for var link in row.links where !place.ownerLinks.contains(link.relationship) {
-            let name = link.relationship.split(separator: ".").last.map(String.init) ?? link.relationship
-            link.relationship = place.path + "." + name
-            owner.links.append(link)
-          }
-          // The rows are told field by field: the owner's list of them says nothing more.
-          owner.links.removeAll { place.owningLinks.contains($0.relationship) }
-        }
-        // A row dropped and another added in its place are one field's change; a change left
-        // with nothing to say (only a hidden link moved) is no change to tell.
-        let told = owner.coalesced
-        if told.kind != .updated || !told.isEmpty || told.deliversPlaceholder { described.append(told) }
-      }
-      return ChangePage(changes: described, matching: chosen.count, counts: counts)
+      positions[objectID] = units.count
+      units.append(Unit(root: objectID, change: index, entity: entity, kind: kind))
     }
+    for (change, place) in rows {
+      if let known = positions[place.root] {
+        units[known].rows.append((change, place))
+      } else {
+        // An owner the batch changed only through its rows.
+        positions[place.root] = units.count
+        units.append(
+          Unit(
+            root: place.root, change: nil, entity: try keys.key(of: place.root).entity, kind: .updated,
+            rows: [(change, place)]))
+      }
+    }
+    struct CountKey: Hashable {
+      var entity: String
+      var kind: ObjectChange.Kind
+    }
+    var counts: [ChangePage.Count] = []
+    var countPositions: [CountKey: Int] = [:]
+    for unit in units {
+      let name = CountKey(entity: unit.entity, kind: unit.kind)
+      if let known = countPositions[name] {
+        counts[known].count += 1
+      } else {
+        countPositions[name] = counts.count
+        counts.append(ChangePage.Count(entity: unit.entity, kind: unit.kind, count: 1))
+      }
+    }
+    let chosen = units.filter { unit in
+      (page.entity == nil || unit.entity == page.entity) && (page.kind == nil || unit.kind == page.kind)
+    }
+    let start = min(max(page.offset, 0), chosen.count)
+    let end = page.limit.map { min(chosen.count, start + max($0, 0)) } ?? chosen.count
+    var described: [ChangeDescription] = []
+    for unit in chosen[start..<end] {
+      var owner =
+        try unit.change.map { try self.described(try built($0), keys: &keys) }
+        ?? ChangeDescription(key: try keys.key(of: unit.root), kind: .updated, attributes: [], links: [])
+      for (change, place) in unit.rows {
+        let row = try self.described(change, keys: &keys)
+        for attribute in row.attributes {
+          owner.attributes.append(
+            AttributeChange(name: place.path + "." + attribute.name, old: attribute.old, new: attribute.new))
+        }
+        for var link in row.links where !place.ownerLinks.contains(link.relationship) {
+          let name = link.relationship.split(separator: ".").last.map(String.init) ?? link.relationship
+          link.relationship = place.path + "." + name
+          owner.links.append(link)
+        }
+        // The rows are told field by field: the owner's list of them says nothing more.
+        owner.links.removeAll { place.owningLinks.contains($0.relationship) }
+      }
+      // A row dropped and another added in its place are one field's change; a change left
+      // with nothing to say (only a hidden link moved) is no change to tell.
+      let told = owner.coalesced
+      if told.kind != .updated || !told.isEmpty || told.deliversPlaceholder { described.append(told) }
+    }
+    return ChangePage(changes: described, matching: chosen.count, counts: counts)
   }
 
   /// `describe(_:from:to:page:hidingReverseLinks:)`, off the caller's executor.
@@ -281,6 +338,9 @@ struct OwnedPlaces {
 
   /// The place of the row `change` changes, or nil when its entity is owned by nothing (or
   /// its owner is not found).
+  /// Whether a row of `entity` may have a place: whether some relationship owns it.
+  func mayBeOwned(_ entity: String) -> Bool { model.resolved(entity)?.isOwned ?? false }
+
   func place(of change: ObjectChange) throws -> OwnedPlace? {
     guard let entity = model.resolved(change.entity), entity.isOwned else { return nil }
     var path = ""
@@ -348,6 +408,44 @@ struct OwnedPlaces {
     guard let relationship = model.relationshipsByID[forward] else { return "#\(id)" }
     let name = "\(relationship.owner).\(relationship.name)"
     return forward == id ? name : name + " (reverse)"
+  }
+}
+
+/// One page of a batch's changes (`Ledger.describe(batch:page:hidingReverseLinks:)`) with the
+/// batch's log entry.
+public struct BatchPage: Sendable, Equatable {
+  /// The batch: when, what kind, who and why, its counts, and the revert that undid it.
+  public var entry: LogEntry
+  /// The page of its changes.
+  public var changes: ChangePage
+}
+
+/// The changes a page is chosen from: each one's object, entity and kind known without
+/// building it, the change built on demand, from a record's outline or changes already built.
+struct ChangeList {
+  let count: Int
+  let outline: (Int) -> (objectID: UInt64, entity: String, kind: ObjectChange.Kind)
+  let change: (Int) throws -> ObjectChange
+
+  init(_ changes: [ObjectChange]) {
+    count = changes.count
+    outline = { index in (changes[index].objectID, changes[index].entity, changes[index].kind) }
+    change = { index in changes[index] }
+  }
+
+  init(_ record: RecordOutline, batchID: UInt64) {
+    count = record.entries.count
+    outline = { index in
+      let entry = record.entries[index]
+      return (entry.objectID, record.entityName(entry), entry.kind)
+    }
+    change = { index in
+      do {
+        return try record.change(record.entries[index])
+      } catch {
+        throw LedgerError.corruptRecord(batchID: batchID, reason: "\(error)")
+      }
+    }
   }
 }
 

@@ -125,26 +125,12 @@ enum RecordCoding {
   static func decode(_ bytes: consuming [UInt8], model: Model? = nil, changes: ChangesRead = .all) throws(Failure)
     -> ChangeRecord
   {
-    guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
-    let stored = UInt32(bigEndianBytes: bytes[(bytes.count - 4)...])
-    let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
-    guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
-    let version = UInt16(bigEndianBytes: bytes[3...4])
-    guard version == RecordFormat.version || version == RecordFormat.version5 || version == RecordFormat.version3
-    else {
-      throw .unsupportedFormat(version)
-    }
-    // The checksum dropped in place: the record is read without a copy.
-    bytes.removeLast(4)
-    var reader = BinaryReader(bytes, position: 5)
+    let (version, body) = try checked(consume bytes)
+    var reader = BinaryReader(body, position: 5)
     do {
       var record = try readHeader(&reader, version: version)
       if version != RecordFormat.version3 {
-        let modelVersion = try reader.readVarint()
-        guard modelVersion > 0, modelVersion <= UInt64(UInt32.max) else {
-          throw DecodingFailure(reason: "model version \(modelVersion) is out of range")
-        }
-        record.modelVersion = UInt32(modelVersion)
+        record.modelVersion = try readModelVersion(&reader)
         if case .none = changes { return record }
         record.changes = try readChanges(&reader, model: model, only: changes.object)
       } else {
@@ -157,6 +143,31 @@ enum RecordCoding {
     } catch {
       throw .malformed("\(error)")
     }
+  }
+
+  /// A stored record's format version and its bytes without the checksum, once its header,
+  /// checksum and version are checked.
+  private static func checked(_ bytes: consuming [UInt8]) throws(Failure) -> (UInt16, [UInt8]) {
+    guard bytes.count >= 9, Array(bytes[0..<3]) == magic else { throw .malformed("not a change record (bad header)") }
+    let stored = UInt32(bigEndianBytes: bytes[(bytes.count - 4)...])
+    let computed = Checksum.crc32(bytes[0..<(bytes.count - 4)])
+    guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
+    let version = UInt16(bigEndianBytes: bytes[3...4])
+    guard version == RecordFormat.version || version == RecordFormat.version5 || version == RecordFormat.version3
+    else {
+      throw .unsupportedFormat(version)
+    }
+    // The checksum dropped in place: the record is read without a copy.
+    bytes.removeLast(4)
+    return (version, bytes)
+  }
+
+  private static func readModelVersion(_ reader: inout BinaryReader) throws(DecodingFailure) -> UInt32 {
+    let modelVersion = try reader.readVarint()
+    guard modelVersion > 0, modelVersion <= UInt64(UInt32.max) else {
+      throw DecodingFailure(reason: "model version \(modelVersion) is out of range")
+    }
+    return UInt32(modelVersion)
   }
 
   private static func readHeader(_ reader: inout BinaryReader, version: UInt16) throws(DecodingFailure)
@@ -224,8 +235,7 @@ enum RecordCoding {
   private static func readChanges(_ reader: inout BinaryReader, model: Model?, only: UInt64? = nil)
     throws(DecodingFailure) -> [ObjectChange]
   {
-    let entities = try readNames(&reader, known: model?.entityNames ?? [])
-    let attributes = try readNames(&reader, known: [])
+    let names = try readNameTables(&reader, model: model)
     var changes: [ObjectChange] = []
     let count = try reader.readCount()
     changes.reserveCapacity(min(count, 1 << 20))
@@ -237,40 +247,67 @@ enum RecordCoding {
         try skipChange(&reader)
         continue
       }
-      let entityPosition = try reader.readCount()
-      guard entityPosition < entities.count else {
-        throw DecodingFailure(reason: "entity \(entityPosition) is not named")
-      }
-      var identity: [AttributeValue] = []
-      for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
-      guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
-        throw DecodingFailure(reason: "unknown change kind")
-      }
-      let payloadFingerprint = try reader.readBigEndian(UInt64.self)
-      var changed: [AttributeChange] = []
-      for _ in 0..<(try reader.readCount()) {
-        let reference = try reader.readVarint()
-        let position = Int(reference >> 2)
-        guard position < attributes.count else { throw DecodingFailure(reason: "attribute \(position) is not named") }
-        let old = reference & 2 != 0 ? try reader.readValue(identity: identity) : nil
-        let new = reference & 1 != 0 ? try reader.readValue(identity: identity) : nil
-        changed.append(AttributeChange(name: attributes[position], old: old, new: new))
-      }
-      var links: [LinkChange] = []
-      for _ in 0..<(try reader.readCount()) { links.append(try readLink(&reader)) }
-      changes.append(
-        ObjectChange(
-          objectID: objectID, entity: entities[entityPosition], identity: identity, kind: changeKind,
-          attributes: changed, links: links, payloadFingerprint: payloadFingerprint))
+      changes.append(try readChange(&reader, objectID: objectID, names: names))
     }
     return changes
   }
 
-  /// Moves past one change after its object id, as `readChanges` reads it, building nothing.
-  private static func skipChange(_ reader: inout BinaryReader) throws(DecodingFailure) {
-    _ = try reader.readCount()  // entity
+  /// A record's entity and attribute names, which its changes name by position.
+  struct NameTables {
+    var entities: [String]
+    var attributes: [String]
+  }
+
+  private static func readNameTables(_ reader: inout BinaryReader, model: Model?) throws(DecodingFailure)
+    -> NameTables
+  {
+    let entities = try readNames(&reader, known: model?.entityNames ?? [])
+    return NameTables(entities: entities, attributes: try readNames(&reader, known: []))
+  }
+
+  /// One change after its object id.
+  static func readChange(_ reader: inout BinaryReader, objectID: UInt64, names: NameTables)
+    throws(DecodingFailure) -> ObjectChange
+  {
+    let entityPosition = try reader.readCount()
+    guard entityPosition < names.entities.count else {
+      throw DecodingFailure(reason: "entity \(entityPosition) is not named")
+    }
+    var identity: [AttributeValue] = []
+    for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
+    guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
+      throw DecodingFailure(reason: "unknown change kind")
+    }
+    let payloadFingerprint = try reader.readBigEndian(UInt64.self)
+    var changed: [AttributeChange] = []
+    for _ in 0..<(try reader.readCount()) {
+      let reference = try reader.readVarint()
+      let position = Int(reference >> 2)
+      guard position < names.attributes.count else {
+        throw DecodingFailure(reason: "attribute \(position) is not named")
+      }
+      let old = reference & 2 != 0 ? try reader.readValue(identity: identity) : nil
+      let new = reference & 1 != 0 ? try reader.readValue(identity: identity) : nil
+      changed.append(AttributeChange(name: names.attributes[position], old: old, new: new))
+    }
+    var links: [LinkChange] = []
+    for _ in 0..<(try reader.readCount()) { links.append(try readLink(&reader)) }
+    return ObjectChange(
+      objectID: objectID, entity: names.entities[entityPosition], identity: identity, kind: changeKind,
+      attributes: changed, links: links, payloadFingerprint: payloadFingerprint)
+  }
+
+  /// Moves past one change after its object id, as `readChange` reads it, building nothing;
+  /// returns the change's entity (its position in the name table) and kind.
+  @discardableResult
+  private static func skipChange(_ reader: inout BinaryReader) throws(DecodingFailure) -> (
+    entity: Int, kind: ObjectChange.Kind
+  ) {
+    let entity = try reader.readCount()
     for _ in 0..<(try reader.readCount()) { try reader.skipValue() }  // identity
-    _ = try reader.readByte()  // kind
+    guard let kind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
+      throw DecodingFailure(reason: "unknown change kind")
+    }
     try reader.skip(8)  // payload fingerprint
     for _ in 0..<(try reader.readCount()) {
       let reference = try reader.readVarint()
@@ -282,6 +319,37 @@ enum RecordCoding {
       guard try reader.readByte() <= 1 else { throw DecodingFailure(reason: "unknown link change tag") }
       try reader.skipCompactIDs()
       try reader.skipCompactIDs()
+    }
+    return (entity, kind)
+  }
+
+  /// A stored record's header, and each of its changes' object, entity, kind and place in the
+  /// bytes, the changes read past but not built (`RecordOutline`); nil for a format-3 record,
+  /// whose changes spell their names out.
+  static func outline(_ bytes: consuming [UInt8], model: Model? = nil) throws(Failure) -> RecordOutline? {
+    let (version, body) = try checked(consume bytes)
+    guard version != RecordFormat.version3 else { return nil }
+    var reader = BinaryReader(body, position: 5)
+    do {
+      var header = try readHeader(&reader, version: version)
+      header.modelVersion = try readModelVersion(&reader)
+      let names = try readNameTables(&reader, model: model)
+      let count = try reader.readCount()
+      var entries: [RecordOutline.Entry] = []
+      entries.reserveCapacity(min(count, 1 << 20))
+      var previousID: UInt64 = 0
+      for _ in 0..<count {
+        let objectID = previousID &+ UInt64(bitPattern: try reader.readSigned())
+        previousID = objectID
+        let offset = reader.position
+        let (entity, kind) = try skipChange(&reader)
+        guard entity < names.entities.count else { throw DecodingFailure(reason: "entity \(entity) is not named") }
+        entries.append(RecordOutline.Entry(objectID: objectID, entity: entity, kind: kind, offset: offset))
+      }
+      guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after the record") }
+      return RecordOutline(header: header, entries: entries, names: names, bytes: body)
+    } catch {
+      throw .malformed("\(error)")
     }
   }
 

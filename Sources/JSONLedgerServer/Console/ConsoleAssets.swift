@@ -38,7 +38,10 @@ enum ConsoleAssets {
     [aria-busy="true"] { cursor: progress; }
     @media (max-width: 600px) {
       main { padding: .6rem; }
-      header form { margin-left: 0; }
+      header form { margin-left: 0; flex-wrap: wrap; width: 100%; }
+      header form input { flex: 1; min-width: 0; }
+      header form .hint { order: 2; flex-basis: 100%; }
+      #token-status { order: 3; }
       td { max-width: 16rem; }
       details.value summary { max-width: 14rem; }
     }

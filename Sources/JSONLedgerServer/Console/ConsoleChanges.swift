@@ -10,12 +10,12 @@ extension LedgerRoutes {
   /// Objects a page of changes shows at once.
   static let changesPageSize = 50
 
-  /// The changes that took the store from batch `before` to `after` as the console shows them
-  /// at `path` (whose query keeps `kept`), filtered by the request's `entity` and `kind`: its
-  /// `page` of `changesPageSize` objects, the only ones described.
+  /// The changes of a batch or a diff as the console shows them at `path` (whose query keeps
+  /// `kept`), filtered by the request's `entity` and `kind`: its `page` of `changesPageSize`
+  /// objects, the only ones described, by `describe`.
   func changes(
-    _ changes: [ObjectChange], from before: UInt64, to after: UInt64, values: RequestValues, path: String,
-    kept: [URLQueryItem] = []
+    values: RequestValues, path: String, kept: [URLQueryItem] = [],
+    describe: (ChangePage.Request) async throws -> ChangePage
   ) async throws -> HTML {
     let dateFormat = ledger.model.dateFormat
     let entityFilter = values.query("entity").flatMap { $0.isEmpty ? nil : $0 }
@@ -34,12 +34,12 @@ extension LedgerRoutes {
       } ?? 1
     var request = ChangePage.Request(
       entity: entityFilter, kind: kind, offset: (pageNumber - 1) * Self.changesPageSize, limit: Self.changesPageSize)
-    var described = try await ledger.describe(changes, from: before, to: after, page: request)
+    var described = try await describe(request)
     let pages = max(1, (described.matching + Self.changesPageSize - 1) / Self.changesPageSize)
     // A page past the last shows the last.
     if pageNumber > pages {
       request.offset = (pages - 1) * Self.changesPageSize
-      described = try await ledger.describe(changes, from: before, to: after, page: request)
+      described = try await describe(request)
     }
     // What the batch did, by entity and kind: each count a link to those changes alone.
     var counts: [(entity: String, kinds: [String: Int])] = []

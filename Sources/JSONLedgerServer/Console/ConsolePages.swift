@@ -9,6 +9,7 @@ extension LedgerRoutes {
   func addConsoleRoutes<Routes: RouterMethods>(to router: Routes) {
     router.get("console.css") { _, _ in Self.asset(ConsoleAssets.css, type: "text/css; charset=utf-8") }
     router.get("console.js") { _, _ in Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8") }
+    addReportRoute(to: router)
     router.get("") { request, context in
       try await page(request) { values in try await timeline(values) }
     }
@@ -94,10 +95,15 @@ extension LedgerRoutes {
       status: status,
       headers: [
         .contentType: "text/html; charset=utf-8",
-        .contentSecurityPolicy: "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:",
+        .contentSecurityPolicy: Self.contentSecurityPolicy,
       ],
       body: ResponseBody(byteBuffer: ByteBuffer(string: page.description)))
   }
+
+  /// Scripts, styles and images from the server alone (no inline code), what a browser
+  /// blocks reported to `/csp-reports` (`ConsoleReports.swift`).
+  static let contentSecurityPolicy =
+    "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; report-uri /csp-reports"
 
   // MARK: Pages
 
@@ -156,11 +162,17 @@ extension LedgerRoutes {
 
   private func batchPage(_ values: RequestValues) async throws -> (String, HTML) {
     let batchID = try values.batchID(try values.path("batch"), name: "batch")
-    let record = try await ledger.record(batchID)
-    let revertedBy = try await ledger.log(limit: 1, before: batchID + 1).first { $0.batchID == batchID }?.revertedBy
-    // Rows an object owns are told as its fields; hidden reverse lists are left out.
-    let changes = try await changes(
-      record.changes, from: batchID - 1, to: batchID, values: values, path: "/batches/\(batchID)")
+    // Rows an object owns are told as its fields; hidden reverse lists are left out. The
+    // record's outline is read once a page: its header comes with the first.
+    var entry: LogEntry?
+    let changes = try await changes(values: values, path: "/batches/\(batchID)") { request in
+      let page = try await ledger.describe(batch: batchID, page: request)
+      entry = page.entry
+      return page.changes
+    }
+    // `changes` asked for a page at least once, so the entry is there.
+    guard let record = entry else { return ("Batch \(batchID)", "") }
+    let revertedBy = record.revertedBy
     let statistics = record.statistics
     let reverts: HTML =
       record.metadata.revertedBatchID.map { HTML("<p>Reverts <a href=\"/batches/\($0)\">batch \($0)</a>.</p>") } ?? ""
@@ -204,8 +216,11 @@ extension LedgerRoutes {
     if let from, let to {
       let diff = try await ledger.diff(from: from, to: to)
       let changes = try await changes(
-        diff.changes, from: diff.from, to: diff.to, values: values, path: "/diff",
-        kept: [URLQueryItem(name: "from", value: String(from)), URLQueryItem(name: "to", value: String(to))])
+        values: values, path: "/diff",
+        kept: [URLQueryItem(name: "from", value: String(from)), URLQueryItem(name: "to", value: String(to))]
+      ) { request in
+        try await ledger.describe(diff.changes, from: diff.from, to: diff.to, page: request)
+      }
       result = "<h2>From batch \(from) to batch \(to)</h2>\(changes)"
     }
     let content: HTML = """

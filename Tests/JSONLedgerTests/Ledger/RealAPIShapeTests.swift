@@ -184,6 +184,10 @@ struct RealAPIShapeTests {
             record.changes, from: record.batchID - 1, to: record.batchID,
             page: ChangePage.Request(offset: offset, limit: size))
           #expect(page.counts.reduce(0) { $0 + $1.count } == page.matching)
+          // The batch's page, read from its record's outline, is the same page.
+          let batchPage = try ledger.describe(
+            batch: record.batchID, page: ChangePage.Request(offset: offset, limit: size))
+          #expect(batchPage.changes == page)
           if page.changes.isEmpty && offset >= page.matching { break }
           pages += page.changes
           offset += size
@@ -196,6 +200,9 @@ struct RealAPIShapeTests {
           record.changes, from: record.batchID - 1, to: record.batchID,
           page: ChangePage.Request(entity: "Pokemon", kind: kind))
         #expect(picked.changes == whole.filter { $0.key.entity == "Pokemon" && $0.kind == kind })
+        let batchPage = try ledger.describe(
+          batch: record.batchID, page: ChangePage.Request(entity: "Pokemon", kind: kind))
+        #expect(batchPage.changes == picked)
       }
     }
   }

@@ -86,6 +86,15 @@ struct MigrationTests {
     }
     #expect(try Self.snapshot(migrated, asOf: head + 1) == before[Int(head) - 1])
     #expect(states.count == Int(head))
+    // A page of a batch written under the first model is told in the current one's terms, as
+    // its whole record is; the migration's own record is outlined.
+    for batch in 1...(head + 1) {
+      let record = try migrated.record(batch)
+      let whole = try migrated.describe(record.changes, from: batch - 1, to: batch, page: ChangePage.Request())
+      let page = try migrated.describe(batch: batch, page: ChangePage.Request())
+      #expect(page.changes == whole, "batch \(batch)")
+      #expect(page.entry == (try migrated.log(limit: 1, before: batch + 1)).first, "batch \(batch)")
+    }
     // A second rename: records of both earlier versions are told in the newest terms.
     migrated.close()
     let second = try Ledger.migrate(at: directory.path + "/store", to: try Self.renamedModel(imprint: true))
