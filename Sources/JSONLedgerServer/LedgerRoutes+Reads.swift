@@ -89,15 +89,13 @@ extension LedgerRoutes {
     }
     v1.get("diff") { request, context in
       try await reading(request, context) { values in
-        guard let from = try values.batchOrTime("from", in: ledger), let to = try values.batchOrTime("to", in: ledger)
+        guard let from = try values.batchOrTime("from", in: ledger, emptyStoreAllowed: true),
+          let to = try values.batchOrTime("to", in: ledger, emptyStoreAllowed: true)
         else {
           throw APIFailure.badRequest("a diff needs from and to (batch ids, 0 the empty store, or ISO 8601 times)")
         }
         let diff = try await ledger.diff(from: from, to: to)
-        return JSONResponse.make([
-          "from": .number(JSONNumber(diff.from)), "to": .number(JSONNumber(diff.to)),
-          "changes": .array(try ledger.changesJSON(diff.changes, from: diff.from, to: diff.to)),
-        ])
+        return JSONResponse.make(try ledger.diffJSON(diff))
       }
     }
     v1.get("export") { request, context in
@@ -137,19 +135,16 @@ extension LedgerRoutes {
     return query
   }
 
-  /// `relationships=none|ids|nested|rails` and `depth` (1 to 100) of an export.
+  /// `relationships=none|ids|nested|rails` and `depth` (1 to 100) of an export, read as the
+  /// library reads them (`RelationshipExport(named:depth:)`).
   func relationshipMode(_ values: RequestValues) throws -> RelationshipExport {
     let depthText = values.query("depth") ?? "3"
-    guard let depth = Int(depthText), (1...100).contains(depth) else {
+    guard let depth = Int(depthText) else {
       throw APIFailure.badRequest("depth must be from 1 to 100, not \"\(depthText.prefix(80))\"")
     }
-    switch values.query("relationships") ?? "ids" {
-    case "none": return .none
-    case "ids": return .ids
-    case "nested": return .nested(depth: depth)
-    case "rails": return .rails(depth: depth)
-    case let other:
-      throw APIFailure.badRequest("relationships must be none, ids, nested or rails, not \"\(other.prefix(80))\"")
+    do { return try RelationshipExport(named: values.query("relationships") ?? "ids", depth: depth) } catch {
+      throw APIFailure.badRequest(error.message)
     }
   }
+
 }

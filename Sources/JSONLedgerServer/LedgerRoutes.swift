@@ -185,18 +185,15 @@ struct RequestValues {
   /// `asOf`: a batch id, or an ISO 8601 time (the last batch applied by then); nil: now.
   func asOf(in ledger: Ledger) throws -> UInt64? { try batchOrTime("asOf", in: ledger) }
 
-  /// The query item `name`: a batch id, or an ISO 8601 time (the last batch applied by then);
-  /// nil when absent or empty.
-  func batchOrTime(_ name: String, in ledger: Ledger) throws -> UInt64? {
+  /// The query item `name` as the library reads a batch (`BatchReference`): an id, or an ISO
+  /// 8601 time standing for the last batch applied by then (before every batch: 0, the empty
+  /// store, where `emptyStoreAllowed`); nil when absent or empty.
+  func batchOrTime(_ name: String, in ledger: Ledger, emptyStoreAllowed: Bool = false) throws -> UInt64? {
     guard let text = query(name), !text.isEmpty else { return nil }
-    if let id = UInt64(text) { return id }
-    // Any ISO 8601 form an import reads (a date alone too), as the command line takes it.
-    guard let date = Ledger.time(fromISO8601: text) else {
-      throw APIFailure.badRequest("\(name) must be a batch id or an ISO 8601 time, not \"\(text.prefix(80))\"")
+    do {
+      return try ledger.batchID(BatchReference(parsing: text, name: name), emptyStoreAllowed: emptyStoreAllowed)
+    } catch let error as LedgerError where error.code == .invalidArgument {
+      throw APIFailure.badRequest(error.message)
     }
-    guard let batch = try ledger.lastBatch(atOrBefore: date) else {
-      throw APIFailure(status: .notFound, code: "batchNotFound", message: "no batch was applied by \(text)")
-    }
-    return batch
   }
 }

@@ -192,7 +192,8 @@ struct ConsoleTests {
     #expect(LedgerRoutes.printable("a\u{202E}b\nc") == "a\\u{202e}b\\u{a}c")
   }
 
-  /// The API's diff takes a batch or a time, as `asOf` does and the console's diff page.
+  /// The API's diff takes a batch or a time, as `asOf` does and the console's diff page, and
+  /// reads them as the command line does (`BatchReference`).
   @Test func theAPIsDiffTakesATimeAsWellAsABatch() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)
@@ -201,9 +202,15 @@ struct ConsoleTests {
     let (status, body, _) = try await Self.page(ledger, "/v1/diff?from=0&to=2099-01-01T00:00:00Z")
     #expect(status == .ok)
     #expect(body.contains(#""to":2"#), "\(body)")
-    let (early, _, _) = try await Self.page(ledger, "/v1/diff?from=1999-01-01&to=2")
-    #expect(early == .notFound)
-    let (bad, _, _) = try await Self.page(ledger, "/v1/diff?from=soon&to=2")
+    // A time before every batch is the empty store, as `jsonledger diff` reads it.
+    let (early, earlyBody, _) = try await Self.page(ledger, "/v1/diff?from=1999-01-01&to=2")
+    #expect(early == .ok)
+    #expect(earlyBody.contains(#""from":0"#), "\(earlyBody)")
+    let (bad, badBody, _) = try await Self.page(ledger, "/v1/diff?from=soon&to=2")
     #expect(bad == .badRequest)
+    #expect(badBody.contains("from must be a batch id or an ISO 8601 time"), "\(badBody)")
+    // An as-of read has no empty store to fall back on.
+    let (none, _, _) = try await Self.page(ledger, "/v1/entities/Item/objects?asOf=1999-01-01")
+    #expect(none == .notFound)
   }
 }

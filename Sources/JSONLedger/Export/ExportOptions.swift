@@ -10,6 +10,25 @@ public enum RelationshipExport: Sendable, Hashable {
   /// Rails' `accepts_nested_attributes_for`: `<name>_attributes`, a to-many as a dictionary
   /// keyed `"0"`, `"1"`, … (Sync's `.nested`).
   case rails(depth: Int)
+
+  /// The names a request or a command line gives the modes by.
+  public static let names = ["none", "ids", "nested", "rails"]
+
+  /// The mode called `name` (`names`), nested and rails ones down to `depth` (1 to 100)
+  /// levels; `LedgerError.invalidArgument` for another name or depth.
+  public init(named name: String, depth: Int = 3) throws(LedgerError) {
+    guard (1...100).contains(depth) else {
+      throw .invalidArgument("depth must be from 1 to 100, not \(depth)")
+    }
+    switch name {
+    case "none": self = .none
+    case "ids": self = .ids
+    case "nested": self = .nested(depth: depth)
+    case "rails": self = .rails(depth: depth)
+    default:
+      throw .invalidArgument("relationships must be none, ids, nested or rails, not \"\(name.prefix(80))\"")
+    }
+  }
 }
 
 /// Options for `View.exportJSON` and `View.exportDocument`.

@@ -63,6 +63,15 @@ extension Ledger {
     try describe(changes, from: before, to: after).map(describedJSON)
   }
 
+  /// A diff as JSON: `{"from": 3, "to": 7, "changes": [...]}`, each change as `changesJSON`
+  /// writes it.
+  public func diffJSON(_ diff: LedgerDiff) throws -> JSONValue {
+    [
+      "from": .number(JSONNumber(diff.from)), "to": .number(JSONNumber(diff.to)),
+      "changes": .array(try changesJSON(diff.changes, from: diff.from, to: diff.to)),
+    ]
+  }
+
   /// A described change as JSON (`changeJSON`): `placeholder` is there when the object is
   /// one, `delivered` when the change delivered one.
   public func describedJSON(_ described: ChangeDescription) -> JSONValue {

@@ -130,7 +130,7 @@ extension Ledger {
       guard extent.head >= 1 else { return nil }
       var id = extent.head
       while id >= extent.start, id >= 1 {
-        if try readRecord(id, txn).time <= date { return id }
+        if try readRecord(id, txn, changes: .none).time <= date { return id }
         id -= 1
       }
       if extent.isCompacted { throw LedgerError.batchArchived(extent.start - 1, horizon: extent.start) }

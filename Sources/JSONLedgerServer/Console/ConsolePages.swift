@@ -210,8 +210,8 @@ extension LedgerRoutes {
   }
 
   private func diffPage(_ values: RequestValues) async throws -> (String, HTML) {
-    let from = try values.batchOrTime("from", in: ledger)
-    let to = try values.batchOrTime("to", in: ledger)
+    let from = try values.batchOrTime("from", in: ledger, emptyStoreAllowed: true)
+    let to = try values.batchOrTime("to", in: ledger, emptyStoreAllowed: true)
     var result: HTML = ""
     if let from, let to {
       let diff = try await ledger.diff(from: from, to: to)

@@ -18,14 +18,11 @@ struct Diff: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.openForReading()
-    let from = try self.from.batchID(in: ledger, emptyStoreAllowed: true)
-    let to = try self.to.batchID(in: ledger, emptyStoreAllowed: true)
+    let from = try ledger.batchID(self.from, emptyStoreAllowed: true)
+    let to = try ledger.batchID(self.to, emptyStoreAllowed: true)
     let diff = try await ledger.diff(from: from, to: to)
     if json {
-      Output.json([
-        "from": .number(JSONNumber(from)), "to": .number(JSONNumber(to)),
-        "changes": .array(try ledger.changesJSON(diff.changes, from: from, to: to)),
-      ])
+      Output.json(try ledger.diffJSON(diff))
       return
     }
     if diff.changes.isEmpty { Output.line("no differences between batch \(from) and batch \(to)") }

@@ -14,7 +14,7 @@ struct Export: AsyncParsableCommand {
   var asOf: BatchReference?
 
   @Option(help: "How relationships appear: none, ids, nested or rails.")
-  var relationships: RelationshipMode = .ids
+  var relationships = "ids"
 
   @Flag(help: "Print machine-readable JSON (what export always prints; accepted like on every command).")
   var json = false
@@ -23,7 +23,11 @@ struct Export: AsyncParsableCommand {
   var depth = 3
 
   func validate() throws {
-    guard (1...100).contains(depth) else { throw ValidationError("--depth must be from 1 to 100, not \(depth)") }
+    do { _ = try RelationshipExport(named: relationships, depth: depth) } catch {
+      throw ValidationError(
+        error.message.replacingOccurrences(of: "relationships", with: "--relationships")
+          .replacingOccurrences(of: "depth", with: "--depth"))
+    }
     if !`where`.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
     // The text is read here, before the store is opened: a condition that does not read is a
     // usage error (its fields are checked against the model once the store is open).
@@ -64,11 +68,11 @@ struct Export: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.openForReading()
-    var options = ExportOptions(relationships: relationships.export(depth: depth))
+    var options = ExportOptions(relationships: try RelationshipExport(named: relationships, depth: depth))
     options.includesPlaceholders = placeholders.map { $0 == .include }
     options.nestedRelationships = Set(
       (nest ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-    let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
+    let asOf = try self.asOf.map { try ledger.batchID($0) }
     guard !`where`.isEmpty || sort != nil, let entity else {
       // Streamed: written as it is read, one piece at a time.
       let body = { (view: borrowing View) throws in

@@ -28,7 +28,7 @@ struct Get: AsyncParsableCommand {
       options.marksPlaceholders = true
       return (object, try view.exportJSON(object, options: options))
     }
-    let asOf = try self.asOf.map { try $0.batchID(in: ledger) }
+    let asOf = try self.asOf.map { try ledger.batchID($0) }
     let (object, exported) = try asOf.map { try ledger.read(asOf: $0, body) } ?? ledger.read(body)
     guard let object, let exported else { throw LedgerError.objectNotFound(entity: entity, key: identity, asOf: asOf) }
     if json {

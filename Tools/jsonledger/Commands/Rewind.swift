@@ -19,7 +19,7 @@ struct Rewind: AsyncParsableCommand {
 
   func run() async throws {
     let ledger = try storeOptions.open()
-    let batch = try self.batch.batchID(in: ledger, emptyStoreAllowed: true)
+    let batch = try ledger.batchID(self.batch, emptyStoreAllowed: true)
     let message = self.message
     let summary = try await ReplicaRoute.write(ledger, "a rewind") { ledger in
       try ledger.rewind(to: batch, message: message)

@@ -41,20 +41,4 @@ struct WriteOptions: ParsableArguments {
   var durability: Ledger.Durability = .full
 }
 
-extension RelationshipMode: ExpressibleByArgument {}
-
 extension Ledger.Durability: ExpressibleByArgument {}
-
-/// `--relationships` on export.
-enum RelationshipMode: String, CaseIterable {
-  case none, ids, nested, rails
-
-  func export(depth: Int) -> RelationshipExport {
-    switch self {
-    case .none: .none
-    case .ids: .ids
-    case .nested: .nested(depth: depth)
-    case .rails: .rails(depth: depth)
-    }
-  }
-}
