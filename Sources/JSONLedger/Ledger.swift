@@ -163,29 +163,40 @@ public final class Ledger: Sendable {
   ///   - idempotencyKey: a batch already applied with this key makes this call a no-op that
   ///     answers the first batch's summary (`wasAlreadyApplied`).
   ///   - expectedHead: fail with `LedgerError.headMoved` unless the log head is this batch id.
+  ///   - localValues: local values (`setLocalValues(_:)`) kept in the batch's transaction:
+  ///     with the batch, and also when it writes no record (already applied, or nothing
+  ///     changed); not when it fails. What a sync job asks with next time (a `since` value,
+  ///     ETags) is so never ahead of the data, nor behind it.
   public func apply(
     _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
-    idempotencyKey: String? = nil, expectedHead: UInt64? = nil
+    idempotencyKey: String? = nil, expectedHead: UInt64? = nil,
+    keeping localValues: [(key: String, value: [UInt8]?)] = []
   ) async throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source, idempotencyKey: idempotencyKey)
-    return try await perform { try self.applying(batch, metadata: metadata, expectedHead: expectedHead) }
+    let stored = try Self.localValuesStored(localValues)
+    return try await perform {
+      try self.applying(batch, metadata: metadata, expectedHead: expectedHead, keeping: stored)
+    }
   }
 
   /// `apply`, blocking the calling thread until the batch is committed.
   public func applySynchronously(
     _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
-    idempotencyKey: String? = nil, expectedHead: UInt64? = nil
+    idempotencyKey: String? = nil, expectedHead: UInt64? = nil,
+    keeping localValues: [(key: String, value: [UInt8]?)] = []
   ) throws -> BatchSummary {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source, idempotencyKey: idempotencyKey)
-    return try perform { try applying(batch, metadata: metadata, expectedHead: expectedHead) }
+    let stored = try Self.localValuesStored(localValues)
+    return try perform { try applying(batch, metadata: metadata, expectedHead: expectedHead, keeping: stored) }
   }
 
   /// The write that applies `batch`: its record, unless the store already holds all of it.
-  private func applying(_ batch: ChangeBatch, metadata given: ChangeRecord.Metadata, expectedHead: UInt64?) throws
-    -> Write<BatchSummary>
-  {
+  private func applying(
+    _ batch: ChangeBatch, metadata given: ChangeRecord.Metadata, expectedHead: UInt64?,
+    keeping localValues: [(key: [UInt8], value: [UInt8]?)]
+  ) throws -> Write<BatchSummary> {
     var metadata = given
     metadata.envelope = batch.envelopeMetadata
     metadata.run = batch.run
@@ -194,12 +205,14 @@ public final class Ledger: Sendable {
     }
     let onlyDeletions =
       !batch.steps.isEmpty && batch.steps.allSatisfy { if case .deletion = $0 { true } else { false } }
-    return importing(
+    var write = importing(
       metadata: metadata, expectedHead: expectedHead, estimatedObjects: batch.stagedObjectCount,
       kind: onlyDeletions ? .delete : .import
     ) { resolver in
       try resolver.resolve(batch)
     }
+    write.localValues = localValues
+    return write
   }
 
   // MARK: - Reading

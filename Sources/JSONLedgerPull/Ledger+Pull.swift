@@ -31,15 +31,21 @@ public struct PulledBatch: Sendable {
   /// The largest value of each incremental source's field, kept once the batch is applied.
   let sinceToKeep: [(key: String, value: JSONValue)]
 
-  /// Keeps what the next run asks with, as the store's local values: the pages that came with
-  /// an `ETag` or `Last-Modified` (asked whether they changed) and each incremental source's
-  /// largest value (sent as its `since`). Call once the batch is applied: a run that failed
-  /// keeps nothing, and its next run asks for all again.
+  /// What the next run asks with, as the store's local values: the pages that came with an
+  /// `ETag` or `Last-Modified` (asked whether they changed) and each incremental source's
+  /// largest value (sent as its `since`). Give them to `apply(_:…keeping:)` with the batch:
+  /// kept in its transaction, so that a run that failed keeps nothing (its next run asks for
+  /// all again) and one that applied never asks for less than it wrote.
+  public var localValues: [(key: String, value: [UInt8]?)] {
+    pagesToKeep.map { (PageCache.key($0.0), PageCache.encode($0.1)) }
+      + sinceToKeep.map { ($0.key, JSONWriter(options: []).bytes(from: $0.value)) }
+  }
+
+  /// Keeps `localValues` in a transaction of their own: for a batch applied some other way
+  /// than with them (call once it is applied).
   public func keepState(in ledger: Ledger) throws {
     // One transaction for all of them: a run's pages are kept together or not at all.
-    try ledger.setLocalValues(
-      pagesToKeep.map { (PageCache.key($0.0), PageCache.encode($0.1)) }
-        + sinceToKeep.map { ($0.key, JSONWriter(options: []).bytes(from: $0.value)) })
+    try ledger.setLocalValues(localValues)
   }
 }
 
@@ -83,8 +89,7 @@ extension Ledger {
     let pulled = try await fetch(plan, client: client)
     let summary = try await apply(
       pulled.batch, message: message ?? pulled.summary, author: author, source: pulled.sources.joined(separator: ", "),
-      idempotencyKey: idempotencyKey ?? pulled.idempotencyKey)
-    try pulled.keepState(in: self)
+      idempotencyKey: idempotencyKey ?? pulled.idempotencyKey, keeping: pulled.localValues)
     return PullSummary(
       batch: summary, pages: pulled.pages, notModified: pulled.notModified, bytes: pulled.bytes,
       retries: pulled.retries, sources: pulled.sources)

@@ -22,17 +22,33 @@ extension Ledger {
   /// or, on an error, none.
   public func setLocalValues(_ values: [(key: String, value: [UInt8]?)]) throws {
     guard !values.isEmpty else { return }
-    let stored = try values.map { entry throws(LedgerError) in (try Self.localKey(entry.key), entry.value) }
-    let room = values.reduce(4096) { $0 + ($1.value?.count ?? 0) * 2 + 512 }
+    let stored = try Self.localValuesStored(values)
     try perform {
-      Write(room: .bytes(room), checksModelVersion: false) { [self] txn in
-        for (key, value) in stored {
-          if let value {
-            try txn.put(value, forKey: key, in: layout.meta)
-          } else {
-            _ = try txn.delete(key, in: layout.meta)
-          }
-        }
+      var write = Write(room: .bytes(0), checksModelVersion: false) { _ in }
+      write.localValues = stored
+      return write
+    }
+  }
+
+  /// `values` under the keys they are stored by; an invalid key is an error.
+  static func localValuesStored(_ values: [(key: String, value: [UInt8]?)]) throws(LedgerError) -> [(
+    key: [UInt8], value: [UInt8]?
+  )] {
+    try values.map { entry throws(LedgerError) in (try localKey(entry.key), entry.value) }
+  }
+
+  /// The map room keeping `values` takes, with room to spare.
+  static func localValuesRoom(_ values: [[UInt8]?]) -> Int {
+    values.isEmpty ? 0 : values.reduce(4096) { $0 + ($1?.count ?? 0) * 2 + 512 }
+  }
+
+  /// Keeps each of `values` (a nil value removes its key) in `txn`.
+  func putLocalValues(_ values: [(key: [UInt8], value: [UInt8]?)], _ txn: Transaction) throws {
+    for (key, value) in values {
+      if let value {
+        try txn.put(value, forKey: key, in: layout.meta)
+      } else {
+        _ = try txn.delete(key, in: layout.meta)
       }
     }
   }

@@ -25,8 +25,13 @@ extension Ledger {
     case .wholeStore: room = Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes)
     case .bytes(let bytes): room = bytes
     }
-    let outcome = try Self.writeTransaction(environment, reserving: room) { txn in
+    let outcome = try Self.writeTransaction(
+      environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value))
+    ) { txn in
       if write.checksModelVersion { try checkModelVersion(txn) }
+      // Before the body, whose last step may be a replica's remote append: nothing after it
+      // may fill the map and run it again.
+      try putLocalValues(write.localValues, txn)
       return try write.body(txn)
     }
     if let announced = write.announced { announce(outcome[keyPath: announced], since: start) }

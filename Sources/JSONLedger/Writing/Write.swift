@@ -24,6 +24,9 @@ struct Write<Outcome> {
   /// Where the outcome holds the summary the engine announces once the transaction
   /// committed; nil for a write that appends no record.
   var announced: KeyPath<Outcome, BatchSummary>?
+  /// Local values (`Ledger.setLocalValues(_:)`, their stored keys) the engine keeps in the same
+  /// transaction, before the body: kept with what the write does, or, when it fails, not.
+  var localValues: [(key: [UInt8], value: [UInt8]?)] = []
 
   init(
     room: WriteRoom, checksModelVersion: Bool = true, idempotencyKey: String? = nil,

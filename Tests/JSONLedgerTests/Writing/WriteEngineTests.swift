@@ -90,6 +90,40 @@ struct WriteEngineTests {
     #expect(try ledger.head == 0)
   }
 
+  /// Local values given with a batch are kept in its transaction: with a record, with a batch
+  /// that changes nothing or was applied already, and not with one that fails.
+  @Test func localValuesGivenWithABatchAreKeptInItsTransactionUnlessItFails() async throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Ledger.open(at: directory.storePath, model: LifecycleEdgeTests.model)
+    func batch(_ json: String) throws -> ChangeBatch {
+      var batch = ledger.makeBatch()
+      try batch.stage(try JSONParser.parse(json), as: "Disc")
+      return batch
+    }
+    let written = try ledger.applySynchronously(
+      try batch(#"[{"name": "a"}]"#), idempotencyKey: "run 1", keeping: [("since", Array("1".utf8))])
+    #expect(written.wroteRecord)
+    #expect(try ledger.localValue(forKey: "since") == Array("1".utf8))
+    // Nothing changed, and already applied: still kept (and a nil value removes one).
+    let unchanged = try await ledger.apply(try batch(#"[{"name": "a"}]"#), keeping: [("since", Array("2".utf8))])
+    #expect(!unchanged.wroteRecord)
+    #expect(try ledger.localValue(forKey: "since") == Array("2".utf8))
+    let again = try ledger.applySynchronously(
+      try batch(#"[{"name": "a"}]"#), idempotencyKey: "run 1", keeping: [("since", nil), ("etag", [1])])
+    #expect(again.wasAlreadyApplied)
+    #expect(try ledger.localValue(forKey: "since") == nil)
+    #expect(try ledger.localValue(forKey: "etag") == [1])
+    // A batch that fails keeps none of them.
+    #expect(throws: LedgerError.self) {
+      try ledger.applySynchronously(
+        try batch(#"[{"name": "b"}]"#), expectedHead: 7, keeping: [("etag", [2]), ("since", [3])])
+    }
+    #expect(try ledger.localValue(forKey: "etag") == [1])
+    #expect(try ledger.localValue(forKey: "since") == nil)
+    #expect(throws: LedgerError.self) { try ledger.applySynchronously(try batch("[]"), keeping: [("", [1])]) }
+    #expect(try ledger.head == 1)
+  }
+
   @Test func aWriteThatHoldsTheWriterThreadRunsItsTransactionThereAndOthersWaitForIt() async throws {
     // Compact holds the writer thread across its reads and its one write (its checkpoint);
     // applies queued meanwhile follow it, each whole.

@@ -232,11 +232,12 @@ struct Pull: AsyncParsableCommand {
     let staged = pulled.batch
     let (message, author, key) = (message ?? pulled.summary, author, idempotencyKey ?? pulled.idempotencyKey)
     let source = pulled.sources.joined(separator: ", ")
+    // What the next run asks with (If-None-Match, If-Modified-Since, since) is kept with the batch.
+    let kept = pulled.localValues
     let summary = try await ReplicaRoute.write(ledger, "a pull") { ledger in
-      try ledger.applySynchronously(staged, message: message, author: author, source: source, idempotencyKey: key)
+      try ledger.applySynchronously(
+        staged, message: message, author: author, source: source, idempotencyKey: key, keeping: kept)
     }
-    // The next run asks whether these pages changed (If-None-Match, If-Modified-Since).
-    try pulled.keepState(in: ledger)
     if json {
       var object = BatchSummary.jsonValue(of: [summary]).objectValue ?? [:]
       object["pages"] = .number(JSONNumber(pulled.pages))
