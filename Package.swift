@@ -158,10 +158,15 @@ let package = Package(
   swiftLanguageModes: [.v6]
 )
 
+// CI builds with JSONLEDGER_WARNINGS_AS_ERRORS set: a warning in this package's own code is an
+// error there (the dependencies' warnings stay warnings). Unset, the build is as a user's.
+let warningsAsErrors: [SwiftSetting] =
+  Context.environment["JSONLEDGER_WARNINGS_AS_ERRORS"] == nil ? [] : [.unsafeFlags(["-warnings-as-errors"])]
+
 for target in package.targets where target.type != .system {
   target.swiftSettings =
     (target.swiftSettings ?? []) + [
       .enableUpcomingFeature("ExistentialAny"),
       .enableUpcomingFeature("InternalImportsByDefault"),
-    ]
+    ] + warningsAsErrors
 }
