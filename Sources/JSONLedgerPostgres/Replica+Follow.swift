@@ -15,7 +15,11 @@ extension Replica {
   /// deadline) is started again after a pause; a diverged or unsupported record stops it with
   /// the error, nothing of that record applied.
   ///
-  /// - Parameter progress: called after each catch-up that applied records, with the local head.
+  /// - Parameters:
+  ///   - untilCaughtUp: return once the local head reaches the remote's head as it was when
+  ///     the call began, instead of following until cancelled.
+  ///   - pollInterval: how often the remote's head is read besides its notifications.
+  ///   - progress: called after each catch-up that applied records, with the local head.
   public func follow(
     untilCaughtUp: Bool = false, pollInterval: Duration = .seconds(1),
     progress: @escaping @Sendable (SyncReport) -> Void = { _ in }

@@ -4,7 +4,7 @@ import Foundation
 public import JSONLedger
 import NIOHTTP1
 
-/// The pages a pull read, staged into one batch and not applied yet: what ``Ledger/pull(_:client:message:author:idempotencyKey:)``
+/// The pages a pull read, staged into one batch and not applied yet: what `Ledger.pull(_:…)`
 /// applies, and what a replica applies through its remote.
 public struct PulledBatch: Sendable {
   /// Every page of every source, staged in the order read.
