@@ -102,7 +102,7 @@ struct BatchResolver {
     for step in batch.steps {
       switch step {
       case .collection(let entityName, let objects, let options, let path):
-        try resolveCollection(entityName, objects, options, path: path)
+        try resolveCollection(entityName, objects, options, path: path, mapper: batch.mapper)
       case .deletion(let entityName, let identity, let path):
         guard let entity = model.resolved(entityName) else { continue }
         if let id = try lookup(root: entity.rootID, identity: identity), try graph.objects.exists(id) {
@@ -236,7 +236,8 @@ struct BatchResolver {
   // MARK: - Upserts
 
   private mutating func resolveCollection(
-    _ entityName: String, _ objects: [ChangeBatch.StagedObject], _ options: StagingOptions, path: String
+    _ entityName: String, _ objects: [ChangeBatch.StagedObject], _ options: StagingOptions, path: String,
+    mapper: Mapper
   ) throws {
     guard let entity = model.resolved(entityName) else { return }
     strict = options.isStrict || strictForAll
@@ -250,8 +251,7 @@ struct BatchResolver {
         throw LedgerError.invalidBatch("\(scope.entity) has no relationship \"\(scope.relationship)\"")
       }
       var report = Mapper.Report()
-      let identity = (mapper ?? Mapper(model: model, transformers: ValueTransformers()))
-        .identity(ofKey: scope.key, of: parentEntity, path: "parent", report: &report)
+      let identity = mapper.identity(ofKey: scope.key, of: parentEntity, path: "parent", report: &report)
       guard let identity, let id = try lookup(root: parentEntity.rootID, identity: identity),
         try graph.objects.exists(id)
       else {
