@@ -23,10 +23,9 @@ struct Export: AsyncParsableCommand {
   var depth = 3
 
   func validate() throws {
+    // Said in the library's words, which name the option ("depth must be from 1 to 100").
     do { _ = try RelationshipExport(named: relationships, depth: depth) } catch {
-      throw ValidationError(
-        error.message.replacingOccurrences(of: "relationships", with: "--relationships")
-          .replacingOccurrences(of: "depth", with: "--depth"))
+      throw ValidationError(error.message)
     }
     if !`where`.isEmpty, entity == nil { throw ValidationError("--where needs --entity") }
     // The text is read here, before the store is opened: a condition that does not read is a
