@@ -1,3 +1,4 @@
+import JSONLedger
 import Synchronization
 
 /// Runs `operation` with a deadline. A call still running at the deadline is abandoned, not

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedger
 import Logging
 import NIOCore
 import PostgresNIO
@@ -53,6 +54,15 @@ final class RemoteConnection: Sendable {
     }
     return try await withDeadline(timeout, what, onTimeout: { [self] in close() }, run)
   }
+
+  /// Begins a transaction: every statement until `commit` or `rollback` is one.
+  func begin() async throws { try await rows("BEGIN", "BEGIN") }
+
+  /// Commits the transaction; `what` names it in a timeout's message.
+  func commit(_ what: String) async throws { try await rows("COMMIT", what) }
+
+  /// Ends the transaction without its changes.
+  func rollback() async throws { try await rows("ROLLBACK", "ROLLBACK", timeout: .seconds(5)) }
 
   /// A server's or driver's error in the remote's words: refusals with the server's message,
   /// everything else as the remote being unavailable.
@@ -238,6 +248,17 @@ extension RemoteConnection {
     }
   }
 
+  /// Begins a transaction and takes the lock on the ledger's row (the head), waiting for
+  /// another writer's: held until the transaction ends.
+  func lockLedgerRow() async throws -> LedgerRow {
+    try await begin()
+    // A writer cut off while it holds the lock loses it when the server notices: its
+    // transaction idles, and is ended after this long.
+    try await rows("SET LOCAL idle_in_transaction_session_timeout = '20s'", "the session's limits")
+    try await rows("SET LOCAL lock_timeout = '60s'", "the session's limits")
+    return try await ledgerRow(locking: true, timeout: .seconds(70))
+  }
+
   /// The ledger's row, locked until the transaction ends when `locking` (the write queue).
   func ledgerRow(locking: Bool = false, timeout: Duration = .seconds(30)) async throws -> LedgerRow {
     let ledger = location.ledger
@@ -300,6 +321,34 @@ extension RemoteConnection {
       INSERT INTO jsonledger_log (ledger, batch, kind, model_version, idempotency_key, prev_sha256, sha256, writer, record)
       VALUES (\(ledger), \(Int64(batch)), \(kind), \(Int32(modelVersion)), \(idempotencyKey), \(Data(previous)), \(Data(sha)), \(writer), \(Data(record)))
       """, "the append of batch \(batch)")
+  }
+
+  /// Creates the tables when the database has none (else checks them), then ledger `name`'s
+  /// row, with no batch yet and `model`; `RemoteError.ledgerExists` when it has one.
+  func createLedger(_ name: String, model: String) async throws {
+    if try await schemaVersion() == nil {
+      for statement in RemoteSchema.statements {
+        try await rows(PostgresQuery(unsafeSQL: statement), "the schema")
+      }
+    } else {
+      try await checkSchema()
+    }
+    let existing = try await rows("SELECT 1 FROM jsonledger_ledgers WHERE ledger = \(name)", "the ledger's row")
+    guard existing.isEmpty else { throw RemoteError.ledgerExists(name) }
+    try await rows(
+      """
+      INSERT INTO jsonledger_ledgers (ledger, head, head_sha256, model_version, model)
+      VALUES (\(name), 0, \(Data(RecordDigest.genesis)), 1, \(model))
+      """, "the ledger's row")
+  }
+
+  /// The bytes the ledger's rows take in the log table, as PostgreSQL stores them.
+  func logBytes() async throws -> Int64 {
+    let ledger = location.ledger
+    let size = try await rows(
+      "SELECT coalesce(sum(pg_column_size(l.*)), 0)::bigint FROM jsonledger_log l WHERE ledger = \(ledger)",
+      "the log's size", timeout: .seconds(120))
+    return try size.first?.decode(Int64.self) ?? 0
   }
 
   /// Records where a follower is.

@@ -1,6 +1,5 @@
 import Dispatch
 import JSONLedgerSupport
-import Synchronization
 
 /// Where remote sessions, their calls and their deadlines run: a serial dispatch queue, served
 /// by a thread of its own. Swift's cooperative pool has as many threads as the machine has
@@ -33,22 +32,4 @@ func onRemoteExecutor<R>(
 /// gate blocks on the remote while they run.
 func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
   try await runBlocking("JSONLedgerPostgres.store", body)
-}
-
-/// Runs `operation` and waits for it on this (non-cooperative) thread: the bridge from a store
-/// transaction's synchronous record gate to the remote's asynchronous calls.
-func waitBlocking<R: Sendable>(_ operation: @escaping @Sendable () async throws -> R) throws -> R {
-  let outcome = Mutex<Result<R, any Error>?>(nil)
-  let done = DispatchSemaphore(value: 0)
-  Task(executorPreference: RemoteExecutor.shared) {
-    let result: Result<R, any Error>
-    do { result = .success(try await operation()) } catch { result = .failure(error) }
-    outcome.withLock { $0 = result }
-    done.signal()
-  }
-  done.wait()
-  guard let result = outcome.withLock({ $0 }) else {
-    throw RemoteError.unavailable("the remote call ended without an answer")
-  }
-  return try result.get()
 }

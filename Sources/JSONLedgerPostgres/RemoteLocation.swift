@@ -1,4 +1,5 @@
 public import Foundation
+public import JSONLedger
 import NIOSSL
 import PostgresNIO
 

@@ -12,21 +12,8 @@ extension Replica {
     message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
     progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> [BatchSummary] {
-    let ledger = ledger
-    return try await offThePool {
-      try ledger.importFile(
-        at: path, entity: entity, chunkSize: chunkSize, options: options, message: message, author: author,
-        idempotencyKey: idempotencyKey, progress: progress.map { report in { report($0) } }
-      ) { batch, part in
-        // The parts are read on this (non-cooperative) thread; each waits for its write.
-        try waitBlocking {
-          try await self.write("part \(part.number) of \(path)") { ledger in
-            try ledger.applySynchronously(
-              batch, message: part.message, author: part.author, source: part.source,
-              idempotencyKey: part.idempotencyKey)
-          }
-        }
-      }
-    }
+    try await core.importFile(
+      at: path, entity: entity, chunkSize: chunkSize, options: options, message: message, author: author,
+      idempotencyKey: idempotencyKey, progress: progress)
   }
 }

@@ -118,6 +118,9 @@ public struct LedgerRoutes: Sendable {
       throw error
     } catch let error as WriteFailure {
       throw APIFailure(status: error.status, code: error.code, message: error.message)
+    } catch let error as RemoteError {
+      let failure = WriteFailure(error)
+      throw APIFailure(status: failure.status, code: failure.code, message: failure.message)
     } catch let error as HTTPParserError {
       // The request's bytes stopped being HTTP part way through its body (a broken chunked
       // encoding): the client's doing, as `MalformedRequestHandler` answers before a route.

@@ -1,4 +1,5 @@
 package import Dispatch
+import Synchronization
 
 /// Runs `body`, which waits for another party (LMDB's one writer, a remote, a slow client), on
 /// a thread of its own, and returns its result to the awaiting task. A thread of its own costs
@@ -32,3 +33,21 @@ package func startBlocking(_ label: String, _ body: @escaping @Sendable () -> Vo
 
 /// A new serial queue: on Linux, the one kind of dispatch queue served by a thread of its own.
 private func queueOfItsOwn(_ label: String) -> DispatchQueue { DispatchQueue(label: label) }
+
+/// Runs `operation` as a task (on `executor` when given) and waits for it on this thread: the
+/// bridge from synchronous code that may block (a store transaction's record gate, on the
+/// store's writer thread) to an asynchronous call. Never from the cooperative pool.
+package func waitBlocking<R: Sendable>(
+  executorPreference executor: (any TaskExecutor)?, _ operation: @escaping @Sendable () async throws -> R
+) throws -> R {
+  let outcome = Mutex<Result<R, any Error>>(.failure(CancellationError()))
+  let done = DispatchSemaphore(value: 0)
+  Task(executorPreference: executor) {
+    let result: Result<R, any Error>
+    do { result = .success(try await operation()) } catch { result = .failure(error) }
+    outcome.withLock { $0 = result }
+    done.signal()
+  }
+  done.wait()
+  return try outcome.withLock { $0 }.get()
+}

@@ -56,7 +56,7 @@ struct JSONLedgerCommand: AsyncParsableCommand {
     } catch let error as RemoteError {
       Output.error(error.description)
       // A diverged replica and an unsupported record are told apart from a failure to connect.
-      switch error {
+      switch error.code {
       case .diverged: Foundation.exit(2)
       case .unsupported: Foundation.exit(3)
       default: Foundation.exit(1)

@@ -82,7 +82,7 @@ struct Serve: AsyncParsableCommand {
     // read-only mount too.
     let ledger = try readOnly ? storeOptions.openForReading() : storeOptions.open()
     // A replica's server takes writes through its remote, as its CLI does.
-    let writes = try Replica.ifReplica(ledger).map(ReplicaWrites.init)
+    let writes: (any LedgerWrites)? = try Replica.ifReplica(ledger)
     // Hummingbird's request metrics and the ledger's own land in one registry: /metrics.
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -143,28 +143,5 @@ struct Serve: AsyncParsableCommand {
       throw ValidationError("the token in \(path) is \(trimmed.count) characters: use at least 16")
     }
     return trimmed
-  }
-}
-
-/// A replica's writes for `serve`: through the remote's head lock, its failures answered with
-/// a status of their own.
-struct ReplicaWrites: LedgerWrites {
-  let replica: Replica
-
-  func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
-    do { return try await replica.write(what, body) } catch let error as RemoteError {
-      throw Self.failure(error)
-    }
-  }
-
-  static func failure(_ error: RemoteError) -> WriteFailure {
-    switch error {
-    case .unavailable, .timedOut, .schema, .ledgerNotFound, .invalidLocation:
-      WriteFailure(status: .serviceUnavailable, code: "remoteUnavailable", message: error.description)
-    case .diverged: WriteFailure(status: .conflict, code: "diverged", message: error.description)
-    case .unsupported, .ledgerExists:
-      WriteFailure(status: .conflict, code: "remoteUnsupported", message: error.description)
-    case .corruptRecord, .refused: WriteFailure(status: .badGateway, code: "remoteFailed", message: error.description)
-    }
   }
 }

@@ -2,25 +2,25 @@ import Foundation
 import LMDB
 
 /// A record a replica is about to commit, as its remote log takes it.
-@_spi(Replication) public struct OutgoingRecord: Sendable {
-  public var batchID: UInt64
-  public var kind: ChangeRecord.Kind
-  public var modelVersion: UInt32
-  public var idempotencyKey: String?
+struct OutgoingRecord: Sendable {
+  var batchID: UInt64
+  var kind: ChangeRecord.Kind
+  var modelVersion: UInt32
+  var idempotencyKey: String?
   /// The record's bytes, as the log stores them.
-  public var bytes: [UInt8]
+  var bytes: [UInt8]
   /// For a migration record, every version of the model up to the one it moves to
   /// (`Ledger.modelDefinition`'s form): what other replicas migrate to when they apply it.
-  public var modelDefinition: JSONValue?
+  var modelDefinition: JSONValue?
 }
 
 /// What a replica's new records pass through before their transaction commits: the remote
 /// append. A throw aborts the local transaction, so a replica never holds a record its remote
 /// refused.
-@_spi(Replication) public typealias RecordGate = @Sendable (OutgoingRecord) throws -> Void
+typealias RecordGate = @Sendable (OutgoingRecord) throws -> Void
 
 /// The store side of replication: the records as bytes, the replica mark, and the gate every
-/// new record of a replica passes through. `JSONLedgerPostgres` builds replicas on these; an app
+/// new record of a replica passes through. `ReplicaCore` builds replicas on these; an app
 /// does not call them.
 extension Ledger {
   /// Where this replica's records come from (a description of its remote, without secrets),
@@ -91,7 +91,7 @@ extension Ledger {
   }
 
   /// Runs `body` with `gate` receiving each new record before it commits.
-  @_spi(Replication) public func withRecordGate<R>(_ gate: @escaping RecordGate, _ body: () throws -> R) throws -> R {
+  func withRecordGate<R>(_ gate: @escaping RecordGate, _ body: () throws -> R) throws -> R {
     let token = recordGateTokens.withLock { next in
       next += 1
       return next

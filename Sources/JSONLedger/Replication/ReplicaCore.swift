@@ -1,0 +1,303 @@
+import Foundation
+import JSONLedgerSupport
+public import Logging
+import Synchronization
+
+/// A store kept as a replica of a remote log, over any transport (`RemoteLog`): every rule of
+/// replication lives here, and a transport only carries calls.
+///
+/// Every replica's store holds the same records, byte for byte and in the same order, folded
+/// by the same projector; reads are local. A write takes the remote head's lock, catches the
+/// store up, runs against that state, and appends its record to the remote before the store
+/// commits it: a replica never holds a record the remote lacks. A catch-up checks each
+/// record before it applies it: its batch the next, its chain the local head's, its digest
+/// its bytes', its model version the store's.
+@_spi(Replication) public final class ReplicaCore<Log: RemoteLog>: Sendable {
+  /// The local store. After the replica applies a migration (its own or another machine's)
+  /// this is a new `Ledger` under the new model version.
+  public var ledger: Ledger { current.withLock { $0 } }
+  private let current: Mutex<Ledger>
+  /// The remote log.
+  public let log: Log
+  let logger: Logger
+
+  public init(ledger: Ledger, log: Log, logger: Logger) {
+    self.current = Mutex(ledger)
+    self.log = log
+    self.logger = logger
+  }
+
+  /// Who appends, as the log names its writers: host and process.
+  public static var thisWriter: String {
+    "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+  }
+
+  /// How the log names this replica among its followers: host and store.
+  var followerName: String { "\(ProcessInfo.processInfo.hostName):\(ledger.path)" }
+
+  // MARK: - Catching up
+
+  /// Applies the records the remote holds past the local head, once.
+  @discardableResult
+  public func sync() async throws -> SyncReport {
+    try await log.withSession { session in
+      let head = try await session.head()
+      let applied = try await catchUp(on: session, to: head.batchID)
+      let local = try ledger.logExtent().head
+      if applied > 0 { _ = try? await session.recordPosition(follower: followerName, head: local) }
+      return SyncReport(applied: applied, head: local)
+    }
+  }
+
+  /// Waits until the local store holds batch `batch`, or throws `RemoteError.timedOut`.
+  public func waitFor(batch: UInt64, timeout: Duration) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while try ledger.logExtent().head < batch {
+      guard clock.now < deadline else { throw RemoteError.timedOut("batch \(batch)", after: timeout) }
+      try await sync()
+      if try ledger.logExtent().head < batch { try await Task.sleep(for: .milliseconds(50)) }
+    }
+  }
+
+  /// Applies the remote's records after the local head up to `remoteHead`, each checked. A
+  /// replica whose history differs is refused before anything is applied
+  /// (`RemoteError.diverged`). Returns how many it applied.
+  public func catchUp(on session: Log.Session, to remoteHead: UInt64) async throws -> Int {
+    var local = try ledger.logExtent().head
+    var localDigest = try remoteDigest(ofLocal: local)
+    if local > remoteHead {
+      throw RemoteError.diverged(
+        batch: local, local: Self.hex(localDigest),
+        remote: "none (the remote's head is batch \(remoteHead): this replica holds batches the remote lacks)")
+    }
+    if local > 0 {
+      let remoteDigest = try await session.digest(ofBatch: local)
+      guard remoteDigest == localDigest else {
+        throw RemoteError.diverged(
+          batch: local, local: Self.hex(localDigest), remote: remoteDigest.map(Self.hex) ?? "none")
+      }
+    }
+    var applied = 0
+    while local < remoteHead {
+      let records = try await session.records(after: local, limit: 256)
+      if records.isEmpty { break }
+      for record in records {
+        guard record.batchID == local + 1 else {
+          throw RemoteError.corruptRecord(
+            batch: record.batchID, reason: "the log skips from batch \(local) to it")
+        }
+        guard record.previousDigest == localDigest else {
+          throw RemoteError.diverged(
+            batch: local, local: Self.hex(localDigest), remote: Self.hex(record.previousDigest))
+        }
+        try check(record)
+        try await apply(record, on: session)
+        local = record.batchID
+        localDigest = record.digest
+        applied += 1
+      }
+    }
+    // The head and the log agree: a head that says more than the log holds is no log to
+    // follow or clone.
+    if local < remoteHead {
+      throw RemoteError.corruptRecord(
+        batch: local + 1, reason: "the remote's head row says batch \(remoteHead), but its log ends at batch \(local)")
+    }
+    return applied
+  }
+
+  /// Applies one checked record: a migration moves the store to the model version it names,
+  /// taken from the remote's model.
+  private func apply(_ record: RemoteRecord, on session: Log.Session) async throws {
+    let ledger = self.ledger
+    let bytes = record.bytes
+    guard record.kind == ChangeRecord.Kind.migration.description else {
+      guard record.modelVersion == ledger.modelVersion else {
+        throw RemoteError.corruptRecord(
+          batch: record.batchID,
+          reason:
+            "it is written under model version \(record.modelVersion), but the log before it is at \(ledger.modelVersion)"
+        )
+      }
+      _ = try await Self.blocking { try ledger.appendReplicated(bytes) }
+      return
+    }
+    guard record.modelVersion == ledger.modelVersion + 1 else {
+      throw RemoteError.corruptRecord(
+        batch: record.batchID,
+        reason: "a migration to model version \(record.modelVersion) cannot follow version \(ledger.modelVersion)")
+    }
+    let definition = try Self.modelDefinition(try await session.head().model, batch: record.batchID)
+    _ = try await Self.blocking { try ledger.appendReplicatedMigration(bytes, modelDefinition: definition) }
+    try reopenAfterMigration()
+  }
+
+  /// A remote record is what the log says of it: its bytes have its digest, and they are the
+  /// record of its batch (not an older record inserted again as the next batch).
+  func check(_ record: RemoteRecord) throws {
+    guard log.digest(of: record.bytes) == record.digest else {
+      throw RemoteError.corruptRecord(
+        batch: record.batchID, reason: "its bytes do not have the checksum the log gives")
+    }
+    let claimed: UInt64
+    do { claimed = try Ledger.batchID(ofRecord: record.bytes) } catch {
+      throw RemoteError.corruptRecord(batch: record.batchID, reason: "its bytes are no record: \(error)")
+    }
+    guard claimed == record.batchID else {
+      throw RemoteError.corruptRecord(
+        batch: record.batchID,
+        reason: "its bytes are the record of batch \(claimed), stored again as batch \(record.batchID)")
+    }
+  }
+
+  /// The remote model's every version, as the store reads a definition.
+  static func modelDefinition(_ text: String, batch: UInt64) throws -> JSONValue {
+    do { return try JSONParser.parse(Array(text.utf8)) } catch {
+      throw RemoteError.corruptRecord(batch: batch, reason: "the ledger's model does not read: \(error)")
+    }
+  }
+
+  /// Takes the store as it is after a migration it applied: the `Ledger` it reads through
+  /// from now on.
+  func reopenAfterMigration() throws {
+    let reopened = try ledger.reopened()
+    current.withLock { $0 = reopened }
+  }
+
+  /// The remote's digest of the store's record of `batch` (0: the chain's start): its bytes',
+  /// or, where the log starts at a checkpoint, the one of the record the checkpoint stands for.
+  func remoteDigest(ofLocal batch: UInt64) throws -> [UInt8] {
+    guard batch > 0 else { return log.genesisDigest }
+    let ledger = self.ledger
+    let start = try ledger.logExtent().first
+    // A checkpoint stands for the record it replaced, batch 1 included (a compaction of the
+    // first batch leaves the log starting at 1, at a checkpoint).
+    let startsAtCheckpoint = try start > 1 || ledger.log(limit: 1, before: start + 1).first?.kind == .checkpoint
+    guard batch == start, startsAtCheckpoint else { return log.digest(of: try ledger.encodedRecord(batch)) }
+    guard let digest = try ledger.replicaStartDigest else {
+      throw RemoteError.unsupported(
+        "\(ledger.path) starts at a checkpoint (batch \(start)) that does not say which remote record it stands for: clone it again (clone --reset)"
+      )
+    }
+    return digest
+  }
+
+  // MARK: - Writing
+
+  /// Applies `batch` through the remote (`write`). `idempotencyKey` and `expectedHead` are
+  /// checked under the head's lock, against every machine's batches.
+  public func apply(
+    _ batch: ChangeBatch, message: String?, author: String?, source: String?, idempotencyKey: String?,
+    expectedHead: UInt64?
+  ) async throws -> BatchSummary {
+    try await write("a batch") { ledger in
+      try ledger.applySynchronously(
+        batch, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
+        expectedHead: expectedHead)
+    }
+  }
+
+  /// Runs one write of `body` on the store through the remote: the head's lock taken, the
+  /// store caught up (following every migration the log holds), `body` run against that
+  /// state, and the record it appends (at most one) appended to the remote before the store
+  /// commits it. A remote that refuses it leaves the store as it was.
+  public func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
+    try await log.withSession { session in try await write(what, on: session, body) }
+  }
+
+  private func write<R: Sendable>(
+    _ what: String, on session: Log.Session, _ body: @escaping @Sendable (Ledger) throws -> R
+  ) async throws -> R {
+    let head = try await session.lockHead()
+    _ = try await catchUp(on: session, to: head.batchID)
+    let ledger = self.ledger
+    guard head.modelVersion == ledger.modelVersion else {
+      throw RemoteError.corruptRecord(
+        batch: head.batchID,
+        reason:
+          "the remote ledger says model version \(head.modelVersion), but its log up to here brings this replica to \(ledger.modelVersion)"
+      )
+    }
+    let gate = RemoteAppend(log: log, session: session, head: head, what: what)
+    let result = try await Self.blocking { try ledger.withRecordGate(gate.append) { try body(ledger) } }
+    let (appended, migrated) = gate.outcome
+    if !appended { try await session.releaseHead() }
+    if migrated { try reopenAfterMigration() }
+    return result
+  }
+
+  /// Runs `body`, a store call that blocks (on LMDB's one writer, or a gate on the remote), on
+  /// a thread of its own.
+  static func blocking<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    try await runBlocking("JSONLedger.replica", body)
+  }
+
+  /// Lower-case hexadecimal text of a digest, for messages.
+  static func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+  }
+}
+
+/// The gate a replica's write passes its one new record through: the remote append, made
+/// from the store's writer thread while its transaction waits.
+private final class RemoteAppend<Log: RemoteLog>: Sendable {
+  let log: Log
+  let session: Log.Session
+  let head: RemoteHead
+  let what: String
+  private let state = Mutex<(appended: Bool, migrated: Bool)>((false, false))
+
+  init(log: Log, session: Log.Session, head: RemoteHead, what: String) {
+    self.log = log
+    self.session = session
+    self.head = head
+    self.what = what
+  }
+
+  /// Whether a record went to the remote, and whether it was a migration.
+  var outcome: (appended: Bool, migrated: Bool) { state.withLock { $0 } }
+
+  @Sendable func append(_ record: OutgoingRecord) throws {
+    guard !state.withLock({ $0.appended }) else {
+      throw RemoteError.unsupported("a write through the remote appends one record: \(what) appended more")
+    }
+    // A migration moves the ledger's model in the same call: every replica that applies the
+    // record finds the version it moves to.
+    var model: String?
+    if record.kind == .migration {
+      guard let definition = record.modelDefinition, record.modelVersion == head.modelVersion + 1 else {
+        throw RemoteError.unsupported(
+          "a migration through the remote moves the model from version \(head.modelVersion) to the next, with its definition"
+        )
+      }
+      model = String(decoding: JSONWriter(options: []).bytes(from: definition), as: UTF8.self)
+    }
+    let outgoing = RemoteRecord(
+      batchID: record.batchID, kind: record.kind.description, modelVersion: record.modelVersion,
+      idempotencyKey: record.idempotencyKey, previousDigest: head.digest, digest: log.digest(of: record.bytes),
+      writer: ReplicaCore<Log>.thisWriter, bytes: record.bytes)
+    let (session, moved) = (self.session, model)
+    try waitBlocking(executorPreference: log.executor) {
+      try await session.append(outgoing, movingModelTo: moved)
+    }
+    state.withLock { $0 = (true, model != nil) }
+  }
+}
+
+/// What `sync` did.
+public struct SyncReport: Sendable, Equatable {
+  /// The records applied.
+  public var applied: Int
+  /// The local head after it.
+  public var head: UInt64
+
+  public init(applied: Int, head: UInt64) {
+    self.applied = applied
+    self.head = head
+  }
+}
+/// A replica's writes go through its remote: `write(_:_:)` is the path a server or a tool
+/// takes to write to one.
+extension ReplicaCore: LedgerWrites {}

@@ -1,0 +1,198 @@
+import Foundation
+import JSONLedgerTestSupport
+import Logging
+import Testing
+
+@_spi(Replication) @testable import JSONLedger
+
+/// The rules of replication (`ReplicaCore`) over a second transport, a log held in this
+/// process: replicas hold the same records, writers take turns at the head, what the remote
+/// refuses is not written, and a record that is not what the log says is refused before
+/// anything is applied. The PostgreSQL suites run the same core over a real server.
+@Suite("The replica core over an in-process log")
+struct ReplicaCoreTests {
+  typealias Replica = ReplicaCore<InProcessLog>
+  static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+  static func clone(_ log: InProcessLog, _ path: String) async throws -> Replica {
+    try await Replica.clone(
+      from: log, into: path, reset: false, fromBackup: nil, fromSnapshot: true, options: Ledger.Options(),
+      logger: logger)
+  }
+
+  static func batch(_ replica: Replica, round: Int) throws -> ChangeBatch {
+    var batch = replica.ledger.makeBatch()
+    let discs: [JSONValue] = (0..<3).map { index in
+      ["name": .string("disc \(index)"), "label": .string("label \(round)")]
+    }
+    try batch.stage(.array(discs + [["name": .string("extra \(round)")]]), as: "Disc")
+    return batch
+  }
+
+  static func apply(_ replica: Replica, round: Int, key: String? = nil) async throws -> BatchSummary {
+    try await replica.apply(
+      try batch(replica, round: round), message: nil, author: nil, source: nil, idempotencyKey: key, expectedHead: nil)
+  }
+
+  /// Every record of both stores, byte for byte.
+  static func expectSameRecords(_ one: Replica, _ other: Replica) throws {
+    let head = try one.ledger.logExtent().head
+    #expect(try other.ledger.logExtent().head == head)
+    for batch in 1...max(head, 1) where head > 0 {
+      #expect(try one.ledger.encodedRecord(batch) == other.ledger.encodedRecord(batch))
+    }
+  }
+
+  @Test func twoReplicasOfOneLogHoldTheSameRecordsAndVerifyAgainstIt() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let one = try await Self.clone(log, directory.path + "/one")
+    let other = try await Self.clone(log, directory.path + "/other")
+    _ = try await Self.apply(one, round: 1)
+    // A write catches its store up first: the other's batch 2 follows the first's batch 1.
+    let second = try await Self.apply(other, round: 2)
+    #expect(second.batchID == 2)
+    #expect(try await one.sync() == SyncReport(applied: 1, head: 2))
+    try Self.expectSameRecords(one, other)
+    #expect(try await one.verifyAgainstRemote() == ReplicaVerification(batches: 2, remoteHead: 2))
+    #expect(try await other.status().lag == 0)
+    #expect(try one.ledger.replicaSource == "in-process#test")
+  }
+
+  @Test func concurrentWritersThroughOneLogNeverLoseOrReorderABatch() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let replicas = [
+      try await Self.clone(log, directory.path + "/one"), try await Self.clone(log, directory.path + "/two"),
+    ]
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, replica) in replicas.enumerated() {
+        group.addTask {
+          for round in 0..<8 { _ = try await Self.apply(replica, round: index * 100 + round, key: "\(index)-\(round)") }
+        }
+      }
+      try await group.waitForAll()
+    }
+    for replica in replicas { try await replica.sync() }
+    try Self.expectSameRecords(replicas[0], replicas[1])
+    #expect(try replicas[0].ledger.logExtent().head == 16)
+    let keys = try await replicas[0].ledger.log(limit: 100).compactMap(\.metadata.idempotencyKey)
+    #expect(Set(keys).count == 16)
+    _ = try await replicas[1].verifyAgainstRemote()
+  }
+
+  @Test func aRemoteThatRefusesTheAppendLeavesTheStoreAsItWas() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let replica = try await Self.clone(log, directory.path + "/one")
+    _ = try await Self.apply(replica, round: 1)
+    let before = try await replica.ledger.read { try $0.exportJSON("Disc") }
+    log.refuseNextAppend()
+    await #expect(throws: RemoteError.self) { try await Self.apply(replica, round: 2) }
+    #expect(try replica.ledger.logExtent().head == 1)
+    #expect(try await replica.ledger.read { try $0.exportJSON("Disc") } == before)
+    // The head's lock went with the failed session: the next write goes through.
+    #expect(try await Self.apply(replica, round: 2).batchID == 2)
+    _ = try await replica.verifyAgainstRemote()
+  }
+
+  @Test func aRecordThatIsNotWhatTheLogSaysIsRefusedBeforeAnythingIsApplied() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let writer = try await Self.clone(log, directory.path + "/writer")
+    let damaged = try await Self.clone(log, directory.path + "/damaged")
+    let broken = try await Self.clone(log, directory.path + "/broken")
+    for round in 1...3 { _ = try await Self.apply(writer, round: round) }
+    _ = try await broken.sync()
+
+    log.damage(batch: 2)
+    await #expect {
+      try await damaged.sync()
+    } throws: { error in
+      let error = try #require(error as? RemoteError)
+      return error.code == .corruptRecord && error.batchID == 2 && "\(error)".contains("checksum")
+    }
+    // Batch 1 came before the damaged one; nothing of batch 2 was applied.
+    #expect(try damaged.ledger.logExtent().head == 1)
+
+    _ = try await Self.apply(writer, round: 4)
+    log.breakChain(at: 4)
+    await #expect {
+      try await broken.sync()
+    } throws: { error in (error as? RemoteError)?.code == .diverged && (error as? RemoteError)?.batchID == 3 }
+    #expect(try broken.ledger.logExtent().head == 3)
+  }
+
+  @Test func aMigrationThroughOneReplicaIsFollowedByTheOthers() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let one = try await Self.clone(log, directory.path + "/one")
+    let other = try await Self.clone(log, directory.path + "/other")
+    _ = try await Self.apply(one, round: 1)
+    let genre = try Model(
+      json: JSONParser.parse(
+        #"""
+        {"entities": {"Disc": {"identity": "name",
+          "attributes": {"name": "string", "label": "string", "year": "string", "genre": "string"}}}}
+        """#))
+    let migrating = one.ledger
+    _ = try await one.write("a migration") { ledger in try ledger.migrate(to: genre) }
+    #expect(one.ledger !== migrating)
+    #expect(one.ledger.modelVersion == 2)
+    #expect(log.head().modelVersion == 2)
+    try await other.sync()
+    #expect(other.ledger.modelVersion == 2)
+    #expect(other.ledger.model.entities[0].attributes.map(\.name).contains("genre"))
+    // A write after it, through the other replica, is under the new version everywhere.
+    _ = try await Self.apply(other, round: 2)
+    try await one.sync()
+    try Self.expectSameRecords(one, other)
+    // A new replica from batch 1 follows the migration as it comes.
+    let late = try await Self.clone(log, directory.path + "/late")
+    #expect(late.ledger.modelVersion == 2)
+    try Self.expectSameRecords(one, late)
+  }
+
+  @Test func aFollowerWakesOnTheLogsSignalWithoutPolling() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let writer = try await Self.clone(log, directory.path + "/writer")
+    let follower = try await Self.clone(log, directory.path + "/follower")
+    let heads = AsyncStream.makeStream(of: UInt64.self)
+    let following = Task {
+      // A poll an hour apart: only the signal can wake it in time.
+      try await follower.follow(untilCaughtUp: false, pollInterval: .seconds(3600)) { report in
+        heads.continuation.yield(report.head)
+      }
+    }
+    defer { following.cancel() }
+    var iterator = heads.stream.makeAsyncIterator()
+    for round in 1...3 {
+      _ = try await Self.apply(writer, round: round)
+      #expect(await iterator.next() == UInt64(round))
+    }
+    try Self.expectSameRecords(writer, follower)
+  }
+
+  @Test func aCompactedReplicasSnapshotIsWhereANewReplicaStarts() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let writer = try await Self.clone(log, directory.path + "/writer")
+    for round in 1...5 { _ = try await Self.apply(writer, round: round) }
+    _ = try await writer.compact(keepingBatches: 2, before: nil, archive: nil, discarding: true)
+    let start = try writer.ledger.logExtent().first
+    #expect(start > 1)
+    #expect(log.snapshots().map(\.batchID) == [start])
+    _ = try await Self.apply(writer, round: 6)
+    let late = try await Self.clone(log, directory.path + "/late")
+    #expect(try late.ledger.logExtent() == (start, 6))
+    let lateDiscs = try await late.ledger.read { try $0.exportJSON("Disc") }
+    #expect(try await writer.ledger.read { try $0.exportJSON("Disc") } == lateDiscs)
+    #expect(try await late.verifyAgainstRemote().remoteHead == 6)
+    // From batch 1 when asked.
+    let whole = try await Replica.clone(
+      from: log, into: directory.path + "/whole", reset: false, fromBackup: nil, fromSnapshot: false,
+      options: Ledger.Options(), logger: Self.logger)
+    #expect(try whole.ledger.logExtent() == (1, 6))
+  }
+}
