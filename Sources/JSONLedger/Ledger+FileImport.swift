@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 
 extension Ledger {
   /// Imports a JSON file of any size by streaming it: elements are read one at a time and
@@ -97,7 +98,8 @@ extension Ledger {
     message: String? = nil, author: String? = nil, idempotencyKey: String? = nil,
     progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> [BatchSummary] {
-    try await offTheCaller {
+    // It waits for the writer, and reads its file as it goes: a thread of its own.
+    try await runBlocking("JSONLedger.import") {
       try self.importFile(
         at: path, entity: entity, chunkSize: chunkSize, options: options, message: message,
         author: author, idempotencyKey: idempotencyKey, progress: progress.map { report in { report($0) } })
@@ -195,7 +197,8 @@ extension Ledger {
     message: String? = nil, author: String? = nil, source: String? = nil, idempotencyKey: String? = nil,
     expectedHead: UInt64? = nil, progress: (@Sendable (ImportProgress) -> Void)? = nil
   ) async throws -> BatchSummary {
-    try await offTheCaller {
+    // It waits for the writer, and reads its file as it goes: a thread of its own.
+    try await runBlocking("JSONLedger.import") {
       try self.importFile(
         at: path, entity: entity, options: options, message: message, author: author, source: source,
         idempotencyKey: idempotencyKey, expectedHead: expectedHead, progress: progress.map { report in { report($0) } })

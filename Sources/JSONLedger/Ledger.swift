@@ -37,12 +37,11 @@ public final class Ledger: Sendable {
   let writer: WriteQueue
   /// Marks the batches this instance made (`ChangeBatch.origin`): what their staging read
   /// from the store is trusted only by the store it was read from.
-  let batchOrigin = UInt64.random(in: 1...UInt64.max)
-  /// On a replica, what each new record passes through before its transaction commits (the
-  /// remote's append); nil elsewhere.
-  let recordGate = Mutex<(gate: RecordGate, token: UInt64)?>(nil)
-  /// Numbers the gates set, so that one write's end does not clear the next one's gate.
-  let recordGateTokens = Mutex<UInt64>(0)
+  let batchOrigin: UInt64
+  /// What each new record written through this instance passes through before its
+  /// transaction commits: a replica's remote append, given to one write
+  /// (`committing(through:)`); nil elsewhere.
+  let recordGate: RecordGate?
 
   /// The version of the store format this library writes and reads (`StoreFormat.version`).
   public static var formatVersion: Int { Int(StoreFormat.version) }
@@ -92,7 +91,30 @@ public final class Ledger: Sendable {
     self.layout = layout
     self.transformers = options.transformers
     self.logger = options.logger
+    self.batchOrigin = UInt64.random(in: 1...UInt64.max)
+    self.recordGate = nil
     logger.debug("opened store", metadata: ["store": "\(path)", "entities": "\(model.entities.count)"])
+  }
+
+  /// `base` for one write whose new record passes through `gate`: the same store, writer
+  /// thread, subscribers and batch origin.
+  private init(writingThrough gate: @escaping RecordGate, of base: Ledger, environment: Environment) {
+    self.path = base.path
+    self.writer = base.writer
+    self.versions = base.versions
+    self.openEnvironment = Mutex(environment)
+    self.layout = base.layout
+    self.transformers = base.transformers
+    self.logger = base.logger
+    self.batchOrigin = base.batchOrigin
+    self.recordGate = gate
+  }
+
+  /// This ledger for one write whose new record passes through `gate` before its transaction
+  /// commits (a replica's remote append): a hook of that write, not of the ledger, so that
+  /// another write of this process is never handed to it.
+  func committing(through gate: @escaping RecordGate) throws -> Ledger {
+    Ledger(writingThrough: gate, of: self, environment: try environment)
   }
 
   /// The environment, or `LedgerError.closed` after `close()`.
@@ -255,23 +277,14 @@ public final class Ledger: Sendable {
 
   /// Runs `body` with a view of the current state, off the caller's executor.
   public func read<R: Sendable>(_ body: @escaping @Sendable (borrowing View) throws -> R) async throws -> R {
-    try await offTheCaller { try self.read(body) }
+    try await runBriefly { try self.read(body) }
   }
 
   /// Runs `body` with a view of the state after batch `batchID`, off the caller's executor.
   public func read<R: Sendable>(asOf batchID: UInt64, _ body: @escaping @Sendable (borrowing View) throws -> R)
     async throws -> R
   {
-    try await offTheCaller { try self.read(asOf: batchID, body) }
-  }
-
-  /// Runs a read on a global queue: the async form of every read-only access. Not on a thread
-  /// of its own (`runBlocking`), which costs 50–80 µs more a call here: an LMDB read never
-  /// waits for another party, so it holds a shared thread only briefly.
-  func offTheCaller<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-    try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
+    try await runBriefly { try self.read(asOf: batchID, body) }
   }
 
   /// `changes`: which of its changes are built (`RecordCoding.decode(_:model:changes:)`).
@@ -378,6 +391,6 @@ public final class Ledger: Sendable {
 
   /// `record(_:)`, off the caller's executor.
   public func record(_ batchID: UInt64) async throws -> ChangeRecord {
-    try await offTheCaller { try self.record(batchID) }
+    try await runBriefly { try self.record(batchID) }
   }
 }

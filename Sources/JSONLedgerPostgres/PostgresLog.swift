@@ -151,7 +151,7 @@ struct PostgresLogSession: RemoteLogSession {
 extension RemoteHead {
   init(_ row: LedgerRow) {
     self.init(
-      batchID: row.head, digest: row.headSHA, logStart: row.logStart, modelVersion: row.modelVersion,
+      batchID: row.head, digest: row.headSHA, firstBatch: row.firstBatch, modelVersion: row.modelVersion,
       model: row.model, updatedAt: row.updatedAt)
   }
 }

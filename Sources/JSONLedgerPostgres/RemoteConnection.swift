@@ -92,7 +92,8 @@ final class RemoteConnection: Sendable {
 struct LedgerRow: Sendable {
   var head: UInt64
   var headSHA: [UInt8]
-  var logStart: UInt64
+  /// The first batch the log holds (the `log_start` column).
+  var firstBatch: UInt64
   var modelVersion: UInt32
   var model: String
   var updatedAt: Date
@@ -271,7 +272,7 @@ extension RemoteConnection {
     let (head, sha, start, version, model, updated) = try row.decode(
       (Int64, Data, Int64, Int32, String, Date).self)
     return LedgerRow(
-      head: UInt64(max(0, head)), headSHA: Array(sha), logStart: UInt64(max(0, start)),
+      head: UInt64(max(0, head)), headSHA: Array(sha), firstBatch: UInt64(max(0, start)),
       modelVersion: UInt32(max(0, version)),
       model: model, updatedAt: updated)
   }

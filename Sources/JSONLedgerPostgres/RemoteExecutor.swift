@@ -1,5 +1,4 @@
 import Dispatch
-import JSONLedgerSupport
 
 /// Where remote sessions, their calls and their deadlines run: a serial dispatch queue, served
 /// by a thread of its own. Swift's cooperative pool has as many threads as the machine has
@@ -26,10 +25,4 @@ func onRemoteExecutor<R>(
   isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> R
 ) async throws -> R {
   try await withTaskExecutorPreference(RemoteExecutor.shared, isolation: isolation, operation: operation)
-}
-
-/// Runs `body` on a thread of its own (`runBlocking`): the store's calls block, and a record
-/// gate blocks on the remote while they run.
-func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-  try await runBlocking("JSONLedgerPostgres.store", body)
 }

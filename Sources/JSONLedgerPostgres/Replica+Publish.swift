@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Replication) public import JSONLedger
+import JSONLedgerSupport
 public import Logging
 import PostgresNIO
 import Synchronization
@@ -32,7 +33,9 @@ extension Replica {
     // In document order: the order of the entities is part of the model (sorted keys made a
     // clone's model differ from the app's by it).
     let model = String(decoding: JSONWriter(options: []).bytes(from: ledger.modelDefinition), as: UTF8.self)
-    if wasMarked == nil { try await offThePool { try ledger.setReplicaSource(remote.remembered) } }
+    if wasMarked == nil {
+      try await runBlocking("JSONLedgerPostgres.store") { try ledger.setReplicaSource(remote.remembered) }
+    }
     // Whether the remote is known to hold no log of this store, so that the mark may go.
     let unpublished = Mutex(wasMarked == nil)
     do {
@@ -60,7 +63,9 @@ extension Replica {
         try await connection.commit("the publish's commit")
       }
     } catch {
-      if unpublished.withLock({ $0 }) { _ = try? await offThePool { try ledger.setReplicaSource(nil) } }
+      if unpublished.withLock({ $0 }) {
+        _ = try? await runBlocking("JSONLedgerPostgres.store") { try ledger.setReplicaSource(nil) }
+      }
       throw error
     }
     return Replica(ledger: ledger, remote: remote, logger: logger)
@@ -89,7 +94,7 @@ extension Replica {
     // An empty log is every log's start: the one the publish began is the one with no batch
     // yet and this store's model.
     guard head > 0 else { return row.head == 0 && row.model == model ? .ours : .another }
-    guard let checksum = try await connection.checksum(of: head) else { return .unknown(start: row.logStart) }
+    guard let checksum = try await connection.checksum(of: head) else { return .unknown(start: row.firstBatch) }
     return checksum == RecordDigest.of(try ledger.encodedRecord(head)) ? .ours : .another
   }
 

@@ -23,7 +23,7 @@ extension LedgerRoutes {
         }
         // Batches compact archived cannot be sent: the feed says so first (`gap`, its id the
         // checkpoint's), then goes on after the checkpoint, whose state a client reads again.
-        let first = try ledger.logExtent().first
+        let first = try ledger.logExtent().firstBatch
         let startsAtCheckpoint = try ledger.log(limit: 1, before: first + 1).first?.kind == .checkpoint
         let gap: String? =
           if let after, startsAtCheckpoint, after < first {

@@ -1,5 +1,27 @@
+// Where work that holds a thread runs: the one place that decides it, for every target.
+//
+// - A read of a store (an LMDB read transaction never waits for another party): on a global
+//   queue, `runBriefly`.
+// - Work that waits for another party (LMDB's one writer, a remote, a slow client): on a
+//   thread of its own, `runBlocking` (awaited) or `startBlocking` (not awaited); the writes of
+//   one store on that store's serial queue, `runBlocking(on:)`.
+// - An asynchronous call made from such a thread (a replica's remote append, from inside a
+//   store's write transaction): `waitBlocking`, never from the cooperative pool.
+// - A transport's own calls: on the executor it names (`RemoteLog.executor`; PostgreSQL's
+//   `RemoteExecutor`), which uses the same thread-of-its-own rule.
+
 package import Dispatch
 import Synchronization
+
+/// Runs `body`, which reads or computes and never waits for another party, on a global queue,
+/// and returns its result to the awaiting task: the async form of every read of a store. Not
+/// on a thread of its own (`runBlocking`), which costs 50–80 µs more a call: a read holds a
+/// shared thread only briefly.
+package func runBriefly<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+  try await withCheckedThrowingContinuation { continuation in
+    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+  }
+}
 
 /// Runs `body`, which waits for another party (LMDB's one writer, a remote, a slow client), on
 /// a thread of its own, and returns its result to the awaiting task. A thread of its own costs

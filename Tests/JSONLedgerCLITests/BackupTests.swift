@@ -4,7 +4,9 @@ import Testing
 
 @Suite("jsonledger backup")
 struct BackupTests {
-  @Test func aBackupTakenWhileAWriterRunsOpensAndVerifies() throws {
+  /// - Reliability: A backup taken while a writer process commits: the copy opens, verifies and takes writes
+  /// - Size: 200 batches
+  @Test(.tags(.reliability)) func aBackupTakenWhileAWriterRunsOpensAndVerifies() throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"
     let writer = try CommandRunner.startWriter(store: store, batches: 200)

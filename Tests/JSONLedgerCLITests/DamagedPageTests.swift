@@ -9,7 +9,11 @@ import Testing
 struct DamagedPageTests {
   static var trials: Int { Int(ProcessInfo.processInfo.environment["JSONLEDGER_PAGE_TRIALS"] ?? "") ?? 40 }
 
-  @Test func flippedBytesInPagesAreErrorsNotCrashes() throws {
+  /// - Reliability: A byte flipped in a random page of `data.mdb` (half of them in page and node headers):
+  ///   `stats`, `export`, `get` and `verify` exit 0 or 1 with an error, never a signal (without
+  ///   the page walk, 7 of 400 runs died of SIGSEGV or SIGBUS)
+  /// - Size: 40 trials in CI; 300 with `JSONLEDGER_PAGE_TRIALS=300`; last by hand: 300: 2026-12-05
+  @Test(.tags(.reliability)) func flippedBytesInPagesAreErrorsNotCrashes() throws {
     let directory = try TemporaryDirectory()
     let store = directory.path + "/store"
     // Thirty batches rewriting the same albums, so that the file has branch pages, overflow

@@ -28,10 +28,15 @@ struct OutputSafetyTests {
     return (process.terminationStatus, String(decoding: errData, as: UTF8.self))
   }
 
-  @Test(arguments: [
-    ["export"], ["export", "--entity", "Album"], ["log"], ["show", "2"], ["diff", "1", "2"],
-    ["get", "Album", "Tin Drum"], ["verify"], ["stats"], ["log", "--json"],
-  ])
+  /// - Reliability: Commands whose stdout cannot be written (`/dev/full`): `export`, `log`, `show`, `diff`,
+  ///   `get`, `verify`, `stats` exit 1 with `error: cannot write the output`
+  /// - Size: 9 command forms
+  @Test(
+    .tags(.reliability),
+    arguments: [
+      ["export"], ["export", "--entity", "Album"], ["log"], ["show", "2"], ["diff", "1", "2"],
+      ["get", "Album", "Tin Drum"], ["verify"], ["stats"], ["log", "--json"],
+    ])
   func aCommandWhoseOutputCannotBeWrittenFails(arguments: [String]) throws {
     guard FileManager.default.fileExists(atPath: "/dev/full") else { return }
     let result = try runIntoAFullDevice([arguments[0], store] + arguments.dropFirst())
@@ -39,7 +44,10 @@ struct OutputSafetyTests {
     #expect(result.error.contains("cannot write the output"))
   }
 
-  @Test func controlCharactersFromPayloadsAndMessagesAreEscaped() throws {
+  /// - Reliability: Control characters from payloads, `--message`, `--author` and keys are escaped (`\u{1B}`)
+  ///   in text output and errors
+  /// - Size: ESC, BEL, C1
+  @Test(.tags(.reliability)) func controlCharactersFromPayloadsAndMessagesAreEscaped() throws {
     let escape = "\u{1B}[2J\u{7}"
     let payload = try directory.write(
       "evil.json", #"[{"name": "Tin Drum", "label": "\u001b[2J\u0007red"}]"#)

@@ -26,7 +26,12 @@ struct ReadOnlyStoreTests {
     return process.terminationStatus == 0
   }
 
-  @Test(.enabled(if: getuid() == 0, "a read-only bind mount needs root"))
+  /// - Reliability: A store on a read-only mount (a bind mount remounted `ro`, as root): `export` (equal to the
+  ///   writable store's), `get`, `log`, `show`, `diff`, `blame`, `stats`, `verify`, `backup` and
+  ///   `serve --read-only` read it; `import` exits 1 naming the read-only file system; `data.mdb`
+  ///   byte for byte unchanged. A reader who cannot write `lock.mdb` (`setpriv`) is told so
+  /// - Size: 10 commands, 1 server; as root
+  @Test(.tags(.reliability), .enabled(if: getuid() == 0, "a read-only bind mount needs root"))
   func readCommandsAndAReadOnlyServerReadAStoreOnAReadOnlyMount() async throws {
     let expected = try CommandRunner.run(["export", store])
     let mounted = directory.path + "/snapshot"

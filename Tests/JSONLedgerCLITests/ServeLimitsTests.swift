@@ -47,7 +47,14 @@ struct ServeLimitsTests {
   ///
   /// Synchronous on purpose: an `await` here could leave the test waiting for a thread of a
   /// loaded test run for longer than the server waits for the holders' bodies (60 s).
-  @Test func bodiesHeldAtOnceAreBoundedAcrossRequests() throws {
+  ///
+  /// - Reliability: `serve`, a real process: a `Content-Length` of 64 MB + 1 is 413 with no body sent; four
+  ///   connections that declare 64 MB each (and send none) hold the 256 MB of bodies in flight, a
+  ///   fifth request is 503 `busy` with `Retry-After: 1`, and once they are cut off a batch is
+  ///   201; resuming `/v1/changes` before a compaction's checkpoint sends `event: gap` naming the
+  ///   batches archived, then the batches after the checkpoint
+  /// - Size: 3 cases
+  @Test(.tags(.reliability)) func bodiesHeldAtOnceAreBoundedAcrossRequests() throws {
     let directory = try TemporaryDirectory()
     let (server, port) = try Self.serve(in: directory)
     defer { server.stop() }

@@ -14,7 +14,11 @@ struct ServeTrustBoundaryTests {
     return lines.joined(separator: "\r\n") + "\r\n\r\n" + body
   }
 
-  @Test func crossSiteWritesNonJSONWritesAndForeignHostsAreRefused() async throws {
+  /// - Reliability: `serve` on loopback: a foreign `Host` is 421; a write with a cross-site `Origin` or
+  ///   `Sec-Fetch-Site` is 403, a `text/plain` or form body 415, nothing written; `bearer` in
+  ///   lower case is accepted (H9)
+  /// - Size: 8 requests
+  @Test(.tags(.reliability)) func crossSiteWritesNonJSONWritesAndForeignHostsAreRefused() async throws {
     let directory = try TemporaryDirectory()
     let model = try directory.write("model.json", CLIFixtures.model)
     let store = directory.storePath
@@ -76,7 +80,10 @@ struct ServeTrustBoundaryTests {
 /// and the error names the parts applied.
 @Suite("A chunked import stopped by a signal")
 struct ChunkedImportSignalTests {
-  @Test func anInterruptStopsBetweenPartsAndNamesThePartsApplied() throws {
+  /// - Reliability: A chunked import sent SIGINT: it stops between parts, names the parts applied and the key
+  ///   to resume with; the re-run finishes
+  /// - Size: 1 signal
+  @Test(.tags(.reliability)) func anInterruptStopsBetweenPartsAndNamesThePartsApplied() throws {
     let directory = try TemporaryDirectory()
     let model = try directory.write("model.json", CLIFixtures.model)
     let store = directory.storePath

@@ -19,7 +19,11 @@ struct StoreFileSafetyTests {
 
   /// Run as another user (`setpriv`, when the tests run as root): a store that user cannot
   /// read is named as unreadable, with the reason, not as missing.
-  @Test(.enabled(if: CLIFixtures.canRunAsAnotherUser))
+  ///
+  /// - Reliability: A store the user cannot read (run as another user with `setpriv`) is named as unreadable,
+  ///   with the reason, not as missing
+  /// - Size: as root
+  @Test(.tags(.reliability), .enabled(if: CLIFixtures.canRunAsAnotherUser))
   func anUnreadableStoreSaysItCannotBeReadNotThatItIsMissing() throws {
     let (status, message) = try CLIFixtures.runAsAnotherUser(["stats", store], in: directory)
     #expect(status == 1)
@@ -27,7 +31,10 @@ struct StoreFileSafetyTests {
     #expect(!message.contains("no store"), "\(message)")
   }
 
-  @Test func aSymlinkedLockFileIsRefusedAndItsTargetLeftAlone() throws {
+  /// - Reliability: A symlinked `lock.mdb` or `data.mdb` is refused (the link's target untouched); a dangling
+  ///   symlink as the store is named
+  /// - Size: 3 cases
+  @Test(.tags(.reliability)) func aSymlinkedLockFileIsRefusedAndItsTargetLeftAlone() throws {
     let target = try directory.write("precious.txt", "keep me")
     try FileManager.default.removeItem(atPath: store + "/lock.mdb")
     try FileManager.default.createSymbolicLink(atPath: store + "/lock.mdb", withDestinationPath: target)
@@ -46,7 +53,9 @@ struct StoreFileSafetyTests {
     #expect(result.error.contains("data.mdb is a symbolic link"))
   }
 
-  @Test(arguments: [4096, 8192, 20000])
+  /// - Reliability: A `data.mdb` shorter than its last page is refused before LMDB maps it (no SIGBUS)
+  /// - Size: 3 sizes × 4 commands
+  @Test(.tags(.reliability), arguments: [4096, 8192, 20000])
   func aTruncatedDataFileIsAnErrorNotASignal(keptBytes: Int) throws {
     let handle = try #require(FileHandle(forUpdatingAtPath: store + "/data.mdb"))
     try handle.truncate(atOffset: UInt64(keptBytes))
@@ -58,7 +67,10 @@ struct StoreFileSafetyTests {
     }
   }
 
-  @Test func anotherProgramsEnvironmentIsRefusedWithoutWritingToIt() throws {
+  /// - Reliability: Another program's LMDB environment is refused by `log`, `init` and `stats`, its `data.mdb`
+  ///   unchanged
+  /// - Size: —
+  @Test(.tags(.reliability)) func anotherProgramsEnvironmentIsRefusedWithoutWritingToIt() throws {
     let foreign = directory.path + "/foreign"
     try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
     do {
@@ -76,7 +88,9 @@ struct StoreFileSafetyTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: foreign + "/data.mdb")) == before)
   }
 
-  @Test func twoConcurrentInitsMakeOneStoreAndTheOtherSaysSo() throws {
+  /// - Reliability: Two `init`s of one directory at once: one store, the other refused; the store verifies
+  /// - Size: 8 races
+  @Test(.tags(.reliability)) func twoConcurrentInitsMakeOneStoreAndTheOtherSaysSo() throws {
     let other = try directory.write(
       "other.json", #"{"entities": {"Thing": {"identity": "id", "attributes": {"id": "int64"}}}}"#)
     for trial in 0..<8 {
@@ -98,7 +112,10 @@ struct StoreFileSafetyTests {
     }
   }
 
-  @Test func aWriterRefusesToWriteAfterItsLockFileWasDeleted() throws {
+  /// - Reliability: `lock.mdb` deleted under a running writer: its next write is refused (`lock.mdb was deleted
+  ///   or replaced`); the store verifies
+  /// - Size: 1 writer process
+  @Test(.tags(.reliability)) func aWriterRefusesToWriteAfterItsLockFileWasDeleted() throws {
     let writer = Process()
     writer.executableURL = CommandRunner.executable
     let stressed = directory.path + "/stressed"
@@ -147,7 +164,10 @@ struct StoreFileSafetyTests {
     #expect(result.error.contains("symbolic link to nothing"))
   }
 
-  @Test func aChunkedImportThatStopsPartWaySaysWhatWasAppliedAndHowToResume() throws {
+  /// - Reliability: A chunked import that fails part-way names the file, the parts applied and how to resume
+  ///   with the same idempotency key
+  /// - Size: 3 chunks
+  @Test(.tags(.reliability)) func aChunkedImportThatStopsPartWaySaysWhatWasAppliedAndHowToResume() throws {
     let albums = (0..<5).map { #"{"name": "album \#($0)", "label": "L"}"# }
     let broken = "[" + albums.joined(separator: ", ") + #", {"name": "bad", "released": "not a date"}]"#
     let file = try directory.write("albums.json", broken)
@@ -169,7 +189,11 @@ struct StoreFileSafetyTests {
   /// A full file system (a 2 MB tmpfs, which needs root to mount; the test runner reports the
   /// test skipped otherwise): the import fails naming the store and the free space, nothing is
   /// half-written, and an export that cannot be written fails too.
-  @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+  ///
+  /// - Reliability: A full file system (2 MB tmpfs, when run as root): the import fails naming the store and
+  ///   its free space; what was committed verifies
+  /// - Size: 60,000 objects
+  @Test(.tags(.reliability), .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
   func aFullDiskIsAnErrorThatSaysSoAndLosesNothingCommitted() throws {
     let mountPoint = directory.path + "/small"
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)

@@ -9,7 +9,10 @@ import Testing
   "Cloning: what an interrupted reset left aside goes",
   .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is installed"))
 struct CloneTests {
-  @Test func aCloneRemovesTheStoreAnInterruptedResetLeftAside() throws {
+  /// - Reliability: A `clone --reset` interrupted between its two moves (the old store left at `PATH.replaced`,
+  ///   none at `PATH`): a clone builds the replica and removes what was left aside
+  /// - Size: 1 case
+  @Test(.tags(.reliability)) func aCloneRemovesTheStoreAnInterruptedResetLeftAside() throws {
     let directory = try TemporaryDirectory()
     let cluster = try PostgresCluster()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

@@ -12,7 +12,12 @@ struct ReplicaCompactionTests {
     try ReplicationTests.run(["import", store, file, "--entity", "Album", "--idempotency-key", name])
   }
 
-  @Test func aReplicaCompactsAndANewCloneStartsFromItsSnapshotWhileOthersGoOn() throws {
+  /// - Reliability: A replica compacted (keeping 1 batch, and keeping none): others, a lagging one included, go
+  ///   on; a clone from its snapshot and one from batch 1 are identical; a compaction whose
+  ///   snapshot could not be published (remote down, tables of version 1) publishes it when run
+  ///   again
+  /// - Size: 8 batches, 6 stores
+  @Test(.tags(.reliability)) func aReplicaCompactsAndANewCloneStartsFromItsSnapshotWhileOthersGoOn() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

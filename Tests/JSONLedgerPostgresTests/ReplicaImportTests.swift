@@ -5,7 +5,10 @@ import Testing
 /// `import --chunk-size` on a replica: a batch per part, each through the remote's head lock.
 @Suite("A chunked import through a replica", .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is installed"))
 struct ReplicaImportTests {
-  @Test func eachPartIsAWriteThroughTheRemoteAndARerunAnywhereSkipsThePartsApplied() throws {
+  /// - Reliability: `import --chunk-size` on a replica: each part through the remote; a rerun on the other
+  ///   replica skips every part by its key
+  /// - Size: 3 parts
+  @Test(.tags(.reliability)) func eachPartIsAWriteThroughTheRemoteAndARerunAnywhereSkipsThePartsApplied() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

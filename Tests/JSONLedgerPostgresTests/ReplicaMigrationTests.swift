@@ -16,7 +16,11 @@ struct ReplicaMigrationTests {
   static let withPublisher = withYear.replacingOccurrences(
     of: #""label": "string""#, with: #""publisher": {"type": "string", "renamedFrom": "label"}"#)
 
-  @Test func aMigrationThroughOneReplicaReachesEveryOtherAndNewClones() throws {
+  /// - Reliability: A migration through one replica (in place), then a rename through another (a replay): every
+  ///   replica, a clone from batch 1 and a clone from a backup taken at version 1 follow both and
+  ///   verify; a writer at the old version catches up under the lock before it stages
+  /// - Size: 2 migrations, 5 stores
+  @Test(.tags(.reliability)) func aMigrationThroughOneReplicaReachesEveryOtherAndNewClones() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -121,7 +125,11 @@ struct ReplicaMigrationTests {
   /// A follower that cannot take the new version (here: it names a value transformer the
   /// process does not register) stops before the migration with nothing applied; once it can,
   /// it goes on.
-  @Test func aFollowerThatCannotTakeTheNewModelStopsBeforeItWithNothingApplied() throws {
+  ///
+  /// - Reliability: A migration a follower cannot take (a transformer it lacks): it stops before it, nothing
+  ///   applied; given the transformer, it follows
+  /// - Size: 1 migration
+  @Test(.tags(.reliability)) func aFollowerThatCannotTakeTheNewModelStopsBeforeItWithNothingApplied() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -149,7 +157,11 @@ struct ReplicaMigrationTests {
   /// A batch staged under the old version, applied after another machine migrated: the
   /// replica catches up (and migrates) under the head lock, then refuses the stale batch with
   /// nothing written; a batch staged under the new version lands.
-  @Test func aBatchStagedUnderTheOldModelIsRefusedOnceAnotherMachineMigrated() async throws {
+  ///
+  /// - Reliability: A batch staged under the old model after another machine migrated: refused, nothing
+  ///   written; the replica is at the new version
+  /// - Size: 1 batch
+  @Test(.tags(.reliability)) func aBatchStagedUnderTheOldModelIsRefusedOnceAnotherMachineMigrated() async throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

@@ -11,7 +11,12 @@ struct ReplicaRoundFourTests {
 
   /// H4: an old record inserted again as the next batch (its checksum and chain made right,
   /// triggers on) is refused by every replica that meets it, naming it; nothing applied.
-  @Test func anOldRecordInsertedAgainAsTheNextBatchIsRefusedNotAppliedForever() throws {
+  ///
+  /// - Reliability: An old record inserted again as the next batch (its chain made right, triggers on): a
+  ///   follower stops naming "the record of batch 1, stored again as batch 3", nothing applied; a
+  ///   clone fails and leaves nothing (H4)
+  /// - Size: 1 record
+  @Test(.tags(.reliability)) func anOldRecordInsertedAgainAsTheNextBatchIsRefusedNotAppliedForever() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -37,7 +42,12 @@ struct ReplicaRoundFourTests {
   /// H5 and H6: `remote verify` reads every record's bytes, and a head row that says more than
   /// the log holds is named, by verify, clone and follow alike (no clone one short, no wait
   /// forever).
-  @Test func damagedBytesAndAHeadRowAheadOfTheLogAreFound() throws {
+  ///
+  /// - Reliability: A remote record's bytes damaged with its checksum column left alone: `remote verify` names
+  ///   the batch; a head row ahead of the log end: clone and `follow --until-caught-up` fail
+  ///   naming both (H5, H6)
+  /// - Size: 2 cases
+  @Test(.tags(.reliability)) func damagedBytesAndAHeadRowAheadOfTheLogAreFound() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -69,7 +79,12 @@ struct ReplicaRoundFourTests {
 
   /// H2: a ledger name with `#` and a socket folder with `&` and `#` are stored escaped: the
   /// replica follows its own ledger, not another whose name is a prefix of its own.
-  @Test func ledgerNamesAndFoldersWithURLCharactersReadBackAsThemselves() throws {
+  ///
+  /// - Reliability: A ledger `team#a` beside a ledger `team` on one cluster: published, cloned, written and
+  ///   followed as itself, `team` untouched (H2); URLs that do not parse and `?password=` never
+  ///   print the password (H10, unit tests)
+  /// - Size: 2 ledgers
+  @Test(.tags(.reliability)) func ledgerNamesAndFoldersWithURLCharactersReadBackAsThemselves() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let ours = try ReplicaFixtures.published(in: directory, cluster: cluster, ledger: "team#a")
@@ -87,7 +102,12 @@ struct ReplicaRoundFourTests {
 
   /// H8: a clone replaces a store only; what is at the path, or at the folders it builds in,
   /// that is not a store is left as it is.
-  @Test func aCloneNeverRemovesWhatIsNotAStore() throws {
+  ///
+  /// - Reliability: A clone never removes what is not a store: `--reset` onto a folder of notes, and a user's
+  ///   `PATH.cloning`, are refused and left as they were; a store at the path is what `--reset`
+  ///   replaces (H8)
+  /// - Size: 3 cases
+  @Test(.tags(.reliability)) func aCloneNeverRemovesWhatIsNotAStore() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     _ = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -113,7 +133,12 @@ struct ReplicaRoundFourTests {
   /// H11: a cluster that takes only TLS: `sslmode=require` and `verify-full` (with the
   /// certificate) connect, `disable` is refused, `verify-full` without a root that signs it
   /// is refused.
-  @Test func aClusterThatTakesOnlyTLSIsReachedAsSSLModeSays() throws {
+  ///
+  /// - Reliability: A cluster that takes only TLS (a certificate made by the test with openssl): the default
+  ///   `prefer` and `require` connect, `verify-full` with `sslrootcert` connects and follows,
+  ///   `disable`, and `verify-full` with no root that signs it, fail (H11)
+  /// - Size: 4 modes
+  @Test(.tags(.reliability)) func aClusterThatTakesOnlyTLSIsReachedAsSSLModeSays() throws {
     let cluster = try PostgresCluster(tlsOnly: true)
     let directory = try TemporaryDirectory()
     // The default, `prefer`, encrypts when the server offers it.
@@ -138,7 +163,12 @@ struct ReplicaRoundFourTests {
   /// The triggers bind every role but the tables' owner (and superusers), who may disable
   /// them: writers connect as a role given only the privileges the README lists, and that
   /// role clones, writes, follows and verifies, but cannot lift the log's guard.
-  @Test func aWriterRoleThatDoesNotOwnTheTablesCannotLiftTheLogsGuard() throws {
+  ///
+  /// - Reliability: A writer role that owns none of the tables, given only the README's privileges: it clones,
+  ///   imports through the remote, compacts and verifies; `DISABLE TRIGGER`, `DROP TRIGGER`,
+  ///   `UPDATE`, `DELETE` and `TRUNCATE` of the log are refused to it
+  /// - Size: 5 statements
+  @Test(.tags(.reliability)) func aWriterRoleThatDoesNotOwnTheTablesCannotLiftTheLogsGuard() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -170,7 +200,12 @@ struct ReplicaRoundFourTests {
 
   /// Regression: a replica whose compaction made its first batch a checkpoint (the log still
   /// starts at 1) was said to have diverged at batch 1 by `remote verify`, and so by `follow`.
-  @Test func aReplicaWhoseFirstBatchIsACheckpointStillMatchesItsRemote() throws {
+  ///
+  /// - Reliability: A replica whose compaction made batch 1 a checkpoint (found by the row above): `remote
+  ///   verify` said it had diverged at batch 1; now it verifies, writes on, and a clone of it is
+  ///   identical
+  /// - Size: 1 case
+  @Test(.tags(.reliability)) func aReplicaWhoseFirstBatchIsACheckpointStillMatchesItsRemote() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

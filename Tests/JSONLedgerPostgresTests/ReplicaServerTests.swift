@@ -6,7 +6,10 @@ import Testing
 /// the CLI's do, and a remote that is down is answered 503 with nothing written.
 @Suite("A replica's server", .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is installed"))
 struct ReplicaServerTests {
-  @Test func aReplicasServerWritesThroughTheRemoteAndSays503WhileItIsDown() async throws {
+  /// - Reliability: `serve` on a replica: API writes land in PostgreSQL; with the server stopped they answer
+  ///   503 with nothing written, and the retry with its key lands once
+  /// - Size: 3 writes
+  @Test(.tags(.reliability)) func aReplicasServerWritesThroughTheRemoteAndSays503WhileItIsDown() async throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

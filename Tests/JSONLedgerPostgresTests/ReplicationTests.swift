@@ -91,7 +91,10 @@ struct ReplicationTests {
     replica.ledger.close()
   }
 
-  @Test func aPublishedStoreAndItsCloneWriteThroughTheRemoteAndFollowEachOther() throws {
+  /// - Reliability: Update, delete and truncate of the log, and an insert that does not follow the head or its
+  ///   checksum, refused by the server
+  /// - Size: —
+  @Test(.tags(.reliability)) func aPublishedStoreAndItsCloneWriteThroughTheRemoteAndFollowEachOther() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -156,7 +159,10 @@ struct ReplicationTests {
     #expect(try cluster.psql("SELECT head FROM jsonledger_ledgers") == "1")
   }
 
-  @Test func withTheRemoteDownWritesFailPlainlyAndReadsGoOn() throws {
+  /// - Reliability: The remote stopped: writes fail naming it, reads go on, no password printed; restarted: the
+  ///   same key lands
+  /// - Size: 1 batch
+  @Test(.tags(.reliability)) func withTheRemoteDownWritesFailPlainlyAndReadsGoOn() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -176,7 +182,12 @@ struct ReplicationTests {
   /// A writer stopped (SIGSTOP: as good as a cut network) while it holds the head lock: the
   /// server ends its idle transaction and frees the lock, the other writer goes on, and the
   /// stopped one, resumed, fails without writing; run again with its key, it lands once.
-  @Test func aWriterCutOffWhileHoldingTheLockLosesItAndTheOthersGoOn() throws {
+  ///
+  /// - Reliability: A writer stopped (SIGSTOP) while it holds the head lock: the server ends its transaction,
+  ///   the other writer goes on; resumed, it fails and writes nothing; run again with its key, it
+  ///   lands once
+  /// - Size: 20,000-object batch
+  @Test(.tags(.reliability)) func aWriterCutOffWhileHoldingTheLockLosesItAndTheOthersGoOn() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -216,7 +227,10 @@ struct ReplicationTests {
     try Self.expectIdentical([leader, clone])
   }
 
-  @Test func aCloneFromABackupAppliesOnlyTheTailAndABackupWithOtherBatchesIsRefused() throws {
+  /// - Reliability: A clone from a backup plus the tail; a backup that went its own way is refused, nothing
+  ///   left behind
+  /// - Size: 3 batches
+  @Test(.tags(.reliability)) func aCloneFromABackupAppliesOnlyTheTailAndABackupWithOtherBatchesIsRefused() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -250,7 +264,12 @@ struct ReplicationTests {
   /// between them drops the connection after COMMIT passed. The writer reports a failure and
   /// its store stays behind; the same import again, with its key, answers the batch that
   /// landed and writes nothing twice.
-  @Test func aLostCommitAcknowledgementIsResolvedByTheIdempotencyKey() throws {
+  ///
+  /// - Reliability: The COMMIT reaching the server with its acknowledgement lost (a TCP proxy between writer
+  ///   and server passes the COMMIT and drops the connection before the answer): the writer fails,
+  ///   its store stays one batch behind; the same key again answers "already applied"
+  /// - Size: 1 batch
+  @Test(.tags(.reliability)) func aLostCommitAcknowledgementIsResolvedByTheIdempotencyKey() throws {
     let cluster = try PostgresCluster()
     let proxy = try TCPProxy(to: cluster.port)
     defer { proxy.close() }
@@ -280,7 +299,12 @@ struct ReplicationTests {
   /// A network that swallows every byte while the connections stay open (no error, no
   /// close): the follower's stuck call is abandoned at its deadline, the supervisor starts a
   /// new session, and once bytes pass again the follower catches up, each record once.
-  @Test func aFollowerBehindAStalledNetworkAbandonsTheStuckCallAndCatchesUp() throws {
+  ///
+  /// - Reliability: A network that swallows every byte while connections stay open (the tests' proxy stalls):
+  ///   the follower's stuck call is abandoned at its deadline, a new session catches up once bytes
+  ///   pass, each record once
+  /// - Size: 1 batch during the stall
+  @Test(.tags(.reliability)) func aFollowerBehindAStalledNetworkAbandonsTheStuckCallAndCatchesUp() throws {
     let cluster = try PostgresCluster()
     let proxy = try TCPProxy(to: cluster.port)
     defer { proxy.close() }
@@ -317,7 +341,11 @@ struct ReplicationTests {
   /// A follower whose sessions are terminated under it (its LISTEN lost with them) and that
   /// gets a storm of notifications for batches that do not exist: it catches up all the same,
   /// applying each record once.
-  @Test func lostAndFloodedNotificationsStillLeaveTheFollowerCaughtUp() throws {
+  ///
+  /// - Reliability: The follower's sessions terminated under it, and 2,000 notifications for batches that do
+  ///   not exist: it catches up, each record once
+  /// - Size: 10 batches
+  @Test(.tags(.reliability)) func lostAndFloodedNotificationsStillLeaveTheFollowerCaughtUp() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -346,7 +374,10 @@ struct ReplicationTests {
     try Self.expectIdentical([leader, follower])
   }
 
-  @Test(arguments: [2, 8])
+  /// - Reliability: 2 and 8 writers racing from 1–4 replicas: batch ids contiguous, every idempotency key once,
+  ///   one chain
+  /// - Size: 10 × 2 and 4 × 8 batches
+  @Test(.tags(.reliability), arguments: [2, 8])
   func writersRacingFromSeveralMachinesGiveOneGaplessChain(writers: Int) throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
@@ -380,7 +411,9 @@ struct ReplicationTests {
     try Self.expectIdentical(stores)
   }
 
-  @Test func withAnExpectedHeadTheLoserOfARaceWritesNothing() async throws {
+  /// - Reliability: With `expectedHead`, two replicas racing: exactly one wins, the loser writes nothing
+  /// - Size: 5 rounds
+  @Test(.tags(.reliability)) func withAnExpectedHeadTheLoserOfARaceWritesNothing() async throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -417,7 +450,10 @@ struct ReplicationTests {
     try Self.expectIdentical([leader, clone])
   }
 
-  @Test func aFollowerKilledAtRandomMomentsAppliesEveryRecordExactlyOnce() throws {
+  /// - Reliability: A follower SIGKILLed at random moments (5–250 ms in): its head never goes back, every
+  ///   record applied once, the store verifies after each kill
+  /// - Size: 100 kills over 20 batches of 300
+  @Test(.tags(.reliability)) func aFollowerKilledAtRandomMomentsAppliesEveryRecordExactlyOnce() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -441,7 +477,10 @@ struct ReplicationTests {
     try Self.expectIdentical([leader, follower])
   }
 
-  @Test func aDivergedReplicaIsRefusedWithNothingAppliedAndCloneResetRecovers() throws {
+  /// - Reliability: A replica written while offline: `follow` refuses it (exit 2, both checksums), nothing
+  ///   applied, its writes refused; `clone --reset` rebuilds it
+  /// - Size: 3 batches
+  @Test(.tags(.reliability)) func aDivergedReplicaIsRefusedWithNothingAppliedAndCloneResetRecovers() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)
@@ -475,7 +514,10 @@ struct ReplicationTests {
     try Self.expectIdentical([leader, offline])
   }
 
-  @Test func postgresRestartedDuringImportsLosesAndDuplicatesNothing() throws {
+  /// - Reliability: `pg_ctl restart -m fast` while 4 writers import, each retrying with its key: nothing lost
+  ///   or duplicated; a fresh clone is identical
+  /// - Size: 48 batches
+  @Test(.tags(.reliability)) func postgresRestartedDuringImportsLosesAndDuplicatesNothing() throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let leader = try ReplicaFixtures.published(in: directory, cluster: cluster)

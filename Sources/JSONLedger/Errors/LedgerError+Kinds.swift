@@ -150,15 +150,21 @@ extension LedgerError {
     }
   }
 
-  /// A batch before the log's horizon: compact moved it to an archive.
-  public static func batchArchived(_ id: UInt64, horizon: UInt64) -> LedgerError {
+  /// A batch before the log's first batch: compact moved it to an archive.
+  public static func batchArchived(_ id: UInt64, firstBatch: UInt64) -> LedgerError {
     LedgerError(
       .batchArchived,
-      "batch \(id) was archived by compact: the log starts at batch \(horizon) (a checkpoint of the state then); restore the archive into a new store (`Ledger.restoreLog(from:to:)`) to read it"
+      "batch \(id) was archived by compact: the log starts at batch \(firstBatch) (a checkpoint of the state then); restore the archive into a new store (`Ledger.restoreLog(from:to:)`) to read it"
     ).with {
       $0.batchID = id
-      $0.firstBatch = horizon
+      $0.firstBatch = firstBatch
     }
+  }
+
+  /// `batchArchived(_:firstBatch:)`, by its earlier name.
+  @available(*, deprecated, renamed: "batchArchived(_:firstBatch:)")
+  public static func batchArchived(_ id: UInt64, horizon: UInt64) -> LedgerError {
+    batchArchived(id, firstBatch: horizon)
   }
 
   /// A stored record failed its checksum or does not decode.

@@ -29,7 +29,7 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
   public var key: String?
   /// The log head found (``Code/headMoved``, ``Code/batchNotFound``).
   public var head: UInt64?
-  /// The first batch the log holds (``Code/batchArchived``: the compaction horizon;
+  /// The first batch the log holds (``Code/batchArchived``: where compaction left it;
   /// ``Code/batchNotFound``).
   public var firstBatch: UInt64?
   /// The log head the caller expected (``Code/headMoved``).
@@ -182,7 +182,7 @@ extension LedgerError.Code {
   public static let objectNotFound = Self(rawValue: "objectNotFound")
   /// A batch id outside the log.
   public static let batchNotFound = Self(rawValue: "batchNotFound")
-  /// A batch before the log's horizon: compact moved it to an archive.
+  /// A batch before the log's first batch: compact moved it to an archive.
   public static let batchArchived = Self(rawValue: "batchArchived")
   /// A query that does not fit the model (an unknown attribute, a value of the wrong type).
   public static let invalidQuery = Self(rawValue: "invalidQuery")

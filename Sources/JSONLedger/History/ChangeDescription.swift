@@ -1,3 +1,4 @@
+import JSONLedgerSupport
 import LMDB
 
 /// One object change in the user's terms: the object's key, and its relationships by name with
@@ -64,7 +65,7 @@ extension Ledger {
 
   /// `describe(_:)`, off the caller's executor.
   public func describe(_ change: ObjectChange) async throws -> ChangeDescription {
-    try await offTheCaller { try self.describe(change) }
+    try await runBriefly { try self.describe(change) }
   }
 
   /// The changes that took the store from batch `before` to batch `after` (a record's, from
@@ -122,7 +123,7 @@ extension Ledger {
   public func describe(batch batchID: UInt64, page: ChangePage.Request, hidingReverseLinks: Bool = true)
     async throws -> BatchPage
   {
-    try await offTheCaller { try self.describe(batch: batchID, page: page, hidingReverseLinks: hidingReverseLinks) }
+    try await runBriefly { try self.describe(batch: batchID, page: page, hidingReverseLinks: hidingReverseLinks) }
   }
 
   private func describe(
@@ -228,7 +229,7 @@ extension Ledger {
     _ changes: [ObjectChange], from before: UInt64, to after: UInt64, page: ChangePage.Request,
     hidingReverseLinks: Bool = true
   ) async throws -> ChangePage {
-    try await offTheCaller {
+    try await runBriefly {
       try self.describe(changes, from: before, to: after, page: page, hidingReverseLinks: hidingReverseLinks)
     }
   }
@@ -237,7 +238,7 @@ extension Ledger {
   public func describe(
     _ changes: [ObjectChange], from before: UInt64, to after: UInt64, hidingReverseLinks: Bool = true
   ) async throws -> [ChangeDescription] {
-    try await offTheCaller {
+    try await runBriefly {
       try self.describe(changes, from: before, to: after, hidingReverseLinks: hidingReverseLinks)
     }
   }

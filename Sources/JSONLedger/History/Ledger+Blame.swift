@@ -1,4 +1,5 @@
 public import Foundation
+import JSONLedgerSupport
 
 /// The batch that set one field's current value (`Ledger.blame(_:key:asOf:)`).
 public struct FieldBlame: Sendable, Equatable {
@@ -42,13 +43,13 @@ extension Ledger {
 
   /// `blame(_:key:asOf:)`, off the caller's executor.
   public func blame(_ entity: String, key: JSONValue, asOf: UInt64? = nil) async throws -> [FieldBlame] {
-    try await offTheCaller { try self.blame(entity, key: key, asOf: asOf) }
+    try await runBriefly { try self.blame(entity, key: key, asOf: asOf) }
   }
 
   /// `blame(_:key:asOf:)`, off the caller's executor.
   public func blame(_ entity: String, key: some IdentityKey, asOf: UInt64? = nil) async throws -> [FieldBlame] {
     let key = key.identityJSON
-    return try await offTheCaller { try self.blame(entity, key: key, asOf: asOf) }
+    return try await runBriefly { try self.blame(entity, key: key, asOf: asOf) }
   }
 
   @available(*, deprecated, renamed: "blame(_:key:asOf:)", message: "the entity is unlabelled, as in object(_:key:)")

@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// The difference between the states after two batches.
 public struct LedgerDiff: Sendable, Equatable {
   /// The state compared from (0: the empty store).
@@ -38,6 +40,6 @@ extension Ledger {
 
   /// `diff`, off the caller's executor.
   public func diff(from: UInt64, to: UInt64) async throws -> LedgerDiff {
-    try await offTheCaller { try self.diff(from: from, to: to) }
+    try await runBriefly { try self.diff(from: from, to: to) }
   }
 }

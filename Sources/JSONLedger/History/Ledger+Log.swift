@@ -1,4 +1,5 @@
 public import Foundation
+import JSONLedgerSupport
 
 /// One batch in the audit log: when, what kind, who and why, and its counts.
 public struct LogEntry: Sendable, Equatable {
@@ -38,10 +39,10 @@ extension Ledger {
     try readTransaction { txn in
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
-      let horizon = try store.horizon()
+      let firstBatch = try store.firstBatch()
       var entries: [LogEntry] = []
       var id = min(head, before.map { $0 == 0 ? 0 : $0 - 1 } ?? head)
-      while id >= horizon, id >= 1, entries.count < (limit ?? Int.max) {
+      while id >= firstBatch, id >= 1, entries.count < (limit ?? Int.max) {
         // The header alone: an entry shows counts, not changes.
         entries.append(
           LogEntry(record: try readRecord(id, txn, changes: .none), revertedBy: try store.revert(of: id)))
@@ -53,7 +54,7 @@ extension Ledger {
 
   /// `log(limit:before:)`, off the caller's executor.
   public func log(limit: Int? = nil, before: UInt64? = nil) async throws -> [LogEntry] {
-    try await offTheCaller { try self.log(limit: limit, before: before) }
+    try await runBriefly { try self.log(limit: limit, before: before) }
   }
 
   /// The batches that touched one object, newest first, each with what it did to it: the
@@ -85,13 +86,13 @@ extension Ledger {
 
   /// `log(_:key:)`, off the caller's executor.
   public func log(_ entity: String, key: JSONValue) async throws -> [LogEntry] {
-    try await offTheCaller { try self.log(entity, key: key) }
+    try await runBriefly { try self.log(entity, key: key) }
   }
 
   /// `log(_:key:)`, off the caller's executor.
   public func log(_ entity: String, key: some IdentityKey) async throws -> [LogEntry] {
     let key = key.identityJSON
-    return try await offTheCaller { try self.log(entity, key: key) }
+    return try await runBriefly { try self.log(entity, key: key) }
   }
 
   @available(*, deprecated, renamed: "log(_:key:)", message: "the entity is unlabelled, as in object(_:key:)")
@@ -129,11 +130,11 @@ extension Ledger {
       let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
       guard extent.head >= 1 else { return nil }
       var id = extent.head
-      while id >= extent.start, id >= 1 {
+      while id >= extent.firstBatch, id >= 1 {
         if try readRecord(id, txn, changes: .none).time <= date { return id }
         id -= 1
       }
-      if extent.isCompacted { throw LedgerError.batchArchived(extent.start - 1, horizon: extent.start) }
+      if extent.isCompacted { throw LedgerError.batchArchived(extent.firstBatch - 1, firstBatch: extent.firstBatch) }
       return nil
     }
   }

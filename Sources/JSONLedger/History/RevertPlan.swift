@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 import LMDB
 
 /// What a revert of one batch would do, worked out without writing: the later changes that
@@ -53,7 +54,7 @@ extension Ledger {
   public func revertPlan(_ batchID: UInt64, force: Bool = false, keepingLaterChanges: Bool = false) async throws
     -> RevertPlan
   {
-    try await offTheCaller { try self.revertPlan(batchID, force: force, keepingLaterChanges: keepingLaterChanges) }
+    try await runBriefly { try self.revertPlan(batchID, force: force, keepingLaterChanges: keepingLaterChanges) }
   }
 
   /// The plan of a revert of `record` against the store `txn` sees.

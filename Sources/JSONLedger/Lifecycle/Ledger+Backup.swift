@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 import LMDB
 
 /// What `Ledger.backup(to:allowingDamaged:)` wrote.
@@ -69,7 +70,7 @@ extension Ledger {
       let extent = try copied.environment.read { txn in
         try ProjectionStore(transaction: txn, layout: copied.layout, model: copied.model).extent()
       }
-      (report.firstBatch, report.head) = (extent.start, extent.head)
+      (report.firstBatch, report.head) = (extent.firstBatch, extent.head)
       _ = try copied.verify()
     } catch {
       guard allowingDamaged else {
@@ -85,7 +86,8 @@ extension Ledger {
 
   /// `backup(to:allowingDamaged:)`, off the caller's executor.
   public func backup(to destination: String, allowingDamaged: Bool = false) async throws -> BackupReport {
-    try await offTheCaller { try self.backup(to: destination, allowingDamaged: allowingDamaged) }
+    // It copies the whole store: a thread of its own.
+    try await runBlocking("JSONLedger.backup") { try self.backup(to: destination, allowingDamaged: allowingDamaged) }
   }
 
   /// `path` with symbolic links resolved as far as it exists, the rest appended: where a

@@ -4,13 +4,17 @@ import LMDB
 /// What `Ledger.compact(keepingBatches:before:archive:discarding:)` did.
 public struct CompactReport: Sendable, Equatable {
   /// The batch the log now starts at: a checkpoint of the state after it.
-  public var horizon: UInt64
+  public var firstBatch: UInt64
   /// Batches moved out of the log (to the archive, or dropped).
   public var archivedBatches: Int
   /// The archive written, if any.
   public var archivePath: String?
   /// Objects the checkpoint holds.
   public var objects: Int
+
+  /// `firstBatch`, by its earlier name.
+  @available(*, deprecated, renamed: "firstBatch")
+  public var horizon: UInt64 { firstBatch }
 }
 
 extension Ledger {
@@ -18,16 +22,16 @@ extension Ledger {
   /// `2026-01-01T00:00:00Z`, fractions, offsets): the whole text, or nil.
   public static func time(fromISO8601 text: String) -> Date? { DateCoding.isoDate(text) }
 
-  /// Bounds the log: the batches up to a horizon are written to the archive file `archive`
-  /// (which `restoreLog(from:to:)` replays into a new store) and replaced by one `checkpoint`
-  /// record holding the whole state after the horizon's batch; the projections are rebuilt
+  /// Bounds the log: the batches up to a cut are written to the archive file `archive` (which
+  /// `restoreLog(from:to:)` replays into a new store) and replaced by one `checkpoint` record
+  /// holding the whole state after the cut's batch, the log's new first batch; the projections are rebuilt
   /// from the checkpoint and the batches kept, in the same write transaction, so a crash
   /// leaves the store as before or as after. Batch ids go on; as-of reads, diffs and reverts
-  /// before the horizon are refused (`LedgerError.batchArchived`); `verify` replays from the
+  /// before the log's first batch are refused (`LedgerError.batchArchived`); `verify` replays from the
   /// checkpoint. LMDB reuses the freed pages; `backup(to:allowingDamaged:)` writes a compacted copy.
   ///
   /// - Parameters:
-  ///   - count: keep this many of the newest batches (the horizon is the one before them).
+  ///   - count: keep this many of the newest batches (the cut is the one before them).
   ///   - date: or keep the batches applied at or after this time.
   ///   - archive: a new file for the batches moved out; nil only with `discarding`.
   ///   - discarding: drop the batches without an archive.
@@ -52,12 +56,13 @@ extension Ledger {
     return try writer.sync { try compactNow(keepingBatches: count, before: date, archive: archive, digest: digest) }
   }
 
-  /// One horizon, an archive unless discarding, and no negative count.
+  /// One place to cut, an archive unless discarding, and no negative count.
   private static func checkCompactArguments(_ count: Int?, _ date: Date?, _ archive: String?, _ discarding: Bool)
     throws
   {
     guard (count == nil) != (date == nil) else {
-      throw LedgerError.invalidArgument("compact needs one horizon: a number of batches to keep, or a date")
+      throw LedgerError.invalidArgument(
+        "compact needs one place to cut the log: a number of batches to keep, or a date")
     }
     guard archive != nil || discarding else {
       throw LedgerError.invalidArgument(
@@ -69,57 +74,60 @@ extension Ledger {
   private func compactNow(
     keepingBatches count: Int?, before date: Date?, archive: String?, digest: (([UInt8]) -> [UInt8])?
   ) throws -> CompactReport {
-    // The horizon, and the checkpoint: the state after it, read before anything is written.
-    let (start, horizon, checkpoint, replaced) = try environment.read {
+    // Where the log is cut, and the checkpoint: the state after it, read before anything is written.
+    let (start, checkpointBatch, checkpoint, replaced) = try environment.read {
       txn -> (UInt64, UInt64, ChangeRecord?, [UInt8]?) in
       try checkModelVersion(txn)
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
-      let start = try store.horizon()
-      var horizon: UInt64 = 0
+      let start = try store.firstBatch()
+      var checkpointBatch: UInt64 = 0
       if let count {
-        horizon = head > UInt64(count) ? head - UInt64(count) : 0
+        checkpointBatch = head > UInt64(count) ? head - UInt64(count) : 0
       } else if let date {
         var id = start
         while id <= head, try readRecord(id, txn).time < date {
-          horizon = id
+          checkpointBatch = id
           id += 1
         }
       }
-      // Nothing before the horizon, or the log starts there already (at a checkpoint).
-      guard start == 1 ? horizon >= 1 : horizon > start else { return (start, 0, nil, nil) }
+      // Nothing before the checkpoint's batch, or the log starts there already (at a checkpoint).
+      guard start == 1 ? checkpointBatch >= 1 : checkpointBatch > start else { return (start, 0, nil, nil) }
       // On a replica, the record the checkpoint replaces: its checksum is what the next record chains to.
       var replaced: [UInt8]?
-      if digest != nil { replaced = try txn.value(forKey: StoreKeys.batch(horizon), in: layout.log).map(Array.init) }
-      return (start, horizon, try checkpointRecord(at: horizon, txn), replaced)
+      if digest != nil {
+        replaced = try txn.value(forKey: StoreKeys.batch(checkpointBatch), in: layout.log).map(Array.init)
+      }
+      return (start, checkpointBatch, try checkpointRecord(at: checkpointBatch, txn), replaced)
     }
     guard let checkpoint else {
-      return CompactReport(horizon: start, archivedBatches: 0, archivePath: nil, objects: 0)
+      return CompactReport(firstBatch: start, archivedBatches: 0, archivePath: nil, objects: 0)
     }
     // A failed archive leaves no file; a failed commit removes the archive this call wrote.
-    if let archive { try writeArchive(archive, from: start, to: horizon) }
+    if let archive { try writeArchive(archive, from: start, to: checkpointBatch) }
     do {
-      try commit(checkpoint, logStart: start, startDigest: replaced.flatMap { bytes in digest.map { $0(bytes) } })
+      try commit(checkpoint, firstBatch: start, startDigest: replaced.flatMap { bytes in digest.map { $0(bytes) } })
     } catch {
       if let archive { try? FileManager.default.removeItem(atPath: archive) }
       throw error
     }
     logger.info(
-      "compacted the log", metadata: ["store": "\(path)", "horizon": "\(horizon)", "archive": "\(archive ?? "none")"])
+      "compacted the log",
+      metadata: ["store": "\(path)", "firstBatch": "\(checkpointBatch)", "archive": "\(archive ?? "none")"])
     return CompactReport(
-      horizon: horizon, archivedBatches: Int(horizon - start + 1), archivePath: archive,
+      firstBatch: checkpointBatch, archivedBatches: Int(checkpointBatch - start + 1), archivePath: archive,
       objects: checkpoint.changes.count)
   }
 
-  /// Writes the records from `start` to `horizon` to a new archive file.
-  private func writeArchive(_ archive: String, from start: UInt64, to horizon: UInt64) throws {
+  /// Writes the records from `start` to `checkpointBatch` to a new archive file.
+  private func writeArchive(_ archive: String, from start: UInt64, to checkpointBatch: UInt64) throws {
     // Every version of the model: the archived records name the one each was written under.
     let modelBytes = JSONWriter(options: []).bytes(from: versions.jsonValue)
     try LogArchive.write(to: archive, model: modelBytes) { append in
       try environment.read { txn in
-        // A migration since the horizon was read: its records do not read under this model.
+        // A migration since the checkpoint's batch was read: its records do not read under this model.
         try checkModelVersion(txn)
-        for id in start...horizon {
+        for id in start...checkpointBatch {
           guard let bytes = try txn.value(forKey: StoreKeys.batch(id), in: layout.log) else {
             throw LedgerError.corruptRecord(batchID: id, reason: "it is missing from the log")
           }
@@ -134,23 +142,23 @@ extension Ledger {
   /// Replaces the records from `start` to the checkpoint's batch with the checkpoint and
   /// rebuilds the projections, provided the log still starts at `start` and the model is the
   /// one read.
-  private func commit(_ checkpoint: ChangeRecord, logStart start: UInt64, startDigest: [UInt8]?) throws {
-    let horizon = checkpoint.batchID
+  private func commit(_ checkpoint: ChangeRecord, firstBatch start: UInt64, startDigest: [UInt8]?) throws {
+    let checkpointBatch = checkpoint.batchID
     // On the writer thread already (`compactNow`): the engine runs it there.
     try perform {
       Write(room: .objects(checkpoint.changes.count * 2)) { [self] txn in
-        // The horizon and the checkpoint were read in another transaction: another process may
+        // The checkpoint's batch and the checkpoint were read in another transaction: another process may
         // have compacted or migrated the store since (the engine checks the model version).
         // LMDB runs one writer at a time, so what this transaction sees stays true until it
         // commits.
         let now = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
-        guard now.start == start, now.head >= horizon else {
+        guard now.firstBatch == start, now.head >= checkpointBatch else {
           throw LedgerError.storeChanged(
-            path: path, reason: "another compact moved the start of the log to batch \(now.start) meanwhile")
+            path: path, reason: "another compact moved the start of the log to batch \(now.firstBatch) meanwhile")
         }
-        for id in start...horizon { try txn.delete(StoreKeys.batch(id), in: layout.log) }
-        try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(horizon), in: layout.log)
-        try txn.put([UInt8](bigEndian: horizon), forKey: MetaKey.horizon, in: layout.meta)
+        for id in start...checkpointBatch { try txn.delete(StoreKeys.batch(id), in: layout.log) }
+        try txn.put(RecordCoding.encode(checkpoint), forKey: StoreKeys.batch(checkpointBatch), in: layout.log)
+        try txn.put([UInt8](bigEndian: checkpointBatch), forKey: MetaKey.firstBatch, in: layout.meta)
         if let startDigest { try txn.put(startDigest, forKey: MetaKey.replicaStartDigest, in: layout.meta) }
         // The projections again, from the checkpoint and the batches kept.
         _ = try rebuildProjections(txn, model: model) { $0 }
@@ -158,10 +166,10 @@ extension Ledger {
     }
   }
 
-  /// A `checkpoint` record at batch `horizon`: every object alive after it, created whole
+  /// A `checkpoint` record at batch `checkpointBatch`: every object alive after it, created whole
   /// with its attributes and links, in id order.
-  private func checkpointRecord(at horizon: UInt64, _ txn: Transaction) throws -> ChangeRecord {
-    let store = ProjectionStore(transaction: txn, layout: layout, model: model, asOf: horizon)
+  private func checkpointRecord(at checkpointBatch: UInt64, _ txn: Transaction) throws -> ChangeRecord {
+    let store = ProjectionStore(transaction: txn, layout: layout, model: model, asOf: checkpointBatch)
     var changes: [ObjectChange] = []
     for root in model.resolvedInOrder where root.rootName == root.name {
       for id in try store.objectIDs(root: root.name) {
@@ -172,15 +180,15 @@ extension Ledger {
       }
     }
     changes.sort { $0.objectID < $1.objectID }
-    let last = try readRecord(horizon, txn)
+    let last = try readRecord(checkpointBatch, txn)
     var statistics = ChangeRecord.Statistics()
     statistics.created = changes.count
-    var metadata = ChangeRecord.Metadata(message: "checkpoint: the state after batch \(horizon)")
+    var metadata = ChangeRecord.Metadata(message: "checkpoint: the state after batch \(checkpointBatch)")
     // The keys of the batches the checkpoint stands for: a late retry is still a no-op.
     metadata.archivedIdempotencyKeys = try ProjectionStore(transaction: txn, layout: layout, model: model)
-      .idempotencyKeys(atOrBefore: horizon)
+      .idempotencyKeys(atOrBefore: checkpointBatch)
     return ChangeRecord(
-      batchID: horizon, time: last.time, kind: .checkpoint, metadata: metadata, statistics: statistics,
+      batchID: checkpointBatch, time: last.time, kind: .checkpoint, metadata: metadata, statistics: statistics,
       changes: changes, modelVersion: versions.current)
   }
 
@@ -239,7 +247,7 @@ extension Ledger {
         // The archive starts at an earlier checkpoint: so does the new store's log.
         try ledger.perform {
           Write(room: .bytes(64 << 10)) { txn in
-            try txn.put([UInt8](bigEndian: batchID), forKey: MetaKey.horizon, in: ledger.layout.meta)
+            try txn.put([UInt8](bigEndian: batchID), forKey: MetaKey.firstBatch, in: ledger.layout.meta)
           }
         }
       }
@@ -259,17 +267,17 @@ extension Ledger {
     try replay.flush()
   }
 
-  /// Empties the projections and folds into them every record of the log from its horizon
+  /// Empties the projections and folds into them every record of the log from its first batch
   /// on, each as `translate` tells it, under `model`; returns the records folded. Compact and
   /// a migration that replays both rebuild so, inside their write transaction.
   func rebuildProjections(
     _ txn: Transaction, model: Model, translate: (ChangeRecord) throws -> ChangeRecord
   ) throws -> Int {
-    let horizon = try ProjectionStore(transaction: txn, layout: layout, model: model).horizon()
+    let firstBatch = try ProjectionStore(transaction: txn, layout: layout, model: model).firstBatch()
     for database in layout.projections { try txn.removeAll(in: database) }
     for key in [MetaKey.head, MetaKey.nextObjectSequence] { _ = try txn.delete(key, in: layout.meta) }
     let projector = Projector(transaction: txn, layout: layout, model: model)
-    var batchID = horizon
+    var batchID = firstBatch
     while let bytes = try txn.value(forKey: StoreKeys.batch(batchID), in: layout.log) {
       // Identities come from the projections being rebuilt: each object is there before a
       // change that neither creates nor deletes it.
@@ -278,6 +286,6 @@ extension Ledger {
       try projector.apply(try translate(record))
       batchID += 1
     }
-    return Int(batchID - horizon)
+    return Int(batchID - firstBatch)
   }
 }

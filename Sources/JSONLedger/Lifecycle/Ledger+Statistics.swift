@@ -1,3 +1,5 @@
+import JSONLedgerSupport
+
 /// Sizes of a store, from `Ledger.statistics()`.
 public struct LedgerStatistics: Sendable, Equatable {
   /// Batches in the log.
@@ -56,6 +58,6 @@ extension Ledger {
 
   /// `statistics()`, off the caller's executor.
   public func statistics() async throws -> LedgerStatistics {
-    try await offTheCaller { try self.statistics() }
+    try await runBriefly { try self.statistics() }
   }
 }

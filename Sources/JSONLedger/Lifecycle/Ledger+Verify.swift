@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 import LMDB
 
 /// What `Ledger.verify()` checked.
@@ -41,10 +42,10 @@ extension Ledger {
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       let head = try store.head()
       // After a compact, the log starts at its checkpoint.
-      let horizon = try store.horizon()
+      let firstBatch = try store.firstBatch()
       // Identities are read from the live store: an object's never changes.
       let lookup = identities(txn)
-      var expected = horizon
+      var expected = firstBatch
       var pending: [ChangeRecord] = []
       func flush() throws {
         guard !pending.isEmpty else { return }
@@ -84,7 +85,7 @@ extension Ledger {
       let objects = try txn.statistics(of: layout.state).entries
       // Records read: from the checkpoint on, after a compact.
       return VerificationReport(
-        batches: head >= horizon ? Int(head - horizon + 1) : 0, objects: objects, entriesCompared: compared)
+        batches: head >= firstBatch ? Int(head - firstBatch + 1) : 0, objects: objects, entriesCompared: compared)
     }
   }
 
@@ -103,7 +104,7 @@ extension Ledger {
 
   /// `verify()`, off the caller's executor.
   public func verify() async throws -> VerificationReport {
-    try await offTheCaller { try self.verify() }
+    try await runBriefly { try self.verify() }
   }
 
   /// Walks both databases in key order with two cursors (no copy of either in memory) and

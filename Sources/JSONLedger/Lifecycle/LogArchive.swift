@@ -1,6 +1,6 @@
 import Foundation
 
-/// The file `compact` writes the records before its horizon to, and `restore-log` reads.
+/// The file `compact` writes the records before the log's new first batch to, and `restore-log` reads.
 /// Format 2, written now:
 ///
 /// ```

@@ -34,7 +34,7 @@ public struct ChangeRecord: Sendable, Equatable {
     public static let rewind = Kind(rawValue: 4)
     /// The store's model changed (`Ledger.migrate`); the record's `modelVersion` is the new one.
     public static let migration = Kind(rawValue: 5)
-    /// The whole state at a horizon, in place of the batches `compact` archived.
+    /// The whole state after a batch, in place of the batches `compact` archived: the log's first batch.
     public static let checkpoint = Kind(rawValue: 6)
 
     /// Every kind this library writes and reads.

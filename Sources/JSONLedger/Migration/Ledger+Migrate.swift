@@ -59,7 +59,9 @@ extension Ledger {
   ) async throws -> MigrationReport {
     let ledger = try open(at: path, options: options)
     defer { ledger.close() }
-    return try await ledger.offTheCaller { try ledger.migrate(to: model, allowingRemovals: allowingRemovals) }
+    return try await runBlocking("JSONLedger.migrate") {
+      try ledger.migrate(to: model, allowingRemovals: allowingRemovals)
+    }
   }
 
   /// The live objects of each entity `plan` removes (`MigrationPlan.removedEntities`) that

@@ -34,7 +34,7 @@ extension Ledger {
   }
 
   /// Marks the store a replica of `source` (nil: no longer one). From then on a new record is
-  /// refused (`LedgerError.replicaWrite`) unless a gate is set.
+  /// refused (`LedgerError.replicaWrite`) but through a gate (`committing(through:)`).
   @_spi(Replication) public func setReplicaSource(_ source: String?) throws {
     try perform {
       Write(room: .bytes(64 << 10), checksModelVersion: false) { [self] txn in
@@ -82,25 +82,12 @@ extension Ledger {
         guard try ProjectionStore(transaction: txn, layout: layout, model: model).head() == 0 else {
           throw LedgerError.invalidArgument("a replica starts at a checkpoint only while its log is empty")
         }
-        try txn.put([UInt8](bigEndian: claimed), forKey: MetaKey.horizon, in: layout.meta)
+        try txn.put([UInt8](bigEndian: claimed), forKey: MetaKey.firstBatch, in: layout.meta)
         try txn.put(digest, forKey: MetaKey.replicaStartDigest, in: layout.meta)
         try append(record, txn, encoded: bytes)
         return BatchSummary(record: record)
       }
     }
-  }
-
-  /// Runs `body` with `gate` receiving each new record before it commits.
-  func withRecordGate<R>(_ gate: @escaping RecordGate, _ body: () throws -> R) throws -> R {
-    let token = recordGateTokens.withLock { next in
-      next += 1
-      return next
-    }
-    recordGate.withLock { $0 = (gate, token) }
-    // Cleared only if it is still this call's: a write of this process waiting on the remote's
-    // lock may have set its own by the time this one ends.
-    defer { recordGate.withLock { if $0?.token == token { $0 = nil } } }
-    return try body()
   }
 
   /// Every version of the store's model with its numbering (what records' numbers mean): a
@@ -206,10 +193,10 @@ extension Ledger {
   }
 
   /// The first batch the log holds and its head.
-  @_spi(Replication) public func logExtent() throws -> (first: UInt64, head: UInt64) {
+  @_spi(Replication) public func logExtent() throws -> (firstBatch: UInt64, head: UInt64) {
     try readTransaction { txn in
       let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
-      return (extent.start, extent.head)
+      return (extent.firstBatch, extent.head)
     }
   }
 
@@ -238,10 +225,10 @@ extension Ledger {
     }
   }
 
-  /// The gate a new record passes through (`withRecordGate`); without one, on a replica,
-  /// `LedgerError.replicaWrite`; elsewhere nil.
+  /// The gate a new record passes through (`committing(through:)`); without one, on a
+  /// replica, `LedgerError.replicaWrite`; elsewhere nil.
   func recordGate(_ txn: Transaction) throws -> RecordGate? {
-    if let gate = recordGate.withLock({ $0?.gate }) { return gate }
+    if let recordGate { return recordGate }
     if let source = try txn.value(forKey: MetaKey.replicaOf, in: layout.meta) {
       throw LedgerError.replicaWrite(path: path, source: String(decoding: source, as: UTF8.self))
     }

@@ -90,7 +90,7 @@ public import Foundation
   /// The digest of the newest batch's record (the genesis digest when there is none).
   public var digest: [UInt8]
   /// The first batch the log holds.
-  public var logStart: UInt64
+  public var firstBatch: UInt64
   /// The model version the newest record is under.
   public var modelVersion: UInt32
   /// Every version of the ledger's model, as text (`Ledger.modelDefinition`).
@@ -99,11 +99,11 @@ public import Foundation
   public var updatedAt: Date
 
   public init(
-    batchID: UInt64, digest: [UInt8], logStart: UInt64, modelVersion: UInt32, model: String, updatedAt: Date
+    batchID: UInt64, digest: [UInt8], firstBatch: UInt64, modelVersion: UInt32, model: String, updatedAt: Date
   ) {
     self.batchID = batchID
     self.digest = digest
-    self.logStart = logStart
+    self.firstBatch = firstBatch
     self.modelVersion = modelVersion
     self.model = model
     self.updatedAt = updatedAt

@@ -24,7 +24,7 @@ extension ReplicaCore {
   /// remote's record of that batch is found to be the one the checkpoint stands for.
   public func publishSnapshot() async throws {
     let ledger = self.ledger
-    let start = try ledger.logExtent().first
+    let start = try ledger.logExtent().firstBatch
     guard start > 1 else { return }
     let digest = try remoteDigest(ofLocal: start)
     let snapshot = RemoteSnapshot(

@@ -73,9 +73,9 @@ extension ReplicaCore {
   ) async throws -> Ledger {
     try await session.checkFormat()
     let head = try await session.head()
-    guard head.logStart == 1 else {
+    guard head.firstBatch == 1 else {
       throw RemoteError.unsupported(
-        "the remote ledger \"\(log.ledgerName)\" starts at batch \(head.logStart): a clone needs a log from batch 1")
+        "the remote ledger \"\(log.ledgerName)\" starts at batch \(head.firstBatch): a clone needs a log from batch 1")
     }
     let definition = try modelDefinition(head.model, batch: 0)
     let ledger: Ledger

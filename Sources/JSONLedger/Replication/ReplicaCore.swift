@@ -170,7 +170,7 @@ import Synchronization
   func remoteDigest(ofLocal batch: UInt64) throws -> [UInt8] {
     guard batch > 0 else { return log.genesisDigest }
     let ledger = self.ledger
-    let start = try ledger.logExtent().first
+    let start = try ledger.logExtent().firstBatch
     // A checkpoint stands for the record it replaced, batch 1 included (a compaction of the
     // first batch leaves the log starting at 1, at a checkpoint).
     let startsAtCheckpoint = try start > 1 || ledger.log(limit: 1, before: start + 1).first?.kind == .checkpoint
@@ -220,7 +220,7 @@ import Synchronization
       )
     }
     let gate = RemoteAppend(log: log, session: session, head: head, what: what)
-    let result = try await Self.blocking { try ledger.withRecordGate(gate.append) { try body(ledger) } }
+    let result = try await Self.blocking { try body(try ledger.committing(through: gate.append)) }
     let (appended, migrated) = gate.outcome
     if !appended { try await session.releaseHead() }
     if migrated { try reopenAfterMigration() }

@@ -11,8 +11,9 @@ enum MetaKey {
   /// An earlier version of the model, with its numbering (`ModelVersions`).
   static func model(version: UInt32) -> [UInt8] { Array("model.\(version)".utf8) }
   static let head = Array("head".utf8)
-  /// The first batch the log holds (absent: 1); set by `compact`, whose checkpoint it is.
-  static let horizon = Array("horizon".utf8)
+  /// The first batch the log holds (absent: 1); set by `compact`, whose checkpoint it is. (Its
+  /// bytes keep the name the store format gave it first.)
+  static let firstBatch = Array("horizon".utf8)
   /// Set on a replica: where its records come from and go to (`Ledger.replicaSource`).
   static let replicaOf = Array("replicaOf".utf8)
   /// On a replica whose log starts at a checkpoint: the remote's checksum of the record the
@@ -24,7 +25,7 @@ enum MetaKey {
 
 extension Transaction {
   /// The number stored under `key` (most significant byte first), read in place: every view
-  /// reads the head, the horizon and the model version, and a copy of each would allocate.
+  /// reads the head, the first batch and the model version, and a copy of each would allocate.
   func bigEndianNumber<Number: FixedWidthInteger & UnsignedInteger>(
     forKey key: [UInt8], in database: Database, as: Number.Type = Number.self
   ) throws -> Number? {

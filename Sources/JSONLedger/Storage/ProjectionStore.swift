@@ -224,12 +224,12 @@ struct ProjectionStore: StateSource {
   }
 
   /// The first batch the log holds: 1, or the checkpoint `compact` left.
-  func horizon() throws -> UInt64 {
-    try transaction.bigEndianNumber(forKey: MetaKey.horizon, in: layout.meta, as: UInt64.self) ?? 1
+  func firstBatch() throws -> UInt64 {
+    try transaction.bigEndianNumber(forKey: MetaKey.firstBatch, in: layout.meta, as: UInt64.self) ?? 1
   }
 
   /// The batches the log holds, and so which states and records can be read.
-  func extent() throws -> LogExtent { LogExtent(start: try horizon(), head: try head()) }
+  func extent() throws -> LogExtent { LogExtent(firstBatch: try firstBatch(), head: try head()) }
 
   /// The last applied batch id (0 for an empty log).
   func head() throws -> UInt64 {

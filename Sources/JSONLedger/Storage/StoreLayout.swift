@@ -6,7 +6,7 @@ import LMDB
 /// | database      | key                                        | value                                   |
 /// |---------------|--------------------------------------------|-----------------------------------------|
 /// | `log`         | batch id (8)                               | encoded `ChangeRecord` (never changed)  |
-/// | `meta`        | name                                       | format version, model versions and numbering, head, next sequence, horizon |
+/// | `meta`        | name                                       | format version, model versions and numbering, head, next sequence, first batch |
 /// | `keys`        | root entity id (4) + identity encoding     | object id (8) + payload fingerprint (8) + full identity encoding (long keys) |
 /// | `state`       | object id (8: root entity, sequence)       | current state of a live object (`StateCoding`) |
 /// | `history`     | object id (8) + batch id (8)               | undo image: the state before the batch, empty when absent before |

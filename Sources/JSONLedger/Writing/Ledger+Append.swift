@@ -48,7 +48,7 @@ extension Ledger {
     try checkModelVersion(txn, versions)
     // An empty log restored from an archive starts at the archive's first batch (a checkpoint).
     let extent = try ProjectionStore(transaction: txn, layout: layout, model: versions.model).extent()
-    guard record.batchID == (extent.head == 0 ? extent.start : extent.head + 1) else {
+    guard record.batchID == (extent.head == 0 ? extent.firstBatch : extent.head + 1) else {
       throw LedgerError.corruptRecord(
         batchID: record.batchID, reason: "it does not follow the head of the log (batch \(extent.head))")
     }

@@ -14,7 +14,7 @@ extension Ledger {
       let store = ProjectionStore(transaction: txn, layout: layout, model: model)
       if let key = metadata.idempotencyKey, let existing = try store.batch(forIdempotencyKey: key) {
         // A batch `compact` archived is known by its key alone: applied, its counts gone.
-        guard existing >= (try store.extent().start) else {
+        guard existing >= (try store.extent().firstBatch) else {
           return BatchSummary(archivedBatch: existing, kind: kind)
         }
         let record = try readRecord(existing, txn)

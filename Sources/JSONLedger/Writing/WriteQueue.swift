@@ -1,4 +1,5 @@
 import Dispatch
+import JSONLedgerSupport
 import Synchronization
 
 /// Serialises a store's writes: one write at a time, on one thread of its own, whether the
@@ -46,9 +47,7 @@ final class WriteQueue: Sendable {
   /// Runs `body` on the writer thread without blocking the caller.
   func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     if let readOnlyPath { throw LedgerError.readOnly(path: readOnlyPath) }
-    return try await withCheckedThrowingContinuation { continuation in
-      queue.async { continuation.resume(with: Result { try LedgerError.wrappingStorageErrors(body) }) }
-    }
+    return try await runBlocking(on: queue) { try LedgerError.wrappingStorageErrors(body) }
   }
 
   /// Hands a summary to every current subscriber.

@@ -116,7 +116,10 @@ struct HistoryPropertyTests {
     }
   }
 
-  @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+  /// - Reliability: Random batch sequences: as-of every batch = the live state captured then; reverting the
+  ///   last batch = as of the one before; reverting the revert re-applies; rewind = as-of
+  /// - Size: 5+6+3 seeds × 12–25 batches
+  @Test(.tags(.reliability), arguments: [1, 2, 3, 4, 5] as [UInt64])
   func asOfEveryBatchEqualsTheLiveStateCapturedThen(seed: UInt64) throws {
     var generator = SeededGenerator(seed: seed)
     let directory = try TemporaryDirectory()
@@ -151,7 +154,10 @@ struct HistoryPropertyTests {
     #expect(try await ledger.verify().batches == Int(last) + 2)
   }
 
-  @Test(arguments: [41, 42, 43, 44, 45, 46] as [UInt64])
+  /// - Reliability: Random batch sequences with forced reverts of older batches: every link has its counterpart
+  ///   after each step; replay = live
+  /// - Size: 6 seeds × 30 steps
+  @Test(.tags(.reliability), arguments: [41, 42, 43, 44, 45, 46] as [UInt64])
   func forcedRevertsOfOlderBatchesKeepEveryLinkTwoSided(seed: UInt64) async throws {
     var generator = SeededGenerator(seed: seed)
     let directory = try TemporaryDirectory()

@@ -32,7 +32,10 @@ struct KeepLaterListTests {
     _ = try ledger.applySynchronously(batch)
   }
 
-  @Test func anObjectTheBatchCreatedStaysWhileAListItDidNotTouchHoldsIt() throws {
+  /// - Reliability: `revert --keep-later` of a batch that created objects a later batch put in a list it did
+  ///   not touch: the objects and the list kept (H3)
+  /// - Size: 1 case
+  @Test(.tags(.reliability)) func anObjectTheBatchCreatedStaysWhileAListItDidNotTouchHoldsIt() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     try Self.apply(ledger, [["name": "Japan"], ["name": "Can"]], as: "Band")

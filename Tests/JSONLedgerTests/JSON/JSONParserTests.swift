@@ -212,7 +212,9 @@ struct JSONParserTests {
     #expect(objects.count == 3)
   }
 
-  @Test func randomBytesNeverCrashTheParser() {
+  /// - Reliability: Random bytes never crash the parser
+  /// - Size: 3,000 inputs
+  @Test(.tags(.reliability)) func randomBytesNeverCrashTheParser() {
     var generator = SeededGenerator(seed: 7)
     let alphabet = Array("{}[]\",:0123456789-+.eEtruefalsn \n\\u".utf8)
     for _ in 0..<3_000 {

@@ -125,7 +125,7 @@ struct ErrorCodeTests {
     #expect(LedgerError.Code(rawValue: "objectNotFound") == .objectNotFound)
     let samples: [LedgerError] = [
       .storeNotFound(path: "/s"), .unsupportedFormat(path: "/s", found: 3, supported: 5),
-      .modelDiffers(path: "/s", differences: []), .batchArchived(2, horizon: 4),
+      .modelDiffers(path: "/s", differences: []), .batchArchived(2, firstBatch: 4),
       .upgradeInterrupted(path: "/s", keptPath: "/s.format3"),
       .importStopped(file: "f", failedPart: 2, appliedBatches: [1], reason: .invalidArgument("x")),
       .replicaWrite(path: "/s", source: "postgres://h/db"), .revertConflicts(batchID: 1, conflicts: []),

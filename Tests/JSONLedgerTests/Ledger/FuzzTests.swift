@@ -35,7 +35,9 @@ struct FuzzTests {
     "albums", "a.b", "", "snake_case", "iso8601", "export", "type", "collectionKey", "subentityKey", "deleteOrphans",
   ]
 
-  @Test func randomModelsAreAcceptedOrRejectedWithAModelError() throws {
+  /// - Reliability: Random and mutated model files: loaded or a `ModelError`, never a crash
+  /// - Size: 3,000 models
+  @Test(.tags(.reliability)) func randomModelsAreAcceptedOrRejectedWithAModelError() throws {
     var generator = SeededGenerator(seed: 2026)
     let valid = try Fixtures.bandsModel().jsonValue
     var accepted = 0
@@ -72,7 +74,9 @@ struct FuzzTests {
     }
   }
 
-  @Test func randomPayloadsMapOrFailWithTypedErrorsAndAcceptedOnesVerify() throws {
+  /// - Reliability: Random payloads: mapped and applied, or a typed error; what was applied verifies
+  /// - Size: 400 batches
+  @Test(.tags(.reliability)) func randomPayloadsMapOrFailWithTypedErrorsAndAcceptedOnesVerify() throws {
     var generator = SeededGenerator(seed: 77)
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: try Fixtures.bandsModel())

@@ -42,7 +42,10 @@ struct ReadOnlyTests {
     _ = try ledger.verify()
   }
 
-  @Test func readsWhatTheStoreHoldsAndRefusesEveryWriteWithoutWriting() async throws {
+  /// - Reliability: A `Ledger` opened read-only: apply, revert, rewind, migrate and compact (sync and async)
+  ///   throw `readOnly`, `data.mdb` unchanged; no store is created, no model migrated to
+  /// - Size: 7 writes
+  @Test(.tags(.reliability)) func readsWhatTheStoreHoldsAndRefusesEveryWriteWithoutWriting() async throws {
     let directory = try TemporaryDirectory()
     try Self.makeStore(directory)
     let data = try Data(contentsOf: URL(fileURLWithPath: directory.storePath + "/data.mdb"))

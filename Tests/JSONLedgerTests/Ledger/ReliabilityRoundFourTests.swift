@@ -24,7 +24,12 @@ struct ReliabilityRoundFourTests {
 
   /// H1: a part of a chunked import is skipped on a re-run only when it is the very part
   /// applied before; a corrected file, or another chunk size, is applied, never claimed.
-  @Test func aRerunOfAChunkedImportAppliesWhatItsPartsSayNotWhatTheirNumbersWere() throws {
+  ///
+  /// - Reliability: A chunked import re-run with its key after the file changed, another chunk size, or a
+  ///   single earlier import keyed `K#1`: parts whose bytes were applied are skipped (a part's key
+  ///   is its ordinal and a digest of its bytes), the rest applied (round four, H1)
+  /// - Size: 3 re-runs
+  @Test(.tags(.reliability)) func aRerunOfAChunkedImportAppliesWhatItsPartsSayNotWhatTheirNumbersWere() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     let first = try directory.write("first.json", Self.albums("a", 6, label: "old"))
@@ -53,7 +58,11 @@ struct ReliabilityRoundFourTests {
   }
 
   /// H7: a retry of a batch `compact` archived is still known by its key.
-  @Test func anIdempotencyKeyOutlivesTheCompactionOfItsBatch() throws {
+  ///
+  /// - Reliability: A batch with an idempotency key compacted into a checkpoint: the retry answers the archived
+  ///   batch and writes nothing (H7)
+  /// - Size: 1 key
+  @Test(.tags(.reliability)) func anIdempotencyKeyOutlivesTheCompactionOfItsBatch() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     var old = ledger.makeBatch()
@@ -80,7 +89,12 @@ struct ReliabilityRoundFourTests {
 
   /// H15 and H14: an empty element in a file with an entity is a syntax error with its line
   /// and column (it trapped), and one object staged in parts is one element.
-  @Test(arguments: ["[,]", #"[{"name": "a"},,{"name": "b"}]"#, #"{"albums": [,]}"#])
+  ///
+  /// - Reliability: `[,]`, `[{…},,{…}]` and `{"albums": [,]}` from a file with `--entity`, whole and chunked: a
+  ///   syntax error naming the place, never a trap (H15); one object with `--entity` imports in
+  ///   parts (H14)
+  /// - Size: 3 inputs × 2
+  @Test(.tags(.reliability), arguments: ["[,]", #"[{"name": "a"},,{"name": "b"}]"#, #"{"albums": [,]}"#])
   func aCommaWhereAValueBelongsIsASyntaxErrorInEveryPath(text: String) throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
@@ -112,7 +126,11 @@ struct ReliabilityRoundFourTests {
   }
 
   /// H16: migrating to the model the store has is nothing to do.
-  @Test func migratingToTheSameModelWritesNothing() throws {
+  ///
+  /// - Reliability: `migrate` to the identical model writes nothing (H16); an attribute renamed `label` →
+  ///   `publisher` → `label` exports as the first version did (H18)
+  /// - Size: 2 cases
+  @Test(.tags(.reliability)) func migratingToTheSameModelWritesNothing() throws {
     let directory = try TemporaryDirectory()
     let text = try String(contentsOf: Fixtures.url("bands-model.json"), encoding: .utf8)
     let model = try Model(json: JSONParser.parse(Array(text.utf8)))

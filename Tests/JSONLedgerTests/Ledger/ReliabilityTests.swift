@@ -19,7 +19,9 @@ struct ReliabilityTests {
     return ledger
   }
 
-  @Test func aFlippedByteInAStoredRecordIsReportedWithItsBatchID() throws {
+  /// - Reliability: A byte flipped in a stored record is reported with its batch id (`verify`, `show`)
+  /// - Size: 3 batches
+  @Test(.tags(.reliability)) func aFlippedByteInAStoredRecordIsReportedWithItsBatchID() throws {
     let directory = try TemporaryDirectory()
     let ledger = try filledLedger(directory)
     try ledger.environment.write { txn in
@@ -38,7 +40,9 @@ struct ReliabilityTests {
     #expect(throws: LedgerError.self) { try ledger.record(2) }
   }
 
-  @Test func aFlippedByteInTheDataFileIsDetected() throws {
+  /// - Reliability: A byte flipped in `data.mdb` on disk, in every copy of the record
+  /// - Size: 3 batches
+  @Test(.tags(.reliability)) func aFlippedByteInTheDataFileIsDetected() throws {
     let directory = try TemporaryDirectory()
     let record: [UInt8]
     do {
@@ -67,7 +71,9 @@ struct ReliabilityTests {
     }
   }
 
-  @Test func projectionTamperingIsFoundByVerify() throws {
+  /// - Reliability: A projection or index entry tampered with is named by `verify`
+  /// - Size: 3 batches
+  @Test(.tags(.reliability)) func projectionTamperingIsFoundByVerify() throws {
     let directory = try TemporaryDirectory()
     let ledger = try filledLedger(directory)
     try ledger.environment.write { txn in
@@ -79,7 +85,11 @@ struct ReliabilityTests {
     } throws: { error in "\(error)".contains("state differs from the replay at object ") }
   }
 
+  /// - Reliability: A store of a newer format version, or of the earlier formats 1 and 2, says so plainly; one of
+  ///   format 3 names `jsonledger upgrade`
+  /// - Size: 3 versions
   @Test(
+    .tags(.reliability),
     arguments: [
       // The newest format this library reads is a migrated store's.
       (
@@ -108,7 +118,9 @@ struct ReliabilityTests {
     } throws: { error in "\(error)".contains(message) }
   }
 
-  @Test func aFileOrAForeignDirectoryIsNotAStore() throws {
+  /// - Reliability: A file, or a directory holding other files, is refused without writing into it
+  /// - Size: —
+  @Test(.tags(.reliability)) func aFileOrAForeignDirectoryIsNotAStore() throws {
     let directory = try TemporaryDirectory()
     let file = directory.path + "/file"
     try Data("x".utf8).write(to: URL(fileURLWithPath: file))
@@ -123,7 +135,11 @@ struct ReliabilityTests {
   /// A writer killed while it creates a store (the crash test's first trial can be) leaves an
   /// LMDB file with empty databases, an empty data.mdb or only a lock file: opening it with
   /// the model finishes the creation; without one, the error says what happened.
-  @Test func aStoreWhoseCreationWasCutShortIsFinishedByTheNextOpen() throws {
+  ///
+  /// - Reliability: A store whose creation was cut short (killed after LMDB made its file, before the first
+  ///   commit) is finished by the next open with its model; without a model the error says so
+  /// - Size: —
+  @Test(.tags(.reliability)) func aStoreWhoseCreationWasCutShortIsFinishedByTheNextOpen() throws {
     let directory = try TemporaryDirectory()
     let unfinished = directory.path + "/unfinished"
     try FileManager.default.createDirectory(atPath: unfinished, withIntermediateDirectories: true)
@@ -161,7 +177,9 @@ struct ReliabilityTests {
     #expect(try Ledger.open(at: lockOnly).head == 0)
   }
 
-  @Test func keysLongerThanLMDBsLimitWork() throws {
+  /// - Reliability: Keys longer than LMDB's 511-byte limit (2,000-character string identities)
+  /// - Size: 2 objects
+  @Test(.tags(.reliability)) func keysLongerThanLMDBsLimitWork() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     let prefix = String(repeating: "k", count: 2_000)
@@ -183,7 +201,9 @@ struct ReliabilityTests {
     #expect(try ledger.verify().batches == 2)
   }
 
-  @Test func aToManyOfOneHundredThousandTargets() throws {
+  /// - Reliability: A to-many of 100,000 targets
+  /// - Size: 1 batch; last by hand: 8 s, debug build
+  @Test(.tags(.reliability)) func aToManyOfOneHundredThousandTargets() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     var batch = ledger.makeBatch()
@@ -193,7 +213,10 @@ struct ReliabilityTests {
     #expect(try ledger.read { view in try view.count("Album") } == 100_000)
   }
 
-  @Test func aJSONValueNestedAThousandLevelsIsStoredAndExported() throws {
+  /// - Reliability: JSON nested 1,000 levels, stored in a `json` attribute and exported; 5,000 levels is an
+  ///   error, not a crash
+  /// - Size: —
+  @Test(.tags(.reliability)) func aJSONValueNestedAThousandLevelsIsStoredAndExported() throws {
     let model = try Model {
       Entity("Doc", identity: ["id"]) {
         Attribute("id", .int64)
@@ -211,7 +234,9 @@ struct ReliabilityTests {
     #expect(try ledger.verify().batches == 1)
   }
 
-  @Test func aTenMegabyteStringAndAToManyOfTenThousand() throws {
+  /// - Reliability: A 10 MB string field
+  /// - Size: 1 object
+  @Test(.tags(.reliability)) func aTenMegabyteStringAndAToManyOfTenThousand() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     var batch = ledger.makeBatch()
@@ -231,7 +256,9 @@ struct ReliabilityTests {
     #expect(throws: LMDBError.self) { try escaped.value(forKey: StoreKeys.batch(1), in: ledger.layout.log) }
   }
 
-  @Test func concurrentReadersAlwaysSeeWholeBatches() async throws {
+  /// - Reliability: Four reader tasks during 40 writes never see two batches mixed; reader slots are released
+  /// - Size: 50 objects × 40 batches
+  @Test(.tags(.reliability)) func concurrentReadersAlwaysSeeWholeBatches() async throws {
     let directory = try TemporaryDirectory()
     let ledger = try Ledger.open(at: directory.storePath, model: Self.model)
     let names = (0..<50).map { JSONValue.string("album \($0)") }

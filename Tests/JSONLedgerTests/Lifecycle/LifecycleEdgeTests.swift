@@ -179,7 +179,10 @@ struct LifecycleEdgeTests {
     #expect(throws: LedgerError.self) { try ledger.migrationPlan(to: both) }
   }
 
-  @Test func swappedNamesFollowTheirNotes() throws {
+  /// - Reliability: `renamedFrom`: a swap of two names, a rename onto a removed name, two elements claiming
+  ///   one; text that differs only in Unicode normalisation is a change, stored as sent
+  /// - Size: 6 cases
+  @Test(.tags(.reliability)) func swappedNamesFollowTheirNotes() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.store(directory.storePath, batches: 2)
     let labels = try Self.values(ledger, "label")
@@ -296,7 +299,10 @@ struct LifecycleEdgeTests {
     }
   }
 
-  @Test func anArchiveCutShortOrMissingARecordIsRefused() throws {
+  /// - Reliability: Archives cut at every record boundary, missing their first record, with a byte after the
+  ///   end, or with one bit of the model flipped: refused, nothing left at the target
+  /// - Size: 8 archives
+  @Test(.tags(.reliability)) func anArchiveCutShortOrMissingARecordIsRefused() throws {
     let directory = try TemporaryDirectory()
     let (_, bytes) = try Self.archive(in: directory)
     let offsets = Self.recordOffsets(bytes)

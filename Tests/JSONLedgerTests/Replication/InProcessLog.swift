@@ -83,7 +83,7 @@ final class InProcessLog: RemoteLog {
   func head() -> RemoteHead {
     state.withLock { state in
       RemoteHead(
-        batchID: UInt64(state.records.count), digest: state.records.last?.digest ?? genesisDigest, logStart: 1,
+        batchID: UInt64(state.records.count), digest: state.records.last?.digest ?? genesisDigest, firstBatch: 1,
         modelVersion: state.modelVersion, model: state.model, updatedAt: state.updatedAt)
     }
   }

@@ -59,7 +59,11 @@ struct ReplicaCoreTests {
     #expect(try one.ledger.replicaSource == "in-process#test")
   }
 
-  @Test func concurrentWritersThroughOneLogNeverLoseOrReorderABatch() async throws {
+  /// - Reliability: Two writers through one in-process remote log (the replica core's second transport): every
+  ///   batch lands once, in one chain, and both replicas hold the same records byte for byte; a
+  ///   remote that refuses an append leaves the store as it was
+  /// - Size: 2 × 8 batches
+  @Test(.tags(.reliability)) func concurrentWritersThroughOneLogNeverLoseOrReorderABatch() async throws {
     let directory = try TemporaryDirectory()
     let log = try InProcessLog(model: LifecycleEdgeTests.model)
     let replicas = [
@@ -81,6 +85,42 @@ struct ReplicaCoreTests {
     _ = try await replicas[1].verifyAgainstRemote()
   }
 
+  /// The remote append is a hook of the one write that sets it: a plain write of the same
+  /// store at the same time is refused as a replica's, never handed to another write's gate.
+  ///
+  /// - Reliability: A plain write of a replica's store while two writes run through its remote is refused as a
+  ///   replica's, never handed to another write's remote append
+  /// - Size: 40 refused writes beside 16 replica writes
+  @Test(.tags(.reliability)) func aWriteOutsideTheRemoteIsRefusedWhileReplicaWritesRunBesideIt() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let replica = try await Self.clone(log, directory.path + "/one")
+    let refused = try await withThrowingTaskGroup(of: Int.self) { group in
+      for writer in 0..<2 {
+        group.addTask {
+          for round in 0..<8 { _ = try await Self.apply(replica, round: writer * 100 + round) }
+          return 0
+        }
+      }
+      group.addTask {
+        var refused = 0
+        for round in 0..<40 {
+          do {
+            _ = try replica.ledger.applySynchronously(try Self.batch(replica, round: 1000 + round))
+          } catch LedgerError.Code.replicaWrite {
+            refused += 1
+          }
+        }
+        return refused
+      }
+      return try await group.reduce(0, +)
+    }
+    #expect(refused == 40)
+    #expect(log.appendsSeen == 16)
+    #expect(try replica.ledger.logExtent().head == 16)
+    _ = try await replica.verifyAgainstRemote()
+  }
+
   @Test func aRemoteThatRefusesTheAppendLeavesTheStoreAsItWas() async throws {
     let directory = try TemporaryDirectory()
     let log = try InProcessLog(model: LifecycleEdgeTests.model)
@@ -96,7 +136,10 @@ struct ReplicaCoreTests {
     _ = try await replica.verifyAgainstRemote()
   }
 
-  @Test func aRecordThatIsNotWhatTheLogSaysIsRefusedBeforeAnythingIsApplied() async throws {
+  /// - Reliability: The replica core over an in-process log: a record whose bytes do not match its digest, and
+  ///   one whose chain names another record, are refused naming the batch, nothing of it applied
+  /// - Size: 2 faults
+  @Test(.tags(.reliability)) func aRecordThatIsNotWhatTheLogSaysIsRefusedBeforeAnythingIsApplied() async throws {
     let directory = try TemporaryDirectory()
     let log = try InProcessLog(model: LifecycleEdgeTests.model)
     let writer = try await Self.clone(log, directory.path + "/writer")
@@ -180,7 +223,7 @@ struct ReplicaCoreTests {
     let writer = try await Self.clone(log, directory.path + "/writer")
     for round in 1...5 { _ = try await Self.apply(writer, round: round) }
     _ = try await writer.compact(keepingBatches: 2, before: nil, archive: nil, discarding: true)
-    let start = try writer.ledger.logExtent().first
+    let start = try writer.ledger.logExtent().firstBatch
     #expect(start > 1)
     #expect(log.snapshots().map(\.batchID) == [start])
     _ = try await Self.apply(writer, round: 6)

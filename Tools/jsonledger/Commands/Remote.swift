@@ -134,6 +134,10 @@ struct Follow: AsyncParsableCommand {
 
   @OptionGroup var storeOptions: StoreOptions
 
+  // A follower's records are the remote's: one a machine crash loses is fetched again, so a
+  // follower may commit without a flush each (noMetaSync, noSync) where a writer should not.
+  @OptionGroup var writeOptions: WriteOptions
+
   @Flag(help: "Stop once the replica holds the remote's head as it was at the start.")
   var untilCaughtUp = false
 
@@ -150,7 +154,8 @@ struct Follow: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let replica = try ReplicaRoute.replica(of: try storeOptions.open(), store: storeOptions.store)
+    let replica = try ReplicaRoute.replica(
+      of: try storeOptions.open(durability: writeOptions.durability), store: storeOptions.store)
     let json = self.json
     try await replica.follow(untilCaughtUp: untilCaughtUp, pollInterval: .milliseconds(pollInterval)) { report in
       if json {
