@@ -265,7 +265,9 @@ struct BatchResolver {
       let upserted: UInt64?
       switch object {
       case .mapped(let mapped): upserted = try upsert(mapped, operations: options.operations)
-      case .skimmed(let skimmed): upserted = try upsert(skimmed, path: collectionPath, operations: options.operations)
+      case .skimmed(let skimmed):
+        upserted = try upsert(
+          PlacedPayload(payload: skimmed, parentPath: collectionPath), operations: options.operations)
       }
       if let id = upserted, let parent { try graph.link(parent.id, parent.relationship.id, id) }
     }
@@ -343,87 +345,80 @@ struct BatchResolver {
     }
   }
 
-  /// Creates or merges one mapped object; returns its id (nil when the operations skip it).
-  private mutating func upsert(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
-    let id = try upsertUnrecorded(object, operations: operations)
+  /// Creates or merges one payload, or skips it when the store holds it as it is; returns its
+  /// id (nil when the operations skip it).
+  private mutating func upsert<Payload: ResolverPayload>(_ payload: borrowing Payload, operations: Operations) throws
+    -> UInt64?
+  {
+    let id = try upsertUnrecorded(payload, operations: operations)
     if let id, staged != nil { staged?.insert(id) }
     return id
   }
 
-  private mutating func upsertUnrecorded(_ object: borrowing MappedObject, operations: Operations) throws -> UInt64? {
+  /// The one rule of skipping, for an object mapped from JSON and for one staged as its text:
+  /// a payload already applied (this very payload made the stored object, or made it again in
+  /// this batch) is not merged again; its nested objects, payloads of their own, still are.
+  fileprivate mutating func upsertUnrecorded<Payload: ResolverPayload>(
+    _ payload: borrowing Payload, operations: Operations
+  ) throws -> UInt64? {
     // Only a payload that updates can be known to have been applied already.
-    guard let identity = object.identity, operations.contains(.update), let fingerprint = object.fingerprint.value
-    else {
-      return try mergeRemapped(object, operations: operations)
+    guard let fingerprint = payload.skippableFingerprint(under: operations) else {
+      return try payload.merge(in: &self, operations: operations, known: nil, fingerprint: nil)
     }
     if let id = graph.objects.unchanged.skippedObject(withFingerprint: fingerprint),
       graph.objects.existingSlot(id) == nil
     {
-      try upsertNestedObjects(of: object)
+      try payload.upsertNested(in: &self)
       return id
     }
     // Untouched in this batch, and left as it is by this very payload: applying it again
-    // would change nothing, here or on the other side of its links. Its nested objects are
-    // payloads of their own.
-    let registered = try identities.registration(root: object.entity.rootID, identity: identity, source: source)
+    // would change nothing, here or on the other side of its links.
+    let registered = try payload.registration(in: &self)
     if let stored = registered, stored.payloadFingerprint == fingerprint, graph.objects.existingSlot(stored.id) == nil {
-      graph.objects.unchanged.skip(
-        stored.id, mark: PayloadMark(fingerprint: fingerprint, mask: object.fingerprint.mask))
-      try upsertNestedObjects(of: object)
+      graph.objects.unchanged.skip(stored.id, mark: PayloadMark(fingerprint: fingerprint, mask: payload.mask))
+      try payload.upsertNested(in: &self)
       return stored.id
     }
     if let stored = registered, isMadeAgain(byPayload: fingerprint, stored.id) {
-      try upsertNestedObjects(of: object)
+      try payload.upsertNested(in: &self)
       return stored.id
     }
-    guard let id = try mergeRemapped(object, operations: operations, known: .some(registered?.id)) else { return nil }
-    graph.objects.setPayload(id, fingerprint: fingerprint, mask: object.fingerprint.mask)
+    return try payload.merge(in: &self, operations: operations, known: .some(registered?.id), fingerprint: fingerprint)
+  }
+
+  /// The id and payload fingerprint the store holds for `identity`.
+  fileprivate mutating func registration(root: UInt32, identity: [AttributeValue]) throws
+    -> (id: UInt64, payloadFingerprint: UInt64)?
+  {
+    try identities.registration(root: root, identity: identity, source: source)
+  }
+
+  /// A mapped object merged (it was not skipped), its payload fingerprint kept when it has one.
+  fileprivate mutating func mergeMapped(
+    _ object: borrowing MappedObject, operations: Operations, known: UInt64??, fingerprint: UInt64?
+  ) throws -> UInt64? {
+    guard let id = try mergeRemapped(object, operations: operations, known: known) else { return nil }
+    if let fingerprint { graph.objects.setPayload(id, fingerprint: fingerprint, mask: object.fingerprint.mask) }
     return id
   }
 
-  /// Skips a skimmed payload the store still holds as staged, with its nested ones (each
-  /// checked on its own); one changed since staging is mapped from its text and merged.
-  /// `parentPath`: the path of the object it is nested in (unused for a staged one).
-  private mutating func upsert(_ payload: SkimmedPayload, path parentPath: JSONPath, operations: Operations) throws
+  /// What staging found of a skimmed payload's object, while no batch has been applied since;
+  /// else the store's registration.
+  fileprivate mutating func registration(of payload: SkimmedPayload) throws -> (id: UInt64, payloadFingerprint: UInt64)?
+  {
+    if stagedHere, let found = payload.stored, try found.head == storeHead() {
+      return (found.id, payload.fingerprint)
+    }
+    return try registration(root: payload.entity.rootID, identity: payload.identity)
+  }
+
+  /// A skimmed payload changed since it was staged, or a nested one the store does not hold:
+  /// mapped now, as staging would have (the same text mapped without a problem when it was
+  /// applied, so none is expected; any is reported all the same), then upserted as mapped. The
+  /// same text met again (a nested object repeated under many parents) is mapped once.
+  fileprivate mutating func mergeSkimmed(_ payload: SkimmedPayload, at path: JSONPath, operations: Operations) throws
     -> UInt64?
   {
-    let id = try upsertUnrecorded(payload, path: parentPath, operations: operations)
-    if let id, staged != nil { staged?.insert(id) }
-    return id
-  }
-
-  private mutating func upsertUnrecorded(_ payload: SkimmedPayload, path parentPath: JSONPath, operations: Operations)
-    throws -> UInt64?
-  {
-    let path = payload.path(under: parentPath)
-    if let id = graph.objects.unchanged.skippedObject(withFingerprint: payload.fingerprint),
-      graph.objects.existingSlot(id) == nil
-    {
-      try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
-      return id
-    }
-    // What staging found holds while no batch has been applied since.
-    let registered: (id: UInt64, payloadFingerprint: UInt64)?
-    if stagedHere, let found = payload.stored, try found.head == storeHead() {
-      registered = (found.id, payload.fingerprint)
-    } else {
-      registered = try identities.registration(root: payload.entity.rootID, identity: payload.identity, source: source)
-    }
-    if let stored = registered, stored.payloadFingerprint == payload.fingerprint,
-      graph.objects.existingSlot(stored.id) == nil
-    {
-      graph.objects.unchanged.skip(stored.id, mark: PayloadMark(fingerprint: payload.fingerprint, mask: payload.mask))
-      try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
-      return stored.id
-    }
-    if let stored = registered, isMadeAgain(byPayload: payload.fingerprint, stored.id) {
-      try payload.forEachNested { _ = try upsert($0, path: path, operations: .upsert) }
-      return stored.id
-    }
-    // Changed since it was staged, or a nested payload the store does not hold: mapped now,
-    // as staging would have (the same text mapped without a problem when it was applied, so
-    // none is expected; any is reported all the same). The same text met again (a nested
-    // object repeated under many parents) is mapped once.
     if var mapped = remapped[payload.fingerprint] {
       mapped.path = path
       return try upsertUnrecorded(mapped, operations: operations)
@@ -440,6 +435,11 @@ struct BatchResolver {
     problems.add(contentsOf: report.problems)
     if report.problems.problems.isEmpty, remapped.count < Self.remappedLimit { remapped[payload.fingerprint] = mapped }
     return try upsertUnrecorded(mapped, operations: operations)
+  }
+
+  /// Upserts the skimmed payloads nested in one at `path`.
+  fileprivate mutating func upsertNested(of payload: SkimmedPayload, at path: JSONPath) throws {
+    try payload.forEachNested { _ = try upsert(PlacedPayload(payload: $0, parentPath: path), operations: .upsert) }
   }
 
   /// Whether a payload met again in this batch (a producer nested in each of its albums) made
@@ -462,7 +462,7 @@ struct BatchResolver {
   }
 
   /// Upserts the objects nested in a skipped object's relationships, as merging it would.
-  private mutating func upsertNestedObjects(of object: borrowing MappedObject) throws {
+  fileprivate mutating func upsertNestedObjects(of object: borrowing MappedObject) throws {
     for named in object.relationships {
       switch named.value {
       case .clear, .toOne(.key): continue
@@ -871,5 +871,71 @@ struct BatchResolver {
       // A known id here belongs to a deleted object: its identity comes back.
       return try create(entity, identity: [value], reuse: known, placeholder: true)
     }
+  }
+}
+
+/// A payload the resolver upserts (`BatchResolver.upsertUnrecorded`): an object mapped from
+/// JSON, or one staged as its text and mapped only when it is not skipped. The rule of
+/// skipping is the resolver's, once; each kind says how it is found in the store, how its
+/// nested payloads are reached, and how it is merged.
+protocol ResolverPayload {
+  /// The fingerprint by which it may be skipped as applied already, under `operations`; nil
+  /// when it cannot be (no identity, or the operations do not update).
+  func skippableFingerprint(under operations: Operations) -> UInt64?
+  /// Which of its attributes and relationships the fingerprint covers.
+  var mask: UInt64 { get }
+  /// The id and payload fingerprint the store holds for its identity.
+  func registration(in resolver: inout BatchResolver) throws -> (id: UInt64, payloadFingerprint: UInt64)?
+  /// Upserts its nested payloads (it is skipped; they are payloads of their own).
+  func upsertNested(in resolver: inout BatchResolver) throws
+  /// Merges it: `known`, the id found for its identity (`.some(nil)`: none; nil: not looked
+  /// up); `fingerprint`, the one it may be skipped by next time.
+  func merge(in resolver: inout BatchResolver, operations: Operations, known: UInt64??, fingerprint: UInt64?) throws
+    -> UInt64?
+}
+
+extension MappedObject: ResolverPayload {
+  func skippableFingerprint(under operations: Operations) -> UInt64? {
+    identity != nil && operations.contains(.update) ? fingerprint.value : nil
+  }
+
+  var mask: UInt64 { fingerprint.mask }
+
+  func registration(in resolver: inout BatchResolver) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
+    guard let identity else { return nil }
+    return try resolver.registration(root: entity.rootID, identity: identity)
+  }
+
+  func upsertNested(in resolver: inout BatchResolver) throws { try resolver.upsertNestedObjects(of: self) }
+
+  func merge(in resolver: inout BatchResolver, operations: Operations, known: UInt64??, fingerprint: UInt64?) throws
+    -> UInt64?
+  {
+    try resolver.mergeMapped(self, operations: operations, known: known, fingerprint: fingerprint)
+  }
+}
+
+/// A skimmed payload where it was met: under `parentPath`, the path of the object it is nested
+/// in (or of its collection).
+struct PlacedPayload: ResolverPayload {
+  let payload: SkimmedPayload
+  let parentPath: JSONPath
+
+  func skippableFingerprint(under operations: Operations) -> UInt64? { payload.fingerprint }
+
+  var mask: UInt64 { payload.mask }
+
+  func registration(in resolver: inout BatchResolver) throws -> (id: UInt64, payloadFingerprint: UInt64)? {
+    try resolver.registration(of: payload)
+  }
+
+  func upsertNested(in resolver: inout BatchResolver) throws {
+    try resolver.upsertNested(of: payload, at: payload.path(under: parentPath))
+  }
+
+  func merge(in resolver: inout BatchResolver, operations: Operations, known: UInt64??, fingerprint: UInt64?) throws
+    -> UInt64?
+  {
+    try resolver.mergeSkimmed(payload, at: payload.path(under: parentPath), operations: operations)
   }
 }
