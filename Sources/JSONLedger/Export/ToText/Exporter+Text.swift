@@ -1,3 +1,11 @@
+// The byte-level export path: an object's JSON text written straight from its stored bytes.
+//
+// Reference: `Exporter.export(_:)` of the object's snapshot, written by `JSONWriter` — this
+// path must write the same bytes.
+// Held by: `ExportTextTests.theTextIsTheValueExportWrittenNowAndAsOfEveryBatch` and
+// `customKeysPathsTypesAndCompositeKeysAreWrittenAsTheValueExportWritesThem` (random histories,
+// now and as of every batch).
+
 import JSONLedgerJSON
 import JSONLedgerSupport
 

@@ -1,3 +1,11 @@
+// The byte-level staging path: a payload kept as its text, mapped only when it changed.
+//
+// Reference: staging the parsed document (`ChangeBatch.stage(_:as:)` of a `JSONValue`) — a
+// batch staged from text must apply the same changes and report the same problems.
+// Held by: `TextStagingTests.textStagedIntoAnEmptyStoreHasTheProblemsAndObjectsOfTheParsedText`,
+// `UnchangedPayloadTests.skippingUnchangedPayloadsGivesTheChangesOfMergingThem` (random
+// histories, skipped and merged) and `StreamedImportTests.aStreamedImportStoresWhatStagingTheWholeDocumentStores`.
+
 import Foundation
 import JSONLedgerSupport
 

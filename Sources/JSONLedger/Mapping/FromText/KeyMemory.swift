@@ -1,3 +1,7 @@
+// Part of the byte-level paths (`Mapper+Text.swift`, `PayloadSkim.swift`): what a key's raw
+// bytes mean, remembered. Its reference is the entity's key table (`EntityKeyTable`), which
+// the differential tests of those paths hold it to.
+
 import Foundation
 
 /// What member keys met in one JSON text mean to the entities whose objects hold them,

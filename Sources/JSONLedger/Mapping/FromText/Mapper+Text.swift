@@ -1,3 +1,11 @@
+// The byte-level mapping path: an object mapped straight from its JSON text.
+//
+// Reference: `Mapper.mapObject(_:entity:path:report:)` of the parsed object — this path must
+// give the same object wherever it answers (members in document order, values, references,
+// fingerprint, ignored keys), and answers nil where it cannot.
+// Held by: `PlainTextMappingTests.anObjectMappedFromItsTextIsTheObjectMappedFromItsTree`
+// (random objects, mapped both ways).
+
 import JSONLedgerJSON
 import JSONLedgerSupport
 
