@@ -7,7 +7,7 @@ struct Compact: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Move the oldest batches to an archive file and start the log at a checkpoint.",
     discussion: """
-      The batches up to the cut (--keep or --before) are written to the archive (which \
+      The batches up to the cut (--keep-batches or --before) are written to the archive (which \
       restore-log replays into a new store) and replaced by one checkpoint record holding the \
       whole state after the cut's batch, the log's new first batch. Batch ids go on; as-of reads \
       before the first batch are refused. Nothing is dropped \
