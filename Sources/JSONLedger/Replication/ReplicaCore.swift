@@ -177,7 +177,7 @@ import Synchronization
     guard batch == start, startsAtCheckpoint else { return log.digest(of: try ledger.encodedRecord(batch)) }
     guard let digest = try ledger.replicaStartDigest else {
       throw RemoteError.unsupported(
-        "\(ledger.path) starts at a checkpoint (batch \(start)) that does not say which remote record it stands for: clone it again (clone --reset)"
+        "\(ledger.path) starts at a checkpoint (batch \(start)) that does not say which remote record it stands for: clone it again, replacing this store (a clone with reset)"
       )
     }
     return digest
