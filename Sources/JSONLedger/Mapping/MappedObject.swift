@@ -15,15 +15,10 @@ struct MappedObject: @unchecked Sendable {
   // lists out of a block only when it is this value's alone); a shared block is only read,
   // so no two values ever see one change.
 
-  fileprivate struct Header {
+  /// What the block holds besides the two lists (`TwoTailHeader` keeps their counts and room).
+  fileprivate struct Fields {
     var entity: ResolvedEntity
     var identity: [AttributeValue]? = nil
-    /// How many attributes and relationships the block holds, and the room for each: the
-    /// attributes' room starts the tail, the relationships' follows it (`Storage`).
-    var attributeCount = 0
-    var relationshipCount = 0
-    var attributeRoom: Int
-    var relationshipRoom: Int
     var isKeyOnly = false
     var refusedIdentity = false
     /// The position in `identity` of the part the owner fills (`ownerPart`), or -1.
@@ -32,85 +27,11 @@ struct MappedObject: @unchecked Sendable {
     var fingerprint: PayloadFingerprint
   }
 
-  /// The header, then room for `attributeRoom` attributes, then room for `relationshipRoom`
-  /// relationships, in one allocation of whole words (each list's type is word-aligned, so
-  /// the relationships start at the first word after the attributes' room).
-  ///
-  /// Invariants: the first `attributeCount` attributes and the first `relationshipCount`
-  /// relationships are initialized, nothing else is; each count is within its room. The
-  /// deinitializer destroys what is initialized, one element at a time, with the element
-  /// type's own code.
-  fileprivate final class Storage: ManagedBuffer<Header, UInt64> {
+  /// The fields, then the attributes, then the relationships, in one block. Its own class so
+  /// that its `deinit` destroys the lists with their element types' own code.
+  fileprivate final class Storage: TwoTailBuffer<Fields, MappedAttribute, MappedRelationship> {
     deinit {
-      withUnsafeMutablePointers { header, words in
-        let attributes = Storage.attributes(words)
-        for index in 0..<header.pointee.attributeCount { (attributes + index).deinitialize(count: 1) }
-        let relationships = Storage.relationships(words, attributeRoom: header.pointee.attributeRoom)
-        for index in 0..<header.pointee.relationshipCount { (relationships + index).deinitialize(count: 1) }
-      }
-    }
-
-    /// A block with room for the header's lists, none of them initialized yet.
-    static func make(_ header: Header) -> Storage {
-      #if JSONLEDGER_INTERNAL_CHECKS
-        precondition(
-          MemoryLayout<MappedAttribute>.alignment <= 8 && MemoryLayout<MappedRelationship>.alignment <= 8,
-          "a mapped list's element is aligned past a word")
-      #endif
-      let attributeBytes = relationshipOffset(attributeRoom: header.attributeRoom)
-      let relationshipBytes = header.relationshipRoom * MemoryLayout<MappedRelationship>.stride
-      let words = (attributeBytes + relationshipBytes + 7) / 8
-      let storage = unsafeDowncast(Storage.create(minimumCapacity: words) { _ in header }, to: Storage.self)
-      storage.withUnsafeMutablePointers { header, words in
-        let raw = UnsafeMutableRawPointer(words)
-        raw.bindMemory(to: MappedAttribute.self, capacity: header.pointee.attributeRoom)
-        (raw + attributeBytes).bindMemory(to: MappedRelationship.self, capacity: header.pointee.relationshipRoom)
-      }
-      return storage
-    }
-
-    /// Where the relationships' room starts, in bytes from the tail's start.
-    static func relationshipOffset(attributeRoom: Int) -> Int {
-      (attributeRoom * MemoryLayout<MappedAttribute>.stride + 7) & ~7
-    }
-
-    static func attributes(_ words: UnsafeMutablePointer<UInt64>) -> UnsafeMutablePointer<MappedAttribute> {
-      UnsafeMutableRawPointer(words).assumingMemoryBound(to: MappedAttribute.self)
-    }
-
-    static func relationships(_ words: UnsafeMutablePointer<UInt64>, attributeRoom: Int)
-      -> UnsafeMutablePointer<MappedRelationship>
-    {
-      (UnsafeMutableRawPointer(words) + relationshipOffset(attributeRoom: attributeRoom))
-        .assumingMemoryBound(to: MappedRelationship.self)
-    }
-
-    /// A new block with `header`'s fields and room for at least as many of each list as this
-    /// one holds, holding copies of them (`moving`: holding them, this block left holding
-    /// none; only for a block no other value shares).
-    func copy(attributeRoom: Int, relationshipRoom: Int, moving: Bool) -> Storage {
-      withUnsafeMutablePointers { header, words in
-        var fields = header.pointee
-        fields.attributeRoom = max(attributeRoom, fields.attributeCount)
-        fields.relationshipRoom = max(relationshipRoom, fields.relationshipCount)
-        let copy = Storage.make(fields)
-        let attributes = Storage.attributes(words)
-        let relationships = Storage.relationships(words, attributeRoom: header.pointee.attributeRoom)
-        copy.withUnsafeMutablePointers { newHeader, newWords in
-          let newAttributes = Storage.attributes(newWords)
-          let newRelationships = Storage.relationships(newWords, attributeRoom: newHeader.pointee.attributeRoom)
-          if moving {
-            newAttributes.moveInitialize(from: attributes, count: header.pointee.attributeCount)
-            newRelationships.moveInitialize(from: relationships, count: header.pointee.relationshipCount)
-            header.pointee.attributeCount = 0
-            header.pointee.relationshipCount = 0
-          } else {
-            newAttributes.initialize(from: attributes, count: header.pointee.attributeCount)
-            newRelationships.initialize(from: relationships, count: header.pointee.relationshipCount)
-          }
-        }
-        return copy
-      }
+      destroyLists()
     }
   }
 
@@ -121,91 +42,89 @@ struct MappedObject: @unchecked Sendable {
   /// met at another place (`Mapper.mapNested`) differs only here.
   var path: JSONPath
 
+  private typealias Header = TwoTailHeader<Fields>
+
   private func read<Value>(_ body: (UnsafeMutablePointer<Header>) -> Value) -> Value {
     storage.withUnsafeMutablePointerToHeader(body)
   }
 
   /// Writes the fields, copied first when another value shares them.
-  private mutating func write<Value>(_ body: (UnsafeMutablePointer<Header>, UnsafeMutablePointer<UInt64>) -> Value)
-    -> Value
-  {
+  private mutating func write<Value>(_ body: (UnsafeMutablePointer<Header>) -> Value) -> Value {
     if !isKnownUniquelyReferenced(&storage) {
-      let (attributeRoom, relationshipRoom) = read { ($0.pointee.attributeRoom, $0.pointee.relationshipRoom) }
-      storage = storage.copy(attributeRoom: attributeRoom, relationshipRoom: relationshipRoom, moving: false)
+      let (firstRoom, secondRoom) = read { ($0.pointee.firstRoom, $0.pointee.secondRoom) }
+      storage = storage.copy(firstRoom: firstRoom, secondRoom: secondRoom, moving: false)
     }
-    return storage.withUnsafeMutablePointers(body)
+    return storage.withUnsafeMutablePointerToHeader(body)
   }
 
   /// An object of `entity` with nothing mapped yet, and room for `attributeRoom` attributes
   /// and `relationshipRoom` relationships (more grow the block).
   init(entity: ResolvedEntity, path: JSONPath, attributeRoom: Int = 0, relationshipRoom: Int = 0) {
     storage = Storage.make(
-      Header(
-        entity: entity, attributeRoom: max(0, attributeRoom), relationshipRoom: max(0, relationshipRoom),
-        fingerprint: PayloadFingerprint(entity: entity)))
+      Fields(entity: entity, fingerprint: PayloadFingerprint(entity: entity)), firstRoom: attributeRoom,
+      secondRoom: relationshipRoom)
     self.path = path
   }
 
   /// The concrete entity (after sub-entity selection).
   var entity: ResolvedEntity {
-    get { read { $0.pointee.entity } }
-    set { write { header, _ in header.pointee.entity = newValue } }
+    get { read { $0.pointee.fields.entity } }
+    set { write { $0.pointee.fields.entity = newValue } }
   }
   /// The identity values in the order of the entity's identity; nil for insert-only entities.
   var identity: [AttributeValue]? {
-    get { read { $0.pointee.identity } }
-    set { write { header, _ in header.pointee.identity = newValue } }
+    get { read { $0.pointee.fields.identity } }
+    set { write { $0.pointee.fields.identity = newValue } }
   }
   /// Attributes the JSON named, in document order; nil clears the attribute.
   var attributes: Attributes {
-    Attributes(storage: storage, offset: 0, count: read { $0.pointee.attributeCount })
+    Attributes(storage: storage, offset: 0, count: read { $0.pointee.firstCount })
   }
   /// Relationships the JSON named, in document order.
   var relationships: Relationships {
     read { header in
       Relationships(
-        storage: storage, offset: Storage.relationshipOffset(attributeRoom: header.pointee.attributeRoom),
-        count: header.pointee.relationshipCount)
+        storage: storage, offset: Storage.secondOffset(firstRoom: header.pointee.firstRoom),
+        count: header.pointee.secondCount)
     }
   }
   /// Whether the payload was a bare key (`"1699"`): the object it creates is a stub, exempt
   /// from the non-optional attributes a created object must carry.
   var isKeyOnly: Bool {
-    get { read { $0.pointee.isKeyOnly } }
-    set { write { header, _ in header.pointee.isKeyOnly = newValue } }
+    get { read { $0.pointee.fields.isKeyOnly } }
+    set { write { $0.pointee.fields.isKeyOnly = newValue } }
   }
   /// Whether a value given for an identity attribute was refused (and reported): the
   /// identity is then not reported missing as well.
   var refusedIdentity: Bool {
-    get { read { $0.pointee.refusedIdentity } }
-    set { write { header, _ in header.pointee.refusedIdentity = newValue } }
+    get { read { $0.pointee.fields.refusedIdentity } }
+    set { write { $0.pointee.fields.refusedIdentity = newValue } }
   }
   /// For an object nested in another through the inverse of a relationship its identity
   /// names (`"identity": ["item", "slot"]`, nested in an item's `types`): the position of that
   /// part in `identity`, which holds a stand-in until the resolver puts the key of the object
   /// it is nested in there. Nil otherwise.
   var ownerPart: Int? {
-    get { read { $0.pointee.ownerPart < 0 ? nil : Int($0.pointee.ownerPart) } }
-    set { write { header, _ in header.pointee.ownerPart = Int32(clamping: newValue ?? -1) } }
+    get { read { $0.pointee.fields.ownerPart < 0 ? nil : Int($0.pointee.fields.ownerPart) } }
+    set { write { $0.pointee.fields.ownerPart = Int32(clamping: newValue ?? -1) } }
   }
   /// The JSON it came from, kept only for entities with sub-entities.
   var source: JSONObject? {
-    get { read { $0.pointee.source } }
-    set { write { header, _ in header.pointee.source = newValue } }
+    get { read { $0.pointee.fields.source } }
+    set { write { $0.pointee.fields.source = newValue } }
   }
   /// What the payload says, hashed as it was mapped (kept in step by the `append` methods).
   var fingerprint: PayloadFingerprint {
-    get { read { $0.pointee.fingerprint } }
-    set { write { header, _ in header.pointee.fingerprint = newValue } }
+    get { read { $0.pointee.fields.fingerprint } }
+    set { write { $0.pointee.fields.fingerprint = newValue } }
   }
 
   /// The value last given for the attribute `name`: nil when none was, `.some(nil)` when it
   /// was cleared. Read where it lies, with no view of the list kept (a view kept alive
   /// makes the next change to this object copy its block).
   func lastValue(of name: String) -> AttributeValue?? {
-    storage.withUnsafeMutablePointers { header, words in
-      let attributes = Storage.attributes(words)
-      for index in stride(from: header.pointee.attributeCount - 1, through: 0, by: -1)
+    storage.withPointers { header, attributes, _ in
+      for index in stride(from: header.pointee.firstCount - 1, through: 0, by: -1)
       where attributes[index].name == name {
         return .some(attributes[index].value)
       }
@@ -216,46 +135,33 @@ struct MappedObject: @unchecked Sendable {
   /// A block with twice the room of a full list (at least 4): the lists moved into it from a
   /// block this value alone holds, copied from a shared one.
   private mutating func grow(attributes: Bool) {
-    let (attributeRoom, relationshipRoom) = read { ($0.pointee.attributeRoom, $0.pointee.relationshipRoom) }
+    let (attributeRoom, relationshipRoom) = read { ($0.pointee.firstRoom, $0.pointee.secondRoom) }
     let isUnique = isKnownUniquelyReferenced(&storage)
     storage = storage.copy(
-      attributeRoom: attributes ? max(4, attributeRoom * 2) : attributeRoom,
-      relationshipRoom: attributes ? relationshipRoom : max(4, relationshipRoom * 2), moving: isUnique)
+      firstRoom: attributes ? max(4, attributeRoom * 2) : attributeRoom,
+      secondRoom: attributes ? relationshipRoom : max(4, relationshipRoom * 2), moving: isUnique)
   }
 
   /// Appends an attribute's value; `nameHash` is `FNV1a.hash` of its name.
   mutating func append(attribute name: String, nameHash: UInt64, _ value: AttributeValue?) {
-    if read({ $0.pointee.attributeCount == $0.pointee.attributeRoom }) { grow(attributes: true) }
-    write { header, words in
-      #if JSONLEDGER_INTERNAL_CHECKS
-        precondition(header.pointee.attributeCount < header.pointee.attributeRoom, "an attribute past its room")
-      #endif
-      (Storage.attributes(words) + header.pointee.attributeCount).initialize(
-        to: MappedAttribute(name: name, value: value))
-      header.pointee.attributeCount += 1
-      header.pointee.fingerprint.add(attribute: nameHash, value)
-    }
+    if read({ $0.pointee.firstCount == $0.pointee.firstRoom }) { grow(attributes: true) }
+    write { $0.pointee.fields.fingerprint.add(attribute: nameHash, value) }
+    storage.appendFirst(MappedAttribute(name: name, value: value))
   }
 
   /// Appends a relationship's value; the references in it must already have been added to
   /// `fingerprint` (`PayloadFingerprint.add(key:)`), in order.
   mutating func append(relationship: ResolvedRelationship, _ value: RelationshipValue) {
-    if read({ $0.pointee.relationshipCount == $0.pointee.relationshipRoom }) { grow(attributes: false) }
-    write { header, words in
+    if read({ $0.pointee.secondCount == $0.pointee.secondRoom }) { grow(attributes: false) }
+    write { header in
       switch value {
-      case .clear: header.pointee.fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
-      case .toOne: header.pointee.fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
+      case .clear: header.pointee.fields.fingerprint.add(relationship: relationship.id, kind: 0, count: 0)
+      case .toOne: header.pointee.fields.fingerprint.add(relationship: relationship.id, kind: 1, count: 1)
       case .toMany(let references):
-        header.pointee.fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
+        header.pointee.fields.fingerprint.add(relationship: relationship.id, kind: 2, count: references.count)
       }
-      #if JSONLEDGER_INTERNAL_CHECKS
-        precondition(header.pointee.relationshipCount < header.pointee.relationshipRoom, "a relationship past its room")
-      #endif
-      let relationships = Storage.relationships(words, attributeRoom: header.pointee.attributeRoom)
-      (relationships + header.pointee.relationshipCount).initialize(
-        to: MappedRelationship(relationship: relationship, value: value))
-      header.pointee.relationshipCount += 1
     }
+    storage.appendSecond(MappedRelationship(relationship: relationship, value: value))
   }
 
   /// The attributes of one object, read in its block.
