@@ -26,8 +26,10 @@ public struct PulledBatch: Sendable {
   public var summary: String
   /// Pages the server said had not changed (304) since the copy an earlier run kept.
   public var notModified: Int
-  /// The pages that came with a validator, kept once the batch is applied (`keepState(in:)`).
-  let pagesToKeep: [(URL, PageCache.Entry)]
+  /// The pages that came with a validator, as the local values that keep them
+  /// (`PageCache.encode`): encoded as each page arrives, so that a run holds each kept page
+  /// once, not its body and then its encoding beside it.
+  let pagesToKeep: [(key: String, value: [UInt8])]
   /// The largest value of each incremental source's field, kept once the batch is applied.
   let sinceToKeep: [(key: String, value: JSONValue)]
 
@@ -37,8 +39,7 @@ public struct PulledBatch: Sendable {
   /// kept in its transaction, so that a run that failed keeps nothing (its next run asks for
   /// all again) and one that applied never asks for less than it wrote.
   public var localValues: [(key: String, value: [UInt8]?)] {
-    pagesToKeep.map { (PageCache.key($0.0), PageCache.encode($0.1)) }
-      + sinceToKeep.map { ($0.key, JSONWriter(options: []).bytes(from: $0.value)) }
+    pagesToKeep.map { ($0.key, $0.value) } + sinceToKeep.map { ($0.key, JSONWriter(options: []).bytes(from: $0.value)) }
   }
 
   /// Keeps `localValues` in a transaction of their own: for a batch applied some other way
@@ -139,7 +140,7 @@ extension Ledger {
     var batch = makeBatch()
     var digest = SHA256()
     var (pages, bytes, notModified, retries) = (0, 0, 0, 0)
-    var pagesToKeep: [(URL, PageCache.Entry)] = []
+    var pagesToKeep: [(key: String, value: [UInt8])] = []
     // The record's account of the run: each page's URL, status, validator and bytes.
     var pageRecords: [JSONValue] = []
     let started = ContinuousClock.now
@@ -215,7 +216,7 @@ extension Ledger {
             let headers = HTTPHeaders(kept.link.map { [("Link", $0)] } ?? [])
             page = FetchedPage(url: page.url, headers: headers, body: kept.body, notModified: true)
           } else if let entry = PageCache.entry(for: page) {
-            pagesToKeep.append((url, entry))
+            pagesToKeep.append((PageCache.key(url), PageCache.encode(entry)))
           }
           let pageShown = RedactedURL.text(page.url)
           // The page is parsed here only when the next page or the since value is in it;
