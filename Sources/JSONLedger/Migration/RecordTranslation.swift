@@ -137,6 +137,11 @@ struct RecordTranslation: Sendable {
       let map = attributes[change.entity] ?? [:]
       var attributes: [AttributeChange] = []
       for attribute in change.attributes {
+        // The placeholder mark is no property of any model version: it carries on as it is.
+        if attribute.name == AttributeList.placeholderMark {
+          attributes.append(attribute)
+          continue
+        }
         guard let (name, type) = map[attribute.name] else { continue }
         var carried = AttributeChange(name: name, old: attribute.old, new: attribute.new)
         if let type {
