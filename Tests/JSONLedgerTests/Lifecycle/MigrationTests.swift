@@ -42,8 +42,9 @@ struct MigrationTests {
     }
   }
 
-  /// Every object as of `batch`, as sorted lines of entity, key, values and related keys,
-  /// with names told by `rename` (old name, or `Entity.property`, to new).
+  /// Every object as of `batch`, as sorted lines of entity, key, whether it is a placeholder,
+  /// values and related keys, with names told by `rename` (old name, or `Entity.property`, to
+  /// new).
   static func snapshot(_ ledger: Ledger, asOf batch: UInt64, rename: [String: String] = [:]) throws -> [String] {
     func name(_ entity: String) -> String { rename[entity] ?? entity }
     func key(_ key: ObjectKey) -> String {
@@ -58,7 +59,8 @@ struct MigrationTests {
             let names = relationship.hasPrefix("favo") ? keys.map(key) : keys.map(key).sorted()
             return "\(rename["\(entity).\(relationship)"] ?? relationship)→[\(names.joined(separator: "; "))]"
           }.sorted()
-          lines.append(key(object.key) + " " + (values + links).joined(separator: " "))
+          let mark = object.isPlaceholder ? ["(placeholder)"] : []
+          lines.append(key(object.key) + " " + (mark + values + links).joined(separator: " "))
         }
       }
       return lines.sorted()
