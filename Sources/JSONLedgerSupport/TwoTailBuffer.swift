@@ -33,8 +33,12 @@ open class TwoTailBuffer<Fields, First, Second>: ManagedBuffer<TwoTailHeader<Fie
     let secondRoom = max(0, secondRoom)
     let secondBytes = secondRoom * MemoryLayout<Second>.stride
     let words = (secondOffset(firstRoom: firstRoom) + secondBytes + 7) / 8
-    let header = TwoTailHeader(fields: fields, firstRoom: firstRoom, secondRoom: secondRoom)
-    let block = unsafeDowncast(create(minimumCapacity: words) { _ in header }, to: self)
+    // The header is made in the closure: made outside, it would be copied in and then
+    // destroyed, a retain and a release of everything the fields hold.
+    let block = unsafeDowncast(
+      create(minimumCapacity: words) { _ in
+        TwoTailHeader(fields: fields, firstRoom: firstRoom, secondRoom: secondRoom)
+      }, to: self)
     block.withUnsafeMutablePointerToElements { words in
       let raw = UnsafeMutableRawPointer(words)
       raw.bindMemory(to: First.self, capacity: firstRoom)
@@ -89,21 +93,21 @@ open class TwoTailBuffer<Fields, First, Second>: ManagedBuffer<TwoTailHeader<Fie
   @inlinable
   public final func copy(firstRoom: Int, secondRoom: Int, moving: Bool) -> Self {
     withPointers { header, first, second in
-      let old = header.pointee
+      let (firstCount, secondCount) = (header.pointee.firstCount, header.pointee.secondCount)
       let copy = Self.make(
-        old.fields, firstRoom: max(firstRoom, old.firstCount), secondRoom: max(secondRoom, old.secondCount))
+        header.pointee.fields, firstRoom: max(firstRoom, firstCount), secondRoom: max(secondRoom, secondCount))
       copy.withPointers { newHeader, newFirst, newSecond in
         if moving {
-          newFirst.moveInitialize(from: first, count: old.firstCount)
-          newSecond.moveInitialize(from: second, count: old.secondCount)
+          newFirst.moveInitialize(from: first, count: firstCount)
+          newSecond.moveInitialize(from: second, count: secondCount)
           header.pointee.firstCount = 0
           header.pointee.secondCount = 0
         } else {
-          newFirst.initialize(from: first, count: old.firstCount)
-          newSecond.initialize(from: second, count: old.secondCount)
+          newFirst.initialize(from: first, count: firstCount)
+          newSecond.initialize(from: second, count: secondCount)
         }
-        newHeader.pointee.firstCount = old.firstCount
-        newHeader.pointee.secondCount = old.secondCount
+        newHeader.pointee.firstCount = firstCount
+        newHeader.pointee.secondCount = secondCount
       }
       return copy
     }
