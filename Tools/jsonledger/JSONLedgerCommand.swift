@@ -19,6 +19,10 @@ private func refuseUnknownCommand(_ first: String?) throws {
 }
 
 /// `jsonledger`: the command line face of a JSONLedger store.
+///
+/// Every command names itself (`commandName:`): a name left to argument parser is derived with
+/// `String(describing:)` of the type, a scan of the runtime's conformance records on each start
+/// (about 2 ms of a 19 ms `stats`).
 @main
 struct JSONLedgerCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(

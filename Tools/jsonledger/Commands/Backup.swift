@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Backup: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "backup",
     abstract: "Write a consistent, compacted copy of the store to a new directory while writers go on.")
 
   @OptionGroup var storeOptions: StoreOptions

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Blame: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "blame",
     abstract: "Print, for each field of one object, the batch that set the value it has now.")
 
   @OptionGroup var storeOptions: StoreOptions

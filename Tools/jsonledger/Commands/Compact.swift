@@ -5,6 +5,7 @@ import JSONLedgerPostgres
 
 struct Compact: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "compact",
     abstract: "Move the oldest batches to an archive file and start the log at a checkpoint.",
     discussion: """
       The batches up to the cut (--keep-batches or --before) are written to the archive (which \

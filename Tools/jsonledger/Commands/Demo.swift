@@ -5,6 +5,7 @@ import JSONLedgerPull
 
 struct Demo: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "demo",
     abstract: "Run the main job end to end on a built-in example, narrating each step.")
 
   @Argument(help: "Where to create the demo store (missing or empty); default: a new temporary directory.")

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Diff: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "diff",
     abstract: "Objects created, deleted and updated between the states after batches A and B (0: empty).")
 
   @OptionGroup var storeOptions: StoreOptions

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Export: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "export",
     abstract: "Print objects as JSON: one entity as an array, or the whole store keyed by collection.")
 
   @OptionGroup var storeOptions: StoreOptions

@@ -2,7 +2,8 @@ import ArgumentParser
 import JSONLedger
 
 struct Get: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Print one object by key, with its relationships.")
+  static let configuration = CommandConfiguration(
+    commandName: "get", abstract: "Print one object by key, with its relationships.")
 
   @OptionGroup var storeOptions: StoreOptions
 

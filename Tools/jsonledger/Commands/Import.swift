@@ -5,6 +5,7 @@ import Synchronization
 
 struct Import: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "import",
     abstract: "Apply JSON files (or - for stdin) as one batch.",
     discussion: """
       Without --entity a file is an object whose top-level keys name collections \

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Log: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "log",
     abstract: "List batches newest first, or those that touched one object.")
 
   @OptionGroup var storeOptions: StoreOptions

@@ -4,6 +4,7 @@ import JSONLedgerPostgres
 
 struct Migrate: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "migrate",
     abstract: "Follow a new version of the model, keeping the store's history.",
     discussion: """
       Prints what differs, entity by entity. Additive changes (entities, attributes of new \

@@ -5,6 +5,7 @@ import JSONLedgerPull
 
 struct Pull: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "pull",
     abstract: "Read every page of a live HTTP API and apply them as one batch.",
     discussion: """
       Follows the Link header's rel="next" (GitHub) or, with --next-at, a URL inside each page \

@@ -21,6 +21,7 @@ struct RemoteOptions: ParsableArguments {
 
 struct Remote: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "remote",
     abstract: "A store's remote log in PostgreSQL: publish it, see where a replica stands, verify it.",
     subcommands: [RemoteInit.self, RemoteStatus.self, RemoteVerify.self])
 }
@@ -96,6 +97,7 @@ struct RemoteVerify: AsyncParsableCommand {
 
 struct Clone: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "clone",
     abstract: "Build a new replica from a remote log (from batch 1), then verify it.")
 
   @Argument(help: "The PostgreSQL URL (as --remote takes it).")
@@ -130,6 +132,7 @@ struct Clone: AsyncParsableCommand {
 
 struct Follow: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "follow",
     abstract: "Apply a replica's remote records as they are committed (until interrupted).")
 
   @OptionGroup var storeOptions: StoreOptions

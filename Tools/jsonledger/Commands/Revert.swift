@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Revert: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "revert",
     abstract: "Append a record that undoes batch N; refused (exit 3) when later batches changed the same fields.")
 
   @OptionGroup var storeOptions: StoreOptions

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Rewind: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "rewind",
     abstract: "Append one record that makes the current state equal to the state after batch N.")
 
   @OptionGroup var storeOptions: StoreOptions

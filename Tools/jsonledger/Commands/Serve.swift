@@ -11,6 +11,7 @@ import Prometheus
 
 struct Serve: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "serve",
     abstract: "Serve the store's HTTP API (/v1, /openapi.json, /metrics) and its audit console (/).",
     discussion: """
       Binds 127.0.0.1 by default. With --token-file, every write needs `Authorization: Bearer TOKEN` \

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Show: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "show",
     abstract: "Print one batch's record: every object it changed, field by field.")
 
   @OptionGroup var storeOptions: StoreOptions

@@ -2,7 +2,8 @@ import ArgumentParser
 import JSONLedger
 
 struct Stats: AsyncParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Batches, objects per entity, log bytes and map size.")
+  static let configuration = CommandConfiguration(
+    commandName: "stats", abstract: "Batches, objects per entity, log bytes and map size.")
 
   @OptionGroup var storeOptions: StoreOptions
 

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Upgrade: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "upgrade",
     abstract: "Turn a store of an older format into the current one.",
     discussion: """
       A store of format 4 or 5 gets the index of reverts that format 6 adds, in place and in \

@@ -3,6 +3,7 @@ import JSONLedger
 
 struct Verify: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "verify",
     abstract: "Replay the log into scratch projections and compare them with the live ones; check every checksum.")
 
   @OptionGroup var storeOptions: StoreOptions
