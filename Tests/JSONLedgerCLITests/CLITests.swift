@@ -263,7 +263,10 @@ struct CLITests {
     let stats = try CommandRunner.run(["stats", store, "--json"])
     #expect(stats.output.contains("\"Album\": 2"))
     let verify = try CommandRunner.run(["verify", store])
-    #expect(verify.output.hasPrefix("ok: 1 batches"))
+    #expect(verify.output.hasPrefix("ok: 1 batches checked"), "\(verify.output)")
+    #expect(verify.output.contains("match their kept digest"))
+    let full = try CommandRunner.run(["verify", store, "--full", "--json"])
+    #expect(full.output.contains("\"mode\": \"fullReplay\""), "\(full.output)")
   }
 
   @Test func badArgumentsGoToStandardErrorAsErrors() throws {

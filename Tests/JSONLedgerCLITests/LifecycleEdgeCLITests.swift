@@ -45,6 +45,29 @@ struct LifecycleEdgeCLITests {
     }
   }
 
+  /// A store that keeps no digest of its projections (written before 0.14): `verify` replays
+  /// and says how to keep one, `--keep-digest` keeps the one its replay proves, and the next
+  /// `verify` reads the store once.
+  @Test func aStoreWithoutADigestIsReplayedAndKeepsOneWhenAsked() throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.storePath
+    #expect(try CommandRunner.run(["stress", store, "--batches", "3", "--objects", "20"]).status == 0)
+    do {
+      let environment = try Environment(path: store)
+      let meta = try environment.database(named: "meta")
+      let deleted = try environment.write { txn in try txn.delete(Array("projectionDigest".utf8), in: meta) }
+      #expect(deleted)
+    }
+    let replayed = try CommandRunner.run(["verify", store])
+    #expect(replayed.status == 0, "\(replayed.error)")
+    #expect(replayed.output.contains("batches replayed"), "\(replayed.output)")
+    #expect(replayed.output.contains("jsonledger verify --keep-digest"))
+    let kept = try CommandRunner.run(["verify", store, "--keep-digest", "--json"])
+    #expect(kept.output.contains("\"mode\": \"fullReplay\""), "\(kept.output)")
+    let again = try CommandRunner.run(["verify", store])
+    #expect(again.output.contains("match their kept digest"), "\(again.output)")
+  }
+
   // MARK: G1, G19: two operators at once
 
   /// - Reliability: Two `compact`s at once, and a `compact` racing a `migrate` (the first held 2.5 s after its

@@ -29,7 +29,7 @@ enum Checksum {
     crc32(bytes.span, continuing: previous)
   }
 
-  private static func crc32(_ bytes: Span<UInt8>, continuing previous: UInt32) -> UInt32 {
+  static func crc32(_ bytes: Span<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
     let tables = Self.tables
     func entry(_ table: Int, _ index: UInt32) -> UInt32 { tables[table &* 256 &+ Int(index & 0xFF)] }
     var crc: UInt32 = previous ^ 0xFFFF_FFFF

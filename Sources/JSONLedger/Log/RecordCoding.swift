@@ -116,6 +116,22 @@ enum RecordCoding {
     do { return try reader.readVarint() } catch { throw .malformed("\(error)") }
   }
 
+  /// Checks a stored record where it lies: its header, its checksum and its format version
+  /// (what `decode` checks before it reads the record).
+  static func check(stored bytes: Span<UInt8>) throws(Failure) {
+    guard bytes.count >= 9, bytes[0] == magic[0], bytes[1] == magic[1], bytes[2] == magic[2] else {
+      throw .malformed("not a change record (bad header)")
+    }
+    let stored = UInt32(bigEndianBytes: bytes.extracting((bytes.count - 4)...))
+    let computed = Checksum.crc32(bytes.extracting(..<(bytes.count - 4)))
+    guard stored == computed else { throw .checksum(stored: stored, computed: computed) }
+    let version = UInt16(bigEndianBytes: bytes.extracting(3..<5))
+    guard version == RecordFormat.version || version == RecordFormat.version5 || version == RecordFormat.version3
+    else {
+      throw .unsupportedFormat(version)
+    }
+  }
+
   /// Decodes a stored record. With the `model`, entity and attribute names equal to the
   /// model's are returned as the model's strings instead of being decoded one by one.
   /// `changes`: all of them, none (the header alone: time, kind, metadata, counts, model

@@ -144,8 +144,12 @@ extension Ledger {
     switch plan.method {
     case .replay: replayed = try replayLog(under: plan, txn)
     case .inPlace:
-      try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn)
-      if plan.changesIndexes { try rebuildIndexes(plan.next, txn) }
+      // The projections' digest follows every entry rewritten, and is kept at the same head.
+      let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
+      var digest = try ProjectionDigest.continuing(txn, layout, at: extent)
+      try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn, digest: &digest)
+      if plan.changesIndexes { try rebuildIndexes(plan.next, txn, digest: &digest) }
+      try ProjectionDigest.keep(digest, txn, layout, at: extent)
     case .nothing: break
     }
     try checkValues(plan, txn)
@@ -197,10 +201,13 @@ extension Ledger {
 
   /// Rewrites the states and undo images of objects whose entity gained attributes, with
   /// their attributes numbered as `next` numbers them.
-  private func renumberAttributes(of entities: Set<String>, to next: Model, _ txn: Transaction) throws {
+  private func renumberAttributes(
+    of entities: Set<String>, to next: Model, _ txn: Transaction, digest: inout ProjectionDigest?
+  ) throws {
     let store = ProjectionStore(transaction: txn, layout: layout, model: model)
     for root in Set(entities.compactMap { next.resolved($0)?.rootID }).sorted() {
-      for database in [layout.state, layout.history] {
+      for part in [ProjectionDigest.Part.state, .history] {
+        let database = layout.database(of: part)
         var rewritten: [(key: [UInt8], value: [UInt8])] = []
         try txn.forEach(in: database, prefix: StoreKeys.rootPrefix(root)) { entry in
           let id = UInt64(bigEndianBytes: entry.key.prefix(8))
@@ -208,7 +215,11 @@ extension Ledger {
           let bytes = try store.decoding(id, at: batch) { () throws(DecodingFailure) in
             try StateCoding.renumberingAttributes(entry.value, from: model, to: next)
           }
-          if bytes != entry.value { rewritten.append((entry.key, bytes)) }
+          if bytes != entry.value {
+            rewritten.append((entry.key, bytes))
+            digest?.remove(part, key: entry.key.span, value: entry.value.span)
+            digest?.add(part, key: entry.key.span, value: bytes.span)
+          }
           return true
         }
         for entry in rewritten { try txn.put(entry.value, forKey: entry.key, in: database) }
@@ -217,7 +228,13 @@ extension Ledger {
   }
 
   /// Fills `indexes` anew from the live objects, for the attributes `model` marks indexed.
-  private func rebuildIndexes(_ model: Model, _ txn: Transaction) throws {
+  private func rebuildIndexes(_ model: Model, _ txn: Transaction, digest: inout ProjectionDigest?) throws {
+    if digest != nil {
+      try txn.forEachInPlace(in: layout.indexes, prefix: []) { key, value in
+        digest?.remove(.indexes, key: key, value: value)
+        return true
+      }
+    }
     try txn.removeAll(in: layout.indexes)
     let projector = Projector(transaction: txn, layout: layout, model: model)
     let store = ProjectionStore(transaction: txn, layout: layout, model: model)
@@ -227,7 +244,7 @@ extension Ledger {
         let state = try store.decoding(id, at: nil) { () throws(DecodingFailure) in
           try StateCoding.decode(bytes, model: model)?.state
         }
-        if let state { try projector.index(id, state) }
+        if let state { try projector.index(id, state, digest: &digest) }
         return true
       }
     }

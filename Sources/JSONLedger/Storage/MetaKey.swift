@@ -21,6 +21,9 @@ enum MetaKey {
   static let replicaStartDigest = Array("replicaStartDigest".utf8)
   /// The next unused sequence number of object ids (`ObjectIDs`).
   static let nextObjectSequence = Array("nextObjectSequence".utf8)
+  /// The projections' digest, with the head and first batch it was taken at
+  /// (`ProjectionDigest.Kept`); absent in a store no version that keeps it has written.
+  static let projectionDigest = Array("projectionDigest".utf8)
 }
 
 extension Transaction {

@@ -35,6 +35,10 @@ struct Projector {
     let hasKnownStates = knownStates != nil
     var known = knownStates ?? []
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model)
+    let extent = try store.extent()
+    // Every entry written below is counted in (and every one replaced, counted out of) the
+    // projections' digest, when the store keeps one to carry on from.
+    var digest = try ProjectionDigest.continuing(transaction, layout, at: extent)
     let firstFreshSequence = try store.nextObjectSequence()
     var nextSequence = firstFreshSequence
     // In id order, the states of created objects are appended to their entity's range, and
@@ -67,27 +71,49 @@ struct Projector {
         nextSequence = max(nextSequence, sequence + 1)
         try fold(
           change, known: knownState, isFirstCreation: change.kind == .created && sequence >= firstFreshSequence,
-          batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
+          batchID: record.batchID, store: store, cursors: cursors, buffers: &buffers, newKeys: &newKeys,
+          digest: &digest)
       }
       // What the last changes held goes back before the new identities are put.
       if isLarge { FreedMemory.returnToSystem() }
       // The identities of new objects, in key order: appended when they sort last.
-      try newKeys.forEachInKeyOrder { key, value in try cursors.append(value, forKey: key, in: layout.keys) }
+      try newKeys.forEachInKeyOrder { key, value in
+        try cursors.append(value, forKey: key, in: layout.keys)
+        digest?.add(.keys, key: key.span, value: value.span)
+      }
     }
     try transaction.put([UInt8](bigEndian: record.batchID), forKey: MetaKey.head, in: layout.meta)
     try transaction.put([UInt8](bigEndian: nextSequence), forKey: MetaKey.nextObjectSequence, in: layout.meta)
     if let key = record.metadata.idempotencyKey {
       let (stored, full) = StoreKeys.idempotency(key)
-      try transaction.put([UInt8](bigEndian: record.batchID) + (full ?? []), forKey: stored, in: layout.idempotency)
+      try put(
+        [UInt8](bigEndian: record.batchID) + (full ?? []), forKey: stored, in: .idempotency, digest: &digest)
     }
     // A checkpoint keeps the keys of the batches it stands for: their retries stay no-ops.
     for (key, batch) in record.metadata.archivedIdempotencyKeys {
       let (stored, full) = StoreKeys.idempotency(key)
-      try transaction.put([UInt8](bigEndian: batch) + (full ?? []), forKey: stored, in: layout.idempotency)
+      try put([UInt8](bigEndian: batch) + (full ?? []), forKey: stored, in: .idempotency, digest: &digest)
     }
     if record.kind == .revert, let reverted = record.metadata.revertedBatchID {
-      try transaction.put([], forKey: StoreKeys.revert(of: reverted, by: record.batchID), in: layout.reverts)
+      try put([], forKey: StoreKeys.revert(of: reverted, by: record.batchID), in: .reverts, digest: &digest)
     }
+    try ProjectionDigest.keep(
+      digest, transaction, layout, at: LogExtent(firstBatch: extent.firstBatch, head: record.batchID))
+  }
+
+  /// Puts an entry where one may already be, counting the one replaced out of the digest.
+  private func put(
+    _ value: [UInt8], forKey key: [UInt8], in part: ProjectionDigest.Part, digest: inout ProjectionDigest?
+  ) throws {
+    let database = layout.database(of: part)
+    if digest != nil,
+      let replaced = try transaction.withValue(
+        forKey: key, in: database, { ProjectionDigest.hash(part, key: key.span, value: $0) })
+    {
+      digest?.remove(hash: replaced)
+    }
+    try transaction.put(value, forKey: key, in: database)
+    digest?.add(part, key: key.span, value: value.span)
   }
 
   /// How many changes of a large batch are folded between two hand-backs of the memory they
@@ -102,7 +128,7 @@ struct Projector {
   /// the change applied to it.
   private func fold(
     _ change: ObjectChange, known: ObjectState??, isFirstCreation: Bool, batchID: UInt64, store: ProjectionStore,
-    cursors: borrowing WriteCursors, buffers: inout Buffers, newKeys: inout NewKeys
+    cursors: borrowing WriteCursors, buffers: inout Buffers, newKeys: inout NewKeys, digest: inout ProjectionDigest?
   ) throws {
     let id = change.objectID
     buffers.setObjectID(id)
@@ -115,7 +141,10 @@ struct Projector {
     if beforeBytes == nil, change.changedAttributes.isPacked, case .packed(let packed) = change.changedAttributes,
       packed.entity === model.resolved(change.entity)
     {
-      if !isFirstCreation { try cursors.put([], forKey: buffers.history, in: layout.history) }
+      if !isFirstCreation {
+        try cursors.put([], forKey: buffers.history, in: layout.history)
+        digest?.add(.history, key: buffers.history.span, value: Span())
+      }
       buffers.state.removeAll()
       packed.write(since: batchID, into: &buffers.state)
       if isFirstCreation {
@@ -123,10 +152,11 @@ struct Projector {
       } else {
         try cursors.put(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
       }
+      digest?.add(.state, key: buffers.objectID.span, value: buffers.state.bytes.span)
       try register(
         change, of: packed.entity, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers,
-        newKeys: &newKeys)
-      try updateIndexes(change, of: packed.entity)
+        newKeys: &newKeys, digest: &digest)
+      try updateIndexes(change, of: packed.entity, digest: &digest)
       return
     }
     // An object created for the first time, its state not known: its state is its change
@@ -141,9 +171,11 @@ struct Projector {
         entity: change.entity, entity, identity: change.identity, attributes: attributes, links: links, since: batchID,
         into: &buffers.state)
       try cursors.append(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
+      digest?.add(.state, key: buffers.objectID.span, value: buffers.state.bytes.span)
       try register(
-        change, of: entity, isFirstCreation: true, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
-      try updateIndexes(change, of: entity)
+        change, of: entity, isFirstCreation: true, cursors: cursors, buffers: &buffers, newKeys: &newKeys,
+        digest: &digest)
+      try updateIndexes(change, of: entity, digest: &digest)
       return
     }
     let after: ObjectState?
@@ -164,9 +196,14 @@ struct Projector {
     // state before otherwise.
     if let beforeBytes {
       let image = try undoImage(change, before: beforeBytes, after: after, store: store, buffers: &buffers)
-      try cursors.put(image ?? beforeBytes, forKey: buffers.history, in: layout.history)
+      let undo = image ?? beforeBytes
+      try cursors.put(undo, forKey: buffers.history, in: layout.history)
+      digest?.add(.history, key: buffers.history.span, value: undo.span)
+      // The state before is replaced or deleted below.
+      digest?.remove(.state, key: buffers.objectID.span, value: beforeBytes.span)
     } else if !isFirstCreation {
       try cursors.put([], forKey: buffers.history, in: layout.history)
+      digest?.add(.history, key: buffers.history.span, value: Span())
     }
     if let after {
       let since =
@@ -180,14 +217,16 @@ struct Projector {
       } else {
         try cursors.put(buffers.state.bytes, forKey: buffers.objectID, in: layout.state)
       }
+      digest?.add(.state, key: buffers.objectID.span, value: buffers.state.bytes.span)
     } else if beforeBytes != nil {
       try cursors.delete(buffers.objectID, in: layout.state)
     }
     // Looked up once for both: by name, the one lookup by hash left in a change's fold.
     let entity = model.resolved(change.entity)
     try register(
-      change, of: entity, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers, newKeys: &newKeys)
-    try updateIndexes(change, of: entity)
+      change, of: entity, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers, newKeys: &newKeys,
+      digest: &digest)
+    try updateIndexes(change, of: entity, digest: &digest)
   }
 
   /// The undo image of an updated object whose long unordered lists are kept as changes, or
@@ -227,21 +266,36 @@ struct Projector {
 
   /// Keeps the `indexes` entries of attributes the model marks `indexed` in step with the
   /// change's old → new values.
-  private func updateIndexes(_ change: ObjectChange, of entity: ResolvedEntity?) throws {
+  private func updateIndexes(_ change: ObjectChange, of entity: ResolvedEntity?, digest: inout ProjectionDigest?)
+    throws
+  {
     guard let entity, entity.hasIndexedAttributes else { return }
     try change.changedAttributes.forEachAttribute { name, old, new in
       guard entity.attributeIndex[name]?.isIndexed == true else { return }
-      if let old { try transaction.delete(indexKey(change.objectID, entity, name, old), in: layout.indexes) }
-      if let new { try transaction.put([], forKey: indexKey(change.objectID, entity, name, new), in: layout.indexes) }
+      if let old {
+        let key = indexKey(change.objectID, entity, name, old)
+        if try transaction.delete(key, in: layout.indexes) { digest?.remove(.indexes, key: key.span, value: Span()) }
+      }
+      if let new { try putIndexEntry(indexKey(change.objectID, entity, name, new), digest: &digest) }
     }
   }
 
   /// Puts the `indexes` entries of a live object's indexed attributes (a migration that
   /// changes index flags rebuilds `indexes` so).
-  func index(_ objectID: UInt64, _ state: ObjectState) throws {
+  func index(_ objectID: UInt64, _ state: ObjectState, digest: inout ProjectionDigest?) throws {
     guard let entity = model.resolved(state.entity), entity.hasIndexedAttributes else { return }
     for (name, value) in state.attributes where entity.attributeIndex[name]?.isIndexed == true {
-      try transaction.put([], forKey: indexKey(objectID, entity, name, value), in: layout.indexes)
+      try putIndexEntry(indexKey(objectID, entity, name, value), digest: &digest)
+    }
+  }
+
+  /// Puts an `indexes` entry (empty), counted into the digest unless it was there already.
+  private func putIndexEntry(_ key: [UInt8], digest: inout ProjectionDigest?) throws {
+    do {
+      try transaction.put([], forKey: key, in: layout.indexes, flags: .noOverwrite)
+      digest?.add(.indexes, key: key.span, value: Span())
+    } catch let error where error.isKeyExists {
+      return
     }
   }
 
@@ -258,19 +312,31 @@ struct Projector {
   /// created for the first time are gathered in `newKeys`, to be put in key order.
   private func register(
     _ change: ObjectChange, of entity: ResolvedEntity?, isFirstCreation: Bool, cursors: borrowing WriteCursors,
-    buffers: inout Buffers, newKeys: inout NewKeys
+    buffers: inout Buffers, newKeys: inout NewKeys, digest: inout ProjectionDigest?
   ) throws {
     guard !change.identity.isEmpty, let entity else { return }
     OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
     let key = StoreKeys.identityKey(forEncoded: buffers.identity)
     // An object already registered keeps its entry when the fingerprint stays (mostly 0 to 0:
     // a band gaining albums), which spares a put at a random place in `keys`. The bytes are
-    // the same either way, so replay, which always puts, gives the same projection.
-    if change.kind != .created {
-      let stored = try transaction.withValue(forKey: key, in: layout.keys) { value in
-        value.count >= StoreKeys.registrationLength ? UInt64(bigEndianBytes: value.extracting(8...)) : nil
+    // the same either way, so replay, which always puts, gives the same projection. The entry
+    // replaced is hashed as it is read, to be counted out of the digest.
+    if !isFirstCreation, change.kind != .created || digest != nil {
+      let keepsDigest = digest != nil
+      // nil: the entry stays as it is; otherwise the hash of the one replaced (0 without a digest).
+      let replaced = try transaction.withValue(forKey: key, in: layout.keys) { value -> UInt64? in
+        if change.kind != .created, value.count >= StoreKeys.registrationLength,
+          UInt64(bigEndianBytes: value.extracting(8...)) == change.payloadFingerprint
+        {
+          return nil
+        }
+        return keepsDigest ? ProjectionDigest.hash(.keys, key: key.span, value: value) : 0
       }
-      if let stored, stored == change.payloadFingerprint { return }
+      switch replaced {
+      case .some(nil): return
+      case .some(.some(let hash)): digest?.remove(hash: hash)
+      case nil: break
+      }
     }
     // A hashed long key keeps the whole encoding for the collision check.
     let full = key.count != buffers.identity.count ? buffers.identity : nil
@@ -282,6 +348,7 @@ struct Projector {
       buffers.registration.removeAll(keepingCapacity: true)
       Self.appendRegistration(buffers.objectID, change.payloadFingerprint, full, to: &buffers.registration)
       try cursors.put(buffers.registration, forKey: key, in: layout.keys)
+      digest?.add(.keys, key: key.span, value: buffers.registration.span)
     }
   }
 

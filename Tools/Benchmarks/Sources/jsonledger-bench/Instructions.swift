@@ -17,6 +17,7 @@ enum Instructions {
     ("full export to JSON", "jsonledger"), ("full export to JSON", "grdb"),
     ("read by key in a 2,000-batch store, a view each", "jsonledger"),
     ("read by key as of a random batch, a view each", "jsonledger"),
+    ("verify", "jsonledger"), ("verify, full", "jsonledger"),
   ]
 
   /// The glibc tunable that turns off the processor features its string routines are chosen by.
@@ -175,6 +176,12 @@ enum Instructions {
         }
       }
       handled = probes.count
+    case ("verify", "jsonledger"), ("verify, full", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      let mode: VerificationMode = workload == "verify" ? .keptDigest : .fullReplay
+      try counted { _ = try ledger.ledger.verify(mode) }
+      handled = dataset.objects
     default:
       throw LedgerError.invalidArgument("no workload \(workload) for \(contender)")
     }
