@@ -166,6 +166,26 @@ struct ReplicaCoreTests {
     #expect(try broken.ledger.logExtent().head == 3)
   }
 
+  /// A damaged record deep in a catch-up stops it just before that record, every one before
+  /// applied; once the record is whole again the catch-up goes on from it.
+  @Test func aDamagedRecordStopsTheCatchUpJustBeforeIt() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let writer = try await Self.clone(log, directory.path + "/writer")
+    let follower = try await Self.clone(log, directory.path + "/follower")
+    for round in 1...30 { _ = try await Self.apply(writer, round: round) }
+    log.damage(batch: 20)
+    await #expect {
+      try await follower.sync()
+    } throws: { error in (error as? RemoteError)?.code == .corruptRecord && (error as? RemoteError)?.batchID == 20 }
+    #expect(try follower.ledger.logExtent().head == 19)
+    // The same bit flipped back: the catch-up goes on from batch 20.
+    log.damage(batch: 20)
+    #expect(try await follower.sync() == SyncReport(applied: 11, head: 30))
+    try Self.expectSameRecords(writer, follower)
+    #expect(try await follower.ledger.verify().mode == .keptDigest)
+  }
+
   @Test func aMigrationThroughOneReplicaIsFollowedByTheOthers() async throws {
     let directory = try TemporaryDirectory()
     let log = try InProcessLog(model: LifecycleEdgeTests.model)
