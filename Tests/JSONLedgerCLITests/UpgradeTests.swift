@@ -52,7 +52,7 @@ struct UpgradeTests {
     #expect(FileManager.default.fileExists(atPath: store + ".format3/data.mdb"))
     let verify = try CommandRunner.run(["verify", store])
     #expect(verify.status == 0, "\(verify.error)")
-    #expect(verify.output.contains("6 batches replayed, 13 objects"), "\(verify.output)")
+    #expect(verify.output.contains("6 batches checked, 13 objects"), "\(verify.output)")
     for batch in 1...6 {
       let export = try CommandRunner.run(["export", store, "--as-of", "\(batch)", "--relationships", "ids"])
       #expect(export.status == 0, "\(export.error)")
