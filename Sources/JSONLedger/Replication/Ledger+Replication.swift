@@ -207,6 +207,13 @@ extension Ledger {
     try appendEncoded(bytes)
   }
 
+  /// Appends records its remote log holds, in order, as `appendReplicated(_:)` appends one,
+  /// in one transaction: a kill leaves all of them applied or none. A catch-up over several
+  /// records flushes once instead of once for each.
+  @_spi(Replication) public func appendReplicated(_ records: [[UInt8]]) throws -> [BatchSummary] {
+    try appendEncoded(records)
+  }
+
   /// Whether `path` holds a store (or is an empty folder, or nothing): what a clone may
   /// replace or clear, where anything else (a folder of notes) is left as it is.
   @_spi(Replication) public static func holdsAStoreOrNothing(_ path: String) -> Bool {

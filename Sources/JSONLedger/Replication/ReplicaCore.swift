@@ -79,24 +79,51 @@ import Synchronization
       }
     }
     var applied = 0
+    // The records between two migrations are appended in one local transaction, up to
+    // `groupBytes` of them: a writer catching up on the batches of seven others flushes once,
+    // not seven times. A record that fails its checks is refused once those before it are in.
+    var group: [[UInt8]] = []
+    var groupBytes = 0
+    func appendGroup() async throws {
+      guard !group.isEmpty else { return }
+      let records = group
+      (group, groupBytes) = ([], 0)
+      let ledger = self.ledger
+      _ = try await Self.blocking { try ledger.appendReplicated(records) }
+      applied += records.count
+    }
     while local < remoteHead {
       let records = try await session.records(after: local, limit: 256)
       if records.isEmpty { break }
       for record in records {
-        guard record.batchID == local + 1 else {
-          throw RemoteError.corruptRecord(
-            batch: record.batchID, reason: "the log skips from batch \(local) to it")
+        do {
+          guard record.batchID == local + 1 else {
+            throw RemoteError.corruptRecord(
+              batch: record.batchID, reason: "the log skips from batch \(local) to it")
+          }
+          guard record.previousDigest == localDigest else {
+            throw RemoteError.diverged(
+              batch: local, local: Self.hex(localDigest), remote: Self.hex(record.previousDigest))
+          }
+          try check(record)
+          if record.kind == ChangeRecord.Kind.migration.description {
+            try await appendGroup()
+            try await applyMigration(record, on: session)
+            applied += 1
+          } else {
+            try checkModelVersion(of: record)
+            group.append(record.bytes)
+            groupBytes += record.bytes.count
+            if groupBytes >= Self.groupBytes { try await appendGroup() }
+          }
+        } catch {
+          try await appendGroup()
+          throw error
         }
-        guard record.previousDigest == localDigest else {
-          throw RemoteError.diverged(
-            batch: local, local: Self.hex(localDigest), remote: Self.hex(record.previousDigest))
-        }
-        try check(record)
-        try await apply(record, on: session)
         local = record.batchID
         localDigest = record.digest
-        applied += 1
       }
+      try await appendGroup()
     }
     // The head and the log agree: a head that says more than the log holds is no log to
     // follow or clone.
@@ -107,22 +134,24 @@ import Synchronization
     return applied
   }
 
-  /// Applies one checked record: a migration moves the store to the model version it names,
+  /// The most bytes of records a catch-up appends in one local transaction.
+  static var groupBytes: Int { 4 << 20 }
+
+  /// A record that is not a migration is written under the store's model version.
+  private func checkModelVersion(of record: RemoteRecord) throws {
+    let version = ledger.modelVersion
+    guard record.modelVersion == version else {
+      throw RemoteError.corruptRecord(
+        batch: record.batchID,
+        reason: "it is written under model version \(record.modelVersion), but the log before it is at \(version)")
+    }
+  }
+
+  /// Applies one checked migration record: it moves the store to the model version it names,
   /// taken from the remote's model.
-  private func apply(_ record: RemoteRecord, on session: Log.Session) async throws {
+  private func applyMigration(_ record: RemoteRecord, on session: Log.Session) async throws {
     let ledger = self.ledger
     let bytes = record.bytes
-    guard record.kind == ChangeRecord.Kind.migration.description else {
-      guard record.modelVersion == ledger.modelVersion else {
-        throw RemoteError.corruptRecord(
-          batch: record.batchID,
-          reason:
-            "it is written under model version \(record.modelVersion), but the log before it is at \(ledger.modelVersion)"
-        )
-      }
-      _ = try await Self.blocking { try ledger.appendReplicated(bytes) }
-      return
-    }
     guard record.modelVersion == ledger.modelVersion + 1 else {
       throw RemoteError.corruptRecord(
         batch: record.batchID,

@@ -106,21 +106,34 @@ extension Ledger {
   /// is and folded into the projections, then announced. The path a replica takes for the
   /// records its leader wrote.
   func appendEncoded(_ bytes: [UInt8]) throws -> BatchSummary {
-    let claimed = try Self.batchID(ofRecord: bytes)
-    // Room for the record's changes: about one object each for every 64 bytes of it.
+    guard let summary = try appendEncoded([bytes]).first else {
+      throw LedgerError.corruptRecord(batchID: 0, reason: "no record was appended")
+    }
+    return summary
+  }
+
+  /// Appends records another store of the same model wrote, in order, as `appendEncoded(_:)`
+  /// appends one, in one transaction: all of them or, on an error, none; each announced.
+  /// A replica catching up on several records commits (and flushes) once for them all.
+  func appendEncoded(_ records: [[UInt8]]) throws -> [BatchSummary] {
+    let claimed = try records.map { try Self.batchID(ofRecord: $0) }
+    // Room for the records' changes: about one object each for every 64 bytes of them.
+    let bytes = records.reduce(0) { $0 + $1.count }
     return try perform {
-      Write(room: .objects(bytes.count / 64), announcing: \.self) { [self] txn in
-        let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
-        // The same record arriving twice (a follower and a writer of one process) is a no-op;
-        // another record under a batch id the log holds is not.
-        if let stored = try txn.value(forKey: StoreKeys.batch(claimed), in: layout.log) {
-          guard stored.elementsEqual(bytes) else {
-            throw LedgerError.corruptRecord(batchID: claimed, reason: "the log holds another record of that batch")
+      Write(room: .objects(bytes / 64), announcingEach: \.self) { [self] txn in
+        try zip(records, claimed).map { bytes, claimed in
+          let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
+          // The same record arriving twice (a follower and a writer of one process) is a
+          // no-op; another record under a batch id the log holds is not.
+          if let stored = try txn.value(forKey: StoreKeys.batch(claimed), in: layout.log) {
+            guard stored.elementsEqual(bytes) else {
+              throw LedgerError.corruptRecord(batchID: claimed, reason: "the log holds another record of that batch")
+            }
+            return BatchSummary(record: record, wasAlreadyApplied: true)
           }
-          return BatchSummary(record: record, wasAlreadyApplied: true)
+          try append(record, txn, encoded: bytes)
+          return BatchSummary(record: record)
         }
-        try append(record, txn, encoded: bytes)
-        return BatchSummary(record: record)
       }
     }
   }

@@ -35,6 +35,9 @@ extension Ledger {
       return try write.body(txn)
     }
     if let announced = write.announced { announce(outcome[keyPath: announced], since: start) }
+    if let announced = write.announcedEach {
+      for summary in outcome[keyPath: announced] { announce(summary, since: start) }
+    }
     return outcome
   }
 

@@ -24,6 +24,9 @@ struct Write<Outcome> {
   /// Where the outcome holds the summary the engine announces once the transaction
   /// committed; nil for a write that appends no record.
   var announced: KeyPath<Outcome, BatchSummary>?
+  /// Where the outcome holds the summaries of a write that appends several records, each
+  /// announced in order once the transaction committed.
+  var announcedEach: KeyPath<Outcome, [BatchSummary]>?
   /// Local values (`Ledger.setLocalValues(_:)`, their stored keys) the engine keeps in the same
   /// transaction, before the body: kept with what the write does, or, when it fails, not.
   var localValues: [(key: [UInt8], value: [UInt8]?)] = []
@@ -38,6 +41,15 @@ struct Write<Outcome> {
     self.idempotencyKey = idempotencyKey
     self.announced = announced
     self.body = body
+  }
+
+  /// A write that appends several records, each announced.
+  init(
+    room: WriteRoom, announcingEach announced: KeyPath<Outcome, [BatchSummary]>,
+    _ body: @escaping (Transaction) throws -> Outcome
+  ) {
+    self.init(room: room, body)
+    self.announcedEach = announced
   }
 }
 

@@ -38,6 +38,37 @@ struct AppendPathTests {
     _ = try replica.verify()
   }
 
+  /// A replica catching up appends the records between two migrations in one transaction:
+  /// every one of them, each announced on `changes` in order, or, when one is refused, none.
+  @Test func recordsAppendedTogetherAreAllOrNothingAndEachIsAnnounced() async throws {
+    let directory = try TemporaryDirectory()
+    let leader = try LifecycleEdgeTests.store(directory.path + "/leader", batches: 5)
+    let replica = try Ledger.open(at: directory.path + "/replica", model: leader.model)
+    var records = try (1...5).map { try Self.storedBytes(leader, UInt64($0)) }
+    // The fourth one past its gap: nothing is written, not even the first three.
+    #expect {
+      try replica.appendEncoded([records[0], records[1], records[2], records[4]])
+    } throws: { "\($0)".contains("does not follow the head of the log (batch 3)") }
+    var damaged = records[3]
+    damaged[damaged.count / 2] ^= 0x01
+    #expect {
+      try replica.appendEncoded([records[0], records[1], records[2], damaged])
+    } throws: { "\($0)".contains("checksum") }
+    #expect(try replica.head == 0)
+    let changes = replica.changes
+    // The last one twice: the second is already applied, a no-op announced as nothing.
+    records.append(records[4])
+    #expect(try replica.appendEncoded(records).map(\.batchID) == [1, 2, 3, 4, 5, 5])
+    var announced: [UInt64] = []
+    for await summary in changes {
+      announced.append(summary.batchID)
+      if announced.count == 5 { break }
+    }
+    #expect(announced == [1, 2, 3, 4, 5])
+    #expect(try replica.head == 5)
+    _ = try await replica.verify()
+  }
+
   @Test func aRecordThatDoesNotFollowTheHeadOrIsDamagedIsRefusedAndNothingIsWritten() throws {
     let directory = try TemporaryDirectory()
     let leader = try LifecycleEdgeTests.store(directory.path + "/leader", batches: 3)
