@@ -81,7 +81,9 @@ import Synchronization
     var applied = 0
     // The records between two migrations are appended in one local transaction, up to
     // `groupBytes` of them: a writer catching up on the batches of seven others flushes once,
-    // not seven times. A record that fails its checks is refused once those before it are in.
+    // not seven times. A record that fails its checks is refused once those before it are in;
+    // one the store itself refuses takes its group with it, and the next catch-up starts over
+    // from the head.
     var group: [[UInt8]] = []
     var groupBytes = 0
     func appendGroup() async throws {
