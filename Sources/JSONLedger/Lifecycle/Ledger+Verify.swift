@@ -98,21 +98,13 @@ extension Ledger {
         return .noDigest
       }
       try checkRecords(txn, extent)
-      var digest = ProjectionDigest()
-      var entries = 0
       var objects = 0
       var highestSequence: UInt64 = 0
-      for part in ProjectionDigest.Part.allCases {
-        try txn.forEachInPlace(in: layout.database(of: part), prefix: []) { key, value in
-          digest.add(part, key: key, value: value)
-          entries += 1
-          if part == .state {
-            objects += 1
-            if key.count == 8 {
-              highestSequence = max(highestSequence, ObjectIDs.sequence(of: UInt64(bigEndianBytes: key)))
-            }
-          }
-          return true
+      let (digest, entries) = try ProjectionDigest.computed(txn, layout) { part, key in
+        guard part == .state else { return }
+        objects += 1
+        if key.count == 8 {
+          highestSequence = max(highestSequence, ObjectIDs.sequence(of: UInt64(bigEndianBytes: key)))
         }
       }
       guard digest == expected else { return .differs }

@@ -200,16 +200,10 @@ extension Ledger {
     }
   }
 
-  /// Appends a record its remote log holds, as its bytes: checked against its checksum,
-  /// its batch id the head + 1, written as it is and folded into the projections in one
-  /// transaction with the head, then announced on `changes`. A kill leaves it applied or not.
-  @_spi(Replication) public func appendReplicated(_ bytes: [UInt8]) throws -> BatchSummary {
-    try appendEncoded(bytes)
-  }
-
-  /// Appends records its remote log holds, in order, as `appendReplicated(_:)` appends one,
-  /// in one transaction: a kill leaves all of them applied or none. A catch-up over several
-  /// records flushes once instead of once for each.
+  /// Appends records its remote log holds, in order, as their bytes: each checked against its
+  /// checksum, its batch id the head + 1, written as it is and folded into the projections,
+  /// all in one transaction with the head, then each announced on `changes`. A kill leaves all
+  /// of them applied or none; a catch-up over several records flushes once, not once each.
   @_spi(Replication) public func appendReplicated(_ records: [[UInt8]]) throws -> [BatchSummary] {
     try appendEncoded(records)
   }

@@ -145,14 +145,17 @@ extension ProjectionDigest {
   }
 
   /// The digest of the projections as they are in `txn`, each entry read in place once, and
-  /// the number of entries.
-  static func computed(_ txn: Transaction, _ layout: StoreLayout) throws -> (digest: ProjectionDigest, entries: Int) {
+  /// the number of entries; `visit` sees each entry's part and key on the way.
+  static func computed(
+    _ txn: Transaction, _ layout: StoreLayout, visiting visit: (Part, Span<UInt8>) -> Void = { _, _ in }
+  ) throws -> (digest: ProjectionDigest, entries: Int) {
     var digest = ProjectionDigest()
     var entries = 0
     for part in Part.allCases {
       try txn.forEachInPlace(in: layout.database(of: part), prefix: []) { key, value in
         digest.add(part, key: key, value: value)
         entries += 1
+        visit(part, key)
         return true
       }
     }

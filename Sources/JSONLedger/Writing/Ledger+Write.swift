@@ -34,10 +34,7 @@ extension Ledger {
       try putLocalValues(write.localValues, txn)
       return try write.body(txn)
     }
-    if let announced = write.announced { announce(outcome[keyPath: announced], since: start) }
-    if let announced = write.announcedEach {
-      for summary in outcome[keyPath: announced] { announce(summary, since: start) }
-    }
+    for summary in write.announced?(outcome) ?? [] { announce(summary, since: start) }
     return outcome
   }
 

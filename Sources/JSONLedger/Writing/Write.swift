@@ -21,12 +21,9 @@ struct Write<Outcome> {
   /// grew), so it has no effect outside the transaction but a replica's gate, which `append` calls
   /// last.
   var body: (Transaction) throws -> Outcome
-  /// Where the outcome holds the summary the engine announces once the transaction
-  /// committed; nil for a write that appends no record.
-  var announced: KeyPath<Outcome, BatchSummary>?
-  /// Where the outcome holds the summaries of a write that appends several records, each
-  /// announced in order once the transaction committed.
-  var announcedEach: KeyPath<Outcome, [BatchSummary]>?
+  /// The summaries of the records the write appended, which the engine announces in order
+  /// once the transaction committed; nil for a write that appends no record.
+  var announced: ((Outcome) -> [BatchSummary])?
   /// Local values (`Ledger.setLocalValues(_:)`, their stored keys) the engine keeps in the same
   /// transaction, before the body: kept with what the write does, or, when it fails, not.
   var localValues: [(key: [UInt8], value: [UInt8]?)] = []
@@ -39,7 +36,7 @@ struct Write<Outcome> {
     self.room = room
     self.checksModelVersion = checksModelVersion
     self.idempotencyKey = idempotencyKey
-    self.announced = announced
+    self.announced = announced.map { path in { [$0[keyPath: path]] } }
     self.body = body
   }
 
@@ -49,7 +46,7 @@ struct Write<Outcome> {
     _ body: @escaping (Transaction) throws -> Outcome
   ) {
     self.init(room: room, body)
-    self.announcedEach = announced
+    self.announced = { $0[keyPath: announced] }
   }
 }
 
