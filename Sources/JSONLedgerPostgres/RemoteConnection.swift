@@ -29,7 +29,21 @@ final class RemoteConnection: Sendable {
         throw RemoteConnection.describe(error, location)
       }
     }
-    return RemoteConnection(connection: connection, location: location, logger: logger)
+    let opened = RemoteConnection(connection: connection, location: location, logger: logger)
+    // For the connection's life rather than each transaction's, so that taking the head's lock
+    // is two round trips, not four. A writer cut off while it holds the lock loses it when the
+    // server notices: its transaction idles, and is ended after 20 s. A lock waited for longer
+    // than 60 s is given up.
+    do {
+      try await opened.rows(
+        """
+        SELECT set_config('idle_in_transaction_session_timeout', '20s', false), set_config('lock_timeout', '60s', false)
+        """, "the session's limits", timeout: timeout)
+    } catch {
+      opened.close()
+      throw error
+    }
+    return opened
   }
 
   /// Closes the connection without waiting for the server. The connection is kept until its
@@ -250,13 +264,10 @@ extension RemoteConnection {
   }
 
   /// Begins a transaction and takes the lock on the ledger's row (the head), waiting for
-  /// another writer's: held until the transaction ends.
+  /// another writer's (within the session's `lock_timeout`, set by `open`): held until the
+  /// transaction ends.
   func lockLedgerRow() async throws -> LedgerRow {
     try await begin()
-    // A writer cut off while it holds the lock loses it when the server notices: its
-    // transaction idles, and is ended after this long.
-    try await rows("SET LOCAL idle_in_transaction_session_timeout = '20s'", "the session's limits")
-    try await rows("SET LOCAL lock_timeout = '60s'", "the session's limits")
     return try await ledgerRow(locking: true, timeout: .seconds(70))
   }
 

@@ -114,7 +114,7 @@ extension ReplicaCore {
     do {
       try await blocking { try ledger.setReplicaSource(remembered) }
       let replica = ReplicaCore(ledger: ledger, log: log, logger: logger)
-      _ = try await replica.catchUp(on: session, to: head.batchID)
+      _ = try await replica.catchUp(on: session, to: head)
       let built = replica.ledger
       if built !== ledger { ledger.close() }
       return built

@@ -53,7 +53,7 @@ extension ReplicaCore {
       if session.isClosed { throw RemoteError.unavailable("\(log): the session was closed") }
       let head = try await session.head()
       if untilCaughtUp, target == nil { target = head.batchID }
-      let applied = try await catchUp(on: session, to: head.batchID)
+      let applied = try await catchUp(on: session, to: head)
       let local = try ledger.logExtent().head
       if applied > 0 {
         progress(SyncReport(applied: applied, head: local))

@@ -42,7 +42,7 @@ import Synchronization
   public func sync() async throws -> SyncReport {
     try await log.withSession { session in
       let head = try await session.head()
-      let applied = try await catchUp(on: session, to: head.batchID)
+      let applied = try await catchUp(on: session, to: head)
       let local = try ledger.logExtent().head
       if applied > 0 { _ = try? await session.recordPosition(follower: followerName, head: local) }
       return SyncReport(applied: applied, head: local)
@@ -60,10 +60,16 @@ import Synchronization
     }
   }
 
-  /// Applies the remote's records after the local head up to `remoteHead`, each checked. A
-  /// replica whose history differs is refused before anything is applied
-  /// (`RemoteError.diverged`). Returns how many it applied.
-  public func catchUp(on session: Log.Session, to remoteHead: UInt64) async throws -> Int {
+  /// Applies the remote's records after the local head up to `head`, each checked. A replica
+  /// whose history differs is refused before anything is applied (`RemoteError.diverged`).
+  /// Returns how many it applied.
+  ///
+  /// The chain is checked where it meets the store without asking the remote for more: a
+  /// store at the head has the head's digest, and the first record after the store's head
+  /// names the store's newest record as the one before it. A write makes this check under
+  /// the head's lock, so it costs no round trip there.
+  public func catchUp(on session: Log.Session, to head: RemoteHead) async throws -> Int {
+    let remoteHead = head.batchID
     var local = try ledger.logExtent().head
     var localDigest = try remoteDigest(ofLocal: local)
     if local > remoteHead {
@@ -71,12 +77,11 @@ import Synchronization
         batch: local, local: Self.hex(localDigest),
         remote: "none (the remote's head is batch \(remoteHead): this replica holds batches the remote lacks)")
     }
-    if local > 0 {
-      let remoteDigest = try await session.digest(ofBatch: local)
-      guard remoteDigest == localDigest else {
-        throw RemoteError.diverged(
-          batch: local, local: Self.hex(localDigest), remote: remoteDigest.map(Self.hex) ?? "none")
+    if local == remoteHead {
+      guard head.digest == localDigest else {
+        throw RemoteError.diverged(batch: local, local: Self.hex(localDigest), remote: Self.hex(head.digest))
       }
+      return 0
     }
     var applied = 0
     // The records between two migrations are appended in one local transaction, up to
@@ -241,7 +246,7 @@ import Synchronization
     _ what: String, on session: Log.Session, _ body: @escaping @Sendable (Ledger) throws -> R
   ) async throws -> R {
     let head = try await session.lockHead()
-    _ = try await catchUp(on: session, to: head.batchID)
+    _ = try await catchUp(on: session, to: head)
     let ledger = self.ledger
     guard head.modelVersion == ledger.modelVersion else {
       throw RemoteError.corruptRecord(

@@ -166,6 +166,28 @@ struct ReplicaCoreTests {
     #expect(try broken.ledger.logExtent().head == 3)
   }
 
+  /// A store at the remote's head whose newest record is another is refused by a sync and by a
+  /// write, nothing written: the chain is checked against the head's digest, not only against
+  /// the records after the store's head.
+  @Test func aStoreAtTheHeadWithAnotherNewestRecordIsRefused() async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let other = try InProcessLog(model: LifecycleEdgeTests.model)
+    let writer = try await Self.clone(log, directory.path + "/writer")
+    _ = try await Self.apply(writer, round: 1)
+    let stray = try await Self.clone(other, directory.path + "/stray")
+    _ = try await Self.apply(stray, round: 2)
+    let astray = Replica(ledger: stray.ledger, log: log, logger: Self.logger)
+    await #expect {
+      try await astray.sync()
+    } throws: { error in (error as? RemoteError)?.code == .diverged && (error as? RemoteError)?.batchID == 1 }
+    await #expect {
+      _ = try await Self.apply(astray, round: 3)
+    } throws: { error in (error as? RemoteError)?.code == .diverged }
+    #expect(try stray.ledger.logExtent().head == 1)
+    #expect(log.appendsSeen == 1)
+  }
+
   /// A damaged record deep in a catch-up stops it just before that record, every one before
   /// applied; once the record is whole again the catch-up goes on from it.
   @Test func aDamagedRecordStopsTheCatchUpJustBeforeIt() async throws {
