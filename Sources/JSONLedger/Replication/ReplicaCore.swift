@@ -60,16 +60,18 @@ import Synchronization
     }
   }
 
-  /// Applies the remote's records after the local head up to `head`, each checked. A replica
-  /// whose history differs is refused before anything is applied (`RemoteError.diverged`).
-  /// Returns how many it applied.
+  /// Applies the remote's records after the local head up to `head`, each checked, or, with
+  /// no head, every record the log holds after the local head. A replica whose history
+  /// differs is refused before anything is applied (`RemoteError.diverged`). Returns how many
+  /// it applied.
   ///
   /// The chain is checked where it meets the store without asking the remote for more: a
   /// store at the head has the head's digest, and the first record after the store's head
   /// names the store's newest record as the one before it. A write makes this check under
-  /// the head's lock, so it costs no round trip there.
-  public func catchUp(on session: Log.Session, to head: RemoteHead) async throws -> Int {
-    let remoteHead = head.batchID
+  /// the head's lock, so it costs no round trip there; a follower, once it has checked the
+  /// head, reads only records.
+  public func catchUp(on session: Log.Session, to head: RemoteHead?) async throws -> Int {
+    let remoteHead = head?.batchID ?? .max
     var local = try ledger.logExtent().head
     var localDigest = try remoteDigest(ofLocal: local)
     if local > remoteHead {
@@ -77,7 +79,7 @@ import Synchronization
         batch: local, local: Self.hex(localDigest),
         remote: "none (the remote's head is batch \(remoteHead): this replica holds batches the remote lacks)")
     }
-    if local == remoteHead {
+    if let head, local == remoteHead {
       guard head.digest == localDigest else {
         throw RemoteError.diverged(batch: local, local: Self.hex(localDigest), remote: Self.hex(head.digest))
       }
@@ -100,7 +102,7 @@ import Synchronization
       applied += records.count
     }
     while local < remoteHead {
-      let records = try await session.records(after: local, limit: 256)
+      let records = try await session.records(after: local, limit: Self.recordsPerRead)
       if records.isEmpty { break }
       for record in records {
         do {
@@ -131,15 +133,20 @@ import Synchronization
         localDigest = record.digest
       }
       try await appendGroup()
+      // With no head to reach, a short read was the log's end.
+      if head == nil, records.count < Self.recordsPerRead { break }
     }
     // The head and the log agree: a head that says more than the log holds is no log to
     // follow or clone.
-    if local < remoteHead {
+    if head != nil, local < remoteHead {
       throw RemoteError.corruptRecord(
         batch: local + 1, reason: "the remote's head row says batch \(remoteHead), but its log ends at batch \(local)")
     }
     return applied
   }
+
+  /// The most records a catch-up reads in one call.
+  static var recordsPerRead: Int { 256 }
 
   /// The most bytes of records a catch-up appends in one local transaction.
   static var groupBytes: Int { 4 << 20 }

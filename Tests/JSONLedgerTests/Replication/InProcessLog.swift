@@ -23,6 +23,7 @@ final class InProcessLog: RemoteLog {
     var signals: [HeadSignal] = []
     var refusesNextAppend = false
     var appendsSeen = 0
+    var positions: [UInt64] = []
   }
   private let state: Mutex<State>
 
@@ -173,6 +174,11 @@ final class InProcessLog: RemoteLog {
 
   /// How many appends the log was asked for.
   var appendsSeen: Int { state.withLock { $0.appendsSeen } }
+
+  /// The heads followers said they were at, in the order they said them.
+  var positions: [UInt64] { state.withLock { $0.positions } }
+
+  func notePosition(_ head: UInt64) { state.withLock { $0.positions.append(head) } }
 }
 
 /// A session of `InProcessLog`: its calls answer at once.
@@ -199,7 +205,7 @@ struct InProcessSession: RemoteLogSession {
     log.snapshots().filter { $0.batchID <= batch }.max { $0.batchID < $1.batchID }
   }
   func publish(_ snapshot: RemoteSnapshot) async throws { log.publish(snapshot) }
-  func recordPosition(follower: String, head: UInt64) async throws {}
+  func recordPosition(follower: String, head: UInt64) async throws { log.notePosition(head) }
   func storedBytes() async throws -> Int64 {
     Int64(log.records(after: 0, limit: .max).reduce(0) { $0 + $1.bytes.count })
   }

@@ -34,6 +34,18 @@ struct ReplicaCoreTests {
       try batch(replica, round: round), message: nil, author: nil, source: nil, idempotencyKey: key, expectedHead: nil)
   }
 
+  /// `follower` following its log with a poll an hour apart (only the log's signal, or a
+  /// position falling due, wakes it in time), and the heads it reports.
+  static func follow(_ follower: Replica) -> (task: Task<Void, any Error>, heads: AsyncStream<UInt64>) {
+    let heads = AsyncStream.makeStream(of: UInt64.self)
+    let task = Task {
+      try await follower.follow(untilCaughtUp: false, pollInterval: .seconds(3600)) { report in
+        heads.continuation.yield(report.head)
+      }
+    }
+    return (task, heads.stream)
+  }
+
   /// Every record of both stores, byte for byte.
   static func expectSameRecords(_ one: Replica, _ other: Replica) throws {
     let head = try one.ledger.logExtent().head
@@ -238,25 +250,45 @@ struct ReplicaCoreTests {
     try Self.expectSameRecords(one, late)
   }
 
-  @Test func aFollowerWakesOnTheLogsSignalWithoutPolling() async throws {
+  /// A follower wakes on the log's signal, with no poll to wake it. It tells the remote where
+  /// it is at once after a quiet spell, then at most once a second while batches keep coming;
+  /// a head it has not told yet is told once due, even with no batch and no poll to wake it.
+  @Test func aFollowerWakesOnTheLogsSignalAndTellsItsPositionAtMostOnceASecond() async throws {
     let directory = try TemporaryDirectory()
     let log = try InProcessLog(model: LifecycleEdgeTests.model)
     let writer = try await Self.clone(log, directory.path + "/writer")
     let follower = try await Self.clone(log, directory.path + "/follower")
-    let heads = AsyncStream.makeStream(of: UInt64.self)
-    let following = Task {
-      // A poll an hour apart: only the signal can wake it in time.
-      try await follower.follow(untilCaughtUp: false, pollInterval: .seconds(3600)) { report in
-        heads.continuation.yield(report.head)
-      }
-    }
+    let (following, heads) = Self.follow(follower)
     defer { following.cancel() }
-    var iterator = heads.stream.makeAsyncIterator()
+    var iterator = heads.makeAsyncIterator()
+    let start = ContinuousClock.now
     for round in 1...3 {
       _ = try await Self.apply(writer, round: round)
       #expect(await iterator.next() == UInt64(round))
     }
     try Self.expectSameRecords(writer, follower)
+    let told = log.positions
+    if ContinuousClock.now - start < .milliseconds(900) { #expect(told == [1], "\(told)") }
+    let deadline = ContinuousClock.now + .seconds(10)
+    while log.positions.last != 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(log.positions.last == 3)
+    #expect(log.positions == log.positions.sorted())
+  }
+
+  /// The throttle's arithmetic: due at once, then not before the interval; the wait for the
+  /// signal ends when an untold head becomes due.
+  @Test func aFollowersPositionIsDueOnceTheIntervalWentBy() {
+    let now = ContinuousClock.now
+    var position = FollowerPosition()
+    #expect(position.isDue(at: now))
+    #expect(position.wait(upTo: .seconds(30), at: now) == .seconds(30))
+    position.recorded(at: now)
+    position.unrecorded = 7
+    #expect(!position.isDue(at: now + .milliseconds(400)))
+    #expect(position.wait(upTo: .seconds(30), at: now + .milliseconds(400)) == .milliseconds(600))
+    #expect(position.wait(upTo: .milliseconds(100), at: now + .milliseconds(400)) == .milliseconds(100))
+    #expect(position.isDue(at: now + FollowerPosition.interval))
+    #expect(position.wait(upTo: .seconds(30), at: now + .seconds(5)) == .zero)
   }
 
   @Test func aCompactedReplicasSnapshotIsWhereANewReplicaStarts() async throws {
