@@ -18,11 +18,15 @@ import Synchronization
 /// the closure run again. Stale reader slots left by dead processes are cleared on open.
 public final class Environment: @unchecked Sendable {
   // Safety: `handle` is an MDB_env*, which LMDB allows to be shared between threads (each
-  // transaction is used by one thread at a time, readers use MDB_NOTLS). The map size, the
-  // only setting changed after open, is changed under `resizeLock` held exclusively, while
-  // every transaction of this process holds it shared.
+  // transaction is used by one thread at a time, readers use MDB_NOTLS). The map size is
+  // changed under `resizeLock` held exclusively, while every transaction of this process holds
+  // it shared. The meta flush flag (`write(flushingMeta:)`) is changed only under
+  // `commitLock`, which every commit of this process holds: no commit runs with a flag another
+  // set, and no two threads change flags at once (which LMDB leaves undefined); readers read
+  // no flag it changes.
   let handle: OpaquePointer
   let resizeLock = ReadersWriterLock()
+  private let commitLock = Mutex(())
   /// The device and inode of `lock.mdb` when the environment was opened. A lock file deleted
   /// or replaced since would let a second writer in: every write transaction checks it.
   private let lockFileIdentity: (device: UInt64, inode: UInt64)?
@@ -161,7 +165,12 @@ public final class Environment: @unchecked Sendable {
   /// Only one write transaction runs at a time (other writers wait). If the map fills up,
   /// the transaction is aborted, the map grown, and `body` runs again from the start, so
   /// `body` must not have effects outside the transaction.
-  public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+  ///
+  /// `flushingMeta: false` commits as `noMetaSync` durability does, whatever the environment's
+  /// (`MDB_NOMETASYNC`, set for this commit alone): the pages are flushed and the meta page is
+  /// not, so a machine crash may undo the commit but never breaks the store. The next commit
+  /// that flushes carries it to disk.
+  public func write<R>(flushingMeta: Bool = true, _ body: (Transaction) throws -> R) throws -> R {
     while true {
       let txn = try beginTransaction(readOnly: false)
       let result: R
@@ -169,7 +178,7 @@ public final class Environment: @unchecked Sendable {
         // Checked holding the writer lock: from here no other writer can begin through it.
         try checkLockFile()
         result = try body(txn)
-        try txn.commit()
+        try commit(txn, flushingMeta: flushingMeta || options.durability != .full)
         return result
       } catch {
         let mapWasFull = txn.sawMapFull || (error as? LMDBError)?.isMapFull == true
@@ -178,6 +187,25 @@ public final class Environment: @unchecked Sendable {
       }
       writesRunAgainCount.add(1, ordering: .relaxed)
       try growMap()
+    }
+  }
+
+  /// Whether a commit flushes the meta page unless told not to (`MDB_NOMETASYNC` and
+  /// `MDB_NOSYNC` unset): what the durability the environment was opened with says.
+  public var commitsFlushMeta: Bool {
+    var flags: UInt32 = 0
+    mdb_env_get_flags(handle, &flags)
+    return flags & UInt32(MDB_NOMETASYNC | MDB_NOSYNC) == 0
+  }
+
+  /// Commits `txn`, with the meta page left unflushed for this commit alone unless
+  /// `flushingMeta`.
+  private func commit(_ txn: Transaction, flushingMeta: Bool) throws(LMDBError) {
+    try commitLock.withLock { _ throws(LMDBError) in
+      guard !flushingMeta else { return try txn.commit() }
+      try check(mdb_env_set_flags(handle, UInt32(MDB_NOMETASYNC), 1), "set the meta flush flag")
+      defer { mdb_env_set_flags(handle, UInt32(MDB_NOMETASYNC), 0) }
+      try txn.commit()
     }
   }
 

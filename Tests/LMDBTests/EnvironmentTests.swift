@@ -34,6 +34,32 @@ struct EnvironmentTests {
     #expect(reserve?.isReadOnly == true)
   }
 
+  /// A commit that leaves its meta page unflushed does so alone: writes from several threads,
+  /// some of each kind, leave the environment flushing as its durability says, and one
+  /// opened without the meta flush stays without it.
+  @Test func aCommitWithoutTheMetaFlushLeavesTheEnvironmentsDurabilityAsItWas() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    #expect(env.commitsFlushMeta)
+    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+      for round in 0..<25 {
+        let key = [UInt8(thread), UInt8(round)]
+        try? env.write(flushingMeta: round % 2 == 0) { txn in try txn.put(key, forKey: key, in: db) }
+      }
+    }
+    #expect(env.commitsFlushMeta)
+    #expect(try env.read { txn in try txn.value(forKey: [3, 24], in: db) } == [3, 24])
+    var options = Environment.Options()
+    options.durability = .noMetaSync
+    let otherDirectory = try TemporaryDirectory()
+    let other = try Environment(path: otherDirectory.path, options: options)
+    let things = try other.database(named: "things")
+    try other.write(flushingMeta: true) { txn in try txn.put([1], forKey: [1], in: things) }
+    try other.write(flushingMeta: false) { txn in try txn.put([2], forKey: [2], in: things) }
+    #expect(!other.commitsFlushMeta)
+  }
+
   @Test func throwingInsideWriteAbortsEverything() throws {
     struct Boom: Error {}
     let dir = try TemporaryDirectory()

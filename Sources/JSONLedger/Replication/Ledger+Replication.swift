@@ -203,7 +203,9 @@ extension Ledger {
   /// Appends records its remote log holds, in order, as their bytes: each checked against its
   /// checksum, its batch id the head + 1, written as it is and folded into the projections,
   /// all in one transaction with the head, then each announced on `changes`. A kill leaves all
-  /// of them applied or none; a catch-up over several records flushes once, not once each.
+  /// of them applied or none; a catch-up over several records flushes once, not once each,
+  /// and not its meta page: the remote holds the records, so a machine crash that undoes the
+  /// commit loses nothing the next catch-up does not fetch again.
   @_spi(Replication) public func appendReplicated(_ records: [[UInt8]]) throws -> [BatchSummary] {
     try appendEncoded(records)
   }

@@ -114,13 +114,15 @@ extension Ledger {
 
   /// Appends records another store of the same model wrote, in order, as `appendEncoded(_:)`
   /// appends one, in one transaction: all of them or, on an error, none; each announced.
-  /// A replica catching up on several records commits (and flushes) once for them all.
+  /// A replica catching up on several records commits (and flushes) once for them all. They
+  /// are records its remote holds: the commit leaves the meta page unflushed
+  /// (`Write.flushesMeta`).
   func appendEncoded(_ records: [[UInt8]]) throws -> [BatchSummary] {
     let claimed = try records.map { try Self.batchID(ofRecord: $0) }
     // Room for the records' changes: about one object each for every 64 bytes of them.
     let bytes = records.reduce(0) { $0 + $1.count }
     return try perform {
-      Write(room: .objects(bytes / 64), announcingEach: \.self) { [self] txn in
+      var write = Write(room: .objects(bytes / 64), announcingEach: \.self) { [self] txn in
         try zip(records, claimed).map { bytes, claimed in
           let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
           // The same record arriving twice (a follower and a writer of one process) is a
@@ -135,6 +137,8 @@ extension Ledger {
           return BatchSummary(record: record)
         }
       }
+      write.flushesMeta = false
+      return write
     }
   }
 }

@@ -26,7 +26,8 @@ extension Ledger {
     case .bytes(let bytes): room = bytes
     }
     let outcome = try Self.writeTransaction(
-      environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value))
+      environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value)),
+      flushingMeta: write.flushesMeta
     ) { txn in
       if write.checksModelVersion { try checkModelVersion(txn) }
       // Before the body, whose last step may be a replica's remote append: nothing after it
@@ -50,11 +51,11 @@ extension Ledger {
   /// engine, only what runs before a `Ledger` exists calls it: a new store's first commit,
   /// an upgrade of an old format.
   static func writeTransaction<R>(
-    _ environment: Environment, reserving room: Int, _ body: (Transaction) throws -> R
+    _ environment: Environment, reserving room: Int, flushingMeta: Bool = true, _ body: (Transaction) throws -> R
   ) throws -> R {
     try LedgerError.wrappingStorageErrors {
       try environment.reserve(freeBytes: room)
-      return try environment.write(body)
+      return try environment.write(flushingMeta: flushingMeta, body)
     }
   }
 

@@ -24,6 +24,11 @@ struct Write<Outcome> {
   /// The summaries of the records the write appended, which the engine announces in order
   /// once the transaction committed; nil for a write that appends no record.
   var announced: ((Outcome) -> [BatchSummary])?
+  /// Whether the commit flushes the meta page (as the store's durability says). Off for the
+  /// records a replica takes from its remote, which holds them: a machine crash may undo that
+  /// commit (the next catch-up fetches them again) but never breaks the store, and the commit
+  /// costs one flush instead of two.
+  var flushesMeta = true
   /// Local values (`Ledger.setLocalValues(_:)`, their stored keys) the engine keeps in the same
   /// transaction, before the body: kept with what the write does, or, when it fails, not.
   var localValues: [(key: [UInt8], value: [UInt8]?)] = []
