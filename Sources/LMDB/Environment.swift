@@ -22,8 +22,8 @@ public final class Environment: @unchecked Sendable {
   // changed under `resizeLock` held exclusively, while every transaction of this process holds
   // it shared. The meta flush flag (`write(flushingMeta:)`) is changed only under
   // `commitLock`, which every commit of this process holds: no commit runs with a flag another
-  // set, and no two threads change flags at once (which LMDB leaves undefined); readers read
-  // no flag it changes.
+  // set, no two threads change flags at once (which LMDB leaves undefined), and read
+  // transactions read no flag it changes.
   let handle: OpaquePointer
   let resizeLock = ReadersWriterLock()
   private let commitLock = Mutex(())
@@ -193,9 +193,11 @@ public final class Environment: @unchecked Sendable {
   /// Whether a commit flushes the meta page unless told not to (`MDB_NOMETASYNC` and
   /// `MDB_NOSYNC` unset): what the durability the environment was opened with says.
   public var commitsFlushMeta: Bool {
-    var flags: UInt32 = 0
-    mdb_env_get_flags(handle, &flags)
-    return flags & UInt32(MDB_NOMETASYNC | MDB_NOSYNC) == 0
+    commitLock.withLock { _ in
+      var flags: UInt32 = 0
+      mdb_env_get_flags(handle, &flags)
+      return flags & UInt32(MDB_NOMETASYNC | MDB_NOSYNC) == 0
+    }
   }
 
   /// Commits `txn`, with the meta page left unflushed for this commit alone unless

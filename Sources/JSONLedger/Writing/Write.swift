@@ -27,7 +27,7 @@ struct Write<Outcome> {
   /// Whether the commit flushes the meta page (as the store's durability says). Off for the
   /// records a replica takes from its remote, which holds them: a machine crash may undo that
   /// commit (the next catch-up fetches them again) but never breaks the store, and the commit
-  /// costs one flush instead of two.
+  /// makes one synchronous write fewer.
   var flushesMeta = true
   /// Local values (`Ledger.setLocalValues(_:)`, their stored keys) the engine keeps in the same
   /// transaction, before the body: kept with what the write does, or, when it fails, not.
