@@ -1,5 +1,6 @@
 import Foundation
 import JSONLedgerTestSupport
+import Synchronization
 
 /// A private PostgreSQL cluster for one test: `initdb` into a temporary folder (as the
 /// `postgres` user when the tests run as root: PostgreSQL refuses root), `pg_ctl` on a free
@@ -61,11 +62,18 @@ final class PostgresCluster: Sendable {
     ])
   }
 
+  /// Starts the server; a start that fails says how the server's log ends.
   func start() throws {
-    try asServerUser([
-      bin + "/pg_ctl", "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
-      "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=200", "start",
-    ])
+    do {
+      try asServerUser([
+        bin + "/pg_ctl", "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
+        "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=200", "start",
+      ])
+    } catch {
+      let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+      let end = log.split(separator: "\n").suffix(5).joined(separator: "\n")
+      throw ClusterFailure("\(error)\nthe server's log ends:\n\(end)")
+    }
   }
 
   /// `pg_ctl stop -m fast`.
@@ -125,24 +133,36 @@ final class PostgresCluster: Sendable {
   }
 
   /// A port nothing listens on now (the kernel's choice for port 0).
+  /// A port of 127.0.0.1 free now, below the range the kernel hands out to outgoing
+  /// connections (`ip_local_port_range`, from 32768 here), and not handed out before by this
+  /// process. A port the kernel picks (a bind to port 0) comes from that range, where another
+  /// test's client connection could take it before the server binds it: a server then failed
+  /// to start in CI.
   static func freePort() throws -> Int {
+    for _ in 0..<500 {
+      let candidate = Int.random(in: 20_000..<32_768)
+      guard handedOut.withLock({ $0.insert(candidate).inserted }) else { continue }
+      if canBind(candidate) { return candidate }
+    }
+    throw ClusterFailure("no free port from 20000 to 32767")
+  }
+
+  private static let handedOut = Mutex<Set<Int>>([])
+
+  /// Whether a socket can bind `port` of 127.0.0.1 now.
+  private static func canBind(_ port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw ClusterFailure("no socket") }
+    guard fd >= 0 else { return false }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    address.sin_port = UInt16(port).bigEndian
+    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
     }
-    guard bound == 0 else { throw ClusterFailure("cannot bind a port") }
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard named == 0 else { throw ClusterFailure("cannot read the port") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return bound == 0
   }
 }
 
