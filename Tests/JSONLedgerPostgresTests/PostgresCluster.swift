@@ -132,7 +132,6 @@ final class PostgresCluster: Sendable {
     return text.trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
-  /// A port nothing listens on now (the kernel's choice for port 0).
   /// A port of 127.0.0.1 free now, below the range the kernel hands out to outgoing
   /// connections (`ip_local_port_range`, from 32768 here), and not handed out before by this
   /// process. A port the kernel picks (a bind to port 0) comes from that range, where another

@@ -101,19 +101,11 @@ extension Ledger {
     }
   }
 
-  /// Appends the record another store of the same model wrote, as its bytes (`record(_:)`'s
-  /// stored form): checked against its checksum, its batch id the head + 1, written as it
-  /// is and folded into the projections, then announced. The path a replica takes for the
+  /// Appends records another store of the same model wrote, in order, as their bytes
+  /// (`record(_:)`'s stored form), in one transaction: each checked against its checksum, its
+  /// batch id the head + 1, written as it is and folded into the projections; all of them or,
+  /// on an error, none; each announced once committed. The path a replica takes for the
   /// records its leader wrote.
-  func appendEncoded(_ bytes: [UInt8]) throws -> BatchSummary {
-    guard let summary = try appendEncoded([bytes]).first else {
-      throw LedgerError.corruptRecord(batchID: 0, reason: "no record was appended")
-    }
-    return summary
-  }
-
-  /// Appends records another store of the same model wrote, in order, as `appendEncoded(_:)`
-  /// appends one, in one transaction: all of them or, on an error, none; each announced.
   /// A replica catching up on several records commits (and flushes) once for them all. They
   /// are records its remote holds: the commit leaves the meta page unflushed
   /// (`Write.flushesMeta`).

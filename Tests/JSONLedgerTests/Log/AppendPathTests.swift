@@ -25,7 +25,7 @@ struct AppendPathTests {
     let leader = try LifecycleEdgeTests.store(directory.path + "/leader", batches: 4)
     _ = try leader.revert(2, force: true)
     let replica = try Ledger.open(at: directory.path + "/replica", model: leader.model)
-    for batch in 1...(try leader.head) { _ = try replica.appendEncoded(try Self.storedBytes(leader, batch)) }
+    for batch in 1...(try leader.head) { _ = try replica.appendEncoded([try Self.storedBytes(leader, batch)]) }
     #expect(try replica.head == leader.head)
     for batch in 1...(try leader.head) {
       #expect(try Self.storedBytes(replica, batch) == Self.storedBytes(leader, batch))
@@ -75,13 +75,13 @@ struct AppendPathTests {
     let replica = try Ledger.open(at: directory.path + "/replica", model: leader.model)
     // Batch 2 before batch 1.
     #expect {
-      try replica.appendEncoded(try Self.storedBytes(leader, 2))
+      try replica.appendEncoded([try Self.storedBytes(leader, 2)])
     } throws: { "\($0)".contains("does not follow the head of the log (batch 0)") }
     // One flipped bit.
     var damaged = try Self.storedBytes(leader, 1)
     damaged[damaged.count / 2] ^= 0x01
     #expect {
-      try replica.appendEncoded(damaged)
+      try replica.appendEncoded([damaged])
     } throws: { "\($0)".contains("checksum") }
     #expect(try replica.head == 0)
     // A record made here with the wrong id is refused the same way.

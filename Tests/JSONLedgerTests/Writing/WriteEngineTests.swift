@@ -73,7 +73,7 @@ struct WriteEngineTests {
     try changeAll(leader)
     let replica = try Self.tightCopy(of: template, directory, "replica")
     let bytes = try AppendPathTests.storedBytes(leader, 3)
-    #expect(try Self.runsAgain(replica) { _ = try replica.appendEncoded(bytes) } == 0)
+    #expect(try Self.runsAgain(replica) { _ = try replica.appendEncoded([bytes]) } == 0)
     #expect(try replica.head == 3)
   }
 
