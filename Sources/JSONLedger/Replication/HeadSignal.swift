@@ -9,6 +9,10 @@ import Synchronization
     var rung = false
     var ended: RemoteError?
     var waiter: CheckedContinuation<Void, Never>?
+    /// Counts the waits: a timer ends only the wait it was started for.
+    var wait: UInt64 = 0
+    /// The timer of the wait under way, cancelled when a ring ends the wait first.
+    var timer: Task<Void, Never>?
   }
   private let state = Mutex(State())
 
@@ -16,14 +20,15 @@ import Synchronization
 
   /// The head may have moved.
   public func ring() {
-    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+    let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
       guard let waiter = state.waiter else {
         state.rung = true
-        return nil
+        return (nil, nil)
       }
-      state.waiter = nil
-      return waiter
+      defer { (state.waiter, state.timer) = (nil, nil) }
+      return (waiter, state.timer)
     }
+    timer?.cancel()
     waiter?.resume()
   }
 
@@ -34,26 +39,38 @@ import Synchronization
   }
 
   /// Returns on a ring (or one kept from before), or after `timeout`; throws once ended.
+  ///
+  /// A wait the ring ends cancels its timer, and a timer ends only its own wait: a follower
+  /// waits after every batch it applies, and each early end would be a read for nothing.
   func wait(upTo timeout: Duration, executor: (any TaskExecutor)?) async throws {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      let rungBefore = state.withLock { state -> Bool in
+      let wait = state.withLock { state -> UInt64? in
         if state.rung {
           state.rung = false
-          return true
+          return nil
         }
+        state.wait &+= 1
         state.waiter = continuation
-        return false
+        return state.wait
       }
-      if rungBefore { return continuation.resume() }
-      Task(executorPreference: executor) { [self] in
-        try? await Task.sleep(for: timeout)
-        // The timer of an earlier wait may end a later one early: that only polls sooner.
+      guard let wait else { return continuation.resume() }
+      let timer = Task(executorPreference: executor) { [self] in
+        // Cancelled: the ring ended the wait.
+        guard (try? await Task.sleep(for: timeout)) != nil else { return }
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-          defer { state.waiter = nil }
-          return state.waiter
+          guard state.wait == wait, let waiter = state.waiter else { return nil }
+          (state.waiter, state.timer) = (nil, nil)
+          return waiter
         }
         waiter?.resume()
       }
+      // Kept for the ring to cancel, unless the ring (or the timer) already ended the wait.
+      let ended = state.withLock { state -> Bool in
+        guard state.wait == wait, state.waiter != nil else { return true }
+        state.timer = timer
+        return false
+      }
+      if ended { timer.cancel() }
     }
     if let ended = state.withLock({ $0.ended }) { throw ended }
   }

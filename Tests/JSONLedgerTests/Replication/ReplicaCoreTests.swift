@@ -1,6 +1,7 @@
 import Foundation
 import JSONLedgerTestSupport
 import Logging
+import Synchronization
 import Testing
 
 @_spi(Replication) @testable import JSONLedger
@@ -289,6 +290,28 @@ struct ReplicaCoreTests {
     #expect(position.wait(upTo: .milliseconds(100), at: now + .milliseconds(400)) == .milliseconds(100))
     #expect(position.isDue(at: now + FollowerPosition.interval))
     #expect(position.wait(upTo: .seconds(30), at: now + .seconds(5)) == .zero)
+  }
+
+  /// A wait that a ring ended leaves no timer behind to end a later wait early: each early
+  /// end is a catch-up for nothing, and a follower waiting up to a second after every batch
+  /// made one such read for each batch it applied.
+  @Test func aWaitEndedByTheSignalLeavesNoTimerToEndTheNextWait() async throws {
+    let signal = HeadSignal()
+    async let first: Void = signal.wait(upTo: .milliseconds(50), executor: nil)
+    try await Task.sleep(for: .milliseconds(10))
+    signal.ring()
+    try await first
+    let ended = Mutex(false)
+    let second = Task {
+      try await signal.wait(upTo: .seconds(30), executor: nil)
+      ended.withLock { $0 = true }
+    }
+    // Well past the first wait's 50 ms: its timer, left running, would have ended this one.
+    try await Task.sleep(for: .milliseconds(400))
+    #expect(!ended.withLock { $0 }, "the first wait's timer ended the second")
+    signal.ring()
+    try await second.value
+    #expect(ended.withLock { $0 })
   }
 
   @Test func aCompactedReplicasSnapshotIsWhereANewReplicaStarts() async throws {

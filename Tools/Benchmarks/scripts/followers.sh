@@ -27,7 +27,7 @@ echo '[{"name": "first", "label": "a"}]' > "$WORK/first.json"
 "$J" remote init "$WORK/leader" --remote "$URL" --ledger "$LEDGER" > /dev/null
 for n in $(seq 1 "$FOLLOWERS"); do "$J" clone "$URL" "$WORK/f$n" --ledger "$LEDGER" > /dev/null; done
 python3 - "$J" "$WORK" "$FOLLOWERS" "$BATCHES" "$INTERVAL" "$@" << 'PY'
-import json, os, selectors, socket, subprocess, sys, time, urllib.request
+import json, os, selectors, socket, subprocess, sys, time, urllib.error, urllib.request
 
 tool, work, followers, batches, interval = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 options = sys.argv[6:]
@@ -75,20 +75,33 @@ def read(timeout):
             heads[index] = max(heads[index], head)
 
 
-# Every follower caught up with the first batch before the run starts.
-deadline = time.time() + 60
-while min(heads) < 1 and time.time() < deadline:
-    read(0.1)
+def write(round):
+    body = json.dumps([{"name": f"album {round}", "label": f"label {round}"}]).encode()
+    request = urllib.request.Request(base + "/v1/batches?entity=Album", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return json.load(response)["batch"]
+    except urllib.error.HTTPError as error:
+        # 502: the leader could not reach PostgreSQL, most often for want of connections (each
+        # follower holds two: start the server with max_connections above twice FOLLOWERS).
+        sys.exit(f"the leader answered {error.code}: {error.read().decode(errors='replace')[:300]}")
+
+
 sent = {}
 writes = []
 try:
+    # A follower prints only what it applies: one warm-up batch, seen by every follower, shows
+    # that each is running and listening before the run starts.
+    warmup = write("warm-up")
+    deadline = time.time() + 60
+    while min(heads) < warmup and time.time() < deadline:
+        read(0.1)
+    if min(heads) < warmup:
+        sys.exit(f"{sum(head < warmup for head in heads)} of the followers did not apply the warm-up batch within a minute")
     for round in range(batches):
-        body = json.dumps([{"name": f"album {round}", "label": f"label {round}"}]).encode()
-        request = urllib.request.Request(base + "/v1/batches?entity=Album", data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
         started = time.monotonic()
-        with urllib.request.urlopen(request) as response:
-            batch = json.load(response)["batch"]
+        batch = write(round)
         at = time.monotonic()
         sent[batch] = at
         writes.append((at - started) * 1000)
