@@ -150,7 +150,12 @@ struct PackedState: Sendable {
 
   /// Appends the bytes with since set to `since`: the state as the `state` database keeps it.
   func write(since: UInt64, into writer: inout BinaryWriter) {
-    let at = layout.since
+    // Found past the entity and the identity alone: the whole layout walks the lists too.
+    let at = read { reader throws(DecodingFailure) in
+      _ = try reader.readVarint()
+      for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
+      return reader.position
+    }
     writer.append(encoded: bytes[..<at])
     writer.write(varint: since)
     writer.append(encoded: bytes[(at + 1)...])

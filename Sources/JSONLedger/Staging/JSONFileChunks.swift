@@ -16,19 +16,34 @@ struct JSONFileChunks {
   /// Stages the file chunk by chunk, handing each staged batch, the number of top-level
   /// objects in it and the bytes of the file read so far to `body` before reading further.
   func forEachChunk(_ body: (ChangeBatch, Int, Int) throws -> Void) throws {
-    try forEachDigestedChunk { batch, count, bytesRead, _ in try body(batch, count, bytesRead) }
+    try forEachChunk(digesting: false) { batch, count, bytesRead, _ in try body(batch, count, bytesRead) }
   }
 
   /// `forEachChunk`, with a digest of each chunk's text (its elements' bytes, the collection
   /// each is in, and where each starts): two chunks of the same elements have one digest.
   func forEachDigestedChunk(_ body: (ChangeBatch, Int, Int, UInt64) throws -> Void) throws {
+    try forEachChunk(digesting: true, body)
+  }
+
+  /// An element read and not yet staged: its text is `range` of the chunk's text.
+  private struct Pending {
+    let entity: ResolvedEntity
+    let key: String
+    let index: Int
+    let place: JSONElementText
+    let range: Range<Int>
+  }
+
+  /// The chunks, each with its digest when `digesting` (0 otherwise: hashing every byte of
+  /// the file costs more than a tenth of reading it).
+  private func forEachChunk(digesting: Bool, _ body: (ChangeBatch, Int, Int, UInt64) throws -> Void) throws {
     var stream = try Self.reading(path) { try JSONStream(path: path) }
     // Without an entity, a top-level array's elements and a document of one scalar both come
     // without a collection: which it is decides the error.
     let isArray = try Self.reading(path) { try stream.firstByte() } == UInt8(ascii: "[")
     let model = makeBatch().mapper.model
     // Each element's text goes into one buffer for the chunk (`ChangeBatch.stage(elements:)`).
-    var pending: [(entity: ResolvedEntity, key: String, index: Int, element: JSONElementText, range: Range<Int>)] = []
+    var pending: [Pending] = []
     var text: [UInt8] = []
     var counters: [String: Int] = [:]
     // What mapping remembers (nested texts mapped, keys met), kept from one chunk to the next.
@@ -39,25 +54,30 @@ struct JSONFileChunks {
       guard !pending.isEmpty else { return }
       var batch = makeBatch()
       var start = 0
+      var elements: [(range: Range<Int>, place: JSONElementText)] = []
       while start < pending.count {
-        var end = start
-        while end < pending.count, pending[end].key == pending[start].key { end += 1 }
-        let first = pending[start]
+        let key = pending[start].key
+        var end = start + 1
+        while end < pending.count, pending[end].key == key { end += 1 }
+        elements.removeAll(keepingCapacity: true)
+        for index in start..<end { elements.append((pending[index].range, pending[index].place)) }
         try batch.stage(
-          elements: pending[start..<end].map { ($0.range, $0.element) }, of: JSONSkim(text), entity: first.entity,
-          path: first.key, firstIndex: first.index, options: options, source: path, remembered: &remembered)
+          elements: elements, of: JSONSkim(text), entity: pending[start].entity, path: key,
+          firstIndex: pending[start].index, options: options, source: path, remembered: &remembered)
         start = end
       }
       let count = pending.count
       var digest = FNV1a()
-      digest.combine(text.span)
-      for element in pending {
-        digest.combine(element.key.utf8.span)
-        digest.combine(word: UInt64(element.index))
+      if digesting {
+        digest.combine(text.span)
+        for index in pending.indices {
+          digest.combine(pending[index].key.utf8.span)
+          digest.combine(word: UInt64(pending[index].index))
+        }
       }
       pending.removeAll(keepingCapacity: true)
       text.removeAll(keepingCapacity: true)
-      try body(batch, count, bytesRead, digest.value)
+      try body(batch, count, bytesRead, digesting ? digest.value : 0)
     }
 
     // Each collection key is checked where it starts, so an empty one is checked too.
@@ -96,7 +116,7 @@ struct JSONFileChunks {
       counters[key] = index + 1
       let range = text.count..<(text.count + element.bytes.count)
       text.append(contentsOf: element.bytes)
-      pending.append((target, key, index, element.place, range))
+      pending.append(Pending(entity: target, key: key, index: index, place: element.place, range: range))
       if pending.count >= chunkSize { try flush() }
     }
     // With an entity, one object (not in an array) is one element of it.

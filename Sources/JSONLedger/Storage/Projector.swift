@@ -314,8 +314,10 @@ struct Projector {
     _ change: ObjectChange, of entity: ResolvedEntity?, isFirstCreation: Bool, cursors: borrowing WriteCursors,
     buffers: inout Buffers, newKeys: inout NewKeys, digest: inout ProjectionDigest?
   ) throws {
-    guard !change.identity.isEmpty, let entity else { return }
-    OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &buffers.identity)
+    // Read once: a packed state's identity is decoded from its bytes at each read.
+    let identity = change.identity
+    guard !identity.isEmpty, let entity else { return }
+    OrderedEncoding.encodeIdentity(root: entity.rootID, identity, into: &buffers.identity)
     let key = StoreKeys.identityKey(forEncoded: buffers.identity)
     // An object already registered keeps its entry when the fingerprint stays (mostly 0 to 0:
     // a band gaining albums), which spares a put at a random place in `keys`. The bytes are
