@@ -92,11 +92,19 @@ struct JSONFileChunks {
       }
       return resolved
     }
+    // The entity of the collection the last element was in: found by name once per run of
+    // elements, not once for each.
+    var lastCollection: (key: String, entity: ResolvedEntity)?
     func element(_ collection: String?, _ element: JSONElementText) throws {
       let target: ResolvedEntity
       let key = collection ?? ""
       if let collection {
-        target = try collectionEntity(collection)
+        if let lastCollection, lastCollection.key == collection {
+          target = lastCollection.entity
+        } else {
+          target = try collectionEntity(collection)
+          lastCollection = (collection, target)
+        }
       } else {
         guard let entity else {
           guard isArray else {
