@@ -292,9 +292,8 @@ struct ReplicaCoreTests {
     #expect(position.wait(upTo: .seconds(30), at: now + .seconds(5)) == .zero)
   }
 
-  /// A wait that a ring ended leaves no timer behind to end a later wait early: each early
-  /// end is a catch-up for nothing, and a follower waiting up to a second after every batch
-  /// made one such read for each batch it applied.
+  /// A wait that a ring ended leaves no timer behind to end a later wait early: a follower
+  /// waits after every batch it applies, and each early end is a catch-up for nothing.
   @Test func aWaitEndedByTheSignalLeavesNoTimerToEndTheNextWait() async throws {
     let signal = HeadSignal()
     async let first: Void = signal.wait(upTo: .milliseconds(50), executor: nil)
