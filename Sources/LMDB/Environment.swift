@@ -191,8 +191,8 @@ public final class Environment: @unchecked Sendable {
   }
 
   /// Whether a commit flushes the meta page unless told not to (`MDB_NOMETASYNC` and
-  /// `MDB_NOSYNC` unset): what the durability the environment was opened with says.
-  public var commitsFlushMeta: Bool {
+  /// `MDB_NOSYNC` unset): what the durability the environment was opened with says. For tests.
+  var commitsFlushMeta: Bool {
     commitLock.withLock { _ in
       var flags: UInt32 = 0
       mdb_env_get_flags(handle, &flags)

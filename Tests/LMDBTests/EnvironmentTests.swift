@@ -1,7 +1,8 @@
 import Foundation
 import JSONLedgerTestSupport
-import LMDB
 import Testing
+
+@testable import LMDB
 
 @Suite("LMDB environment")
 struct EnvironmentTests {

@@ -65,10 +65,7 @@ struct PackedState: Sendable {
 
   var layout: Layout {
     read { reader throws(DecodingFailure) in
-      _ = try reader.readVarint()
-      let identityStart = reader.position
-      for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
-      let since = reader.position
+      let (identityStart, since) = try Self.identityAndSince(&reader)
       _ = try reader.readVarint()
       let listCount = try reader.readCount()
       let lists = reader.position
@@ -82,6 +79,16 @@ struct PackedState: Sendable {
         identity: identityStart..<since, since: since, listCount: listCount, lists: lists,
         attributeCount: attributeCount, attributes: reader.position)
     }
+  }
+
+  /// Reads past the entity and the identity: where the identity begins and where since lies.
+  private static func identityAndSince(_ reader: inout BinaryReader) throws(DecodingFailure) -> (
+    identity: Int, since: Int
+  ) {
+    _ = try reader.readVarint()
+    let identity = reader.position
+    for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
+    return (identity, reader.position)
   }
 
   /// The identity values.
@@ -151,11 +158,7 @@ struct PackedState: Sendable {
   /// Appends the bytes with since set to `since`: the state as the `state` database keeps it.
   func write(since: UInt64, into writer: inout BinaryWriter) {
     // Found past the entity and the identity alone: the whole layout walks the lists too.
-    let at = read { reader throws(DecodingFailure) in
-      _ = try reader.readVarint()
-      for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
-      return reader.position
-    }
+    let at = read { reader throws(DecodingFailure) in try Self.identityAndSince(&reader).since }
     writer.append(encoded: bytes[..<at])
     writer.write(varint: since)
     writer.append(encoded: bytes[(at + 1)...])

@@ -67,17 +67,10 @@ struct JSONFileChunks {
         start = end
       }
       let count = pending.count
-      var digest = FNV1a()
-      if digesting {
-        digest.combine(text.span)
-        for index in pending.indices {
-          digest.combine(pending[index].key.utf8.span)
-          digest.combine(word: UInt64(pending[index].index))
-        }
-      }
+      let digest = digesting ? Self.digest(text, pending) : 0
       pending.removeAll(keepingCapacity: true)
       text.removeAll(keepingCapacity: true)
-      try body(batch, count, bytesRead, digesting ? digest.value : 0)
+      try body(batch, count, bytesRead, digest)
     }
 
     // Each collection key is checked where it starts, so an empty one is checked too.
@@ -134,6 +127,17 @@ struct JSONFileChunks {
         bytesRead: { bytesRead = $0 }, element)
     }
     try flush()
+  }
+
+  /// A chunk's digest: its text, then the collection and the place of each element.
+  private static func digest(_ text: [UInt8], _ pending: [Pending]) -> UInt64 {
+    var digest = FNV1a()
+    digest.combine(text.span)
+    for element in pending {
+      digest.combine(element.key.utf8.span)
+      digest.combine(word: UInt64(element.index))
+    }
+    return digest.value
   }
 
   /// The error that says the file is an envelope around its items (`LedgerError.envelope`),
