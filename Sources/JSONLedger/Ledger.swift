@@ -354,7 +354,7 @@ public final class Ledger: Sendable {
       }
       // A header's changes are none: translating it costs nothing, and still refuses a record
       // of a model version this ledger does not know (the store was migrated since).
-      return try versions.translate(record, identities: identities)
+      return try versions.translate(consume record, identities: identities)
     } catch {
       throw recordError(error, batchID: batchID)
     }

@@ -271,7 +271,7 @@ extension Ledger {
   /// on, each as `translate` tells it, under `model`; returns the records folded. Compact and
   /// a migration that replays both rebuild so, inside their write transaction.
   func rebuildProjections(
-    _ txn: Transaction, model: Model, translate: (ChangeRecord) throws -> ChangeRecord
+    _ txn: Transaction, model: Model, translate: (consuming ChangeRecord) throws -> ChangeRecord
   ) throws -> Int {
     let firstBatch = try ProjectionStore(transaction: txn, layout: layout, model: model).firstBatch()
     for database in layout.projections { try txn.removeAll(in: database) }
@@ -283,7 +283,7 @@ extension Ledger {
       // change that neither creates nor deletes it.
       let record = try Self.decodeRecord(
         bytes, batchID: batchID, versions: versions, identities: identities(txn, model: model))
-      try projector.apply(try translate(record))
+      try projector.apply(try translate(consume record))
       batchID += 1
     }
     return Int(batchID - firstBatch)

@@ -289,14 +289,20 @@ enum RecordCoding {
     guard entityPosition < names.entities.count else {
       throw DecodingFailure(reason: "entity \(entityPosition) is not named")
     }
+    // Each list takes its length at once (bounded: a count is checked against the bytes left
+    // only past 2^20), not by doubling as it grows.
+    let identityCount = try reader.readCount()
     var identity: [AttributeValue] = []
-    for _ in 0..<(try reader.readCount()) { identity.append(try reader.readRequiredValue()) }
+    identity.reserveCapacity(min(identityCount, 64))
+    for _ in 0..<identityCount { identity.append(try reader.readRequiredValue()) }
     guard let changeKind = ObjectChange.Kind(rawValue: try reader.readByte()) else {
       throw DecodingFailure(reason: "unknown change kind")
     }
     let payloadFingerprint = try reader.readBigEndian(UInt64.self)
+    let attributeCount = try reader.readCount()
     var changed: [AttributeChange] = []
-    for _ in 0..<(try reader.readCount()) {
+    changed.reserveCapacity(min(attributeCount, 1 << 10))
+    for _ in 0..<attributeCount {
       let reference = try reader.readVarint()
       let position = Int(reference >> 2)
       guard position < names.attributes.count else {
@@ -306,8 +312,10 @@ enum RecordCoding {
       let new = reference & 1 != 0 ? try reader.readValue(identity: identity) : nil
       changed.append(AttributeChange(name: names.attributes[position], old: old, new: new))
     }
+    let linkCount = try reader.readCount()
     var links: [LinkChange] = []
-    for _ in 0..<(try reader.readCount()) { links.append(try readLink(&reader)) }
+    links.reserveCapacity(min(linkCount, 1 << 10))
+    for _ in 0..<linkCount { links.append(try readLink(&reader)) }
     return ObjectChange(
       objectID: objectID, entity: names.entities[entityPosition], identity: identity, kind: changeKind,
       attributes: changed, links: links, payloadFingerprint: payloadFingerprint)

@@ -166,8 +166,9 @@ extension Ledger {
     var owners: [[UInt8]: (id: UInt64, batch: UInt64)] = [:]
     var key: [UInt8] = []
     return try rebuildProjections(txn, model: plan.next) { record in
+      let batchID = record.batchID
       do {
-        let translated = try plan.translation.translate(record, identities: lookup)
+        let translated = try plan.translation.translate(consume record, identities: lookup)
         // Under a new identity, no two objects may share a key.
         for change in translated.changes where change.kind == .created && !change.identity.isEmpty {
           guard plan.translation.reidentified[change.entity] != nil, let entity = plan.next.resolved(change.entity)
@@ -175,12 +176,12 @@ extension Ledger {
           OrderedEncoding.encodeIdentity(root: entity.rootID, change.identity, into: &key)
           if let owner = owners[key], owner.id != change.objectID {
             // Named by the keys they have now: their ids mean nothing to a user.
-            let ownerRecord = try? txn.value(forKey: StoreKeys.batch(owner.batch), in: layout.log).map {
-              try Self.decodeRecord($0, batchID: owner.batch, versions: versions)
-            }
-            let names = [(owner.id, ownerRecord ?? nil), (change.objectID, record)].map { id, created in
-              created?.changes.first { $0.objectID == id }.map { $0.identity.map(\.keyText).joined(separator: ", ") }
-                ?? "object \(id)"
+            let names = [(owner.id, owner.batch), (change.objectID, batchID)].map { id, batch in
+              let created = try? txn.value(forKey: StoreKeys.batch(batch), in: layout.log).map {
+                try Self.decodeRecord($0, batchID: batch, versions: versions)
+              }
+              return (created ?? nil)?.changes.first { $0.objectID == id }
+                .map { $0.identity.map(\.keyText).joined(separator: ", ") } ?? "object \(id)"
             }
             throw TranslationFailure(
               place: change.entity,
@@ -188,13 +189,13 @@ extension Ledger {
                 "two objects would share the key \(change.identity.map(\.keyText).joined(separator: ", ")): \(names[0]) and \(names[1])"
             )
           }
-          owners[key] = (change.objectID, record.batchID)
+          owners[key] = (change.objectID, batchID)
         }
         return translated
       } catch let failure as TranslationFailure {
         throw LedgerError.migrationRefused(
           path: path,
-          reasons: [ModelDifference(place: failure.place, change: "\(failure.reason) (batch \(record.batchID))")])
+          reasons: [ModelDifference(place: failure.place, change: "\(failure.reason) (batch \(batchID))")])
       }
     }
   }

@@ -58,7 +58,9 @@ struct ModelVersions: Sendable {
   /// `record` in the current version's terms (its `modelVersion` still names the version it
   /// was written under); `identities` tells the identity of an object whose entity's identity
   /// changed since (`RecordTranslation.IdentityLookup`).
-  func translate(_ record: ChangeRecord, identities: RecordTranslation.IdentityLookup? = nil) throws -> ChangeRecord {
+  func translate(_ record: consuming ChangeRecord, identities: RecordTranslation.IdentityLookup? = nil) throws
+    -> ChangeRecord
+  {
     guard record.modelVersion != current else { return record }
     guard record.modelVersion >= 1, record.modelVersion < current else {
       throw TranslationFailure(
@@ -67,11 +69,10 @@ struct ModelVersions: Sendable {
           ? "it was written under model version \(record.modelVersion), newer than the \(current) this ledger opened the store at: the store was migrated since; open it again"
           : "it names model version 0, which no store has")
     }
-    var translated = record
     for index in Int(record.modelVersion - 1)..<translations.count {
-      translated = try translations[index].translate(translated, identities: identities)
+      record = try translations[index].translate(consume record, identities: identities)
     }
-    return translated
+    return record
   }
 
   /// The versions `meta` holds; a store made before versions were kept has one.

@@ -16,11 +16,12 @@ struct RecordTranslation: Sendable {
   /// newest model's terms.
   typealias IdentityLookup = (UInt64) throws -> [AttributeValue]?
 
-  /// The next version's entity for each entity of `from` whose objects carry on.
-  private let entityNames: [String: String]
-  /// Per entity of `from`: each attribute that carries on, its next name and, when its type
-  /// changed, the next type.
-  private let attributes: [String: [String: (name: String, type: AttributeType?)]]
+  /// Each attribute of an entity that carries on: its next name and, when its type changed,
+  /// the next type.
+  private typealias AttributeMap = [String: (name: String, type: AttributeType?)]
+  /// Per entity of `from` whose objects carry on: the next version's entity, and its
+  /// attributes' map (nil when every attribute carries on under its name and type).
+  private let entities: [String: (name: String, attributes: AttributeMap?)]
   /// Each link id of `from` (hidden reverse ids included) that carries on, and its next id.
   private let linkIDs: [UInt32: UInt32]
   /// Next ids of relationships that were ordered and are not any more.
@@ -84,18 +85,22 @@ struct RecordTranslation: Sendable {
         }
       }
     }
-    self.entityNames = entityNames
+    var entities: [String: (name: String, attributes: AttributeMap?)] = [:]
+    for (old, new) in entityNames {
+      let map = attributes[old] ?? [:]
+      let keepsAll =
+        map.count == from.resolved(old)?.attributes.count
+        && map.allSatisfy { $0.key == $0.value.name && $0.value.type == nil }
+      entities[old] = (new, keepsAll ? nil : map)
+    }
+    self.entities = entities
     droppedRoots = from.entities.filter { $0.parent == nil && entityNames[$0.name] == nil }.map(\.name)
-    self.attributes = attributes
     self.linkIDs = linkIDs
     self.unordered = unordered
     self.reidentified = reidentified
     isIdentity =
-      reidentified.isEmpty && from.entities.allSatisfy { entityNames[$0.name] == $0.name }
-      && attributes.allSatisfy { entity, map in
-        map.count == from.resolved(entity)?.attributes.count
-          && map.allSatisfy { $0.key == $0.value.name && $0.value.type == nil }
-      }
+      reidentified.isEmpty && from.entities.allSatisfy { entities[$0.name]?.name == $0.name }
+      && entities.values.allSatisfy { $0.attributes == nil }
       && linkIDs.allSatisfy { $0.key == $0.value } && unordered.isEmpty
   }
 
@@ -125,53 +130,89 @@ struct RecordTranslation: Sendable {
   /// `record` in the terms of `to`; its `modelVersion` still says which version it was written
   /// under. `identities` is needed when an entity's identity changed and a change neither
   /// creates nor deletes its object.
-  func translate(_ record: ChangeRecord, identities: IdentityLookup?) throws -> ChangeRecord {
+  ///
+  /// The record is changed in place: a replay hands over each record it decoded, so that its
+  /// lists are renamed and coerced where they lie rather than copied change by change.
+  func translate(_ record: consuming ChangeRecord, identities: IdentityLookup?) throws -> ChangeRecord {
     guard !isIdentity else { return record }
-    var translated = record
-    translated.changes = []
-    translated.changes.reserveCapacity(record.changes.count)
-    for change in record.changes {
-      guard let entity = entityNames[change.entity] else { continue }
-      var next = change
-      next.entity = entity
-      let map = attributes[change.entity] ?? [:]
-      var attributes: [AttributeChange] = []
-      for attribute in change.attributes {
-        // The placeholder mark is no property of any model version: it carries on as it is.
-        if attribute.name == AttributeList.placeholderMark {
-          attributes.append(attribute)
-          continue
-        }
-        guard let (name, type) = map[attribute.name] else { continue }
-        var carried = AttributeChange(name: name, old: attribute.old, new: attribute.new)
-        if let type {
-          carried.old = try Self.coerce(attribute.old, to: type, change, attribute.name)
-          carried.new = try Self.coerce(attribute.new, to: type, change, attribute.name)
-          if carried.old == carried.new, change.kind == .updated { continue }
-        }
-        attributes.append(carried)
-      }
-      next.attributes = attributes.sorted { $0.name < $1.name }
-      next.links = change.links.compactMap { link in
-        guard let id = linkIDs[link.relationshipID] else { return nil }
-        var carried = link
-        carried.relationshipID = id
-        if unordered.contains(id), carried.order != nil {
-          carried = LinkChange(relationshipID: id, added: link.added.sorted(), removed: link.removed.sorted())
-        }
-        return carried
-      }
-      next.links.sort { $0.relationshipID < $1.relationshipID }
-      if let names = reidentified[entity] {
-        next.identity = try Self.identity(names, of: next, batch: record.batchID, identities: identities)
-      }
+    var changes = record.changes
+    record.changes = []
+    var kept = 0
+    for index in changes.indices {
+      guard let (entity, map) = entities[changes[index].entity] else { continue }
       // An update whose every change was left out is no change (one that changed nothing but
       // the object's entity stays).
-      let emptied = !(change.attributes.isEmpty && change.links.isEmpty)
-      if next.kind == .updated, emptied, next.attributes.isEmpty, next.links.isEmpty { continue }
-      translated.changes.append(next)
+      let emptied = !(changes[index].attributes.isEmpty && changes[index].links.isEmpty)
+      if let map { try translateAttributes(of: &changes[index], map) }
+      translateLinks(of: &changes[index])
+      changes[index].entity = entity
+      if let names = reidentified[entity] {
+        changes[index].identity = try Self.identity(
+          names, of: changes[index], batch: record.batchID, identities: identities)
+      }
+      if changes[index].kind == .updated, emptied, changes[index].attributes.isEmpty, changes[index].links.isEmpty {
+        continue
+      }
+      if kept != index { changes.swapAt(kept, index) }
+      kept += 1
     }
-    return translated
+    changes.removeLast(changes.count - kept)
+    record.changes = changes
+    return record
+  }
+
+  /// Renames `change`'s attributes, coerces their values to changed types and leaves out the
+  /// ones the next version does not have, keeping them in name order; `change.entity` is
+  /// still the old entity's name.
+  private func translateAttributes(of change: inout ObjectChange, _ map: AttributeMap) throws {
+    var attributes = change.attributes
+    change.attributes = []
+    var kept = 0
+    for index in attributes.indices {
+      // The placeholder mark is no property of any model version: it carries on as it is.
+      if attributes[index].name != AttributeList.placeholderMark {
+        guard let (name, type) = map[attributes[index].name] else { continue }
+        if let type {
+          let old = try Self.coerce(attributes[index].old, to: type, change, attributes[index].name)
+          let new = try Self.coerce(attributes[index].new, to: type, change, attributes[index].name)
+          if old == new, change.kind == .updated { continue }
+          (attributes[index].old, attributes[index].new) = (old, new)
+        }
+        if attributes[index].name != name { attributes[index].name = name }
+      }
+      if kept != index { attributes.swapAt(kept, index) }
+      kept += 1
+    }
+    attributes.removeLast(attributes.count - kept)
+    if !zip(attributes, attributes.dropFirst()).allSatisfy({ $0.name < $1.name }) {
+      attributes.sort { $0.name < $1.name }
+    }
+    change.attributes = attributes
+  }
+
+  /// Gives `change`'s links their next relationship ids, leaves out the relationships the next
+  /// version does not have and the order of those that are no longer ordered, keeping them in
+  /// id order.
+  private func translateLinks(of change: inout ObjectChange) {
+    guard !change.links.isEmpty else { return }
+    var links = change.links
+    change.links = []
+    var kept = 0
+    var inOrder = true
+    for index in links.indices {
+      guard let id = linkIDs[links[index].relationshipID] else { continue }
+      if links[index].relationshipID != id { links[index].relationshipID = id }
+      if unordered.contains(id), links[index].order != nil {
+        links[index] = LinkChange(
+          relationshipID: id, added: links[index].added.sorted(), removed: links[index].removed.sorted())
+      }
+      if kept > 0, links[kept - 1].relationshipID >= id { inOrder = false }
+      if kept != index { links.swapAt(kept, index) }
+      kept += 1
+    }
+    links.removeLast(links.count - kept)
+    if !inOrder { links.sort { $0.relationshipID < $1.relationshipID } }
+    change.links = links
   }
 
   /// The identity of a changed object under identity attributes `names`: the values a

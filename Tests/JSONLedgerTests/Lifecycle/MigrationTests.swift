@@ -410,6 +410,49 @@ struct MigrationTests {
     }
   }
 
+  @Test func aRelationshipNoLongerOrderedKeepsItsLinksInEveryBatch() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    let ordered = { (model: String) in
+      model.replacingOccurrences(
+        of: #""many": true, "inverse": "band""#, with: #""many": true, "ordered": true, "inverse": "band""#)
+    }
+    let ledger = try Self.bandsStore(path, edit: ordered)
+    for albums in [["Quiet Life", "Gentlemen Take Polaroids", "Tin Drum"], ["Tin Drum", "Quiet Life"]] {
+      var batch = ledger.makeBatch()
+      let list = albums.map { #"{"title": "\#($0)"}"# }.joined(separator: ", ")
+      try batch.stage(try JSONParser.parse(#"[{"name": "Japan", "albums": [\#(list)]}]"#), as: "Band")
+      _ = try ledger.applySynchronously(batch)
+    }
+    let head = try ledger.head
+    let albums = { (ledger: Ledger, batch: UInt64) in
+      try ledger.read(asOf: batch) { view in
+        let band = try #require(try view.object("Band", key: "Japan"))
+        return try view.related(band, "albums").map { "\($0.key.identity)" }.sorted()
+      }
+    }
+    let before = try (1...head).map { try albums(ledger, $0) }
+    ledger.close()
+    // `formed` renamed as well, so that the log is replayed.
+    let unordered = try Self.model(
+      Self.bands.replacingOccurrences(
+        of: #""formed": "string""#, with: #""founded": {"type": "string", "renamedFrom": "formed"}"#))
+    #expect(try Ledger.migrate(at: path, to: unordered).plan.method == .replay)
+    let migrated = try Ledger.open(at: path, model: unordered)
+    #expect(try migrated.verify().batches == Int(head + 1))
+    let after = try (1...head).map { try albums(migrated, $0) }
+    #expect(after == before)
+    #expect(before.map(\.count) == [2, 3, 2])
+    // The records tell the relationship's changes as an unordered one's: no order kept.
+    for batch in 1...head {
+      #expect(try migrated.record(batch).changes.allSatisfy { $0.links.allSatisfy { $0.order == nil } })
+    }
+    try migrated.read { view in
+      let japan = try #require(try view.object("Band", key: "Japan"))
+      #expect(japan["founded"] == .string("1974"))
+    }
+  }
+
   @Test func twoRelationshipsThatBothHoldLinksCannotBecomeEachOthersInverse() throws {
     let directory = try TemporaryDirectory()
     let both = Self.fans.replacingOccurrences(of: "FANS", with: #""fans": {"to": "Musician", "many": true}"#)
