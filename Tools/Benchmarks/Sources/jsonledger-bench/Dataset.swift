@@ -25,6 +25,16 @@ struct Dataset {
     }}
     """#
 
+  /// The model after the dataset's with Album gaining an attribute: a migration in place.
+  static let modelGainingAnAttribute = model.replacingOccurrences(
+    of: #""sales": "int64"}"#, with: #""sales": "int64", "catalog": "string"}"#)
+
+  /// The model after `modelGainingAnAttribute` with Album.label renamed and Album.sales a
+  /// string: a migration by replaying the log.
+  static let modelRenamingAndRetyping = model.replacingOccurrences(
+    of: #""label": "string", "sales": "int64"}"#,
+    with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string", "catalog": "string"}"#)
+
   func bandName(_ index: Int) -> String { "band \(index)" }
   func albumName(_ index: Int) -> String { "album \(index)" }
 

@@ -32,29 +32,35 @@ struct GRDBContender {
   /// column added in place, then a rename and a type change, which SQLite does by copying
   /// the table (its documented way to change a column's type).
   func migrate() throws -> (added: Double, rebuilt: Double) {
-    let added = try seconds {
-      try pool.write { db in try db.execute(sql: "ALTER TABLE album ADD COLUMN catalog TEXT") }
-    }
-    let rebuilt = try seconds {
-      try pool.writeWithoutTransaction { db in
-        try db.execute(sql: "PRAGMA foreign_keys = OFF")
-        try db.inTransaction {
-          try db.execute(
-            sql: """
-              CREATE TABLE album_new (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
-                producer TEXT REFERENCES producer(name), released TEXT, imprint TEXT, sales TEXT, catalog TEXT)
-                WITHOUT ROWID;
-              INSERT INTO album_new SELECT name, band, producer, released, label, CAST(sales AS TEXT), catalog FROM album;
-              DROP TABLE album;
-              ALTER TABLE album_new RENAME TO album;
-              CREATE INDEX album_band ON album(band);
-              """)
-          return .commit
-        }
-        try db.execute(sql: "PRAGMA foreign_keys = ON")
-      }
-    }
+    let added = try seconds { try addAnAttribute() }
+    let rebuilt = try seconds { try renameAndRetype() }
     return (added, rebuilt)
+  }
+
+  /// The first step: `ALTER TABLE … ADD COLUMN`.
+  func addAnAttribute() throws {
+    try pool.write { db in try db.execute(sql: "ALTER TABLE album ADD COLUMN catalog TEXT") }
+  }
+
+  /// The second step: the album table copied into one with the renamed and retyped columns.
+  func renameAndRetype() throws {
+    try pool.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA foreign_keys = OFF")
+      try db.inTransaction {
+        try db.execute(
+          sql: """
+            CREATE TABLE album_new (name TEXT PRIMARY KEY NOT NULL, band TEXT REFERENCES band(name),
+              producer TEXT REFERENCES producer(name), released TEXT, imprint TEXT, sales TEXT, catalog TEXT)
+              WITHOUT ROWID;
+            INSERT INTO album_new SELECT name, band, producer, released, label, CAST(sales AS TEXT), catalog FROM album;
+            DROP TABLE album;
+            ALTER TABLE album_new RENAME TO album;
+            CREATE INDEX album_band ON album(band);
+            """)
+        return .commit
+      }
+      try db.execute(sql: "PRAGMA foreign_keys = ON")
+    }
   }
 
   func importDocument(_ bytes: [UInt8]) throws {

@@ -18,6 +18,7 @@ enum Instructions {
     ("read by key in a 2,000-batch store, a view each", "jsonledger"),
     ("read by key as of a random batch, a view each", "jsonledger"),
     ("verify", "jsonledger"), ("verify, full", "jsonledger"),
+    ("migrate by replaying the log", "jsonledger"), ("migrate by replaying the log", "grdb"),
   ]
 
   /// The glibc tunable that turns off the processor features its string routines are chosen by.
@@ -181,6 +182,21 @@ enum Instructions {
       _ = try ledger.importDocument(document)
       let mode: VerificationMode = workload == "verify" ? .keptDigest : .fullReplay
       try counted { _ = try ledger.ledger.verify(mode) }
+      handled = dataset.objects
+    case ("migrate by replaying the log", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      ledger.ledger.close()
+      let store = ledger.path + "/store"
+      _ = try Ledger.migrate(at: store, to: Model(json: JSONParser.parse(Dataset.modelGainingAnAttribute)))
+      let renamed = try Model(json: JSONParser.parse(Dataset.modelRenamingAndRetyping))
+      try counted { _ = try Ledger.migrate(at: store, to: renamed) }
+      handled = dataset.objects
+    case ("migrate by replaying the log", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      try grdb.addAnAttribute()
+      try counted { try grdb.renameAndRetype() }
       handled = dataset.objects
     default:
       throw LedgerError.invalidArgument("no workload \(workload) for \(contender)")

@@ -337,14 +337,8 @@ log("migrate")
 // Two versions of the model after the dataset's: Album gains an attribute (in place), then
 // Album.label is renamed and Album.sales becomes a string (a replay of the whole log).
 ledger.ledger.close()
-let gained = try Model(
-  json: JSONParser.parse(
-    Dataset.model.replacingOccurrences(of: #""sales": "int64"}"#, with: #""sales": "int64", "catalog": "string"}"#)))
-let renamed = try Model(
-  json: JSONParser.parse(
-    Dataset.model.replacingOccurrences(
-      of: #""label": "string", "sales": "int64"}"#,
-      with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string", "catalog": "string"}"#)))
+let gained = try Model(json: JSONParser.parse(Dataset.modelGainingAnAttribute))
+let renamed = try Model(json: JSONParser.parse(Dataset.modelRenamingAndRetyping))
 var inPlaceReport: MigrationReport?
 let migrateInPlace = try seconds { inPlaceReport = try Ledger.migrate(at: ledger.path + "/store", to: gained) }
 var replayReport: MigrationReport?
