@@ -95,6 +95,12 @@ struct LinkTargets: RandomAccessCollection, RangeReplaceableCollection, Expressi
   }
 
   mutating func append<Targets: Sequence<UInt64>>(contentsOf targets: Targets) {
+    // An empty list given one target (a to-one linked, a replayed creation's usual list)
+    // holds it inline: no array is made and let go.
+    if isEmpty, let single = targets.withContiguousStorageIfAvailable({ $0.count == 1 ? $0[0] : nil }) ?? nil {
+      storage = .one(single)
+      return
+    }
     var all = takeArray()
     all.append(contentsOf: targets)
     self = LinkTargets(all)

@@ -80,8 +80,10 @@ struct LinkTargetsTests {
           targets.removeAll { $0 % 3 == value % 3 }
           array.removeAll { $0 % 3 == value % 3 }
         case 4:
-          targets.append(contentsOf: [value, value + 1])
-          array.append(contentsOf: [value, value + 1])
+          // One target appended to an empty list is held inline.
+          let appended = step % 2 == 0 ? [value] : [value, value + 1]
+          targets.append(contentsOf: appended)
+          array.append(contentsOf: appended)
         default:
           let low = array.isEmpty ? 0 : step % array.count
           let high = low + (array.count - low) / 2
