@@ -178,7 +178,7 @@ extension Ledger {
             // Named by the keys they have now: their ids mean nothing to a user.
             let names = [(owner.id, owner.batch), (change.objectID, batchID)].map { id, batch in
               let created = try? txn.value(forKey: StoreKeys.batch(batch), in: layout.log).map {
-                try Self.decodeRecord($0, batchID: batch, versions: versions)
+                try Self.decodeRecord($0, batchID: batch, versions: versions, identities: lookup)
               }
               return (created ?? nil)?.changes.first { $0.objectID == id }
                 .map { $0.identity.map(\.keyText).joined(separator: ", ") } ?? "object \(id)"
