@@ -113,8 +113,8 @@ struct JSONFileChunks {
         }
         target = entity
       }
-      let index = counters[key, default: 0]
-      counters[key] = index + 1
+      // Taken and counted up in one access of the dictionary, not a read and a write.
+      let index = Self.takeNext(&counters[key, default: 0])
       let range = text.count..<(text.count + element.bytes.count)
       text.append(contentsOf: element.bytes)
       pending.append(Pending(entity: target, key: key, index: index, place: element.place, range: range))
@@ -127,6 +127,12 @@ struct JSONFileChunks {
         bytesRead: { bytesRead = $0 }, element)
     }
     try flush()
+  }
+
+  /// `counter`'s value, which is counted up.
+  private static func takeNext(_ counter: inout Int) -> Int {
+    defer { counter += 1 }
+    return counter
   }
 
   /// A chunk's digest: its text, then the collection and the place of each element.
