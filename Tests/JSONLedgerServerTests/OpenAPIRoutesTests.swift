@@ -10,11 +10,13 @@ import Testing
 /// same API: a route added or removed on one side only fails here.
 @Suite("The OpenAPI document and the router")
 struct OpenAPIRoutesTests {
+  /// The document, beside the server's sources.
+  static let documentURL = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appending(path: "Sources/JSONLedgerServer/Resources/openapi.json")
+
   /// `METHOD /path/{capture}` of every operation the document describes.
   static func documented() throws -> Set<String> {
-    let url = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appending(path: "Sources/JSONLedgerServer/Resources/openapi.json")
-    let document = try JSONParser.parse(Array(try Data(contentsOf: url)))
+    let document = try JSONParser.parse(Array(try Data(contentsOf: documentURL)))
     guard case .object(let root) = document, case .object(let paths)? = root["paths"] else {
       Issue.record("openapi.json has no paths")
       return []
@@ -49,11 +51,8 @@ struct OpenAPIRoutesTests {
 
   /// The patterns of every query parameter the document gives one.
   static func queryPatterns() throws -> [String: Set<String>] {
-    let url = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appending(path: "Sources/JSONLedgerServer/Resources/openapi.json")
-    let text = String(decoding: try Data(contentsOf: url), as: UTF8.self)
     // Read with Foundation's JSON: parameters are objects in arrays, several levels down.
-    let root = try JSONSerialization.jsonObject(with: Data(text.utf8))
+    let root = try JSONSerialization.jsonObject(with: Data(contentsOf: documentURL))
     var patterns: [String: Set<String>] = [:]
     func visit(_ node: Any) {
       if let object = node as? [String: Any] {
