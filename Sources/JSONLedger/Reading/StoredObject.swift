@@ -15,11 +15,19 @@ import LMDB
 /// ```
 public struct StoredObject: ~Copyable {
   let bytes: BorrowedBytes
-  let declaration: ResolvedEntity?
-  let identityStart: Int
-  let store: ProjectionStore
+  // The references below are unowned and unsafe, as `bytes` is borrowed, and for the same
+  // reason they stay valid: an object is lent (non-copyable, `borrowing`) to a closure that
+  // runs inside the reader's call, which holds the transaction, the layout, the model's
+  // entities and the scan's cache until it returns, and the object cannot outlive it. Held
+  // strongly, each cost a retain and a release per object read (RESULTS.md).
+  unowned(unsafe) let declaration: ResolvedEntity?
+  unowned(unsafe) let transaction: Transaction
+  unowned(unsafe) let layout: StoreLayout
   /// The scan's cache of target keys; nil for a single read.
-  let targetKeys: TargetKeyCache?
+  unowned(unsafe) let targetKeys: TargetKeyCache?
+  let model: Model
+  let asOf: UInt64?
+  let identityStart: Int
   /// The concrete entity (a sub-entity's name when the object is one).
   public let entity: String
   /// The store's internal id (stable for the key).
@@ -27,15 +35,23 @@ public struct StoredObject: ~Copyable {
 
   init(
     bytes: BorrowedBytes, objectID: UInt64, entity: String, declaration: ResolvedEntity?, identityStart: Int,
-    store: ProjectionStore, targetKeys: TargetKeyCache?
+    store: borrowing ProjectionStore, targetKeys: TargetKeyCache?
   ) {
     self.bytes = bytes
     self.objectID = objectID
     self.entity = entity
     self.declaration = declaration
     self.identityStart = identityStart
-    self.store = store
+    self.transaction = store.transaction
+    self.layout = store.layout
+    self.model = store.model
+    self.asOf = store.asOf
     self.targetKeys = targetKeys
+  }
+
+  /// The store the object was read from, for the reads that reach past it (its targets' keys).
+  private var store: ProjectionStore {
+    ProjectionStore(transaction: transaction, layout: layout, model: model, asOf: asOf)
   }
 
   /// The object's entity and key.
@@ -79,7 +95,7 @@ public struct StoredObject: ~Copyable {
   /// A copy of the whole object, which outlives the transaction.
   public func snapshot() throws -> ObjectSnapshot {
     var builder = SnapshotBuilder(family: nil)
-    try decoding { () throws(DecodingFailure) in _ = try StateCoding.visit(bytes, model: store.model, &builder) }
+    try decoding { () throws(DecodingFailure) in _ = try StateCoding.visit(bytes, model: model, &builder) }
     if let targetKeys { return try builder.snapshot(objectID, keys: &targetKeys.keys) }
     var single = TargetKeys(store: store, caches: false)
     return try builder.snapshot(objectID, keys: &single)
