@@ -378,9 +378,9 @@ extension Projector {
   /// one buffer of each shape serves every put.
   struct Buffers {
     /// An object id: a `state` key, or the start of a `keys` value.
-    var objectID = [UInt8](repeating: 0, count: 8)
+    var objectID = Array(repeatElement(UInt8(0), count: 8))  // not `repeating:` (CONTRIBUTING.md, "Hot paths")
     /// Object id, batch id: a `history` key.
-    var history = [UInt8](repeating: 0, count: 16)
+    var history = Array(repeatElement(UInt8(0), count: 16))
     var state = BinaryWriter(capacity: 1024)
     var image = BinaryWriter(capacity: 1024)
     /// An identity in `OrderedEncoding` (the start of a `keys` key).

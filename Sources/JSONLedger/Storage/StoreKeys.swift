@@ -18,7 +18,7 @@ enum StoreKeys {
   }
 
   static func history(_ objectID: UInt64, _ batchID: UInt64) -> [UInt8] {
-    var key = [UInt8](repeating: 0, count: 16)
+    var key = Array(repeatElement(UInt8(0), count: 16))  // not `repeating:` (CONTRIBUTING.md, "Hot paths")
     key.setBigEndian(objectID, at: 0)
     key.setBigEndian(batchID, at: 8)
     return key

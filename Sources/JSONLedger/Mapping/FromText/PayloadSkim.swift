@@ -209,7 +209,9 @@ struct PayloadSkimmer {
         if position == 0 {
           firstIdentity = given
         } else {
-          if moreIdentity.isEmpty { moreIdentity = Array(repeating: nil, count: entity.identity.count - 1) }
+          if moreIdentity.isEmpty {
+            moreIdentity = Array(repeatElement(nil, count: entity.identity.count - 1))  // CONTRIBUTING.md, "Hot paths"
+          }
           moreIdentity[position - 1] = given
         }
       case .attribute:
