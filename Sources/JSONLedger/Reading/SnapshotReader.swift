@@ -319,30 +319,31 @@ import LMDB
 /// (many objects point to the same few: albums to their band).
 struct TargetKeys {
   let store: ProjectionStore
-  let caches: Bool
-  private var slots = SlotTable()
+  /// The slot of each target read so far; nil when the keys are not kept (a single read,
+  /// which would pay for allocating the table and nothing else).
+  private var slots: SlotTable?
   private var known: [ObjectKey] = []
 
   init(store: ProjectionStore, caches: Bool) {
     self.store = store
-    self.caches = caches
+    self.slots = caches ? SlotTable() : nil
   }
 
   mutating func key(of id: UInt64) throws -> ObjectKey {
-    if caches, let slot = slots[id] { return known[slot] }
+    if let slot = slots?[id] { return known[slot] }
     let key: ObjectKey
     if let header = try store.header(of: id) {
       key = ObjectKey(entity: header.entity, identity: header.identity)
     } else {
       key = ObjectKey(entity: "?", identity: [.integer(Int64(bitPattern: id))])
     }
-    guard caches else { return key }
+    guard slots != nil else { return key }
     // Bounded, so that a scan of many objects with distinct targets stays small.
     if known.count >= 100_000 {
       slots = SlotTable()
       known.removeAll(keepingCapacity: true)
     }
-    slots.insert(id, slot: known.count)
+    slots?.insert(id, slot: known.count)
     known.append(key)
     return key
   }
