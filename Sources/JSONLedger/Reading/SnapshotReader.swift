@@ -21,7 +21,7 @@ import LMDB
     /// by key, and an allocation each cost about 7% of a read by key (RESULTS.md).
     @exclusivity(unchecked) var keyBytes: [UInt8]
     /// The entity the last call named: a view that reads many objects names one entity
-    /// again and again, and finding it by name cost 3% of a read by key. Unowned: the model
+    /// again and again, and finding it by name cost 2.6% of a read by key. Unowned: the model
     /// the reader holds keeps its entities, and holding one strongly cost a view that reads
     /// one object more than the cache saved it.
     @exclusivity(unchecked) unowned(unsafe) var lastEntity: ResolvedEntity?
