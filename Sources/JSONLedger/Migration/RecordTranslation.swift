@@ -137,26 +137,20 @@ struct RecordTranslation: Sendable {
     guard !isIdentity else { return record }
     var changes = record.changes
     record.changes = []
-    var kept = 0
-    for index in changes.indices {
-      guard let (entity, map) = entities[changes[index].entity] else { continue }
+    let batchID = record.batchID
+    try changes.keepChanging { change in
+      guard let (entity, map) = entities[change.entity] else { return false }
       // An update whose every change was left out is no change (one that changed nothing but
       // the object's entity stays).
-      let emptied = !(changes[index].attributes.isEmpty && changes[index].links.isEmpty)
-      if let map { try translateAttributes(of: &changes[index], map) }
-      translateLinks(of: &changes[index])
-      changes[index].entity = entity
+      let hadChanges = !(change.attributes.isEmpty && change.links.isEmpty)
+      if let map { try translateAttributes(of: &change, map) }
+      translateLinks(of: &change)
+      change.entity = entity
       if let names = reidentified[entity] {
-        changes[index].identity = try Self.identity(
-          names, of: changes[index], batch: record.batchID, identities: identities)
+        change.identity = try Self.identity(names, of: change, batch: batchID, identities: identities)
       }
-      if changes[index].kind == .updated, emptied, changes[index].attributes.isEmpty, changes[index].links.isEmpty {
-        continue
-      }
-      if kept != index { changes.swapAt(kept, index) }
-      kept += 1
+      return !(change.kind == .updated && hadChanges && change.attributes.isEmpty && change.links.isEmpty)
     }
-    changes.removeLast(changes.count - kept)
     record.changes = changes
     return record
   }
@@ -167,23 +161,19 @@ struct RecordTranslation: Sendable {
   private func translateAttributes(of change: inout ObjectChange, _ map: AttributeMap) throws {
     var attributes = change.attributes
     change.attributes = []
-    var kept = 0
-    for index in attributes.indices {
+    try attributes.keepChanging { attribute in
       // The placeholder mark is no property of any model version: it carries on as it is.
-      if attributes[index].name != AttributeList.placeholderMark {
-        guard let (name, type) = map[attributes[index].name] else { continue }
-        if let type {
-          let old = try Self.coerce(attributes[index].old, to: type, change, attributes[index].name)
-          let new = try Self.coerce(attributes[index].new, to: type, change, attributes[index].name)
-          if old == new, change.kind == .updated { continue }
-          (attributes[index].old, attributes[index].new) = (old, new)
-        }
-        if attributes[index].name != name { attributes[index].name = name }
+      guard attribute.name != AttributeList.placeholderMark else { return true }
+      guard let (name, type) = map[attribute.name] else { return false }
+      if let type {
+        let old = try Self.coerce(attribute.old, to: type, change, attribute.name)
+        let new = try Self.coerce(attribute.new, to: type, change, attribute.name)
+        if old == new, change.kind == .updated { return false }
+        (attribute.old, attribute.new) = (old, new)
       }
-      if kept != index { attributes.swapAt(kept, index) }
-      kept += 1
+      if attribute.name != name { attribute.name = name }
+      return true
     }
-    attributes.removeLast(attributes.count - kept)
     if !zip(attributes, attributes.dropFirst()).allSatisfy({ $0.name < $1.name }) {
       attributes.sort { $0.name < $1.name }
     }
@@ -197,20 +187,18 @@ struct RecordTranslation: Sendable {
     guard !change.links.isEmpty else { return }
     var links = change.links
     change.links = []
-    var kept = 0
+    var last: UInt32?
     var inOrder = true
-    for index in links.indices {
-      guard let id = linkIDs[links[index].relationshipID] else { continue }
-      if links[index].relationshipID != id { links[index].relationshipID = id }
-      if unordered.contains(id), links[index].order != nil {
-        links[index] = LinkChange(
-          relationshipID: id, added: links[index].added.sorted(), removed: links[index].removed.sorted())
+    links.keepChanging { link in
+      guard let id = linkIDs[link.relationshipID] else { return false }
+      if link.relationshipID != id { link.relationshipID = id }
+      if unordered.contains(id), link.order != nil {
+        link = LinkChange(relationshipID: id, added: link.added.sorted(), removed: link.removed.sorted())
       }
-      if kept > 0, links[kept - 1].relationshipID >= id { inOrder = false }
-      if kept != index { links.swapAt(kept, index) }
-      kept += 1
+      if let last, last >= id { inOrder = false }
+      last = id
+      return true
     }
-    links.removeLast(links.count - kept)
     if !inOrder { links.sort { $0.relationshipID < $1.relationshipID } }
     change.links = links
   }
@@ -265,4 +253,18 @@ struct RecordTranslation: Sendable {
 struct TranslationFailure: Error, Sendable {
   let place: String
   let reason: String
+}
+
+extension Array {
+  /// Lets `body` change each element where it lies and keeps those it returns true for, in
+  /// their order: the kept ones are swapped forward, so no element is copied.
+  fileprivate mutating func keepChanging(_ body: (inout Element) throws -> Bool) rethrows {
+    var kept = 0
+    for index in indices {
+      guard try body(&self[index]) else { continue }
+      if kept != index { swapAt(kept, index) }
+      kept += 1
+    }
+    removeLast(count - kept)
+  }
 }
