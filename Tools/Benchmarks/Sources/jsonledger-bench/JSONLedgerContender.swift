@@ -76,6 +76,31 @@ struct JSONLedgerContender {
 }
 
 extension JSONLedgerContender {
+  /// The log of `albums` albums added 25 a batch to the same ten bands, archived: what a
+  /// follower, a clone by replay or a writer catching up folds when a to-many list grows
+  /// with every batch (each band's albums reach a tenth of them). Returns the archive's path.
+  static func growingListsArchive(albums: Int) throws -> String {
+    var options = Ledger.Options()
+    options.durability = .noSync
+    let directory = try scratchDirectory("growing")
+    let ledger = try Ledger.open(
+      at: directory + "/store", model: try Model(json: JSONParser.parse(Dataset.model)), options: options)
+    var bands = ledger.makeBatch()
+    try bands.stage(.array((0..<10).map { ["name": .string("band \($0)")] }), as: "Band")
+    _ = try ledger.applySynchronously(bands)
+    for first in stride(from: 0, to: albums, by: 25) {
+      var batch = ledger.makeBatch()
+      let added = (first..<min(albums, first + 25)).map { index -> JSONValue in
+        ["name": .string("album \(index)"), "band": .string("band \(index % 10)"), "label": "L"]
+      }
+      try batch.stage(.array(added), as: "Album")
+      _ = try ledger.applySynchronously(batch)
+    }
+    _ = try ledger.compact(keepingBatches: 0, archive: directory + "/archive")
+    ledger.close()
+    return directory + "/archive"
+  }
+
   /// Bytes the store's files take on disk (allocated blocks).
   func storeBytes() throws -> Int { fileBytes([path + "/store/data.mdb", path + "/store/lock.mdb"]) }
 }
