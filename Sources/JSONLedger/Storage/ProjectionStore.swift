@@ -167,14 +167,10 @@ struct ProjectionStore: StateSource {
         in: layout.history, prefix: StoreKeys.object(objectID), atOrBefore: StoreKeys.history(objectID, .max))
     else { return [:] }
     let batch = UInt64(bigEndianBytes: entry.key.dropFirst(8))
-    guard
-      let image = try decoding(
-        objectID, at: batch,
-        { () throws(DecodingFailure) in try StateCoding.decode(entry.value, model: model, attributes: false) })
-    else { return [:] }
-    var chains = image.state.links.reduce(into: [UInt32: Int]()) { $0[$1.key] = 0 }
-    for (id, delta) in image.deltas { chains[id] = delta.chain }
-    return chains
+    // The lists' ids are skipped, not read: a long list's image is read at every change of it.
+    return try decoding(
+      objectID, at: batch, { () throws(DecodingFailure) in try StateCoding.listChains(of: entry.value, model: model) })
+      ?? [:]
   }
 
   /// Runs `decode`; a failure names the object and where its bytes came from.

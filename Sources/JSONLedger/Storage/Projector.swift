@@ -179,23 +179,31 @@ struct Projector {
       return
     }
     let after: ObjectState?
+    // Where replay decoded the state before: its since, and, when it holds a long unordered
+    // list, the state itself for the undo image, which would otherwise decode it again (a
+    // third of a follower's fold when a list grows with every batch). Kept only then: a
+    // state kept is copied when the change is applied, not changed in place.
+    var decodedBefore: StoredState?
+    var sinceBefore: UInt64?
     if let known, known != nil || change.kind != .created {
       after = known
     } else if change.kind == .deleted {
       after = nil
     } else {
-      var state =
-        try beforeBytes.flatMap { bytes in
-          try decoding(id) { () throws(DecodingFailure) in try StateCoding.decode(bytes, model: model)?.state }
-        }
-        ?? ObjectState(entity: change.entity, identity: change.identity)
+      var decoded = try beforeBytes.flatMap { bytes in
+        try decoding(id) { () throws(DecodingFailure) in try StateCoding.decode(bytes, model: model) }
+      }
+      sinceBefore = decoded?.since
+      if let stored = decoded, hasLongUnorderedList(stored.state) { decodedBefore = stored }
+      var state = decoded.take()?.state ?? ObjectState(entity: change.entity, identity: change.identity)
       state.apply(change)
       after = state
     }
     // The undo image: nothing before a first creation, an empty one before any other, the
     // state before otherwise.
     if let beforeBytes {
-      let image = try undoImage(change, before: beforeBytes, after: after, store: store, buffers: &buffers)
+      let image = try undoImage(
+        change, before: beforeBytes, decoded: decodedBefore, after: after, store: store, buffers: &buffers)
       let undo = image ?? beforeBytes
       try cursors.put(undo, forKey: buffers.history, in: layout.history)
       digest?.add(.history, key: buffers.history.span, value: undo.span)
@@ -207,7 +215,8 @@ struct Projector {
     }
     if let after {
       let since =
-        try beforeBytes.map { bytes in
+        try sinceBefore
+        ?? beforeBytes.map { bytes in
           try decoding(id) { () throws(DecodingFailure) in try StateCoding.since(of: bytes, model: model) }
         } ?? batchID
       buffers.state.removeAll()
@@ -229,12 +238,18 @@ struct Projector {
     try updateIndexes(change, of: entity, digest: &digest)
   }
 
+  /// Whether `state` holds a list its undo image may keep as a change.
+  private func hasLongUnorderedList(_ state: ObjectState) -> Bool {
+    state.links.contains { $0.value.count >= StoredLinkList.minimumDeltaLength && !model.isOrdered($0.key) }
+  }
+
   /// The undo image of an updated object whose long unordered lists are kept as changes, or
   /// nil when the state before serves as it is (no list qualifies). Decided from the stored
-  /// entries alone, so that replay decides the same.
+  /// entries alone, so that replay decides the same. `decoded` is the state before when the
+  /// caller decoded it already.
   private func undoImage(
-    _ change: ObjectChange, before beforeBytes: [UInt8], after: ObjectState?, store: ProjectionStore,
-    buffers: inout Buffers
+    _ change: ObjectChange, before beforeBytes: [UInt8], decoded: StoredState?, after: ObjectState?,
+    store: ProjectionStore, buffers: inout Buffers
   ) throws -> [UInt8]? {
     let minimum = StoredLinkList.minimumDeltaLength
     guard change.kind == .updated, let after,
@@ -242,7 +257,8 @@ struct Projector {
     else { return nil }
     let id = change.objectID
     guard
-      let before = try decoding(id, { () throws(DecodingFailure) in try StateCoding.decode(beforeBytes, model: model) })
+      let before = try decoded
+        ?? decoding(id, { () throws(DecodingFailure) in try StateCoding.decode(beforeBytes, model: model) })
     else { return nil }
     var previousChains: [UInt32: Int]?
     var deltas: [UInt32: (chain: Int, change: LinkChange)] = [:]

@@ -199,6 +199,33 @@ enum StateCoding {
     return (entity, identity, try reader.readVarint())
   }
 
+  /// The chain length of each link list of an undo image (0: a whole list), its ids skipped,
+  /// not read; nil for an empty image.
+  static func listChains<Bytes: ByteSource>(of bytes: Bytes, model: Model) throws(DecodingFailure) -> [UInt32: Int]? {
+    guard bytes.count > 0 else { return nil }
+    var reader = ByteReader(bytes)
+    _ = try readEntity(&reader, model: model)
+    for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
+    _ = try reader.readVarint()
+    let listCount = try reader.readCount()
+    var chains: [UInt32: Int] = [:]
+    for _ in 0..<listCount {
+      let id = UInt32(truncatingIfNeeded: try reader.readVarint())
+      switch try reader.readByte() {
+      case 0:
+        chains[id] = 0
+        try reader.skipCompactIDs()
+      case 1:
+        chains[id] = Int(try reader.readVarint())
+        try reader.skipCompactIDs()
+        try reader.skipCompactIDs()
+      case let tag:
+        throw DecodingFailure(reason: "unknown link list tag \(tag)")
+      }
+    }
+    return chains
+  }
+
   /// Whether a current state carries the placeholder mark (`AttributeList.placeholderMark`):
   /// its first attribute, stored by its empty name, since names sort it first.
   static func isPlaceholder<Bytes: ByteSource>(_ bytes: Bytes, model: Model) throws(DecodingFailure) -> Bool {
