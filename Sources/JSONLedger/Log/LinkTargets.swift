@@ -66,6 +66,13 @@ struct LinkTargets: RandomAccessCollection, RangeReplaceableCollection, Expressi
     }
   }
 
+  func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt64>) throws -> R) rethrows -> R? {
+    switch storage {
+    case .one: nil
+    case .array(let targets): try targets.withContiguousStorageIfAvailable(body)
+    }
+  }
+
   func makeIterator() -> Iterator {
     switch storage {
     case .one(let target): Iterator(single: target, rest: [].makeIterator())

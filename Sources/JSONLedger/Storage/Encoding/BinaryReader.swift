@@ -188,6 +188,7 @@ struct ByteReader<Bytes: ByteSource> {
     var count = try readCompactIDCount()
     var ids: [UInt64] = []
     guard count > 0 else { return ids }
+    if count >= Self.longListIDs { return try readLongCompactIDs(count) }
     ids.reserveCapacity(min(count, 1 << 16))
     var previous: UInt64?
     while let id = try readCompactID(after: previous, remaining: &count) {
@@ -195,6 +196,43 @@ struct ByteReader<Bytes: ByteSource> {
       previous = id
     }
     return ids
+  }
+
+  /// The length from which a list of ids is read into its array's room directly: below it,
+  /// asking for that room costs more than appending.
+  static var longListIDs: Int { 64 }
+
+  /// `count` ids written by `write(compactIDs:)`, their count read: written into the array's
+  /// room as they are read, where appending checked the array's uniqueness and room for each.
+  @inline(never)
+  private mutating func readLongCompactIDs(_ count: Int) throws(DecodingFailure) -> [UInt64] {
+    var remaining = count
+    guard let first = try readCompactID(after: nil, remaining: &remaining) else { return [] }
+    // Each later id takes a byte at least: a count past the bytes left is no room to ask for.
+    guard remaining <= bytes.count - position else {
+      throw DecodingFailure(reason: "\(count) ids exceed the data at byte \(position)")
+    }
+    // The position in a local, and the bytes: `self`'s own are reached through memory.
+    let bytes = self.bytes
+    var at = position
+    defer { position = at }
+    return try [UInt64](capacity: count) { (ids: inout OutputSpan<UInt64>) throws(DecodingFailure) in
+      ids.append(first)
+      var previous = first
+      for _ in 0..<remaining {
+        // A signed difference, most often one byte.
+        guard at < bytes.count else { throw DecodingFailure(reason: "truncated at byte \(at)") }
+        var raw = UInt64(bytes[at])
+        at += 1
+        if raw >= 0x80 {
+          position = at - 1
+          raw = try readVarint()
+          at = position
+        }
+        previous &+= UInt64(bitPattern: Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+        ids.append(previous)
+      }
+    }
   }
 
   /// The number of ids written by `write(compactIDs:)`, read before them

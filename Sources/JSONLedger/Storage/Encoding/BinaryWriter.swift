@@ -165,10 +165,16 @@ struct BinaryWriter {
   /// (`ObjectIDs`), each other as the zigzag difference from the one before. Ids of one
   /// entity, stored near each other, take a byte or two each.
   mutating func write(compactIDs ids: some Collection<UInt64>) {
-    write(varint: UInt64(ids.count))
+    let count = ids.count
+    write(varint: UInt64(count))
     guard let first = ids.first else { return }
     write(varint: UInt64(ObjectIDs.root(of: first)))
     write(varint: ObjectIDs.sequence(of: first))
+    if count >= ByteReader<[UInt8]>.longListIDs,
+      ids.withContiguousStorageIfAvailable({ writeDifferences(of: $0) }) != nil
+    {
+      return
+    }
     // The others by index: no slice (`dropFirst` copies the collection into one for each
     // list) and no iterator (a `LinkTargets` one holds an empty array beside its one id).
     var previous = first
@@ -178,6 +184,24 @@ struct BinaryWriter {
       write(signed: Int64(bitPattern: id &- previous))
       previous = id
       ids.formIndex(after: &index)
+    }
+  }
+
+  /// The ids after the first of a long list, as `write(compactIDs:)` writes them: into the
+  /// room of the bytes, asked for once (ten bytes an id at most), where appending each byte
+  /// checked the array's uniqueness and room (twice the instructions).
+  @inline(never)
+  private mutating func writeDifferences(of ids: UnsafeBufferPointer<UInt64>) {
+    bytes.append(addingCapacity: (ids.count - 1) * 10) { (bytes: inout OutputSpan<UInt8>) in
+      for index in 1..<ids.count {
+        let difference = Int64(bitPattern: ids[index] &- ids[index - 1])
+        var zigzag = UInt64(bitPattern: (difference << 1) ^ (difference >> 63))
+        while zigzag >= 0x80 {
+          bytes.append(UInt8(truncatingIfNeeded: zigzag) | 0x80)
+          zigzag >>= 7
+        }
+        bytes.append(UInt8(truncatingIfNeeded: zigzag))
+      }
     }
   }
 
