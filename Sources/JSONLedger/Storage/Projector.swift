@@ -252,9 +252,7 @@ struct Projector {
     store: ProjectionStore, buffers: inout Buffers
   ) throws -> [UInt8]? {
     let minimum = StoredLinkList.minimumDeltaLength
-    guard change.kind == .updated, let after,
-      after.links.contains(where: { $0.value.count >= minimum && !model.isOrdered($0.key) })
-    else { return nil }
+    guard change.kind == .updated, let after, hasLongUnorderedList(after) else { return nil }
     let id = change.objectID
     guard
       let before = try decoded

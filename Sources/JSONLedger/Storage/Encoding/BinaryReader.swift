@@ -90,7 +90,7 @@ struct ByteReader<Bytes: ByteSource> {
   @inline(__always)
   mutating func readSigned() throws(DecodingFailure) -> Int64 {
     let raw = try readVarint()
-    return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    return ZigZag.decode(raw)
   }
 
   /// A fixed-width number, most significant byte first.
@@ -229,7 +229,7 @@ struct ByteReader<Bytes: ByteSource> {
           raw = try readVarint()
           at = position
         }
-        previous &+= UInt64(bitPattern: Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+        previous &+= UInt64(bitPattern: ZigZag.decode(raw))
         ids.append(previous)
       }
     }

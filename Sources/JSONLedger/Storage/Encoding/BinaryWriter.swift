@@ -17,7 +17,7 @@ struct BinaryWriter {
   mutating func write(varint value: UInt64) { bytes.appendVarint(value) }
 
   mutating func write(signed value: Int64) {
-    write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))  // zigzag
+    write(varint: ZigZag.encode(value))
   }
 
   mutating func write<Integer: FixedWidthInteger & UnsignedInteger>(bigEndian value: Integer) {
@@ -189,13 +189,13 @@ struct BinaryWriter {
 
   /// The ids after the first of a long list, as `write(compactIDs:)` writes them: into the
   /// room of the bytes, asked for once (ten bytes an id at most), where appending each byte
-  /// checked the array's uniqueness and room (twice the instructions).
+  /// checked the array's uniqueness and room (twice the instructions). `ids` is a list's own
+  /// storage, lent for the call, and read only at indices below its count.
   @inline(never)
   private mutating func writeDifferences(of ids: UnsafeBufferPointer<UInt64>) {
     bytes.append(addingCapacity: (ids.count - 1) * 10) { (bytes: inout OutputSpan<UInt8>) in
       for index in 1..<ids.count {
-        let difference = Int64(bitPattern: ids[index] &- ids[index - 1])
-        var zigzag = UInt64(bitPattern: (difference << 1) ^ (difference >> 63))
+        var zigzag = ZigZag.encode(Int64(bitPattern: ids[index] &- ids[index - 1]))
         while zigzag >= 0x80 {
           bytes.append(UInt8(truncatingIfNeeded: zigzag) | 0x80)
           zigzag >>= 7
