@@ -42,6 +42,10 @@ public final class Ledger: Sendable {
   /// transaction commits: a replica's remote append, given to one write
   /// (`committing(through:)`); nil elsewhere.
   let recordGate: RecordGate?
+  /// The mapper every batch of this instance stages through, made for the first: its key
+  /// tables and the model's digest depend on the model and transformers alone, and making them
+  /// cost a small batch more than resolving and folding it (RESULTS.md).
+  private let mappers: Mapper.Cache
 
   /// The version of the store format this library writes and reads (`StoreFormat.version`).
   public static var formatVersion: Int { Int(StoreFormat.version) }
@@ -93,6 +97,7 @@ public final class Ledger: Sendable {
     self.logger = options.logger
     self.batchOrigin = UInt64.random(in: 1...UInt64.max)
     self.recordGate = nil
+    self.mappers = Mapper.Cache()
     logger.debug("opened store", metadata: ["store": "\(path)", "entities": "\(model.entities.count)"])
   }
 
@@ -108,6 +113,7 @@ public final class Ledger: Sendable {
     self.logger = base.logger
     self.batchOrigin = base.batchOrigin
     self.recordGate = gate
+    self.mappers = base.mappers
   }
 
   /// This ledger for one write whose new record passes through `gate` before its transaction
@@ -140,7 +146,7 @@ public final class Ledger: Sendable {
 
   /// A new, empty batch to stage changes in.
   public func makeBatch() -> ChangeBatch {
-    ChangeBatch(mapper: Mapper(model: model, transformers: transformers), origin: batchOrigin) { identities in
+    ChangeBatch(mapper: mappers.mapper(model: model, transformers: transformers), origin: batchOrigin) { identities in
       // A store that cannot be read now holds nothing to skip: every object is mapped.
       try? self.registrations(of: identities)
     }

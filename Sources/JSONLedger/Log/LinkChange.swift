@@ -116,17 +116,21 @@ public struct LinkChange: Sendable, Equatable {
     }
     var removed: [UInt64] = []
     var added: [UInt64] = []
+    // Walked through spans: a band gaining an album compares lists of hundreds of ids, most
+    // equal, and an array's subscript costs more per id than the comparison.
+    let (olds, news) = (old.span, new.span)
     var oldIndex = 0
     var newIndex = 0
-    while oldIndex < old.count, newIndex < new.count {
-      if old[oldIndex] == new[newIndex] {
+    while oldIndex < olds.count, newIndex < news.count {
+      let (oldID, newID) = (olds[oldIndex], news[newIndex])
+      if oldID == newID {
         oldIndex += 1
         newIndex += 1
-      } else if old[oldIndex] < new[newIndex] {
-        removed.append(old[oldIndex])
+      } else if oldID < newID {
+        removed.append(oldID)
         oldIndex += 1
       } else {
-        added.append(new[newIndex])
+        added.append(newID)
         newIndex += 1
       }
     }
@@ -136,7 +140,11 @@ public struct LinkChange: Sendable, Equatable {
   }
 
   static func isStrictlyIncreasing(_ list: [UInt64]) -> Bool {
-    for index in list.indices.dropFirst() where list[index - 1] >= list[index] { return false }
+    guard var previous = list.first else { return true }
+    for id in list.dropFirst() {
+      if id <= previous { return false }
+      previous = id
+    }
     return true
   }
 }

@@ -75,20 +75,29 @@ enum RecordCoding {
     mutating func position(of name: String) -> Int {
       if let last, last.name == name { return last.position }
       // A record names a few entities and attributes: comparing with each (names from one
-      // model share their storage, and compare in a step) costs less than hashing.
-      if names.count <= 16, let found = names.firstIndex(where: { Self.same($0, name) }) {
-        last = (name, found)
-        return found
-      }
+      // model share their storage, and compare in a step) costs less than hashing, and a
+      // small record makes no table at all.
       let position =
-        positions[name]
-        ?? {
-          names.append(name)
-          positions[name] = names.count - 1
-          return names.count - 1
-        }()
+        names.count <= Self.searchedNames
+        ? names.firstIndex(where: { Self.same($0, name) }) ?? add(name)
+        : positions[name] ?? add(name)
       last = (name, position)
       return position
+    }
+
+    /// The most names searched one by one; past them, a table finds a name's position.
+    private static var searchedNames: Int { 16 }
+
+    private mutating func add(_ name: String) -> Int {
+      names.append(name)
+      if names.count > Self.searchedNames {
+        if positions.isEmpty {
+          for (position, known) in names.enumerated() { positions[known] = position }
+        } else {
+          positions[name] = names.count - 1
+        }
+      }
+      return names.count - 1
     }
 
     /// `left == right`, lengths first: two different short names would otherwise go through

@@ -1,4 +1,5 @@
 import JSONLedgerSupport
+import Synchronization
 
 /// Maps JSON to `MappedObject`s through a model: key matching, coercion, transformers,
 /// sub-entity selection, nested objects and keys for relationships.
@@ -30,6 +31,21 @@ struct Mapper: Sendable {
       tables[index] = KeyTableBox(EntityKeyTable(entity: resolved, model: model))
     }
     self.tables = tables
+  }
+
+  /// A ledger's mapper, made once and shared by every batch it makes (`Ledger.makeBatch`).
+  final class Cache: Sendable {
+    private let made = Mutex<Mapper?>(nil)
+
+    /// The mapper of `model` and `transformers`, which are a ledger's for as long as it lives.
+    func mapper(model: Model, transformers: ValueTransformers) -> Mapper {
+      made.withLock { made in
+        if let mapper = made { return mapper }
+        let mapper = Mapper(model: model, transformers: transformers)
+        made = mapper
+        return mapper
+      }
+    }
   }
 
   /// What mapping one payload produced besides the objects.
@@ -115,9 +131,8 @@ struct Mapper: Sendable {
     }
   }
 
-  /// The key table of `entity`: which JSON key feeds which of its properties.
-  func keyTable(of entity: ResolvedEntity) -> EntityKeyTable? { box(of: entity)?.table }
-
+  /// The key table of `entity` (which JSON key feeds which of its properties), in its box:
+  /// read through the box, it is not copied (a copy retains each of its tables).
   func box(of entity: ResolvedEntity) -> KeyTableBox? {
     let index = Int(entity.id) - 1
     return tables.indices.contains(index) ? tables[index] : nil

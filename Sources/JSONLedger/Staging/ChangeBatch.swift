@@ -223,7 +223,7 @@ public struct ChangeBatch: Sendable {
     if let itemsAt = options.itemsAt ?? (input.objectValue != nil ? entity.declaration.collectionPath : nil) {
       json = try unwrap(input, at: itemsAt, expectingArray: true)
       path = path.isEmpty ? itemsAt : path + "." + itemsAt
-    } else if case .object(let object) = input, mapper.keyTable(of: entity)?.readsNone(of: object) == true,
+    } else if case .object(let object) = input, mapper.box(of: entity)?.table.readsNone(of: object) == true,
       let (key, count) = Self.soleArrayOfObjects(in: object)
     {
       // An object none of whose keys the entity has, around an array: an envelope.

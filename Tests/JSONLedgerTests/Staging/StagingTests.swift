@@ -31,6 +31,26 @@ struct StagingTests {
     #expect(try ledger.head == 0)
   }
 
+  @Test func everyBatchOfALedgerStagesThroughTheOneMapperItMadeForTheFirst() throws {
+    let directory = try TemporaryDirectory()
+    let ledger = try Self.ledger(directory)
+    let album = try #require(ledger.model.resolved("Album"))
+    let first = ledger.makeBatch()
+    var second = ledger.makeBatch()
+    // The key tables are made once: the same boxes, not equal copies.
+    #expect(first.mapper.box(of: album) != nil)
+    #expect(first.mapper.box(of: album) === second.mapper.box(of: album))
+    #expect(first.mapper.modelDigest == second.mapper.modelDigest)
+    // And the shared mapper maps as a new one would.
+    try second.stage([["name": "Tin Drum", "band": "Japan"]], as: "Album")
+    _ = try ledger.applySynchronously(second)
+    let band = try ledger.read { try $0.object("Album", key: "Tin Drum")?.relationships["band"] }
+    #expect(band == [ObjectKey(entity: "Band", identity: [.string("Japan")])])
+    // Another instance of the store makes its own.
+    let other = try Self.ledger(directory)
+    #expect(other.makeBatch().mapper.box(of: album) !== first.mapper.box(of: album))
+  }
+
   @Test func aDocumentsKeysNameCollectionsAndAnUnknownOneListsTheKnown() throws {
     let directory = try TemporaryDirectory()
     let ledger = try Self.ledger(directory)

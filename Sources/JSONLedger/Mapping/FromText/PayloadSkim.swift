@@ -169,7 +169,7 @@ struct PayloadSkimmer {
   mutating func canSkim(_ entity: ResolvedEntity) -> Bool {
     let slot = Int(entity.id)
     if slot < skimmable.count, let known = skimmable[slot] { return known }
-    let answer = mapper.keyTable(of: entity)?.mapsByKeysAlone ?? false
+    let answer = mapper.box(of: entity)?.table.mapsByKeysAlone ?? false
     if slot >= skimmable.count { skimmable.append(contentsOf: repeatElement(nil, count: slot + 1 - skimmable.count)) }
     skimmable[slot] = answer
     return answer
@@ -340,7 +340,7 @@ struct PayloadSkimmer {
       name = decoded
     }
     let role: Role
-    switch mapper.keyTable(of: entity)?.target(forKey: name) {
+    switch mapper.box(of: entity)?.table.target(forKey: name) {
     case .attribute(let attribute, _)?:
       role = entity.identity.firstIndex(of: attribute.name).map { .identity($0, attribute.type) } ?? .attribute
     case .relationship(let relationship, let byKeys)?:

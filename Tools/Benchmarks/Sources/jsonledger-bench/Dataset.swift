@@ -61,6 +61,16 @@ struct Dataset {
     return Array(text.utf8)
   }
 
+  /// A document of one new album, numbered `index`, shaped as in `document`: what a small
+  /// write sends (a form posted, a webhook, one page of a pull). Its band is one of ten, so
+  /// their lists of albums grow as the batches come.
+  func smallBatch(_ index: Int) -> [UInt8] {
+    var text = "{\"albums\":[{\"name\":\"new album \(index)\",\"band\":\"\(bandName(index % 10))\","
+    text += "\"released\":\"2024-0\(1 + index % 9)-1\(index % 10)T00:00:00Z\",\"label\":\"Label \(index % 40)\","
+    text += "\"sales\":\(index),\"producer\":{\"name\":\"producer \(index % 500)\",\"country\":\"Country 1\"}}]}"
+    return Array(text.utf8)
+  }
+
   /// Writes a file of one collection, `{"albums": [...]}`, with `albums` albums shaped as in
   /// `document` (band by key, and a nested producer unless `withProducers` is false: 500
   /// producers, so each becomes a hub of `albums / 500` links), streamed in blocks so that a

@@ -20,11 +20,20 @@ struct GRDBContender {
     CREATE INDEX album_band ON album(band);
     """
 
-  init() throws {
+  /// `flushingEachCommit`: `PRAGMA synchronous = FULL`, so that a commit survives a machine
+  /// crash as JSONLedger's default does; otherwise SQLite's default in WAL mode here, which
+  /// flushes at checkpoints only (GRDB's `synchronous = NORMAL`: a machine crash may roll
+  /// recent commits back).
+  init(flushingEachCommit: Bool = false) throws {
     var configuration = Configuration()
     configuration.foreignKeysEnabled = true
     path = try scratchDirectory("grdb") + "/db.sqlite"
     pool = try DatabasePool(path: path, configuration: configuration)
+    // On the pool's one writer connection, after the pool has set WAL mode and its own
+    // `synchronous = NORMAL`, which a `prepareDatabase` setting would not outlast.
+    if flushingEachCommit {
+      try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+    }
     try pool.write { db in try db.execute(sql: Self.schema) }
   }
 

@@ -20,7 +20,12 @@ enum Instructions {
     ("verify", "jsonledger"), ("verify, full", "jsonledger"),
     ("migrate by replaying the log", "jsonledger"), ("migrate by replaying the log", "grdb"),
     ("restore a log whose to-many lists grow", "jsonledger"),
+    ("apply a batch of one album, a thousand times", "jsonledger"),
+    ("apply a batch of one album, a thousand times", "grdb"),
   ]
+
+  /// How many batches the small-write workload applies (each counted as one).
+  static let smallBatches = 1_000
 
   /// The glibc tunable that turns off the processor features its string routines are chosen by.
   static let baselineStringRoutines =
@@ -200,6 +205,18 @@ enum Instructions {
       let restored = try scratchDirectory("restored") + "/store"
       try counted { try Ledger.restoreLog(from: archive, to: restored).close() }
       handled = albums
+    case ("apply a batch of one album, a thousand times", "jsonledger"):
+      let ledger = try JSONLedgerContender(dataset: dataset)
+      _ = try ledger.importDocument(document)
+      let batches = (0..<smallBatches).map(dataset.smallBatch)
+      try counted { for batch in batches { _ = try ledger.importDocument(batch) } }
+      handled = batches.count
+    case ("apply a batch of one album, a thousand times", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      let batches = (0..<smallBatches).map(dataset.smallBatch)
+      try counted { for batch in batches { try grdb.importDocument(batch) } }
+      handled = batches.count
     case ("migrate by replaying the log", "grdb"):
       let grdb = try GRDBContender()
       try grdb.importDocument(document)

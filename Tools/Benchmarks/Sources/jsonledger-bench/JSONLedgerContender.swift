@@ -8,11 +8,13 @@ struct JSONLedgerContender {
   let path: String
   let ledger: Ledger
 
-  init(dataset: Dataset) throws {
+  init(dataset: Dataset, durability: Ledger.Durability = .full) throws {
     self.dataset = dataset
     model = try Model(json: JSONParser.parse(Dataset.model))
     path = try scratchDirectory("ledger")
-    ledger = try Ledger.open(at: path + "/store", model: model)
+    var options = Ledger.Options()
+    options.durability = durability
+    ledger = try Ledger.open(at: path + "/store", model: model, options: options)
   }
 
   /// The document staged as text, as `jsonledger import` and `stage(fileAt:)` stage a file:

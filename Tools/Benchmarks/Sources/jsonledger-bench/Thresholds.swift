@@ -12,6 +12,7 @@ enum Thresholds {
     "read all of one entity with one relationship", "full export to JSON",
     "read by key in a 2,000-batch store, a view each", "read by key as of a random batch, a view each", "verify",
     "migrate by replaying the log", "restore a log whose to-many lists grow",
+    "apply a batch of one album, a thousand times",
   ]
 
   /// The file's contents.

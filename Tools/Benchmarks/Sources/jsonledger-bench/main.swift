@@ -333,6 +333,33 @@ rows.append(
     name: "verify (read each entry once, against the kept digest)", unit: "objects/s",
     jsonledger: Double(objects) / verifySeconds, grdb: nil, floor: nil))
 
+log("small batches: one album each, in stores of their own, five rounds of 200 taking turns")
+// What a form posted, a webhook or a page of a pull writes: a batch of one album (with its
+// producer, its band one of ten), each its own transaction and, for JSONLedger, its own
+// record, into a store holding the dataset. Two durabilities, each on both sides: a commit
+// that survives a machine crash (JSONLedger's default; SQLite's `synchronous = FULL`), and one
+// that a machine crash may roll back, the store staying whole (`noMetaSync`; SQLite's default
+// in WAL mode here, which flushes at checkpoints only). Rounds take turns between the
+// contenders so that a slow moment hits all of them.
+for flushed in [true, false] {
+  let smallStore = try JSONLedgerContender(dataset: dataset, durability: flushed ? .full : .noMetaSync)
+  let smallGRDB = try GRDBContender(flushingEachCommit: flushed)
+  _ = try smallStore.importDocument(document)
+  try smallGRDB.importDocument(document)
+  var (ledgerSeconds, grdbSeconds) = (0.0, 0.0)
+  for round in 0..<5 {
+    let batches = (round * 200..<(round + 1) * 200).map(dataset.smallBatch)
+    ledgerSeconds += try seconds { for batch in batches { _ = try smallStore.importDocument(batch) } }
+    grdbSeconds += try seconds { for batch in batches { try smallGRDB.importDocument(batch) } }
+  }
+  rows.append(
+    ResultRow(
+      name: flushed
+        ? "apply a batch of one album, 1,000 batches, each commit flushed (default; SQLite synchronous = FULL)"
+        : "the same, a machine crash may undo the last commits (noMetaSync; SQLite's WAL default)",
+      unit: "batches/s", jsonledger: 1_000 / ledgerSeconds, grdb: 1_000 / grdbSeconds, floor: nil))
+}
+
 log("migrate")
 // Two versions of the model after the dataset's: Album gains an attribute (in place), then
 // Album.label is renamed and Album.sales becomes a string (a replay of the whole log).
