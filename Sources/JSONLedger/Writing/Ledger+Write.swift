@@ -25,9 +25,13 @@ extension Ledger {
     case .wholeStore: room = Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes)
     case .bytes(let bytes): room = bytes
     }
+    // A write through a replica's remote (`recordGate`) has its record taken there before
+    // this commit, as a catch-up's are: the commit need not flush the meta page either, unless
+    // it also keeps local values, which only this store holds.
+    let flushesMeta = write.flushesMeta && (recordGate == nil || !write.localValues.isEmpty)
     let outcome = try Self.writeTransaction(
       environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value)),
-      flushingMeta: write.flushesMeta
+      flushingMeta: flushesMeta
     ) { txn in
       if write.checksModelVersion { try checkModelVersion(txn) }
       // Before the body, whose last step may be a replica's remote append: nothing after it

@@ -25,9 +25,10 @@ struct Write<Outcome> {
   /// once the transaction committed; nil for a write that appends no record.
   var announced: ((Outcome) -> [BatchSummary])?
   /// Whether the commit flushes the meta page (as the store's durability says). Off for the
-  /// records a replica takes from its remote, which holds them: a machine crash may undo that
-  /// commit (the next catch-up fetches them again) but never breaks the store, and the commit
-  /// makes one synchronous write fewer.
+  /// records a replica takes from its remote, which holds them, and (the engine sees to it)
+  /// for a write through the remote, whose record the remote took before the commit: a
+  /// machine crash may undo that commit (the next catch-up fetches the records again) but
+  /// never breaks the store, and the commit makes one synchronous write fewer.
   var flushesMeta = true
   /// Local values (`Ledger.setLocalValues(_:)`, their stored keys) the engine keeps in the same
   /// transaction, before the body: kept with what the write does, or, when it fails, not.
