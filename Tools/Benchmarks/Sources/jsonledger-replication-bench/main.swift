@@ -17,6 +17,18 @@ let url = option("--remote", "postgres://postgres@127.0.0.1:55432/postgres")
 let batches = Int(option("--batches", "200")) ?? 200
 let perBatch = Int(option("--objects-per-batch", "500")) ?? 500
 let bootstrapObjects = Int(option("--bootstrap-objects", "200000")) ?? 200_000
+// `--only PART`: one part of the run (for profiling it): import, writers, lag or bootstrap.
+let parts = ["import", "writers", "lag", "bootstrap"]
+let only = option("--only", "")
+guard only.isEmpty || parts.contains(only) else {
+  FileHandle.standardError.write(Data("jsonledger-replication-bench: --only takes one of \(parts), not \(only)\n".utf8))
+  exit(2)
+}
+func runs(_ part: String) -> Bool { only.isEmpty || only == part }
+// `--writers N,N,…`: the numbers of writers racing (1, 2, 4 and 8 unless told), and
+// `--appends N` each makes (60 unless told).
+let writerCounts = option("--writers", "1,2,4,8").split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+let appendsPerWriter = max(1, Int(option("--appends", "60")) ?? 60)
 let root = FileManager.default.temporaryDirectory.appendingPathComponent(
   "jsonledger-rbench-\(UUID().uuidString.prefix(8))"
 ).path
@@ -70,7 +82,7 @@ func publishedLeader() async throws -> (Replica, RemoteLocation) {
 
 // 1. A local import of the batches, then the same batches through the remote, then a clone
 //    (a follower replaying them all).
-do {
+if runs("import") {
   let local = try Ledger.open(at: root + "/local", model: model)
   let payloads = (0..<batches).map { albums("b\($0)", perBatch) }
   var start = ContinuousClock.now
@@ -113,13 +125,13 @@ do {
 }
 
 // 2. Append throughput for 1, 2, 4 and 8 writers, each a replica of its own, racing.
-for writers in [1, 2, 4, 8] {
+for writers in writerCounts where runs("writers") {
   let (leader, location) = try await publishedLeader()
   var replicas = [leader]
   for index in 1..<writers {
     replicas.append(try await Replica.clone(from: location, into: root + "/\(location.ledger)-w\(index)"))
   }
-  let appends = 60
+  let appends = appendsPerWriter
   let start = ContinuousClock.now
   try await withThrowingTaskGroup(of: Void.self) { group in
     for (index, replica) in replicas.enumerated() {
@@ -139,7 +151,7 @@ for writers in [1, 2, 4, 8] {
 }
 
 // 3. Lag: a leader applies a batch every 20 ms; a follower follows; commit → applied there.
-do {
+if runs("lag") {
   let (leader, location) = try await publishedLeader()
   let follower = try await Replica.clone(from: location, into: root + "/follower")
   let committed = Mutex<[UInt64: ContinuousClock.Instant]>([:])
@@ -177,7 +189,7 @@ do {
 // 4. Bootstrap: the same batches of 10,000 objects in a local store, archived by a compaction
 //    and restored (`restore-log`: the baseline); published, then cloned by replay; compacted
 //    on the leader (a snapshot), then cloned from the snapshot.
-if bootstrapObjects > 0 {
+if bootstrapObjects > 0, runs("bootstrap") {
   let chunk = 10_000
   let parts = max(1, bootstrapObjects / chunk)
   let payloads = (0..<parts).map { albums("boot\($0)", chunk) }
