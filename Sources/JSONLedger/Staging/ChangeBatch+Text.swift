@@ -50,6 +50,7 @@ extension ChangeBatch {
     let start = text.documentStart
     guard start < text.bytes.count else { return false }
     var skimmer = PayloadSkimmer(mapper: mapper, text: text)
+    defer { skimmer.handBack() }
     if let entity {
       guard
         let end = stageByElement(
@@ -206,6 +207,7 @@ extension ChangeBatch {
   ) throws(LedgerError) {
     if let scope = options.parent { try checkParentScope(scope, of: entity) }
     var skimmer = PayloadSkimmer(mapper: mapper, text: text)
+    defer { skimmer.handBack() }
     var payloads = [SkimmedPayload?](repeating: nil, count: elements.count)
     var found: StoredRegistrations?
     if skimmer.canSkim(entity), let storedFingerprints = storeToSkimAgainst(options) {

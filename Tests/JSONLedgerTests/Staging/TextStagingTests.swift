@@ -399,6 +399,42 @@ struct TextStagingTests {
     #expect(asText.problems.map(\.path) == ["albums[0].producer.country", "albums[1].producer.country"])
   }
 
+  /// What a skimmer learns of keys is handed from one batch of a ledger to the next: batches
+  /// staged one after another, or at once from several tasks, each stage what a batch of a
+  /// new ledger would, unknown keys reported each time.
+  @Test func batchesOfOneLedgerStageAsANewLedgersWouldOneAfterAnotherOrAtOnce() async throws {
+    let directory = try TemporaryDirectory()
+    let shared = try makeLedger(directory, "shared")
+    try importText(Self.document(63), into: shared)
+    // Keys in an order of their own per text, an unknown one of three, and nested producers.
+    func text(_ index: Int) -> [UInt8] {
+      let members = [
+        "\"name\": \"a\(index % 6)\"", "\"xyz\(index % 3)\": \(index)", "\"label\": \"l\(index % 4)\"",
+        "\"producer\": {\"country\": \"c\(index % 2)\", \"name\": \"p\(index % 3)\"}",
+      ]
+      let rotated = Array(members[(index % 4)...] + members[..<(index % 4)])
+      return Array("{\"albums\": [{\(rotated.joined(separator: ", "))}]}".utf8)
+    }
+    func staged(_ text: [UInt8], by ledger: Ledger) throws -> String {
+      var batch = ledger.makeBatch()
+      try batch.stageDocument(json: text)
+      return "\(stagedKinds(batch)) \(batch.ignoredKeys.sorted()) \(batch.problems.map(\.description))"
+    }
+    var expected: [String] = []
+    for index in 0..<24 {
+      let alone = try makeLedger(directory, "alone-\(index)")
+      try importText(Self.document(63), into: alone)
+      expected.append(try staged(text(index), by: alone))
+      alone.close()
+      #expect(try staged(text(index), by: shared) == expected[index], "batch \(index), one after another")
+    }
+    let atOnce = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+      for index in 0..<24 { group.addTask { (index, try staged(text(index), by: shared)) } }
+      return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+    }
+    for index in 0..<24 { #expect(atOnce[index] == expected[index], "batch \(index), at once") }
+  }
+
   @Test func keysInAnyOrderAreReadForWhatTheyAre() throws {
     let directory = try TemporaryDirectory()
     let ledger = try makeLedger(directory)

@@ -70,3 +70,7 @@ struct KeyMemory<Meaning> {
     }
   }
 }
+
+/// A memory of `Sendable` meanings is one too (it holds plain values and arrays of them): a
+/// skimmer's is handed from one staging to the next (`PayloadSkimmer.LearnedKeys`).
+extension KeyMemory: Sendable where Meaning: Sendable {}

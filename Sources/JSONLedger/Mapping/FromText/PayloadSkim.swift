@@ -8,6 +8,7 @@
 
 import Foundation
 import JSONLedgerSupport
+import Synchronization
 
 /// An object staged from JSON text and not mapped, because its text is the very text the
 /// store holds as having made the object what it is: applying it again would change nothing.
@@ -135,7 +136,7 @@ struct PayloadSkimmer {
   private var firstSlots: [Int?] = []
 
   /// What a member key means to an entity's objects (plain values, read for every member).
-  private enum Role {
+  fileprivate enum Role {
     /// The identity attribute at this position of `ResolvedEntity.identity`, of this type.
     case identity(Int, AttributeType)
     case attribute
@@ -145,7 +146,7 @@ struct PayloadSkimmer {
   }
 
   /// A relationship a key feeds, and how.
-  private struct RelationshipKey {
+  fileprivate struct RelationshipKey {
     let id: UInt32
     let isToMany: Bool
     /// A `<name>_id(s)` key, which holds keys, never nested objects.
@@ -154,7 +155,7 @@ struct PayloadSkimmer {
   }
   private var relationships: [RelationshipKey] = []
 
-  private struct KnownKey {
+  fileprivate struct KnownKey {
     let name: String
     let role: Role
   }
@@ -163,6 +164,37 @@ struct PayloadSkimmer {
     self.mapper = mapper
     self.text = text
     modelDigest = mapper.modelDigest
+    if let learned = mapper.learnedKeys.take() {
+      (skimmable, known, firstSlots, relationships) =
+        (learned.skimmable, learned.known, learned.firstSlots, learned.relationships)
+    }
+  }
+
+  /// What a skimmer learned of the keys it met: which entities skim, what each key means to
+  /// an entity, which key its objects begin with. The same for any text under one mapper, so
+  /// a ledger's batches hand it on (`handBack()`), and a batch of one object does not learn
+  /// its keys anew.
+  struct Learned: Sendable {
+    fileprivate var skimmable: [Bool?]
+    fileprivate var known: KeyMemory<KnownKey>
+    fileprivate var firstSlots: [Int?]
+    fileprivate var relationships: [RelationshipKey]
+  }
+
+  /// A mapper's `Learned`, held between two stagings (none while one has it: two batches
+  /// staged at once learn apart, and the last to finish hands its own on).
+  final class LearnedKeys: Sendable {
+    private let held = Mutex<Learned?>(nil)
+
+    func take() -> Learned? { held.withLock { $0.take() } }
+
+    func keep(_ learned: Learned) { held.withLock { $0 = learned } }
+  }
+
+  /// Hands what this skimmer learned on to the next one of its mapper.
+  func handBack() {
+    mapper.learnedKeys.keep(
+      Learned(skimmable: skimmable, known: known, firstSlots: firstSlots, relationships: relationships))
   }
 
   /// Whether objects of `entity` can be skimmed (`EntityKeyTable.mapsByKeysAlone`).
