@@ -131,6 +131,8 @@ extension ChangeBatch {
     let found = Self.registrations(of: payloads, in: stored)
     let collectionPath = JSONPath(path)
     var remembered = Mapper.Remembered()
+    remembered.plainKeys = mapper.learnedKeys.takePlainKeys()
+    defer { mapper.learnedKeys.keep(remembered.plainKeys) }
     let unparsed = stage(
       ranges: ranges, payloads: &payloads, found: found, of: text, entity: entity, path: path, options: options,
       remembered: &remembered

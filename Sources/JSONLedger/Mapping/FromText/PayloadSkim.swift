@@ -181,14 +181,21 @@ struct PayloadSkimmer {
     fileprivate var relationships: [RelationshipKey]
   }
 
-  /// A mapper's `Learned`, held between two stagings (none while one has it: two batches
-  /// staged at once learn apart, and the last to finish hands its own on).
+  /// What a mapper's stagings learned of keys, held between two of them: the skimmer's
+  /// `Learned`, and what mapping plain objects learned (`PlainKeys`). None of either while a
+  /// staging has it: two batches staged at once learn apart, and the last to finish hands its
+  /// own on.
   final class LearnedKeys: Sendable {
-    private let held = Mutex<Learned?>(nil)
+    private let skimmed = Mutex<Learned?>(nil)
+    private let plain = Mutex<PlainKeys?>(nil)
 
-    func take() -> Learned? { held.withLock { $0.take() } }
+    func take() -> Learned? { skimmed.withLock { $0.take() } }
 
-    func keep(_ learned: Learned) { held.withLock { $0 = learned } }
+    func keep(_ learned: Learned) { skimmed.withLock { $0 = learned } }
+
+    func takePlainKeys() -> PlainKeys { plain.withLock { $0.take() } ?? PlainKeys() }
+
+    func keep(_ keys: PlainKeys) { plain.withLock { $0 = keys } }
   }
 
   /// Hands what this skimmer learned on to the next one of its mapper.
