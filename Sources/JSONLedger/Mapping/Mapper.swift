@@ -17,8 +17,8 @@ struct Mapper: Sendable {
   /// A hash of the whole model, which every `SkimmedPayload.textFingerprint` takes: a text
   /// applied under one model is not known to map alike under another.
   let modelDigest: UInt64
-  /// What the last skimmer of this mapper learned of the keys it met, for the next.
-  let learnedKeys = PayloadSkimmer.LearnedKeys()
+  /// What this mapper's stagings of text learned of the keys they met, for the next.
+  let learnedKeys = LearnedKeys()
 
   init(model: Model, transformers: ValueTransformers) {
     self.model = model

@@ -72,5 +72,5 @@ struct KeyMemory<Meaning> {
 }
 
 /// A memory of `Sendable` meanings is one too (it holds plain values and arrays of them): a
-/// skimmer's is handed from one staging to the next (`PayloadSkimmer.LearnedKeys`).
+/// skimmer's is handed from one staging to the next (`LearnedKeys`).
 extension KeyMemory: Sendable where Meaning: Sendable {}

@@ -8,7 +8,6 @@
 
 import Foundation
 import JSONLedgerSupport
-import Synchronization
 
 /// An object staged from JSON text and not mapped, because its text is the very text the
 /// store holds as having made the object what it is: applying it again would change nothing.
@@ -121,7 +120,8 @@ struct SkimmedPayload: Sendable {
 
 /// Reads objects of JSON text into `SkimmedPayload`s: their identity, the relationships they
 /// name and their nested objects, by the keys of the mapper's tables, without mapping them.
-/// One per staging call: it remembers what each key it met means.
+/// One per staging call: it remembers what each key it met means, starting from what the last
+/// one of its mapper learned (`LearnedKeys`).
 struct PayloadSkimmer {
   let mapper: Mapper
   let text: JSONSkim
@@ -171,31 +171,13 @@ struct PayloadSkimmer {
   }
 
   /// What a skimmer learned of the keys it met: which entities skim, what each key means to
-  /// an entity, which key its objects begin with. The same for any text under one mapper, so
-  /// a ledger's batches hand it on (`handBack()`), and a batch of one object does not learn
-  /// its keys anew.
+  /// an entity, which key its objects begin with. Its mapper's `LearnedKeys` holds it from one
+  /// staging to the next (`handBack()`).
   struct Learned: Sendable {
     fileprivate var skimmable: [Bool?]
     fileprivate var known: KeyMemory<KnownKey>
     fileprivate var firstSlots: [Int?]
     fileprivate var relationships: [RelationshipKey]
-  }
-
-  /// What a mapper's stagings learned of keys, held between two of them: the skimmer's
-  /// `Learned`, and what mapping plain objects learned (`PlainKeys`). None of either while a
-  /// staging has it: two batches staged at once learn apart, and the last to finish hands its
-  /// own on.
-  final class LearnedKeys: Sendable {
-    private let skimmed = Mutex<Learned?>(nil)
-    private let plain = Mutex<PlainKeys?>(nil)
-
-    func take() -> Learned? { skimmed.withLock { $0.take() } }
-
-    func keep(_ learned: Learned) { skimmed.withLock { $0 = learned } }
-
-    func takePlainKeys() -> PlainKeys { plain.withLock { $0.take() } ?? PlainKeys() }
-
-    func keep(_ keys: PlainKeys) { plain.withLock { $0 = keys } }
   }
 
   /// Hands what this skimmer learned on to the next one of its mapper.
