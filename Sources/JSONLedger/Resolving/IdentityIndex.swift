@@ -12,10 +12,17 @@ struct IdentityIndex {
   private(set) var encodedKey: [UInt8] = []
   /// Where `encodedKey` would go in the cache, when it was last looked up and not found there.
   private var lastMiss: IdentityTable.Miss?
-  /// By root entity id: whether the store held any identity of it when first asked (nil: not
-  /// asked yet). The store does not change while a batch is resolved, so a root it held none
-  /// of is never looked up there.
-  private var rootsHeld: [Bool?] = []
+  /// By root entity id: whether the store held any identity of it when asked (nil: not asked
+  /// yet), and how many of its identities were looked up in the store before that. The store
+  /// does not change while a batch is resolved, so once it is known to hold none of a root,
+  /// none is looked up there. It is asked only when a batch has looked up more than
+  /// `lookupsBeforeAsking` of a root's identities: a small batch looks its few up, each for
+  /// what asking once costs.
+  private var rootsHeld: [RootLookups] = []
+  private struct RootLookups {
+    var held: Bool?
+    var lookups = 0
+  }
   /// The next unused sequence number (`ObjectIDs`).
   private var nextSequence: UInt64
 
@@ -47,14 +54,24 @@ struct IdentityIndex {
     return registration
   }
 
+  /// Whether an identity of `root` may be in the store: false only once the store was asked
+  /// and holds none of them.
   private mutating func storeHolds(_ root: UInt32, _ source: any StateSource) throws -> Bool {
     let index = Int(root)
-    if index < rootsHeld.count, let held = rootsHeld[index] { return held }
+    if index >= rootsHeld.count {
+      rootsHeld.append(contentsOf: repeatElement(RootLookups(), count: index + 1 - rootsHeld.count))
+    }
+    if let held = rootsHeld[index].held { return held }
+    rootsHeld[index].lookups += 1
+    guard rootsHeld[index].lookups > Self.lookupsBeforeAsking else { return true }
     let held = try source.holdsIdentities(root: root)
-    if index >= rootsHeld.count { rootsHeld.append(contentsOf: repeatElement(nil, count: index + 1 - rootsHeld.count)) }
-    rootsHeld[index] = held
+    rootsHeld[index].held = held
     return held
   }
+
+  /// How many identities of a root a batch looks up in the store before asking whether it
+  /// holds any.
+  static let lookupsBeforeAsking = 16
 
   /// The next unused object id under `root`, taken.
   mutating func allocateID(root: UInt32) -> UInt64 {
