@@ -97,7 +97,7 @@ public final class Ledger: Sendable {
     self.logger = options.logger
     self.batchOrigin = UInt64.random(in: 1...UInt64.max)
     self.recordGate = nil
-    self.mappers = Mapper.Cache()
+    self.mappers = Mapper.Cache(model: versions.model, transformers: options.transformers)
     logger.debug("opened store", metadata: ["store": "\(path)", "entities": "\(model.entities.count)"])
   }
 
@@ -146,7 +146,7 @@ public final class Ledger: Sendable {
 
   /// A new, empty batch to stage changes in.
   public func makeBatch() -> ChangeBatch {
-    ChangeBatch(mapper: mappers.mapper(model: model, transformers: transformers), origin: batchOrigin) { identities in
+    ChangeBatch(mapper: mappers.mapper, origin: batchOrigin) { identities in
       // A store that cannot be read now holds nothing to skip: every object is mapped.
       try? self.registrations(of: identities)
     }

@@ -35,12 +35,20 @@ struct Mapper: Sendable {
     self.tables = tables
   }
 
-  /// A ledger's mapper, made once and shared by every batch it makes (`Ledger.makeBatch`).
+  /// A ledger's mapper, made for the first batch it makes and shared by every later one
+  /// (`Ledger.makeBatch`): a ledger's model and transformers are its own for as long as it
+  /// lives.
   final class Cache: Sendable {
+    private let model: Model
+    private let transformers: ValueTransformers
     private let made = Mutex<Mapper?>(nil)
 
-    /// The mapper of `model` and `transformers`, which are a ledger's for as long as it lives.
-    func mapper(model: Model, transformers: ValueTransformers) -> Mapper {
+    init(model: Model, transformers: ValueTransformers) {
+      self.model = model
+      self.transformers = transformers
+    }
+
+    var mapper: Mapper {
       made.withLock { made in
         if let mapper = made { return mapper }
         let mapper = Mapper(model: model, transformers: transformers)

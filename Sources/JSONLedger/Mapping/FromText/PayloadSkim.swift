@@ -128,19 +128,15 @@ struct PayloadSkimmer {
   let modelDigest: UInt64
   /// Keys that matched nothing, as the mapper reports them (`Entity.key`).
   private(set) var ignoredKeys: Set<String> = []
-  /// Whether objects of each entity can be skimmed (nil: not asked yet), by entity id.
-  private var skimmable: [Bool?] = []
-  /// The keys met so far, for every entity, by their raw bytes.
-  private var known = KeyMemory<KnownKey>(limit: 256)
-  /// By entity id: the slot of the key the last object of that entity began with.
-  private var firstSlots: [Int?] = []
+  /// What it learned of the keys it met, starting from what its mapper's last skimmer learned.
+  private var learned = Learned()
 
   /// What a member key means to an entity's objects (plain values, read for every member).
   fileprivate enum Role {
     /// The identity attribute at this position of `ResolvedEntity.identity`, of this type.
     case identity(Int, AttributeType)
     case attribute
-    /// The relationship at this index of `relationships`.
+    /// The relationship at this index of `Learned.relationships`.
     case relationship(Int)
     case ignored
   }
@@ -153,7 +149,6 @@ struct PayloadSkimmer {
     let byKeys: Bool
     let destination: ResolvedEntity?
   }
-  private var relationships: [RelationshipKey] = []
 
   fileprivate struct KnownKey {
     let name: String
@@ -164,35 +159,34 @@ struct PayloadSkimmer {
     self.mapper = mapper
     self.text = text
     modelDigest = mapper.modelDigest
-    if let learned = mapper.learnedKeys.take() {
-      (skimmable, known, firstSlots, relationships) =
-        (learned.skimmable, learned.known, learned.firstSlots, learned.relationships)
-    }
+    if let taken = mapper.learnedKeys.take() { learned = taken }
   }
 
-  /// What a skimmer learned of the keys it met: which entities skim, what each key means to
-  /// an entity, which key its objects begin with. Its mapper's `LearnedKeys` holds it from one
-  /// staging to the next (`handBack()`).
+  /// What a skimmer learned of the keys it met. The same for any text under one mapper: its
+  /// mapper's `LearnedKeys` holds it from one staging to the next (`handBack()`).
   struct Learned: Sendable {
-    fileprivate var skimmable: [Bool?]
-    fileprivate var known: KeyMemory<KnownKey>
-    fileprivate var firstSlots: [Int?]
-    fileprivate var relationships: [RelationshipKey]
+    /// Whether objects of each entity can be skimmed (nil: not asked yet), by entity id.
+    fileprivate var skimmable: [Bool?] = []
+    /// The keys met so far, for every entity, by their raw bytes.
+    fileprivate var known = KeyMemory<KnownKey>(limit: 256)
+    /// By entity id: the slot of the key the last object of that entity began with.
+    fileprivate var firstSlots: [Int?] = []
+    /// The relationships the keys in `known` feed.
+    fileprivate var relationships: [RelationshipKey] = []
   }
 
   /// Hands what this skimmer learned on to the next one of its mapper.
-  func handBack() {
-    mapper.learnedKeys.keep(
-      Learned(skimmable: skimmable, known: known, firstSlots: firstSlots, relationships: relationships))
-  }
+  func handBack() { mapper.learnedKeys.keep(learned) }
 
   /// Whether objects of `entity` can be skimmed (`EntityKeyTable.mapsByKeysAlone`).
   mutating func canSkim(_ entity: ResolvedEntity) -> Bool {
     let slot = Int(entity.id)
-    if slot < skimmable.count, let known = skimmable[slot] { return known }
+    if slot < learned.skimmable.count, let known = learned.skimmable[slot] { return known }
     let answer = mapper.box(of: entity)?.table.mapsByKeysAlone ?? false
-    if slot >= skimmable.count { skimmable.append(contentsOf: repeatElement(nil, count: slot + 1 - skimmable.count)) }
-    skimmable[slot] = answer
+    if slot >= learned.skimmable.count {
+      learned.skimmable.append(contentsOf: repeatElement(nil, count: slot + 1 - learned.skimmable.count))
+    }
+    learned.skimmable[slot] = answer
     return answer
   }
 
@@ -223,7 +217,7 @@ struct PayloadSkimmer {
       previousSlot = slot
       let valueStart = member.value
       var valueEnd: Int?
-      switch known[slot].role {
+      switch learned.known[slot].role {
       case .identity(let position, let type):
         valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
         let given = valueEnd.map { (range: valueStart..<$0, type: type) }
@@ -238,13 +232,13 @@ struct PayloadSkimmer {
       case .attribute:
         valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
       case .ignored:
-        ignoredKeys.insert("\(entity.name).\(known[slot].name)")
+        ignoredKeys.insert("\(entity.name).\(learned.known[slot].name)")
         valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
       case .relationship(let index):
-        mask |= PayloadFingerprint.maskBit(relationships[index].id)
-        let isToMany = relationships[index].isToMany
-        guard valueStart < bytes.count, !relationships[index].byKeys,
-          let destination = relationships[index].destination,
+        mask |= PayloadFingerprint.maskBit(learned.relationships[index].id)
+        let isToMany = learned.relationships[index].isToMany
+        guard valueStart < bytes.count, !learned.relationships[index].byKeys,
+          let destination = learned.relationships[index].destination,
           skimmable
         else {
           valueEnd = text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
@@ -252,7 +246,7 @@ struct PayloadSkimmer {
         }
         if bytes[valueStart] == UInt8(ascii: "{") {
           let object = skim(
-            at: valueStart, entity: destination, key: known[slot].name, index: nil, depthLimit: depthLimit - 1,
+            at: valueStart, entity: destination, key: learned.known[slot].name, index: nil, depthLimit: depthLimit - 1,
             nesting: nesting + 1)
           valueEnd = object.end ?? text.valueEnd(from: valueStart, depthLimit: depthLimit - 1)
           if let payload = object.payload, !isToMany { Self.add(payload, to: &nested) } else { skimmable = false }
@@ -263,7 +257,7 @@ struct PayloadSkimmer {
             var end: Int?
             if bytes[element.index] == UInt8(ascii: "{") {
               let object = skim(
-                at: element.index, entity: destination, key: known[slot].name, index: position,
+                at: element.index, entity: destination, key: learned.known[slot].name, index: position,
                 depthLimit: depthLimit - 2,
                 nesting: nesting + 1)
               end = object.end
@@ -339,15 +333,15 @@ struct PayloadSkimmer {
   ) -> Int? {
     let bytes = text.bytes
     let id = entity.id
-    let guess = previous.map { $0 + 1 } ?? (Int(id) < firstSlots.count ? firstSlots[Int(id)] : nil)
-    if let slot = known.slot(of: member.key, in: bytes, entity: id, guess: guess) {
+    let guess = previous.map { $0 + 1 } ?? (Int(id) < learned.firstSlots.count ? learned.firstSlots[Int(id)] : nil)
+    if let slot = learned.known.slot(of: member.key, in: bytes, entity: id, guess: guess) {
       if previous == nil, slot != guess { rememberFirstSlot(slot, of: id) }
       return slot
     }
     // Bounded: text with ever new keys starts the memory over rather than searching a long list.
-    if known.makeRoom() {
-      firstSlots.removeAll(keepingCapacity: true)
-      relationships.removeAll(keepingCapacity: true)
+    if learned.known.makeRoom() {
+      learned.firstSlots.removeAll(keepingCapacity: true)
+      learned.relationships.removeAll(keepingCapacity: true)
     }
     let name: String
     if member.hasEscapes {
@@ -365,24 +359,24 @@ struct PayloadSkimmer {
     case .attribute(let attribute, _)?:
       role = entity.identity.firstIndex(of: attribute.name).map { .identity($0, attribute.type) } ?? .attribute
     case .relationship(let relationship, let byKeys)?:
-      relationships.append(
+      learned.relationships.append(
         RelationshipKey(
           id: relationship.id, isToMany: relationship.isToMany, byKeys: byKeys,
           destination: mapper.model.destination(of: relationship)))
-      role = .relationship(relationships.count - 1)
+      role = .relationship(learned.relationships.count - 1)
     case nil:
       role = .ignored
     }
-    let slot = known.remember(member.key, in: bytes, entity: id, as: KnownKey(name: name, role: role))
+    let slot = learned.known.remember(member.key, in: bytes, entity: id, as: KnownKey(name: name, role: role))
     if previous == nil { rememberFirstSlot(slot, of: id) }
     return slot
   }
 
   private mutating func rememberFirstSlot(_ slot: Int, of entity: UInt32) {
     let index = Int(entity)
-    if index >= firstSlots.count {
-      firstSlots.append(contentsOf: repeatElement(nil, count: index + 1 - firstSlots.count))
+    if index >= learned.firstSlots.count {
+      learned.firstSlots.append(contentsOf: repeatElement(nil, count: index + 1 - learned.firstSlots.count))
     }
-    firstSlots[index] = slot
+    learned.firstSlots[index] = slot
   }
 }
