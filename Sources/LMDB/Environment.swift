@@ -178,6 +178,9 @@ public final class Environment: @unchecked Sendable {
         // Checked holding the writer lock: from here no other writer can begin through it.
         try checkLockFile()
         result = try body(txn)
+        // A nested transaction that met a full map was undone alone (`Transaction.nested`):
+        // the whole transaction runs again too, with room for it.
+        if txn.sawMapFull { throw LMDBError(code: MDB_MAP_FULL, operation: "write") }
         try commit(txn, flushingMeta: flushingMeta || options.durability != .full)
         return result
       } catch {

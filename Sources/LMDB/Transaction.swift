@@ -10,14 +10,21 @@ public final class Transaction {
   let environment: Environment
   let readOnly: Bool
   private(set) var finished = false
+  /// The write transaction this one is nested in (`nested(_:)`), or nil for one of its own,
+  /// which holds the environment's resize lock until it ends.
+  private let parent: Transaction?
   /// Set when a put met `MDB_MAP_FULL`, even if the caller wrapped or swallowed the error,
-  /// so that `Environment.write` knows to grow the map and retry.
-  var sawMapFull = false
+  /// so that `Environment.write` knows to grow the map and retry; a nested transaction's sets
+  /// its parent's too.
+  var sawMapFull = false {
+    didSet { if sawMapFull { parent?.sawMapFull = true } }
+  }
 
-  init(handle: OpaquePointer, environment: Environment, readOnly: Bool) {
+  init(handle: OpaquePointer, environment: Environment, readOnly: Bool, parent: Transaction? = nil) {
     self.rawHandle = handle
     self.environment = environment
     self.readOnly = readOnly
+    self.parent = parent
   }
 
   deinit { abort() }
@@ -37,15 +44,37 @@ public final class Transaction {
     guard !finished else { return }
     finished = true
     let code = mdb_txn_commit(rawHandle)
-    environment.resizeLock.unlock()
-    try check(code, "commit")
+    if parent == nil { environment.resizeLock.unlock() }
+    if code == MDB_MAP_FULL { sawMapFull = true }
+    try check(code, parent == nil ? "commit" : "commit a nested transaction")
   }
 
   func abort() {
     guard !finished else { return }
     finished = true
     mdb_txn_abort(rawHandle)
-    environment.resizeLock.unlock()
+    if parent == nil { environment.resizeLock.unlock() }
+  }
+
+  /// Runs `body` in a transaction nested in this write transaction (LMDB's nested
+  /// transactions): what `body` writes becomes part of this transaction when it returns, and
+  /// is undone alone when it throws, this transaction going on as it was before. This
+  /// transaction is not to be used until `body` ends; the nested one not after.
+  public func nested<R>(_ body: (Transaction) throws -> R) throws -> R {
+    guard !readOnly else { throw LMDBError(code: EINVAL, operation: "nest a transaction in a read-only one") }
+    let parentHandle = try handle
+    var child: OpaquePointer?
+    let code = mdb_txn_begin(environment.handle, parentHandle, 0, &child)
+    guard code == MDB_SUCCESS, let child else { throw LMDBError(code: code, operation: "begin a nested transaction") }
+    let txn = Transaction(handle: child, environment: environment, readOnly: false, parent: self)
+    do {
+      let result = try body(txn)
+      try txn.commit()
+      return result
+    } catch {
+      txn.abort()
+      throw error
+    }
   }
 
   /// The names of the named databases: the keys of the environment's main database.

@@ -75,6 +75,51 @@ struct EnvironmentTests {
     #expect(try env.read { txn in try txn.value(forKey: [1], in: db) } == nil)
   }
 
+  /// A nested transaction sees what its parent wrote; one that throws is undone alone, and
+  /// the parent goes on and commits the others.
+  @Test func aNestedTransactionThatThrowsIsUndoneAloneAndItsParentCommitsTheRest() throws {
+    struct Boom: Error {}
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    try env.write { txn in
+      try txn.put([1], forKey: [1], in: db)
+      try txn.nested { child in
+        #expect(try child.value(forKey: [1], in: db) == [1])
+        try child.put([2], forKey: [2], in: db)
+      }
+      #expect(throws: Boom.self) {
+        try txn.nested { child in
+          try child.put([3], forKey: [3], in: db)
+          try child.put([9], forKey: [1], in: db)
+          throw Boom()
+        }
+      }
+      #expect(try txn.value(forKey: [1], in: db) == [1])
+      #expect(try txn.value(forKey: [3], in: db) == nil)
+      try txn.nested { child in try child.put([4], forKey: [4], in: db) }
+    }
+    let values = try env.read { txn in try [1, 2, 3, 4].map { try txn.value(forKey: [$0], in: db) } }
+    #expect(values == [[1], [2], nil, [4]])
+  }
+
+  /// A nested transaction that fills the map is undone alone; its parent, even when it went
+  /// on and returned, runs again whole once the map grew.
+  @Test func aNestedTransactionThatFillsTheMapRunsItsParentAgain() throws {
+    let dir = try TemporaryDirectory()
+    let (env, db) = try Self.oneMegabyteMap(in: dir)
+    var runs = 0
+    try env.write { txn in
+      runs += 1
+      try txn.put([1], forKey: [0, 0, 0, 0, 1], in: db)
+      // The error is swallowed, as a group's write that fails alone is.
+      _ = try? txn.nested { child in try Self.putEightMegabytes(child, db) }
+    }
+    #expect(runs == 2)
+    #expect(env.writesRunAgain == 1)
+    #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2001)
+  }
+
   /// A value written into the room a put reserves is the value stored, appended or not.
   @Test func aValueWrittenIntoReservedRoomIsStored() throws {
     let dir = try TemporaryDirectory()
@@ -133,14 +178,20 @@ struct EnvironmentTests {
     return (env, try env.database(named: "big"))
   }
 
+  /// 2,000 values of 4 KB under the keys 0…1999 (four bytes, big-endian): more than a 1 MB
+  /// map holds.
+  static func putEightMegabytes(_ txn: Transaction, _ db: Database) throws {
+    let value = [UInt8](repeating: 7, count: 4096)
+    for i in 0..<2000 { try txn.put(value, forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+  }
+
   @Test func fullMapGrowsAndTheWriteIsRetried() throws {
     let dir = try TemporaryDirectory()
     let (env, db) = try Self.oneMegabyteMap(in: dir)
-    let value = [UInt8](repeating: 7, count: 4096)
     var runs = 0
     try env.write { txn in
       runs += 1
-      for i in 0..<2000 { try txn.put(value, forKey: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: db) }
+      try Self.putEightMegabytes(txn, db)
     }
     #expect(runs > 1)
     #expect(try env.info().mapSize > 1 << 20)
