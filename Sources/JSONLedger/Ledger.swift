@@ -15,8 +15,9 @@ import Synchronization
 /// let japan = try ledger.read { view in try view.object("Band", key: "Japan") }
 /// ```
 ///
-/// One writer at a time (applies are queued on the ledger's own writer thread); any number
-/// of readers, in this process and others, each seeing whole batches only.
+/// One writer at a time (applies are queued on the ledger's own writer thread), and applies
+/// that wait for it at once commit together, each batch still all or nothing; any number of
+/// readers, in this process and others, each seeing whole batches only.
 public final class Ledger: Sendable {
   /// The store directory.
   public let path: String
@@ -203,7 +204,8 @@ public final class Ledger: Sendable {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source, idempotencyKey: idempotencyKey)
     let stored = try Self.localValuesStored(localValues)
-    return try await perform {
+    // Applies waiting together commit together (`perform(joiningOthers:)`).
+    return try await perform(joiningOthers: true) {
       try self.applying(batch, metadata: metadata, expectedHead: expectedHead, keeping: stored)
     }
   }
@@ -217,7 +219,9 @@ public final class Ledger: Sendable {
     let metadata = ChangeRecord.Metadata(
       message: message, author: author, source: source, idempotencyKey: idempotencyKey)
     let stored = try Self.localValuesStored(localValues)
-    return try perform { try applying(batch, metadata: metadata, expectedHead: expectedHead, keeping: stored) }
+    return try perform(joiningOthers: true) {
+      try applying(batch, metadata: metadata, expectedHead: expectedHead, keeping: stored)
+    }
   }
 
   /// The write that applies `batch`: its record, unless the store already holds all of it.

@@ -207,7 +207,13 @@ extension LedgerError {
   /// `body`, with a failure of the storage engine (`LMDBError`) said as a ledger error: the
   /// writes and reads of a `Ledger` throw ledger errors only.
   static func wrappingStorageErrors<R>(_ body: () throws -> R) throws -> R {
-    do { return try body() } catch let error as LMDBError { throw LedgerError.storage(error.description) }
+    do { return try body() } catch { throw wrappingStorageError(error) }
+  }
+
+  /// `error`, a storage engine failure said as a ledger error.
+  static func wrappingStorageError(_ error: any Error) -> any Error {
+    guard let error = error as? LMDBError else { return error }
+    return LedgerError.storage(error.description)
   }
 
   /// A file or directory at `path` could not be created, written, moved or removed.

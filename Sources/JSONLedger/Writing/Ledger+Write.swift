@@ -5,17 +5,93 @@ extension Ledger {
   /// Runs the write `make` makes on the writer thread, blocking the calling thread until it
   /// committed. (It is made there: what it reads before its transaction is read in turn with
   /// the other writes, and a read-only ledger refuses it before.)
-  func perform<Outcome>(_ make: () throws -> Write<Outcome>) throws -> Outcome {
-    try writer.sync { try performOnWriterThread(make()) }
+  ///
+  /// `joiningOthers`: the write may share one transaction with other such writes that wait
+  /// beside it (`runLine(_:)`), each still all or nothing, one commit and one flush for them
+  /// all. Its `make` must read nothing from the store, and its body nothing but through its
+  /// transaction: a write before it in the group has not committed yet.
+  func perform<Outcome>(joiningOthers joins: Bool = false, _ make: () throws -> Write<Outcome>) throws -> Outcome {
+    // A write holding the queue (compact's checkpoint) runs this one directly, alone.
+    if writer.isCurrent { return try writer.sync { try performOnWriterThread(make()) } }
+    // A writer alone writes on its own thread, as before groups were made.
+    if let outcome = try writer.syncIfAlone({ try performOnWriterThread(make()) }) { return outcome }
+    return try withoutActuallyEscaping(make) { make in
+      let waiting = Waiting(ledger: self, joinsGroups: joins && recordGate == nil, make: make)
+      defer { waiting.makeWrite = nil }
+      try writer.sync(waiting: waiting)
+      return try Self.outcome(of: waiting)
+    }
   }
 
-  /// Runs the write `make` makes on the writer thread, without blocking the caller. (A
-  /// `Write` holds closures that never leave that thread.)
-  func perform<Outcome: Sendable>(_ make: @escaping @Sendable () throws -> Write<Outcome>) async throws -> Outcome {
-    try await writer.run { try self.performOnWriterThread(make()) }
+  /// Runs the write `make` makes on the writer thread, without blocking the caller (`perform`
+  /// above says the rest). A `Write` holds closures that never leave that thread.
+  func perform<Outcome: Sendable>(
+    joiningOthers joins: Bool = false, _ make: @escaping @Sendable () throws -> Write<Outcome>
+  ) async throws -> Outcome {
+    let waiting = Waiting(ledger: self, joinsGroups: joins && recordGate == nil, make: make)
+    try await writer.run(waiting: waiting)
+    return try Self.outcome(of: waiting)
   }
 
-  private func performOnWriterThread<Outcome>(_ write: Write<Outcome>) throws -> Outcome {
+  private static func outcome<Outcome>(of waiting: Waiting<Outcome>) throws -> Outcome {
+    guard let outcome = waiting.outcome else {
+      throw LedgerError.invalidArgument("a write left the writer's line without running")
+    }
+    return try outcome.get()
+  }
+
+  /// Runs the writes taken from the writer's line on the writer thread, in order, each made in
+  /// turn. Writes that may join others (`perform(joiningOthers:)`) and follow one another,
+  /// for one ledger, run as one group (`performTogether`); any other write runs alone, after
+  /// the group before it committed.
+  static func runLine(_ writes: [any WaitingWrite]) {
+    var group: [any WaitingWrite] = []
+    for write in writes {
+      if !write.joinsGroups || group.first.map({ $0.ledger !== write.ledger }) == true {
+        runGroup(group)
+        group = []
+      }
+      guard write.make() else { continue }
+      if write.joinsGroups { group.append(write) } else { write.runAlone() }
+    }
+    runGroup(group)
+  }
+
+  private static func runGroup(_ group: [any WaitingWrite]) {
+    guard group.count > 1 else {
+      group.first?.runAlone()
+      return
+    }
+    do { try group[0].ledger.performTogether(group) } catch {
+      // The shared transaction failed as a whole (its commit): nothing of it is in the
+      // store, and each write runs again alone, to meet its own fate.
+      for write in group { write.runAlone() }
+    }
+  }
+
+  /// Runs `group` in one write transaction, each write in a transaction nested in it (LMDB's
+  /// nested transactions): a write that fails is undone alone and its caller gets the error;
+  /// the others go on, each seeing those before it (a repeated idempotency key, a moved
+  /// head), as they would one after another. One commit (and one flush) for them all; the
+  /// records are announced in order once it is done.
+  private func performTogether(_ group: [any WaitingWrite]) throws {
+    let environment = try environment
+    let start = ContinuousClock.now
+    let objects = group.reduce(0) { $0 + ($1.roomObjects ?? 0) }
+    let room = Self.estimatedBytes(objects: objects) + group.reduce(0) { $0 + $1.localValuesRoom }
+    let flushesMeta = group.contains { $0.flushesMeta }
+    try Self.writeTransaction(environment, reserving: room, flushingMeta: flushesMeta) { txn in
+      for write in group {
+        do { try txn.nested { try write.run(in: $0) } } catch { write.fail(error) }
+      }
+    }
+    for write in group {
+      for summary in write.committed() { write.ledger.announce(summary, since: start) }
+    }
+  }
+
+  /// Runs `write` alone in a transaction of its own: the engine's steps around its body.
+  func performOnWriterThread<Outcome>(_ write: Write<Outcome>) throws -> Outcome {
     try Self.check(idempotencyKey: write.idempotencyKey)
     let environment = try environment
     let start = ContinuousClock.now

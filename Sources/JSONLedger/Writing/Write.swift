@@ -18,8 +18,9 @@ struct Write<Outcome> {
   /// An idempotency key the write's record would carry: refused before any work when empty.
   var idempotencyKey: String?
   /// What the write does, in the transaction. It may run more than once (after the map
-  /// grew), so it has no effect outside the transaction but a replica's gate, which `append` calls
-  /// last.
+  /// grew; alone, after the group it ran in failed to commit), so it has no effect outside the
+  /// transaction but a replica's gate, which `append` calls last (and a write through a gate
+  /// joins no group).
   var body: (Transaction) throws -> Outcome
   /// The summaries of the records the write appended, which the engine announces in order
   /// once the transaction committed; nil for a write that appends no record.
