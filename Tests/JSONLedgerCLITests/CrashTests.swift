@@ -1,5 +1,7 @@
 import Foundation
+import JSONLedger
 import JSONLedgerTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -76,6 +78,77 @@ struct CrashTests {
         #expect(extra.output.contains("\"round \(head)\""), "trial \(trial): batch \(head) is not whole")
       }
       previousHead = head
+    }
+  }
+
+  /// A server whose writes commit together (group commit) killed while 16 clients POST at once.
+  ///
+  /// - Reliability: A `serve` process killed with SIGKILL while 16 clients each POST one new object at a
+  ///   time (applies waiting together commit in one transaction, each in a nested one): the store verifies,
+  ///   every object a client was answered 201 for is there, and every record is one client's whole batch
+  /// - Size: 3 kills, each after 40–120 answered writes
+  @Test(.tags(.reliability)) func aServerKilledWhileItsWritesCommitTogetherKeepsEveryWriteItAnswered() throws {
+    for trial in 0..<3 {
+      let directory = try TemporaryDirectory()
+      let store = try ServeStalledClientTests.makeNotes(0, in: directory)
+      let server = try ServerProcess(store: store)
+      let port = try #require(server.port, "no port in \(server.base)")
+      let answered = Mutex<Set<Int>>([])
+      let stopping = Atomic<Bool>(false)
+      let clients = DispatchGroup()
+      for client in 0..<16 {
+        clients.enter()
+        Thread {
+          defer { clients.leave() }
+          var sent = 0
+          while !stopping.load(ordering: .relaxed) {
+            let id = client * 1_000_000 + sent
+            sent += 1
+            let socket = ServeStalledClientTests.connect(port: port)
+            guard socket >= 0 else { return }
+            defer { close(socket) }
+            let body = #"[{"id": \#(id), "text": "note \#(id)"}]"#
+            ServeStalledClientTests.send(
+              "POST /v1/batches?entity=Note HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", on: socket)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            if String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 201") {
+              answered.withLock { _ = $0.insert(id) }
+            }
+          }
+        }.start()
+      }
+      // Killed once some writes were answered, with others in flight.
+      let enough = 40 * (trial + 1)
+      let deadline = ContinuousClock.now + .seconds(60)
+      while answered.withLock({ $0.count }) < enough, ContinuousClock.now < deadline { usleep(1_000) }
+      kill(server.processIdentifier, SIGKILL)
+      stopping.store(true, ordering: .relaxed)
+      clients.wait()
+      server.stop()
+      let acknowledged = answered.withLock { $0 }
+      #expect(acknowledged.count >= enough)
+
+      let verify = try CommandRunner.run(["verify", store])
+      #expect(verify.status == 0, "\(verify.error)")
+      var options = Ledger.Options()
+      options.readOnly = true
+      let ledger = try Ledger.open(at: store, options: options)
+      defer { ledger.close() }
+      let stored = try ledger.read { view in
+        Set(
+          try view.objects("Note").compactMap { note -> Int? in
+            guard case .integer(let id)? = note["id"] else { return nil }
+            return Int(id)
+          })
+      }
+      #expect(
+        acknowledged.subtracting(stored).isEmpty, "answered 201 but not stored: \(acknowledged.subtracting(stored))")
+      let log = try ledger.log()
+      #expect(log.count == stored.count)
+      #expect(log.allSatisfy { $0.statistics.created == 1 })
     }
   }
 

@@ -20,23 +20,34 @@ public struct LocalWrites: LedgerWrites {
   public func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
     let ledger = ledger
     // The ledger's writes are synchronous and wait for LMDB's one writer: off the shared
-    // threads, so that callers waiting to write do not hold up the others, and in turn on
-    // one queue of the store's, so that a burst of them waits as queued work, not a thread
-    // each (300 concurrent POSTs to a server took 139 threads with a thread each).
+    // threads, so that callers waiting to write do not hold up the others, and in turn on a
+    // few queues of the store's, so that a burst of them waits as queued work, not a thread
+    // each (300 concurrent POSTs to a server took 139 threads with a thread each). Several
+    // queues, not one: applies waiting for the writer together commit together
+    // (`Ledger.perform(joiningOthers:)`), which one queue would never let happen.
     return try await runBlocking(on: Self.queue(for: ledger.path)) { try body(ledger) }
   }
 
-  /// The serial queue of the store at `path`, made on its first write: one per store path,
-  /// however many `LocalWrites` (a server makes one per request) and `Ledger`s (one per
-  /// model version) a process makes of it.
+  /// How many queues a store's writes wait on (`queue(for:)`): as many writes can wait for
+  /// the writer at once, and commit together.
+  static let lanes = 8
+
+  /// One of the serial queues of the store at `path`, in turn: `lanes` per store path, made on
+  /// its first write, however many `LocalWrites` (a server makes one per request) and
+  /// `Ledger`s (one per model version) a process makes of it.
   static func queue(for path: String) -> DispatchQueue {
     queues.withLock { queues in
-      if let queue = queues[path] { return queue }
-      let queue = DispatchQueue(label: "JSONLedger.writes")
-      queues[path] = queue
-      return queue
+      var store = queues[path] ?? Lanes(queues: (0..<lanes).map { _ in DispatchQueue(label: "JSONLedger.writes") })
+      defer { queues[path] = store }
+      store.next = (store.next + 1) % lanes
+      return store.queues[store.next]
     }
   }
 
-  private static let queues = Mutex<[String: DispatchQueue]>([:])
+  private struct Lanes {
+    let queues: [DispatchQueue]
+    var next = 0
+  }
+
+  private static let queues = Mutex<[String: Lanes]>([:])
 }
