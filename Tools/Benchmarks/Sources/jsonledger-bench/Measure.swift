@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One workload's numbers for the three contenders (nil where a contender has none).
 struct ResultRow {
@@ -51,4 +52,29 @@ func scratchDirectory(_ name: String) throws -> String {
 /// Removes every store this run made.
 func removeScratchDirectories() {
   try? FileManager.default.removeItem(atPath: scratchRoot)
+}
+
+/// Runs `body` on each of `items` from `threads` threads at once, each taking every
+/// `threads`-th item in turn; the first error thrown is rethrown once all are done. Threads of
+/// their own: `DispatchQueue.concurrentPerform` would run no more at once than there are cores,
+/// however long each waits for a commit.
+func concurrently<Item: Sendable>(_ threads: Int, _ items: [Item], _ body: @escaping @Sendable (Item) throws -> Void)
+  throws
+{
+  let failure = Mutex<(any Error)?>(nil)
+  let finished = DispatchGroup()
+  for thread in 0..<threads {
+    finished.enter()
+    Thread {
+      defer { finished.leave() }
+      for index in stride(from: thread, to: items.count, by: threads) {
+        do { try body(items[index]) } catch {
+          failure.withLock { if $0 == nil { $0 = error } }
+          return
+        }
+      }
+    }.start()
+  }
+  finished.wait()
+  if let error = failure.withLock({ $0 }) { throw error }
 }

@@ -340,8 +340,12 @@ log("small batches: one album each, in stores of their own, five rounds of 200 t
 // that survives a machine crash (JSONLedger's default; SQLite's `synchronous = FULL`), and one
 // that a machine crash may roll back, the store staying whole (`noMetaSync`; SQLite's default
 // in WAL mode here, which flushes at checkpoints only). Rounds take turns between the
-// contenders so that a slow moment hits all of them.
-for flushed in [true, false] {
+// contenders so that a slow moment hits all of them. Then the same batches from eight threads
+// at once, as a server's requests or a pool of workers apply them: JSONLedger's applies that
+// wait for the writer together commit together (one transaction, each batch in a transaction
+// nested in it, one flush); GRDB's writes wait for its one writer connection and commit one by
+// one.
+for (flushed, writers) in [(true, 1), (false, 1), (true, 8)] {
   let smallStore = try JSONLedgerContender(dataset: dataset, durability: flushed ? .full : .noMetaSync)
   let smallGRDB = try GRDBContender(flushingEachCommit: flushed)
   _ = try smallStore.importDocument(document)
@@ -349,15 +353,18 @@ for flushed in [true, false] {
   var (ledgerSeconds, grdbSeconds) = (0.0, 0.0)
   for round in 0..<5 {
     let batches = (round * 200..<(round + 1) * 200).map(dataset.smallBatch)
-    ledgerSeconds += try seconds { for batch in batches { _ = try smallStore.importDocument(batch) } }
-    grdbSeconds += try seconds { for batch in batches { try smallGRDB.importDocument(batch) } }
+    ledgerSeconds += try seconds { try concurrently(writers, batches) { _ = try smallStore.importDocument($0) } }
+    grdbSeconds += try seconds { try concurrently(writers, batches) { try smallGRDB.importDocument($0) } }
   }
+  let name =
+    switch (flushed, writers) {
+    case (true, 1):
+      "apply a batch of one album, 1,000 batches, each commit flushed (default; SQLite synchronous = FULL)"
+    case (false, _): "the same, a machine crash may undo the last commits (noMetaSync; SQLite's WAL default)"
+    default: "apply a batch of one album from \(writers) writers at once, 1,000 batches, each commit flushed"
+    }
   rows.append(
-    ResultRow(
-      name: flushed
-        ? "apply a batch of one album, 1,000 batches, each commit flushed (default; SQLite synchronous = FULL)"
-        : "the same, a machine crash may undo the last commits (noMetaSync; SQLite's WAL default)",
-      unit: "batches/s", jsonledger: 1_000 / ledgerSeconds, grdb: 1_000 / grdbSeconds, floor: nil))
+    ResultRow(name: name, unit: "batches/s", jsonledger: 1_000 / ledgerSeconds, grdb: 1_000 / grdbSeconds, floor: nil))
 }
 
 log("migrate")

@@ -89,6 +89,8 @@ func post(_ url: URL, body: [UInt8]) async throws -> Int {
   request.timeoutInterval = 600
   // libcurl would otherwise send `Expect: 100-continue` and wait for an answer before the body.
   request.setValue("", forHTTPHeaderField: "Expect")
+  // The API takes JSON only, as its Content-Type says (415 otherwise).
+  request.setValue("application/json", forHTTPHeaderField: "Content-Type")
   let (_, response) = try await URLSession.shared.data(for: request)
   return (response as? HTTPURLResponse)?.statusCode ?? 0
 }
@@ -137,11 +139,30 @@ func row(_ name: String, _ rate: Double, _ p99: Double) {
     "| \(name) | \(String(format: "%.0f", rate)) | \(String(format: "%.2f", p99)) | \(String(format: "%.2f×", rate / floor)) |"
   )
 }
+// Small writes: each request POSTs one new object, a batch and a flushed commit of its own,
+// from every connection at once. Applies waiting for the writer together commit together.
+let posts = directory + "/posts.lua"
+try """
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("first", threads * 100000000)
+end
+sent = 0
+request = function()
+  sent = sent + 1
+  local body = '[{"id": ' .. (first + sent) .. ', "name": "posted", "score": 1}]'
+  return wrk.format("POST", "/v1/batches?entity=Item", {["Content-Type"] = "application/json"}, body)
+end
+""".write(toFile: posts, atomically: true, encoding: .utf8)
+let (posted, postedP99) = try wrk(
+  base, script: posts, seconds: arguments.seconds, connections: arguments.connections)
 print("| route | requests/s | p99 ms | vs hello-world floor |")
 print("|---|---:|---:|---:|")
 row("GET /hello (floor)", floor, floorP99)
 row("GET one object by key", byKey, byKeyP99)
 row("GET a page of 50", page, pageP99)
+row("POST one new object (a batch and a flushed commit each)", posted, postedP99)
 
 // An import of new objects, over HTTP and through the library, into the same store: three
 // rounds each, alternating, the fastest of each kept (the first round also grows the file).
