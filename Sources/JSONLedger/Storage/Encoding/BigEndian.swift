@@ -40,7 +40,10 @@ extension FixedWidthInteger where Self: UnsignedInteger {
     self = value
   }
 
-  /// The number in the first bytes of a span read in place, most significant first.
+  /// The number in the first bytes of a span read in place, most significant first. Always
+  /// inlined: a read by key reads several, and the optimizer's choice moved with unrelated
+  /// changes elsewhere in the module (1.4k instructions a read when outlined).
+  @inline(__always)
   init(bigEndianBytes bytes: Span<UInt8>) {
     var value: Self = 0
     for index in 0..<Swift.min(Self.bitWidth / 8, bytes.count) { value = value &<< 8 | Self(bytes[index]) }
