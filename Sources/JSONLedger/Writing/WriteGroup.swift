@@ -36,8 +36,8 @@ protocol WaitingWrite: AnyObject, Sendable {
 
 /// A write of outcome `Outcome` waiting in the writer's line.
 final class Waiting<Outcome>: WaitingWrite, @unchecked Sendable {
-  // Safety: the caller makes it, sets `whenDone`, and submits it (`WriteQueue.sync(waiting:_:)`
-  // or `run(waiting:_:)`) through the line's lock, after which only the writer thread uses it
+  // Safety: the caller makes it, sets `whenDone`, and submits it (`WriteQueue.sync(waiting:)`
+  // or `run(waiting:)`) through the line's lock, after which only the writer thread uses it
   // until it calls `whenDone`; the caller reads `outcome` and drops `makeWrite` only once
   // `whenDone` signalled it (a semaphore, a continuation: each orders the two threads).
   let ledger: Ledger
