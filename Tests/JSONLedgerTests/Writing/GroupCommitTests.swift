@@ -18,9 +18,10 @@ struct GroupCommitTests {
     return batch
   }
 
-  /// The writer thread held by a write of its own while `submit` starts writes, one at a
-  /// time, each once the one before waits in the line: then let go, so that they run in
-  /// the order submitted, as one line.
+  /// The writer thread held by a write of its own while `start` puts writes in its line, one
+  /// at a time, each once the one before waits there; then let go, so that they run in the
+  /// order started, as one line. (The first must be an `apply`: a blocking one that finds the
+  /// line empty runs alone, outside it.)
   final class HeldWriter: Sendable {
     let ledger: Ledger
     private let release = DispatchSemaphore(value: 0)
