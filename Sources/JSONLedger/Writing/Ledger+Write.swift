@@ -109,15 +109,19 @@ extension Ledger {
     let outcome = try Self.writeTransaction(
       environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value)),
       flushingMeta: flushesMeta
-    ) { txn in
-      if write.checksModelVersion { try checkModelVersion(txn) }
-      // Before the body, whose last step may be a replica's remote append: nothing after it
-      // may fill the map and run it again.
-      try putLocalValues(write.localValues, txn)
-      return try write.body(txn)
-    }
+    ) { txn in try steps(of: write, in: txn) }
     for summary in write.announced?(outcome) ?? [] { announce(summary, since: start) }
     return outcome
+  }
+
+  /// What every write does in its transaction, alone or nested in a group's: the model
+  /// version checked, its local values kept, its body.
+  func steps<Outcome>(of write: Write<Outcome>, in txn: Transaction) throws -> Outcome {
+    if write.checksModelVersion { try checkModelVersion(txn) }
+    // Before the body, whose last step may be a replica's remote append: nothing after it
+    // may fill the map and run it again.
+    try putLocalValues(write.localValues, txn)
+    return try write.body(txn)
   }
 
   /// Refuses an empty idempotency key: one that could not tell two batches apart.

@@ -24,8 +24,8 @@ protocol WaitingWrite: AnyObject, Sendable {
   var flushesMeta: Bool { get }
   /// Runs the write made alone, in a transaction of its own.
   func runAlone()
-  /// Runs the made write's steps in `txn` (the model version checked, its local values kept,
-  /// its body), holding what its body returns until the transaction commits.
+  /// Runs the made write's steps in `txn` (`Ledger.steps(of:in:)`), holding what its body
+  /// returns until the transaction commits.
   func run(in txn: Transaction) throws
   /// The write failed with `error`: its own steps, or the transaction it ran in.
   func fail(_ error: any Error)
@@ -87,9 +87,7 @@ final class Waiting<Outcome>: WaitingWrite, @unchecked Sendable {
     pending = nil
     outcome = nil
     try Ledger.check(idempotencyKey: write.idempotencyKey)
-    if write.checksModelVersion { try ledger.checkModelVersion(txn) }
-    try ledger.putLocalValues(write.localValues, txn)
-    pending = try write.body(txn)
+    pending = try ledger.steps(of: write, in: txn)
   }
 
   func fail(_ error: any Error) {
