@@ -40,6 +40,14 @@ public final class Transaction {
   /// Whether this transaction can only read.
   public var isReadOnly: Bool { readOnly }
 
+  /// Throws `MDB_MAP_FULL` when a write of this transaction, or of one nested in it, met a
+  /// full map, whatever became of that error: `Environment.write` then grows the map and runs
+  /// the transaction again. For a step that must not run in a transaction that will run again
+  /// (one that tells another system what the transaction holds).
+  public func checkMapWasNeverFull() throws(LMDBError) {
+    if sawMapFull { throw LMDBError(code: MDB_MAP_FULL, operation: "write") }
+  }
+
   func commit() throws(LMDBError) {
     guard !finished else { return }
     finished = true

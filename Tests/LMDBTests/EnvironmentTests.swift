@@ -120,6 +120,23 @@ struct EnvironmentTests {
     #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2001)
   }
 
+  /// A step that tells another system what the transaction holds runs only in the run that
+  /// commits: after a nested transaction met a full map, the check before it stops the run.
+  @Test func aStepAfterANestedTransactionThatFilledTheMapRunsOnlyOnceThereIsRoom() throws {
+    let dir = try TemporaryDirectory()
+    let (env, db) = try Self.oneMegabyteMap(in: dir)
+    var (runs, told) = (0, 0)
+    try env.write { txn in
+      runs += 1
+      _ = try? txn.nested { child in try Self.putEightMegabytes(child, db) }
+      try txn.checkMapWasNeverFull()
+      told += 1
+    }
+    #expect(runs == 2)
+    #expect(told == 1)
+    #expect(try env.read { txn in try txn.statistics(of: db).entries } == 2000)
+  }
+
   /// A value written into the room a put reserves is the value stored, appended or not.
   @Test func aValueWrittenIntoReservedRoomIsStored() throws {
     let dir = try TemporaryDirectory()
