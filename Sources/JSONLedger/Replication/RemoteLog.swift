@@ -61,6 +61,11 @@ public import Foundation
   /// of it, as text) when the record is a migration, and commits: the head's lock is let go.
   func append(_ record: RemoteRecord, movingModelTo model: String?) async throws
 
+  /// Appends `records`, in order, after the locked head, none of them a migration, and
+  /// commits: all of them or none. The head's lock is let go. The path of a replica's writes
+  /// that waited for the lock together.
+  func append(contentsOf records: [RemoteRecord]) async throws
+
   /// Lets the head's lock go without appending.
   func releaseHead() async throws
 

@@ -22,6 +22,7 @@ final class InProcessLog: RemoteLog {
     var nextSession: UInt64 = 1
     var signals: [HeadSignal] = []
     var refusesNextAppend = false
+    var refusesNextGroupAppend = false
     var appendsSeen = 0
     var positions: [UInt64] = []
   }
@@ -104,19 +105,26 @@ final class InProcessLog: RemoteLog {
     return head()
   }
 
-  func append(_ record: RemoteRecord, model: String?, session: UInt64) throws {
+  /// Appends `records` in order, all or none, and lets the head go: one append, however many
+  /// records it carries.
+  func append(_ records: [RemoteRecord], model: String?, session: UInt64) throws {
     let signals = try state.withLock { state -> [HeadSignal] in
       guard state.holder == session else { throw RemoteError.refused("the head is not locked by this session") }
       state.appendsSeen += 1
-      if state.refusesNextAppend {
+      if state.refusesNextAppend || (state.refusesNextGroupAppend && records.count > 1) {
         state.refusesNextAppend = false
+        if records.count > 1 { state.refusesNextGroupAppend = false }
         throw RemoteError.unavailable("in-process log: the append was refused (a fault of the test)")
       }
-      guard record.batchID == UInt64(state.records.count) + 1,
-        record.previousDigest == (state.records.last?.digest ?? [UInt8](repeating: 0, count: 32))
-      else { throw RemoteError.refused("batch \(record.batchID) does not follow the head") }
-      state.records.append(record)
-      if let model {
+      var (head, digest) = (UInt64(state.records.count), state.records.last?.digest ?? genesisDigest)
+      for record in records {
+        guard record.batchID == head + 1, record.previousDigest == digest else {
+          throw RemoteError.refused("batch \(record.batchID) does not follow the head")
+        }
+        (head, digest) = (record.batchID, record.digest)
+      }
+      state.records.append(contentsOf: records)
+      if let model, let record = records.last {
         state.model = model
         state.modelVersion = record.modelVersion
       }
@@ -159,6 +167,9 @@ final class InProcessLog: RemoteLog {
   /// The next append is refused, as a remote that went away before it committed.
   func refuseNextAppend() { state.withLock { $0.refusesNextAppend = true } }
 
+  /// The next append of more than one record is refused.
+  func refuseNextGroupAppend() { state.withLock { $0.refusesNextGroupAppend = true } }
+
   /// Flips a bit of `batch`'s record bytes, leaving its digest as it was.
   func damage(batch: UInt64) {
     state.withLock { state in
@@ -172,8 +183,22 @@ final class InProcessLog: RemoteLog {
     state.withLock { state in state.records[Int(batch) - 1].previousDigest = [UInt8](repeating: 7, count: 32) }
   }
 
-  /// How many appends the log was asked for.
+  /// How many appends the log was asked for (one for a group of records).
   var appendsSeen: Int { state.withLock { $0.appendsSeen } }
+
+  /// Takes the head's lock for a session of the test's, which `release` lets go: writers
+  /// wait for it meanwhile.
+  func holdHead() async -> UInt64 {
+    let session = state.withLock { state in
+      defer { state.nextSession += 1 }
+      return state.nextSession
+    }
+    _ = await lockHead(session)
+    return session
+  }
+
+  /// How many sessions wait for the head's lock.
+  var sessionsWaitingForHead: Int { state.withLock { $0.waiting.count } }
 
   /// The heads followers said they were at, in the order they said them.
   var positions: [UInt64] { state.withLock { $0.positions } }
@@ -191,7 +216,10 @@ struct InProcessSession: RemoteLogSession {
   func head() async throws -> RemoteHead { log.head() }
   func lockHead() async throws -> RemoteHead { await log.lockHead(id) }
   func append(_ record: RemoteRecord, movingModelTo model: String?) async throws {
-    try log.append(record, model: model, session: id)
+    try log.append([record], model: model, session: id)
+  }
+  func append(contentsOf records: [RemoteRecord]) async throws {
+    try log.append(records, model: nil, session: id)
   }
   func releaseHead() async throws { log.release(id) }
   func records(after batch: UInt64, limit: Int) async throws -> [RemoteRecord] {
