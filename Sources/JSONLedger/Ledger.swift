@@ -225,7 +225,7 @@ public final class Ledger: Sendable {
   }
 
   /// The write that applies `batch`: its record, unless the store already holds all of it.
-  private func applying(
+  func applying(
     _ batch: ChangeBatch, metadata given: ChangeRecord.Metadata, expectedHead: UInt64?,
     keeping localValues: [(key: [UInt8], value: [UInt8]?)]
   ) throws -> Write<BatchSummary> {

@@ -68,25 +68,40 @@ struct ReplicationTests {
   }
 
   /// Writes of one process through one replica, at once: each waits its turn at the head
-  /// lock, and one write's end never takes the next one's gate away.
-  @Test func concurrentWritesThroughOneReplicaAllLand() async throws {
+  /// lock, and one write's end never takes the next one's gate away. Applies that waited for
+  /// the lock together are appended in one PostgreSQL transaction.
+  @Test func concurrentWritesThroughOneReplicaAllLandAndThoseThatWaitedTogetherCommitTogether() async throws {
     let cluster = try PostgresCluster()
     let directory = try TemporaryDirectory()
     let replica = try Replica.open(at: try ReplicaFixtures.published(in: directory, cluster: cluster))
+    // Another session holds the head's lock while the writers start, so that they wait for
+    // it together (on a thread of its own: the test runner's shared threads stay free).
+    let released = DispatchSemaphore(value: 0)
+    Thread {
+      _ = try? cluster.psql("BEGIN; SELECT 1 FROM jsonledger_ledgers FOR UPDATE; SELECT pg_sleep(3); COMMIT;")
+      released.signal()
+    }.start()
+    try await Task.sleep(for: .milliseconds(300))
     try await withThrowingTaskGroup(of: Void.self) { group in
-      for writer in 0..<4 {
+      for writer in 0..<16 {
         group.addTask {
-          for round in 0..<5 {
+          for round in 0..<3 {
             var batch = replica.ledger.makeBatch()
             try batch.stage(.array([["name": .string("c\(writer)-\(round)")]]), as: "Album")
-            _ = try await replica.apply(batch)
+            _ = try await replica.apply(batch, idempotencyKey: "\(writer)-\(round)")
           }
         }
       }
       try await group.waitForAll()
     }
-    #expect(try replica.ledger.head == 21)
-    #expect(try cluster.psql("SELECT count(*), max(batch) FROM jsonledger_log") == "21|21")
+    released.wait()
+    #expect(try replica.ledger.head == 49)
+    #expect(
+      try cluster.psql("SELECT count(*), max(batch), count(DISTINCT idempotency_key) FROM jsonledger_log") == "49|49|48"
+    )
+    let shared = try cluster.psql(
+      "SELECT count(*) FROM (SELECT xmin::text FROM jsonledger_log GROUP BY xmin::text HAVING count(*) > 1) AS g")
+    #expect((Int(shared) ?? 0) >= 1, "no two batches were appended in one transaction")
     _ = try await replica.verifyAgainstRemote()
     replica.ledger.close()
   }

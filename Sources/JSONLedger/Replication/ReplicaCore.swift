@@ -17,6 +17,8 @@ import Synchronization
   /// this is a new `Ledger` under the new model version.
   public var ledger: Ledger { current.withLock { $0 } }
   private let current: Mutex<Ledger>
+  /// The applies waiting to be written together (`apply`).
+  let applies = Mutex(ApplyLine())
   /// The remote log.
   public let log: Log
   let logger: Logger
@@ -228,19 +230,6 @@ import Synchronization
 
   // MARK: - Writing
 
-  /// Applies `batch` through the remote (`write`). `idempotencyKey` and `expectedHead` are
-  /// checked under the head's lock, against every machine's batches.
-  public func apply(
-    _ batch: ChangeBatch, message: String?, author: String?, source: String?, idempotencyKey: String?,
-    expectedHead: UInt64?
-  ) async throws -> BatchSummary {
-    try await write("a batch") { ledger in
-      try ledger.applySynchronously(
-        batch, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
-        expectedHead: expectedHead)
-    }
-  }
-
   /// Runs one write of `body` on the store through the remote: the head's lock taken, the
   /// store caught up (following every migration the log holds), `body` run against that
   /// state, and the record it appends (at most one) appended to the remote before the store
@@ -252,6 +241,17 @@ import Synchronization
   private func write<R: Sendable>(
     _ what: String, on session: Log.Session, _ body: @escaping @Sendable (Ledger) throws -> R
   ) async throws -> R {
+    let (head, ledger) = try await lockAndCatchUp(on: session)
+    let gate = RemoteAppend(log: log, session: session, head: head, what: what)
+    let result = try await Self.blocking { try body(try ledger.committing(through: gate.append)) }
+    let (appended, migrated) = gate.outcome
+    if !appended { try await session.releaseHead() }
+    if migrated { try reopenAfterMigration() }
+    return result
+  }
+
+  /// Takes the head's lock and catches the store up to it: the state a write runs against.
+  func lockAndCatchUp(on session: Log.Session) async throws -> (RemoteHead, Ledger) {
     let head = try await session.lockHead()
     _ = try await catchUp(on: session, to: head)
     let ledger = self.ledger
@@ -262,12 +262,7 @@ import Synchronization
           "the remote ledger says model version \(head.modelVersion), but its log up to here brings this replica to \(ledger.modelVersion)"
       )
     }
-    let gate = RemoteAppend(log: log, session: session, head: head, what: what)
-    let result = try await Self.blocking { try body(try ledger.committing(through: gate.append)) }
-    let (appended, migrated) = gate.outcome
-    if !appended { try await session.releaseHead() }
-    if migrated { try reopenAfterMigration() }
-    return result
+    return (head, ledger)
   }
 
   /// Runs `body`, a store call that blocks (on LMDB's one writer, or a gate on the remote), on

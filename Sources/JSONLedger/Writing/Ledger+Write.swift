@@ -63,7 +63,7 @@ extension Ledger {
       group.first?.runAlone()
       return
     }
-    do { try group[0].ledger.performTogether(group) } catch {
+    do { try group[0].ledger.performTogether(group, flushingMeta: group.contains { $0.flushesMeta }) } catch {
       // The shared transaction failed as a whole (its commit): nothing of it is in the
       // store, and each write runs again alone, to meet its own fate.
       for write in group { write.runAlone() }
@@ -75,16 +75,30 @@ extension Ledger {
   /// the others go on, each seeing those before it (a repeated idempotency key, a moved
   /// head), as they would one after another. One commit (and one flush) for them all; the
   /// records are announced in order once it is done.
-  private func performTogether(_ group: [any WaitingWrite]) throws {
+  ///
+  /// `startingOver` is told when the transaction starts (again, after the map grew);
+  /// `kept` after each write whether it was kept; `beforeCommit` is the transaction's last
+  /// step, after every write (a replica's remote append of their records).
+  func performTogether(
+    _ group: [any WaitingWrite], flushingMeta: Bool, startingOver: () -> Void = {}, kept: (Bool) -> Void = { _ in },
+    beforeCommit: (Transaction) throws -> Void = { _ in }
+  ) throws {
     let environment = try environment
     let start = ContinuousClock.now
     let objects = group.reduce(0) { $0 + ($1.roomObjects ?? 0) }
     let room = Self.estimatedBytes(objects: objects) + group.reduce(0) { $0 + $1.localValuesRoom }
-    let flushesMeta = group.contains { $0.flushesMeta }
-    try Self.writeTransaction(environment, reserving: room, flushingMeta: flushesMeta) { txn in
+    try Self.writeTransaction(environment, reserving: room, flushingMeta: flushingMeta) { txn in
+      startingOver()
       for write in group {
-        do { try txn.nested { try write.run(in: $0) } } catch { write.fail(error) }
+        do {
+          try txn.nested { try write.run(in: $0) }
+          kept(true)
+        } catch {
+          write.fail(error)
+          kept(false)
+        }
       }
+      try beforeCommit(txn)
     }
     for write in group {
       for summary in write.committed() { write.ledger.announce(summary, since: start) }

@@ -40,6 +40,8 @@ final class Waiting<Outcome>: WaitingWrite, @unchecked Sendable {
   // or `run(waiting:)`) through the line's lock, after which only the writer thread uses it
   // until it calls `whenDone`; the caller reads `outcome` and drops `makeWrite` only once
   // `whenDone` signalled it (a semaphore, a continuation: each orders the two threads).
+  // `Ledger.applyTogether` makes, runs and reads its own inside and after one
+  // `WriteQueue.sync` block, which orders the two threads the same way.
   let ledger: Ledger
   let joinsGroups: Bool
   var whenDone: (@Sendable () -> Void)?

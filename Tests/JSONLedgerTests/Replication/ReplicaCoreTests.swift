@@ -129,7 +129,8 @@ struct ReplicaCoreTests {
       return try await group.reduce(0, +)
     }
     #expect(refused == 40)
-    #expect(log.appendsSeen == 16)
+    // Applies that waited together were appended together.
+    #expect(log.appendsSeen <= 16)
     #expect(try replica.ledger.logExtent().head == 16)
     _ = try await replica.verifyAgainstRemote()
   }
