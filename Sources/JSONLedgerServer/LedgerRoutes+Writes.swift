@@ -27,11 +27,9 @@ extension LedgerRoutes {
         let (message, author, source) = (values.query("message"), values.query("author"), values.query("source"))
         let idempotencyKey = request.headers[Self.idempotencyKey]
         let staged = batch
-        let summary = try await writes.write("a batch") { ledger in
-          try ledger.applySynchronously(
-            staged, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
-            expectedHead: expectedHead)
-        }
+        let summary = try await writes.apply(
+          staged, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
+          expectedHead: expectedHead)
         if !summary.wasAlreadyApplied, summary.wroteRecord { metrics?.applied.increment() }
         return JSONResponse.make(
           BatchSummary.jsonValue(of: [summary]),

@@ -1,5 +1,8 @@
 import Foundation
+import FoundationNetworking
+import JSONLedger
 import JSONLedgerTestSupport
+import Synchronization
 import Testing
 
 /// `jsonledger serve` on a replica: its API's writes go through the remote's head lock, as
@@ -43,5 +46,101 @@ struct ReplicaServerTests {
     #expect(landed == 201)
     server.stop()
     try ReplicationTests.expectIdentical([leader, clone])
+  }
+  /// The names of the albums a server answered 201 for, how many times it answered each other
+  /// status (0: no answer), and whether its clients are to stop.
+  final class Answered: Sendable {
+    private let state = Mutex<(names: Set<String>, others: [Int: Int], isStopping: Bool)>(([], [:], false))
+    func note(_ status: Int, for name: String) {
+      state.withLock { state in
+        if status == 201 { state.names.insert(name) } else { state.others[status, default: 0] += 1 }
+      }
+    }
+    var others: [Int: Int] { state.withLock { $0.others } }
+    func stop() { state.withLock { $0.isStopping = true } }
+    var isStopping: Bool { state.withLock { $0.isStopping } }
+    var names: Set<String> { state.withLock { $0.names } }
+    var count: Int { state.withLock { $0.names.count } }
+  }
+
+  /// POSTs `body` as JSON to `url`, blocking this thread: the status, or nil when no answer
+  /// came. The clients of a test run on threads of their own, as a server's do: the test
+  /// runner's shared threads may all be busy with other tests for a minute.
+  static func post(_ body: String, to url: String) -> Int? {
+    guard let url = URL(string: url) else { return nil }
+    var request = URLRequest(url: url)
+    request.httpMethod = "POST"
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.httpBody = Data(body.utf8)
+    let answer = Mutex<Int?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    URLSession.shared.dataTask(with: request) { _, response, _ in
+      answer.withLock { $0 = (response as? HTTPURLResponse)?.statusCode }
+      done.signal()
+    }.resume()
+    done.wait()
+    return answer.withLock { $0 }
+  }
+
+  /// - Reliability: `serve` on a replica killed with SIGKILL while 16 clients each POST one new album at a time
+  ///   (applies that wait for the remote's lock together are appended in one PostgreSQL transaction): the
+  ///   store verifies, catches up and verifies against the remote, every album a client was answered 201 for
+  ///   is there, and every record is one client's whole batch
+  /// - Size: 2 kills, after 30 and 60 answered writes
+  @Test(.tags(.reliability)) func aReplicasServerKilledWhileItsWritesAreAppendedTogetherKeepsEveryWriteItAnswered()
+    throws
+  {
+    let cluster = try PostgresCluster()
+    for trial in 0..<2 {
+      let directory = try TemporaryDirectory()
+      let leader = try ReplicaFixtures.published(in: directory, cluster: cluster, ledger: "killed\(trial)")
+      let clone = directory.path + "/clone"
+      try ReplicationTests.run(["clone", cluster.url, clone, "--ledger", "killed\(trial)"])
+      let before = try ReplicationTests.head(of: clone)
+      let server = try ServerProcess(store: clone)
+      let answered = Answered()
+      let base = server.base
+      let clients = DispatchGroup()
+      for client in 0..<16 {
+        clients.enter()
+        Thread {
+          defer { clients.leave() }
+          var sent = 0
+          while !answered.isStopping {
+            let name = "c\(client)-\(sent)"
+            sent += 1
+            let album = #"[{"name": "\#(name)", "band": "B\#(client % 3)"}]"#
+            // No answer (0): a connection refused or cut, once the server is killed.
+            answered.note(Self.post(album, to: base + "/v1/batches?entity=Album") ?? 0, for: name)
+          }
+        }.start()
+      }
+      // Killed once some writes were answered, with others in flight.
+      let enough = 30 * (trial + 1)
+      let deadline = ContinuousClock.now + .seconds(60)
+      while answered.count < enough, ContinuousClock.now < deadline { usleep(1_000) }
+      kill(server.processIdentifier, SIGKILL)
+      answered.stop()
+      clients.wait()
+      server.stop()
+      let acknowledged = answered.names
+      #expect(acknowledged.count >= enough, "other answers (status: count): \(answered.others)")
+
+      try ReplicationTests.run(["verify", clone])
+      // Caught up on what the remote committed and the store did not, and the same as the leader.
+      try ReplicationTests.expectIdentical([clone, leader])
+      let ledger = try Ledger.open(at: clone)
+      defer { ledger.close() }
+      let stored = try ledger.read { view in
+        Set(
+          try view.objects("Album").compactMap { album -> String? in
+            guard case .string(let name)? = album["name"], name.hasPrefix("c") else { return nil }
+            return name
+          })
+      }
+      #expect(
+        acknowledged.subtracting(stored).isEmpty, "answered 201 but not stored: \(acknowledged.subtracting(stored))")
+      #expect(try ledger.head - before == UInt64(stored.count))
+    }
   }
 }

@@ -9,6 +9,27 @@ public protocol LedgerWrites: Sendable {
   /// Runs `body`, which writes at most one record to the ledger it is given, and returns what
   /// it returns. A failure of the path itself (a remote down) is a `RemoteError`.
   func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R
+
+  /// Applies `batch` (`Ledger.apply`); applies that wait together may be written together.
+  func apply(
+    _ batch: ChangeBatch, message: String?, author: String?, source: String?, idempotencyKey: String?,
+    expectedHead: UInt64?
+  ) async throws -> BatchSummary
+}
+
+extension LedgerWrites {
+  /// `write` of `Ledger.applySynchronously`: on a store of its own, applies waiting for its
+  /// writer together commit together.
+  public func apply(
+    _ batch: ChangeBatch, message: String?, author: String?, source: String?, idempotencyKey: String?,
+    expectedHead: UInt64?
+  ) async throws -> BatchSummary {
+    try await write("a batch") { ledger in
+      try ledger.applySynchronously(
+        batch, message: message, author: author, source: source, idempotencyKey: idempotencyKey,
+        expectedHead: expectedHead)
+    }
+  }
 }
 
 /// Writes to the ledger itself, off the caller's executor.
