@@ -114,12 +114,7 @@ struct PostgresLogSession: RemoteLogSession {
 
   func append(contentsOf records: [RemoteRecord]) async throws {
     guard let first = records.first, let last = records.last else { return try await releaseHead() }
-    for record in records {
-      try await connection.insert(
-        batch: record.batchID, kind: record.kind, modelVersion: record.modelVersion,
-        idempotencyKey: record.idempotencyKey, previous: record.previousDigest, sha: record.digest,
-        writer: record.writer ?? ReplicaCore<PostgresLog>.thisWriter, record: record.bytes)
-    }
+    try await connection.insert(records, writer: ReplicaCore<PostgresLog>.thisWriter)
     try await connection.commit("the commit of batches \(first.batchID) to \(last.batchID)")
   }
 

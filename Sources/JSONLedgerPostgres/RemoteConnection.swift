@@ -1,5 +1,5 @@
 import Foundation
-import JSONLedger
+@_spi(Replication) import JSONLedger
 import Logging
 import NIOCore
 import PostgresNIO
@@ -333,6 +333,32 @@ extension RemoteConnection {
       INSERT INTO jsonledger_log (ledger, batch, kind, model_version, idempotency_key, prev_sha256, sha256, writer, record)
       VALUES (\(ledger), \(Int64(batch)), \(kind), \(Int32(modelVersion)), \(idempotencyKey), \(Data(previous)), \(Data(sha)), \(writer), \(Data(record)))
       """, "the append of batch \(batch)")
+  }
+
+  /// Inserts `records` in one statement, in order: the trigger checks each follows the row
+  /// before it (the first, the head). One round trip for a group's records.
+  func insert(_ records: [RemoteRecord], writer: String) async throws {
+    guard let first = records.first, let last = records.last else { return }
+    let columns = 9
+    var bindings = PostgresBindings(capacity: records.count * columns)
+    var values: [String] = []
+    for (index, record) in records.enumerated() {
+      values.append("(" + (1...columns).map { "$\(index * columns + $0)" }.joined(separator: ", ") + ")")
+      bindings.append(location.ledger)
+      bindings.append(Int64(record.batchID))
+      bindings.append(record.kind)
+      bindings.append(Int32(record.modelVersion))
+      bindings.append(record.idempotencyKey)
+      try bindings.append(Data(record.previousDigest))
+      try bindings.append(Data(record.digest))
+      bindings.append(record.writer ?? writer)
+      try bindings.append(Data(record.bytes))
+    }
+    let sql =
+      "INSERT INTO jsonledger_log (ledger, batch, kind, model_version, idempotency_key, prev_sha256, sha256, writer, record) VALUES "
+      + values.joined(separator: ", ")
+    try await rows(
+      PostgresQuery(unsafeSQL: sql, binds: bindings), "the append of batches \(first.batchID) to \(last.batchID)")
   }
 
   /// Creates the tables when the database has none (else checks them), then ledger `name`'s
