@@ -124,30 +124,36 @@ if runs("import") {
   clone.ledger.close()
 }
 
-// 2. Append throughput for 1, 2, 4 and 8 writers, each a replica of its own, racing.
+// 2. Append throughput for 1, 2, 4 and 8 writers racing: each a replica of its own (a process
+//    each, as machines are), then as many tasks of one process sharing one replica (a server's
+//    requests, whose applies waiting together are appended together).
 for writers in writerCounts where runs("writers") {
-  let (leader, location) = try await publishedLeader()
-  var replicas = [leader]
-  for index in 1..<writers {
-    replicas.append(try await Replica.clone(from: location, into: root + "/\(location.ledger)-w\(index)"))
-  }
-  let appends = appendsPerWriter
-  let start = ContinuousClock.now
-  try await withThrowingTaskGroup(of: Void.self) { group in
-    for (index, replica) in replicas.enumerated() {
-      group.addTask {
-        for round in 0..<appends {
-          var batch = replica.ledger.makeBatch()
-          try batch.stage(albums("w\(index)-\(round)", 20), as: "Album")
-          _ = try await replica.apply(batch)
+  for sharing in writers > 1 ? [false, true] : [false] {
+    let (leader, location) = try await publishedLeader()
+    var replicas = [leader]
+    for index in 1..<writers {
+      replicas.append(
+        sharing ? leader : try await Replica.clone(from: location, into: root + "/\(location.ledger)-w\(index)"))
+    }
+    let appends = appendsPerWriter
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, replica) in replicas.enumerated() {
+        group.addTask {
+          for round in 0..<appends {
+            var batch = replica.ledger.makeBatch()
+            try batch.stage(albums("w\(index)-\(round)", 20), as: "Album")
+            _ = try await replica.apply(batch)
+          }
         }
       }
+      try await group.waitForAll()
     }
-    try await group.waitForAll()
+    let rate = Double(writers * appends) / seconds(start)
+    let who =
+      writers == 1 ? "1 writer" : sharing ? "\(writers) writers sharing one replica" : "\(writers) writers racing"
+    rows.append(("appends of 20 objects, \(who)", "\(Int(rate)) appends/s", "—"))
   }
-  let rate = Double(writers * appends) / seconds(start)
-  rows.append(
-    ("appends of 20 objects, \(writers) writer\(writers == 1 ? "" : "s") racing", "\(Int(rate)) appends/s", "—"))
 }
 
 // 3. Lag: a leader applies a batch every 20 ms; a follower follows; commit → applied there.
