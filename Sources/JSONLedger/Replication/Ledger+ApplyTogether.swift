@@ -92,7 +92,8 @@ private final class KeptRecords: Sendable {
       return !state.sent
     }
     guard first else {
-      throw RemoteError.unsupported("the records of a group were sent to the remote, and its local commit failed")
+      throw RemoteError.unsupported(
+        "the remote took a group's records and the store's commit of them failed: the next catch-up applies them")
     }
     try send()
   }
