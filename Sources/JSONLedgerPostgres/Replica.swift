@@ -166,7 +166,9 @@ public final class Replica: Sendable {
   /// resolved against that state, its record committed to PostgreSQL, then to the store.
   /// `idempotencyKey` and `expectedHead` are checked under the lock, against every machine's
   /// batches. A lost commit acknowledgement is resolved by the key: applying again with it
-  /// answers the batch that was committed (`wasAlreadyApplied`).
+  /// answers the batch that was committed (`wasAlreadyApplied`). Applies of this replica that
+  /// wait for the lock together are written together: their records in one PostgreSQL
+  /// transaction, each batch still all or nothing.
   public func apply(
     _ batch: ChangeBatch, message: String? = nil, author: String? = nil, source: String? = nil,
     idempotencyKey: String? = nil, expectedHead: UInt64? = nil
