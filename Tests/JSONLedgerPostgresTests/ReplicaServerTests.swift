@@ -1,9 +1,12 @@
 import Foundation
-import FoundationNetworking
 import JSONLedger
 import JSONLedgerTestSupport
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
 
 /// `jsonledger serve` on a replica: its API's writes go through the remote's head lock, as
 /// the CLI's do, and a remote that is down is answered 503 with nothing written.
@@ -47,6 +50,7 @@ struct ReplicaServerTests {
     server.stop()
     try ReplicationTests.expectIdentical([leader, clone])
   }
+
   /// The names of the albums a server answered 201 for, how many times it answered each other
   /// status (0: no answer), and whether its clients are to stop.
   final class Answered: Sendable {
