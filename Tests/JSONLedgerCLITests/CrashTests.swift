@@ -1,7 +1,6 @@
 import Foundation
 import JSONLedger
 import JSONLedgerTestSupport
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -93,42 +92,24 @@ struct CrashTests {
       let store = try ServeStalledClientTests.makeNotes(0, in: directory)
       let server = try ServerProcess(store: store)
       let port = try #require(server.port, "no port in \(server.base)")
-      let answered = Mutex<Set<Int>>([])
-      let stopping = Atomic<Bool>(false)
-      let clients = DispatchGroup()
-      for client in 0..<16 {
-        clients.enter()
-        Thread {
-          defer { clients.leave() }
-          var sent = 0
-          while !stopping.load(ordering: .relaxed) {
-            let id = client * 1_000_000 + sent
-            sent += 1
-            let socket = ServeStalledClientTests.connect(port: port)
-            guard socket >= 0 else { return }
-            defer { close(socket) }
-            let body = #"[{"id": \#(id), "text": "note \#(id)"}]"#
-            ServeStalledClientTests.send(
-              "POST /v1/batches?entity=Note HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", on: socket)
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return }
-            if String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 201") {
-              answered.withLock { _ = $0.insert(id) }
-            }
-          }
-        }.start()
-      }
       // Killed once some writes were answered, with others in flight.
       let enough = 40 * (trial + 1)
-      let deadline = ContinuousClock.now + .seconds(60)
-      while answered.withLock({ $0.count }) < enough, ContinuousClock.now < deadline { usleep(1_000) }
-      kill(server.processIdentifier, SIGKILL)
-      stopping.store(true, ordering: .relaxed)
-      clients.wait()
-      server.stop()
-      let acknowledged = answered.withLock { $0 }
+      let acknowledged = server.kill(haveWritten: enough) { client, n -> Int? in
+        let id = client * 1_000_000 + n
+        let socket = ServeStalledClientTests.connect(port: port)
+        guard socket >= 0 else { return nil }
+        defer { close(socket) }
+        let body = #"[{"id": \#(id), "text": "note \#(id)"}]"#
+        ServeStalledClientTests.send(
+          "POST /v1/batches?entity=Note HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", on: socket)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        guard count > 0, String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 201") else {
+          return nil
+        }
+        return id
+      }
       #expect(acknowledged.count >= enough)
 
       let verify = try CommandRunner.run(["verify", store])

@@ -51,25 +51,8 @@ struct ReplicaServerTests {
     try ReplicationTests.expectIdentical([leader, clone])
   }
 
-  /// The names of the albums a server answered 201 for, how many times it answered each other
-  /// status (0: no answer), and whether its clients are to stop.
-  final class Answered: Sendable {
-    private let state = Mutex<(names: Set<String>, others: [Int: Int], isStopping: Bool)>(([], [:], false))
-    func note(_ status: Int, for name: String) {
-      state.withLock { state in
-        if status == 201 { state.names.insert(name) } else { state.others[status, default: 0] += 1 }
-      }
-    }
-    var others: [Int: Int] { state.withLock { $0.others } }
-    func stop() { state.withLock { $0.isStopping = true } }
-    var isStopping: Bool { state.withLock { $0.isStopping } }
-    var names: Set<String> { state.withLock { $0.names } }
-    var count: Int { state.withLock { $0.names.count } }
-  }
-
-  /// POSTs `body` as JSON to `url`, blocking this thread: the status, or nil when no answer
-  /// came. The clients of a test run on threads of their own, as a server's do: the test
-  /// runner's shared threads may all be busy with other tests for a minute.
+  /// POSTs `body` as JSON to `url`, blocking this thread (`ServerProcess.kill(whileClients:…)`'s
+  /// clients run on threads of their own): the status, or nil when no answer came.
   static func post(_ body: String, to url: String) -> Int? {
     guard let url = URL(string: url) else { return nil }
     var request = URLRequest(url: url)
@@ -102,33 +85,15 @@ struct ReplicaServerTests {
       try ReplicationTests.run(["clone", cluster.url, clone, "--ledger", "killed\(trial)"])
       let before = try ReplicationTests.head(of: clone)
       let server = try ServerProcess(store: clone)
-      let answered = Answered()
       let base = server.base
-      let clients = DispatchGroup()
-      for client in 0..<16 {
-        clients.enter()
-        Thread {
-          defer { clients.leave() }
-          var sent = 0
-          while !answered.isStopping {
-            let name = "c\(client)-\(sent)"
-            sent += 1
-            let album = #"[{"name": "\#(name)", "band": "B\#(client % 3)"}]"#
-            // No answer (0): a connection refused or cut, once the server is killed.
-            answered.note(Self.post(album, to: base + "/v1/batches?entity=Album") ?? 0, for: name)
-          }
-        }.start()
-      }
       // Killed once some writes were answered, with others in flight.
       let enough = 30 * (trial + 1)
-      let deadline = ContinuousClock.now + .seconds(60)
-      while answered.count < enough, ContinuousClock.now < deadline { usleep(1_000) }
-      kill(server.processIdentifier, SIGKILL)
-      answered.stop()
-      clients.wait()
-      server.stop()
-      let acknowledged = answered.names
-      #expect(acknowledged.count >= enough, "other answers (status: count): \(answered.others)")
+      let acknowledged = server.kill(haveWritten: enough) { client, n -> String? in
+        let name = "c\(client)-\(n)"
+        let album = #"[{"name": "\#(name)", "band": "B\#(client % 3)"}]"#
+        return Self.post(album, to: base + "/v1/batches?entity=Album") == 201 ? name : nil
+      }
+      #expect(acknowledged.count >= enough)
 
       try ReplicationTests.run(["verify", clone])
       // Caught up on what the remote committed and the store did not, and the same as the leader.

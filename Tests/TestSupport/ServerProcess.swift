@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -49,6 +50,38 @@ public struct ServerProcess {
   public func stop() {
     process.terminate()
     process.waitUntilExit()
+  }
+
+  /// Kills the server with SIGKILL while `clients` threads write through it, each calling
+  /// `write(client, n)` for n = 0, 1, … until then: once `enough` writes were answered (or a
+  /// minute passed), with others in flight. `write` returns the key of what it wrote when the
+  /// server answered it written, else nil. Returns the keys answered; the process is reaped.
+  /// Threads of their own, not tasks: the test runner's shared threads may all be busy with
+  /// other tests for a minute.
+  public func kill<Key: Hashable & Sendable>(
+    whileClients clients: Int = 16, haveWritten enough: Int,
+    _ write: @escaping @Sendable (_ client: Int, _ n: Int) -> Key?
+  ) -> Set<Key> {
+    let answered = Mutex<(keys: Set<Key>, isStopping: Bool)>(([], false))
+    let running = DispatchGroup()
+    for client in 0..<clients {
+      running.enter()
+      Thread {
+        defer { running.leave() }
+        var n = 0
+        while !answered.withLock({ $0.isStopping }) {
+          if let key = write(client, n) { answered.withLock { _ = $0.keys.insert(key) } }
+          n += 1
+        }
+      }.start()
+    }
+    let deadline = ContinuousClock.now + .seconds(60)
+    while answered.withLock({ $0.keys.count }) < enough, ContinuousClock.now < deadline { usleep(1_000) }
+    Foundation.kill(processIdentifier, SIGKILL)
+    answered.withLock { $0.isStopping = true }
+    running.wait()
+    stop()
+    return answered.withLock { $0.keys }
   }
 
   /// GETs `path`; the status and the body of the answer.
