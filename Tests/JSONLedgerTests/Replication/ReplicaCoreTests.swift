@@ -301,6 +301,7 @@ struct ReplicaCoreTests {
     try await Task.sleep(for: .milliseconds(10))
     signal.ring()
     try await first
+    #expect(signal.timeoutsSet == 0, "the ring left the first wait's timeout set")
     let ended = Mutex(false)
     let second = Task {
       try await signal.wait(upTo: .seconds(30), executor: nil)
@@ -312,6 +313,33 @@ struct ReplicaCoreTests {
     signal.ring()
     try await second.value
     #expect(ended.withLock { $0 })
+  }
+
+  /// One timer serves the waits: a wait whose deadline comes before the timer's next wake
+  /// still ends by its own timeout, and a wait with no ring ends by it too.
+  @Test func aShortWaitAfterALongOneEndsByItsOwnTimeout() async throws {
+    let signal = HeadSignal()
+    let clock = ContinuousClock()
+    async let long: Void = signal.wait(upTo: .seconds(30), executor: QueueExecutor.shared)
+    try await Task.sleep(for: .milliseconds(10))
+    signal.ring()
+    try await long
+    for timeout in [Duration.milliseconds(50), .milliseconds(80)] {
+      let started = clock.now
+      try await signal.wait(upTo: timeout, executor: QueueExecutor.shared)
+      let waited = clock.now - started
+      // Not the long wait's 30 s (its timer, had it served this wait), with room for a busy pool.
+      #expect(waited >= timeout && waited < .seconds(20), "a wait of \(timeout) took \(waited)")
+    }
+    // Rung before the wait: the wait returns at once, and a later one still times out.
+    signal.ring()
+    let started = clock.now
+    try await signal.wait(upTo: .seconds(30), executor: QueueExecutor.shared)
+    #expect(clock.now - started < .seconds(20))
+    signal.end(RemoteError.unavailable("the test ended it"))
+    await #expect(throws: RemoteError.self) {
+      try await signal.wait(upTo: .seconds(30), executor: QueueExecutor.shared)
+    }
   }
 
   @Test func aCompactedReplicasSnapshotIsWhereANewReplicaStarts() async throws {
