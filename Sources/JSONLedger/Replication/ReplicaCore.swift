@@ -19,6 +19,11 @@ import Synchronization
   private let current: Mutex<Ledger>
   /// The applies waiting to be written together (`apply`).
   let applies = Mutex(ApplyLine())
+  /// The remote's digest of the store's newest record as the last catch-up or write left it
+  /// (`remoteDigest(ofLocal:)`): a follower checks the chain at each wake-up, and reading the
+  /// digest from the store costs a copy of the record and its checksum every time. The record
+  /// of a batch never changes once the store holds it, so a digest kept for a batch stays its.
+  private let newestDigest = Mutex<(batch: UInt64, digest: [UInt8])?>(nil)
   /// The remote log.
   public let log: Log
   let logger: Logger
@@ -135,6 +140,7 @@ import Synchronization
         localDigest = record.digest
       }
       try await appendGroup()
+      remember(localDigest, ofLocal: local)
       // With no head to reach, a short read was the log's end.
       if head == nil, records.count < Self.recordsPerRead { break }
     }
@@ -214,6 +220,20 @@ import Synchronization
   /// or, where the log starts at a checkpoint, the one of the record the checkpoint stands for.
   func remoteDigest(ofLocal batch: UInt64) throws -> [UInt8] {
     guard batch > 0 else { return log.genesisDigest }
+    if let newest = newestDigest.withLock({ $0 }), newest.batch == batch { return newest.digest }
+    let digest = try readRemoteDigest(ofLocal: batch)
+    remember(digest, ofLocal: batch)
+    return digest
+  }
+
+  /// Keeps `digest` as the remote's digest of the store's record of `batch`, which the store
+  /// has committed.
+  func remember(_ digest: [UInt8], ofLocal batch: UInt64) {
+    newestDigest.withLock { $0 = (batch, digest) }
+  }
+
+  /// `remoteDigest(ofLocal:)`, read from the store.
+  private func readRemoteDigest(ofLocal batch: UInt64) throws -> [UInt8] {
     let ledger = self.ledger
     let start = try ledger.logExtent().firstBatch
     // A checkpoint stands for the record it replaced, batch 1 included (a compaction of the
@@ -245,6 +265,7 @@ import Synchronization
     let gate = RemoteAppend(log: log, session: session, head: head, what: what)
     let result = try await Self.blocking { try body(try ledger.committing(through: gate.append)) }
     let (appended, migrated) = gate.outcome
+    if let sent = gate.sent { remember(sent.digest, ofLocal: sent.batchID) }
     if !appended { try await session.releaseHead() }
     if migrated { try reopenAfterMigration() }
     return result
@@ -286,6 +307,7 @@ private final class RemoteAppend<Log: RemoteLog>: Sendable {
   let head: RemoteHead
   let what: String
   private let state = Mutex<(appended: Bool, migrated: Bool)>((false, false))
+  private let sentRecord = Mutex<RemoteRecord?>(nil)
 
   init(log: Log, session: Log.Session, head: RemoteHead, what: String) {
     self.log = log
@@ -296,6 +318,9 @@ private final class RemoteAppend<Log: RemoteLog>: Sendable {
 
   /// Whether a record went to the remote, and whether it was a migration.
   var outcome: (appended: Bool, migrated: Bool) { state.withLock { $0 } }
+
+  /// The record the remote took, once the write that made it returned: the store committed it.
+  var sent: RemoteRecord? { sentRecord.withLock { $0 } }
 
   @Sendable func append(_ record: OutgoingRecord) throws {
     guard !state.withLock({ $0.appended }) else {
@@ -321,6 +346,7 @@ private final class RemoteAppend<Log: RemoteLog>: Sendable {
       try await session.append(outgoing, movingModelTo: moved)
     }
     state.withLock { $0 = (true, model != nil) }
+    sentRecord.withLock { $0 = outgoing }
   }
 }
 
