@@ -1,4 +1,4 @@
-import Dispatch
+import JSONLedgerSupport
 
 /// Where remote sessions, their calls and their deadlines run: a serial dispatch queue, served
 /// by a thread of its own. Swift's cooperative pool has as many threads as the machine has
@@ -7,16 +7,8 @@ import Dispatch
 /// came, and a session's next statement, until the deadline or the server's idle limit ended it.
 /// Nothing that runs here waits for another party (it reads the store, whose readers never
 /// wait): the store's writes go to `offThePool`.
-final class RemoteExecutor: TaskExecutor {
-  static let shared = RemoteExecutor()
-
-  private let queue = DispatchQueue(label: "JSONLedgerPostgres.remote")
-
-  func enqueue(_ job: consuming ExecutorJob) {
-    let job = UnownedJob(job)
-    let executor = asUnownedTaskExecutor()
-    queue.async { job.runSynchronously(on: executor) }
-  }
+enum RemoteExecutor {
+  static let shared = SerialQueueExecutor(label: "JSONLedgerPostgres.remote")
 }
 
 /// Runs `operation`, a remote session, on `RemoteExecutor` (its calls and what it does between

@@ -8,7 +8,7 @@
 // - An asynchronous call made from such a thread (a replica's remote append, from inside a
 //   store's write transaction): `waitBlocking`, never from the cooperative pool.
 // - A transport's own calls: on the executor it names (`RemoteLog.executor`; PostgreSQL's
-//   `RemoteExecutor`), which uses the same thread-of-its-own rule.
+//   `RemoteExecutor`), a `SerialQueueExecutor`: the same thread-of-its-own rule.
 
 package import Dispatch
 import Synchronization
@@ -51,6 +51,20 @@ package func runBlocking<R: Sendable>(on queue: DispatchQueue, _ body: @escaping
 /// caller's counterpart lets it (`runBlocking` says why not on a shared queue).
 package func startBlocking(_ label: String, _ body: @escaping @Sendable () -> Void) {
   queueOfItsOwn(label).async(execute: body)
+}
+
+/// A task executor on a serial queue of its own: the tasks that prefer it run on its thread,
+/// never waiting for Swift's cooperative pool, which blocking work elsewhere may hold.
+package final class SerialQueueExecutor: TaskExecutor {
+  private let queue: DispatchQueue
+
+  package init(label: String) { queue = queueOfItsOwn(label) }
+
+  package func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    let executor = asUnownedTaskExecutor()
+    queue.async { job.runSynchronously(on: executor) }
+  }
 }
 
 /// A new serial queue: on Linux, the one kind of dispatch queue served by a thread of its own.

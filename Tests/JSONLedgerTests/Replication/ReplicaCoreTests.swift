@@ -1,4 +1,5 @@
 import Foundation
+import JSONLedgerSupport
 import JSONLedgerTestSupport
 import Logging
 import Synchronization
@@ -320,13 +321,13 @@ struct ReplicaCoreTests {
   @Test func aShortWaitAfterALongOneEndsByItsOwnTimeout() async throws {
     let signal = HeadSignal()
     let clock = ContinuousClock()
-    async let long: Void = signal.wait(upTo: .seconds(30), executor: QueueExecutor.shared)
+    async let long: Void = signal.wait(upTo: .seconds(30), executor: SerialQueueExecutor.tests)
     try await Task.sleep(for: .milliseconds(10))
     signal.ring()
     try await long
     for timeout in [Duration.milliseconds(50), .milliseconds(80)] {
       let started = clock.now
-      try await signal.wait(upTo: timeout, executor: QueueExecutor.shared)
+      try await signal.wait(upTo: timeout, executor: SerialQueueExecutor.tests)
       let waited = clock.now - started
       // Not the long wait's 30 s (its timer, had it served this wait), with room for a busy pool.
       #expect(waited >= timeout && waited < .seconds(20), "a wait of \(timeout) took \(waited)")
@@ -334,11 +335,11 @@ struct ReplicaCoreTests {
     // Rung before the wait: the wait returns at once, and a later one still times out.
     signal.ring()
     let started = clock.now
-    try await signal.wait(upTo: .seconds(30), executor: QueueExecutor.shared)
+    try await signal.wait(upTo: .seconds(30), executor: SerialQueueExecutor.tests)
     #expect(clock.now - started < .seconds(20))
     signal.end(RemoteError.unavailable("the test ended it"))
     await #expect(throws: RemoteError.self) {
-      try await signal.wait(upTo: .seconds(30), executor: QueueExecutor.shared)
+      try await signal.wait(upTo: .seconds(30), executor: SerialQueueExecutor.tests)
     }
   }
 

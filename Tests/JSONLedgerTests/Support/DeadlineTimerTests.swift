@@ -1,27 +1,18 @@
-import Dispatch
 import JSONLedgerSupport
 import Synchronization
 import Testing
 
-/// A task executor on a serial queue of its own, as the PostgreSQL transport's: a timer's task
-/// there does not wait for Swift's shared pool, which the suite's blocking tests hold for
-/// minutes at a time.
-final class QueueExecutor: TaskExecutor {
-  static let shared = QueueExecutor()
-  private let queue = DispatchQueue(label: "JSONLedgerTests.timers")
-
-  func enqueue(_ job: consuming ExecutorJob) {
-    let job = UnownedJob(job)
-    let executor = asUnownedTaskExecutor()
-    queue.async { job.runSynchronously(on: executor) }
-  }
+extension SerialQueueExecutor {
+  /// The tests' timers, on a thread of their own as the PostgreSQL transport's: Swift's shared
+  /// pool, which the suite's blocking tests hold for minutes at a time, would delay them.
+  static let tests = SerialQueueExecutor(label: "JSONLedgerTests.timers")
 }
 
 /// One sleeping task serves many deadlines: each action runs once at (or after) its deadline
 /// unless cancelled, a deadline sooner than the timer's next wake is still kept, and with
 /// nothing left the timer stops.
 ///
-/// The timer runs on an executor of its own (`QueueExecutor`); the tests' own tasks wait their
+/// The timer runs on an executor of its own (`SerialQueueExecutor.tests`); the tests' own tasks wait their
 /// turn on the shared pool, so they wait for what must happen, and check only lower bounds of
 /// time.
 @Suite("A deadline timer")
@@ -46,7 +37,7 @@ struct DeadlineTimerTests {
     let delays = [400, 300, 120, 60, 200]
     var tokens: [Int: DeadlineTimer.Token] = [:]
     for delay in delays {
-      tokens[delay] = timer.schedule(at: start + .milliseconds(delay), executor: QueueExecutor.shared) {
+      tokens[delay] = timer.schedule(at: start + .milliseconds(delay), executor: SerialQueueExecutor.tests) {
         ran.withLock { $0[delay] = clock.now }
       }
     }
@@ -70,7 +61,7 @@ struct DeadlineTimerTests {
     let timer = DeadlineTimer()
     let runs = Mutex(0)
     for _ in 0..<1_000 {
-      let token = timer.schedule(at: .now + .milliseconds(100), executor: QueueExecutor.shared) {
+      let token = timer.schedule(at: .now + .milliseconds(100), executor: SerialQueueExecutor.tests) {
         runs.withLock { $0 += 1 }
       }
       #expect(timer.cancel(token))
@@ -80,7 +71,9 @@ struct DeadlineTimerTests {
     #expect(runs.withLock { $0 } == 0)
     // Used again after it stopped: a new timer serves the next deadline.
     let again = Mutex(false)
-    _ = timer.schedule(at: .now + .milliseconds(20), executor: QueueExecutor.shared) { again.withLock { $0 = true } }
+    _ = timer.schedule(at: .now + .milliseconds(20), executor: SerialQueueExecutor.tests) {
+      again.withLock { $0 = true }
+    }
     #expect(try await Self.eventually { again.withLock { $0 } })
   }
 }
