@@ -50,23 +50,27 @@ public struct JSONStream {
 
   /// `forEachElement`, with each element handed on as its text, found but not parsed (its
   /// brackets counted and its strings followed, nothing more): the caller parses it, or
-  /// recognises it.
+  /// recognises it. The bytes are the stream's own, lent for the call: the caller copies what
+  /// it keeps.
   /// `objectIsOneElement`: a top-level object is one element (of no collection), not an
   /// object whose keys name collections.
   package mutating func forEachElementText(
     objectIsOneElement: Bool = false, collectionStarts: (String) throws -> Void = { _ in },
-    bytesRead: (Int) -> Void = { _ in }, _ body: (_ collection: String?, _ element: JSONElementText) throws -> Void
+    bytesRead: (Int) -> Void = { _ in },
+    _ body: (_ collection: String?, _ bytes: UnsafeBufferPointer<UInt8>, _ place: JSONElementPlace) throws -> Void
   ) throws {
     try forEach(
       asText: true, objectIsOneElement: objectIsOneElement, collectionStarts: collectionStarts, bytesRead: bytesRead
     ) { collection, element in
-      if case .text(let text) = element { try body(collection, text) }
+      if case .text(let bytes, let place) = element { try body(collection, bytes, place) }
     }
   }
 
+  /// An element: parsed, or its bytes in the buffer (valid only while the element is handed
+  /// on) and where it starts.
   private enum Element {
     case value(JSONValue)
-    case text(JSONElementText)
+    case text(UnsafeBufferPointer<UInt8>, JSONElementPlace)
   }
 
   /// The document's first byte past a byte order mark and white space, not read yet (nil:
@@ -103,9 +107,7 @@ public struct JSONStream {
         if try peek() == UInt8(ascii: "[") {
           try forEachInArray(collection: key, asText: asText, bytesRead: bytesRead, body)
         } else {
-          let value = try nextElement(asText: asText)
-          bytesRead(dropped + position)
-          try body(key, value)
+          try nextElement(asText: asText, collection: key, bytesRead: bytesRead, body)
         }
         try skipWhitespace()
         switch try peek() {
@@ -115,9 +117,7 @@ public struct JSONStream {
         }
       }
     default:
-      let value = try nextElement(asText: asText)
-      bytesRead(dropped + position)
-      try body(nil, value)
+      try nextElement(asText: asText, collection: nil, bytesRead: bytesRead, body)
     }
     try skipWhitespace()
     if try peek() != nil { throw failure("unexpected data after the end of the document") }
@@ -134,9 +134,7 @@ public struct JSONStream {
         position += 1
         return
       }
-      let value = try nextElement(asText: asText)
-      bytesRead(dropped + position)
-      try body(collection, value)
+      try nextElement(asText: asText, collection: collection, bytesRead: bytesRead, body)
       try skipWhitespace()
       switch try peek() {
       case UInt8(ascii: ",")?: position += 1
@@ -227,9 +225,15 @@ public struct JSONStream {
     return JSONSyntaxError(line: line, column: column, offset: dropped + position, reason: reason)
   }
 
-  /// The value at `position`, parsed, or its text.
-  private mutating func nextElement(asText: Bool) throws -> Element {
-    guard asText else { return .value(try nextValue()) }
+  /// Hands `body` the value at `position`, parsed, or its text, and steps past it.
+  private mutating func nextElement(
+    asText: Bool, collection: String?, bytesRead: (Int) -> Void, _ body: (String?, Element) throws -> Void
+  ) throws {
+    guard asText else {
+      let value = try nextValue()
+      bytesRead(dropped + position)
+      return try body(collection, .value(value))
+    }
     let length = try nextValueLength()
     // `[,]` or `[{…},,{…}]`: a comma where a value belongs (a trailing comma is only
     // accepted before the closing bracket).
@@ -238,10 +242,14 @@ public struct JSONStream {
       throw failure("expected a value, found \(found)")
     }
     let (line, column) = countedLocation(position)
-    let text = JSONElementText(
-      bytes: Array(buffer[position..<(position + length)]), line: line, column: column, offset: dropped + position)
+    let place = JSONElementPlace(line: line, column: column, offset: dropped + position)
+    let start = position
     position += length
-    return .text(text)
+    bytesRead(dropped + position)
+    // Lent, not copied: the buffer is not changed until `body` returns.
+    try buffer.withUnsafeBufferPointer { buffer in
+      try body(collection, .text(UnsafeBufferPointer(rebasing: buffer[start..<(start + length)]), place))
+    }
   }
 
   /// Finds the end of the value at `position`, reading more blocks as needed, and parses it.
@@ -254,7 +262,7 @@ public struct JSONStream {
       return value
     } catch {
       let (line, column) = location(valueStart)
-      throw JSONElementText(bytes: [], line: line, column: column, offset: dropped + valueStart).placing(error)
+      throw JSONElementPlace(line: line, column: column, offset: dropped + valueStart).placing(error)
     }
   }
 
@@ -283,23 +291,18 @@ public struct JSONStream {
   }
 }
 
-/// One element of a `JSONStream`, as text, with where it starts in the file.
-package struct JSONElementText: Sendable {
-  package let bytes: [UInt8]
+/// Where an element of a `JSONStream` starts in the file.
+package struct JSONElementPlace: Sendable {
   /// The line and column (from 1) and the offset of its first byte in the file.
   package let line: Int
   package let column: Int
   package let offset: Int
 
-  package init(bytes: [UInt8], line: Int, column: Int, offset: Int) {
-    self.bytes = bytes
+  package init(line: Int, column: Int, offset: Int) {
     self.line = line
     self.column = column
     self.offset = offset
   }
-
-  /// Where the element is, without its bytes.
-  package var place: JSONElementText { JSONElementText(bytes: [], line: line, column: column, offset: offset) }
 
   /// An error found parsing the element's bytes alone, placed in the file.
   package func placing(_ error: JSONSyntaxError) -> JSONSyntaxError {

@@ -26,9 +26,11 @@ struct PackedState: Sendable {
   /// `state` packed under `entity`, which `entity(packing:model:)` gave for it. `scratch` is
   /// reused between calls; the bytes kept are a copy of just the right size. The state is
   /// consumed: passed on, it is not copied (each copy retains its lists).
-  init(_ state: consuming ObjectState, entity: ResolvedEntity, model: Model, scratch: inout BinaryWriter) {
+  init(_ state: consuming ObjectState, entity: ResolvedEntity, scratch: inout BinaryWriter) {
     scratch.removeAll()
-    StateCoding.write(state, since: 0, model: model, into: &scratch)
+    StateCoding.write(
+      entity: state.entity, entity, identity: state.identity, attributes: state.attributes, links: state.links,
+      since: 0, into: &scratch)
     // Copied from a buffer pointer: `Array(unsafeUninitializedCapacity:)` allocates through
     // the standard library's unspecialized code, which looks the storage's type up at run
     // time (CONTRIBUTING.md, "Hot paths").

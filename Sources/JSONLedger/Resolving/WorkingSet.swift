@@ -256,7 +256,7 @@ struct WorkingSet {
         // Not one to pack (`PackedState.entity(packing:model:)`): kept whole, and no longer listed.
         continue
       }
-      packed[slot] = PackedState(state, entity: entity, model: model, scratch: &packingBuffer)
+      packed[slot] = PackedState(state, entity: entity, scratch: &packingBuffer)
       timesPacked[slot] = min(timesPacked[slot] + 1, 16)
     }
     unpackedCreations = stillWorking

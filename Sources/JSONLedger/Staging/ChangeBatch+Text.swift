@@ -204,7 +204,7 @@ extension ChangeBatch {
   /// which objects it holds, parsed and mapped otherwise; a syntax error is placed in the file.
   /// `remembered`: what mapping the parts before remembered, and is left remembering.
   mutating func stage(
-    elements: [(range: Range<Int>, place: JSONElementText)], of text: JSONSkim, entity: ResolvedEntity,
+    elements: [(range: Range<Int>, place: JSONElementPlace)], of text: JSONSkim, entity: ResolvedEntity,
     path: String, firstIndex: Int, options: StagingOptions, source: String, remembered: inout Mapper.Remembered
   ) throws(LedgerError) {
     if let scope = options.parent { try checkParentScope(scope, of: entity) }

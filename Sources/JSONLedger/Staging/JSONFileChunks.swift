@@ -30,7 +30,7 @@ struct JSONFileChunks {
     let entity: ResolvedEntity
     let key: String
     let index: Int
-    let place: JSONElementText
+    let place: JSONElementPlace
     let range: Range<Int>
   }
 
@@ -80,7 +80,7 @@ struct JSONFileChunks {
       // With an entity, one object (not in an array) is one element of it.
       try stream.forEachElementText(
         objectIsOneElement: file.entity != nil, collectionStarts: { _ = try collectionEntity($0) },
-        bytesRead: { bytesRead = $0 }, { collection, element in try add(collection, element, body) })
+        bytesRead: { bytesRead = $0 }, { collection, bytes, place in try add(collection, bytes, place, body) })
     }
 
     /// Stages the pending elements as one batch and hands it to `body`.
@@ -88,7 +88,7 @@ struct JSONFileChunks {
       guard !pending.isEmpty else { return }
       var batch = file.makeBatch()
       var start = 0
-      var elements: [(range: Range<Int>, place: JSONElementText)] = []
+      var elements: [(range: Range<Int>, place: JSONElementPlace)] = []
       while start < pending.count {
         let key = pending[start].key
         var end = start + 1
@@ -121,9 +121,11 @@ struct JSONFileChunks {
       return resolved
     }
 
-    /// Adds one element, read in `collection` (nil: a top-level array's), to the chunk.
+    /// Adds one element, read in `collection` (nil: a top-level array's), to the chunk: its
+    /// bytes copied into the chunk's text.
     private mutating func add(
-      _ collection: String?, _ element: JSONElementText, _ body: (ChangeBatch, Int, Int, UInt64) throws -> Void
+      _ collection: String?, _ bytes: UnsafeBufferPointer<UInt8>, _ place: JSONElementPlace,
+      _ body: (ChangeBatch, Int, Int, UInt64) throws -> Void
     ) throws {
       let target: ResolvedEntity
       let key = collection ?? ""
@@ -139,10 +141,10 @@ struct JSONFileChunks {
           guard isArray else {
             // A document of one value that is neither an object nor an array: refused as
             // staging it whole refuses it.
-            do { throw ChangeBatch.notADocument(try JSONParser.parse(element: element.bytes)) } catch let error
+            do { throw ChangeBatch.notADocument(try JSONParser.parse(element: bytes)) } catch let error
               as JSONSyntaxError
             {
-              throw LedgerError.syntax(element.placing(error), source: file.path)
+              throw LedgerError.syntax(place.placing(error), source: file.path)
             }
           }
           throw LedgerError.invalidBatch("a top-level array needs an entity: name the entity its objects are")
@@ -151,9 +153,9 @@ struct JSONFileChunks {
       }
       // Taken and counted up in one access of the dictionary, not a read and a write.
       let index = JSONFileChunks.takeNext(&counters[key, default: 0])
-      let range = text.count..<(text.count + element.bytes.count)
-      text.append(contentsOf: element.bytes)
-      pending.append(Pending(entity: target, key: key, index: index, place: element.place, range: range))
+      let range = text.count..<(text.count + bytes.count)
+      text.append(contentsOf: bytes)
+      pending.append(Pending(entity: target, key: key, index: index, place: place, range: range))
       if pending.count >= file.chunkSize { try flush(body) }
     }
   }

@@ -139,7 +139,7 @@ struct Projector {
     // A creation the resolver packed is its state's bytes already, since to be set (numbered
     // by this very model: a state packed under another is decoded and written again below).
     if beforeBytes == nil, change.changedAttributes.isPacked, case .packed(let packed) = change.changedAttributes,
-      packed.entity === model.resolved(change.entity)
+      packed.entity === buffers.entity(named: change.entity, in: model)
     {
       if !isFirstCreation {
         try cursors.put([], forKey: buffers.history, in: layout.history)
@@ -165,7 +165,7 @@ struct Projector {
     if isFirstCreation, known ?? nil == nil, case .whole(let attributes, isNew: true) = change.changedAttributes,
       case .whole(let links, isNew: true, _) = change.changedLinks
     {
-      let entity = model.resolved(change.entity)
+      let entity = buffers.entity(named: change.entity, in: model)
       buffers.state.removeAll()
       StateCoding.write(
         entity: change.entity, entity, identity: change.identity, attributes: attributes, links: links, since: batchID,
@@ -230,8 +230,8 @@ struct Projector {
     } else if beforeBytes != nil {
       try cursors.delete(buffers.objectID, in: layout.state)
     }
-    // Looked up once for both: by name, the one lookup by hash left in a change's fold.
-    let entity = model.resolved(change.entity)
+    // Looked up once for both: by name, the one lookup left in a change's fold.
+    let entity = buffers.entity(named: change.entity, in: model)
     try register(
       change, of: entity, isFirstCreation: isFirstCreation, cursors: cursors, buffers: &buffers, newKeys: &newKeys,
       digest: &digest)
@@ -401,6 +401,17 @@ extension Projector {
     var identity: [UInt8] = []
     /// A `keys` value: object id, payload fingerprint, and for a hashed key the identity.
     var registration: [UInt8] = []
+    /// The entity the last change's name resolved to: a record's changes come in runs of one
+    /// entity, and comparing a name costs less than hashing it.
+    private var lastEntity: (name: String, entity: ResolvedEntity?)?
+
+    /// What `model` resolves `name` to.
+    mutating func entity(named name: String, in model: Model) -> ResolvedEntity? {
+      if let lastEntity, lastEntity.name == name { return lastEntity.entity }
+      let entity = model.resolved(name)
+      lastEntity = (name, entity)
+      return entity
+    }
 
     mutating func setObjectID(_ id: UInt64) { objectID.setBigEndian(id, at: 0) }
 

@@ -48,12 +48,12 @@ struct JSONStreamTests {
     let file = directory.path + "/input.json"
     try Data(bytes).write(to: URL(fileURLWithPath: file))
     var stream = try JSONStream(path: file, blockSize: blockSize)
-    var placed: [JSONElementText] = []
-    try stream.forEachElementText { _, element in placed.append(element) }
+    var placed: [(bytes: [UInt8], place: JSONElementPlace)] = []
+    try stream.forEachElementText { _, bytes, place in placed.append((Array(bytes), place)) }
     #expect(
       placed.map { String(decoding: $0.bytes, as: UTF8.self) } == [#"{"b": 1}"#, #""x\ny""#, "12", "[3,\n 4]", "true"])
-    for element in placed {
-      #expect(Array(bytes[element.offset..<(element.offset + element.bytes.count)]) == element.bytes)
+    for (elementBytes, element) in placed {
+      #expect(Array(bytes[element.offset..<(element.offset + elementBytes.count)]) == elementBytes)
       let before = bytes[..<element.offset]
       let lineStart = (before.lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
       #expect(element.line == before.count { $0 == UInt8(ascii: "\n") } + 1)

@@ -81,7 +81,7 @@ struct PackedStateTests {
     var scratch = BinaryWriter()
     for state in [try Self.album(), try Self.band()] {
       let entity = try #require(PackedState.entity(packing: state, model: Self.model))
-      let packed = PackedState(state, entity: entity, model: Self.model, scratch: &scratch)
+      let packed = PackedState(state, entity: entity, scratch: &scratch)
       #expect(packed.state == state)
       #expect(packed.identity == state.identity)
       #expect(packed.layout.attributeCount == state.attributes.count)
@@ -124,7 +124,7 @@ struct PackedStateTests {
     var scratch = BinaryWriter()
     for (objectID, state) in [(Self.id("Album", 1), try Self.album()), (Self.id("Band", 7), try Self.band())] {
       let entity = try #require(PackedState.entity(packing: state, model: Self.model))
-      let packed = PackedState(state, entity: entity, model: Self.model, scratch: &scratch)
+      let packed = PackedState(state, entity: entity, scratch: &scratch)
       let change = ObjectChange(objectID: objectID, created: packed, payloadFingerprint: 77)
       var whole = try #require(ObjectChange(objectID: objectID, before: nil, after: state, model: Self.model))
       whole.payloadFingerprint = 77
