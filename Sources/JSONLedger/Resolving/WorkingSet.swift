@@ -39,6 +39,12 @@ struct WorkingSet {
   /// once, from its creation or its unpacking until `packColdStates` packs it. Kept from the
   /// first `packColdStates` on: a batch resolved in one part lists nothing.
   private var unpackedCreations: [Int] = []
+  /// Slots of `unpackedCreations` that were not yet due when last looked at, by the part
+  /// from which they may be (the part they were last touched in, plus their wait): each is
+  /// looked at again then, not in every part. A large batch's hubs (a band its albums link
+  /// to every few parts) wait here for as long as they are touched, and reading each one's
+  /// state in every part went to memory once per hub and part.
+  private var waitingCreations: [UInt32: [Int]] = [:]
   private var listsCreations = false
   private var packingBuffer = BinaryWriter(capacity: 256)
   /// The same objects as they were before the batch (nil: did not exist), by slot, up to the
@@ -236,18 +242,21 @@ struct WorkingSet {
       }
       return
     }
-    guard !unpackedCreations.isEmpty else { return }
+    // Those listed since the last part, and those whose wait ends in this one.
+    var candidates: [Int] = []
+    swap(&candidates, &unpackedCreations)
+    if let due = waitingCreations.removeValue(forKey: part) { candidates += due }
+    guard !candidates.isEmpty else { return }
     if packed.count < ids.count { packed.append(contentsOf: repeatElement(nil, count: ids.count - packed.count)) }
     if timesPacked.count < ids.count {
       timesPacked.append(contentsOf: repeatElement(0, count: ids.count - timesPacked.count))
     }
-    var stillWorking: [Int] = []
-    for slot in unpackedCreations {
+    for slot in candidates {
       // Deleted since it was created: no longer listed (a new state lists it again).
       guard case .some = states[slot] else { continue }
-      let partsUntouched = part &- touched[slot]
-      guard partsUntouched >= 1 << min(timesPacked[slot], 16) else {
-        stillWorking.append(slot)
+      let wait: UInt32 = 1 << min(timesPacked[slot], 16)
+      guard part &- touched[slot] >= wait else {
+        waitingCreations[touched[slot] &+ wait, default: []].append(slot)
         continue
       }
       // Checked where it lies, then moved into its packing: a copy would retain each of its
@@ -259,7 +268,6 @@ struct WorkingSet {
       packed[slot] = PackedState(state, entity: entity, scratch: &packingBuffer)
       timesPacked[slot] = min(timesPacked[slot] + 1, 16)
     }
-    unpackedCreations = stillWorking
   }
 
   /// `PackedState.entity(packing:model:)` of a state where it lies (an `inout` access borrows
@@ -337,6 +345,7 @@ struct WorkingSet {
     touched = []
     timesPacked = []
     unpackedCreations = []
+    waitingCreations = [:]
     packingBuffer = BinaryWriter(capacity: 0)
     if ids.count >= Ledger.largeBatch { FreedMemory.returnToSystem() }
     var changes: [ObjectChange] = []

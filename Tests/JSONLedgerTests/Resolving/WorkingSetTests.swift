@@ -335,6 +335,40 @@ struct WorkingSetTests {
     }
   }
 
+  /// A state touched again while it waits to be packed again waits from that touch: it is
+  /// packed once its wait has gone by after the last part that touched it, as it would be
+  /// had it been looked at in every part.
+  @Test(arguments: [(untouchedParts: 1, packed: false), (untouchedParts: 2, packed: true)])
+  func aStateTouchedWhileItWaitsWaitsFromThatTouch(untouchedParts: Int, packed: Bool) throws {
+    try Self.withWorkingSet { objects, ids, _ in
+      let japan = try #require(ids["Japan"])
+      let root = try #require(Self.model.resolved("Album")).rootID
+      let band = try #require(Self.model.resolved("Album")?.relationshipIndex["band"]).id
+      let first = try objects.source.nextObjectSequence()
+      let albums = (0..<4).map { ObjectIDs.make(root: root, sequence: first + UInt64($0)) }
+      for (index, album) in albums.enumerated() {
+        _ = objects.addNewSlot(album)
+        var state = ObjectState(entity: "Album", identity: [.string("Album \(index)")])
+        state.links[band] = [japan]
+        try objects.set(album, to: state)
+      }
+      objects.objectsBeforePacking = 4
+      objects.packColdStates()
+      // Every album is packed, once; then album 0 is unpacked, and waits two parts.
+      objects.packColdStates()
+      try objects.update(albums[0]) { $0.attributes["label"] = .string("Hansa") }
+      objects.packColdStates()
+      // Touched again in the next part: its wait starts again there.
+      try objects.update(albums[0]) { $0.attributes["label"] = .string("Mute") }
+      objects.packColdStates()
+      for _ in 0..<untouchedParts { objects.packColdStates() }
+      let (changes, _) = objects.finish(ignoredKeys: [])
+      let isPacked = changes.map { if case .packed = $0.changedAttributes { true } else { false } }
+      #expect(isPacked == [packed, true, true, true])
+      #expect(changes[0].attributes.first { $0.name == "label" }?.new == .string("Mute"))
+    }
+  }
+
   @Test func seededStatesAreNotReadAgain() throws {
     try Self.withWorkingSet { objects, ids, _ in
       let japan = try #require(ids["Japan"])
