@@ -305,42 +305,35 @@ struct WorkingSetTests {
 
   /// A created state unpacked again (its object touched by a later part) is packed again only
   /// once twice as many parts as before went by without touching it: an object the parts keep
-  /// coming back to is not decoded and encoded again for each of them.
-  @Test(arguments: [(untouchedParts: 1, packed: false), (untouchedParts: 2, packed: true)])
-  func aStateUnpackedAgainWaitsTwiceAsLongBeforeItIsPackedAgain(untouchedParts: Int, packed: Bool) throws {
-    try Self.withWorkingSet { objects, ids, _ in
-      let japan = try #require(ids["Japan"])
-      let root = try #require(Self.model.resolved("Album")).rootID
-      let band = try #require(Self.model.resolved("Album")?.relationshipIndex["band"]).id
-      let first = try objects.source.nextObjectSequence()
-      let albums = (0..<4).map { ObjectIDs.make(root: root, sequence: first + UInt64($0)) }
-      for (index, album) in albums.enumerated() {
-        _ = objects.addNewSlot(album)
-        var state = ObjectState(entity: "Album", identity: [.string("Album \(index)")])
-        state.links[band] = [japan]
-        try objects.set(album, to: state)
-      }
-      objects.objectsBeforePacking = 4
-      objects.packColdStates()
-      // A part that touches none: every album is packed at its end, once.
-      objects.packColdStates()
+  /// coming back to is not decoded and encoded again for each of them. Touched again while it
+  /// waits, it waits from that touch (it is looked at when its wait ends, not in every part).
+  @Test(arguments: [false, true], [(untouchedParts: 1, packed: false), (untouchedParts: 2, packed: true)])
+  func aStateUnpackedAgainWaitsTwiceAsLongBeforeItIsPackedAgain(
+    touchedWhileWaiting: Bool, parts: (untouchedParts: Int, packed: Bool)
+  ) throws {
+    try Self.withFourAlbumsPackedOnce { objects, albums in
       // Album 0 is changed, and so unpacked; the part after leaves it whole, as the first time.
       try objects.update(albums[0]) { $0.attributes["label"] = .string("Hansa") }
       objects.packColdStates()
-      for _ in 0..<untouchedParts { objects.packColdStates() }
+      if touchedWhileWaiting {
+        // Touched again in the next part: its wait starts again there.
+        try objects.update(albums[0]) { $0.attributes["label"] = .string("Mute") }
+        objects.packColdStates()
+      }
+      for _ in 0..<parts.untouchedParts { objects.packColdStates() }
       let (changes, _) = objects.finish(ignoredKeys: [])
       let isPacked = changes.map { if case .packed = $0.changedAttributes { true } else { false } }
-      #expect(isPacked == [packed, true, true, true])
-      #expect(changes[0].attributes.first { $0.name == "label" }?.new == .string("Hansa"))
+      #expect(isPacked == [parts.packed, true, true, true])
+      let label = changes[0].attributes.first { $0.name == "label" }?.new
+      #expect(label == .string(touchedWhileWaiting ? "Mute" : "Hansa"))
     }
   }
 
-  /// A state touched again while it waits to be packed again waits from that touch: it is
-  /// packed once its wait has gone by after the last part that touched it, as it would be
-  /// had it been looked at in every part.
-  @Test(arguments: [(untouchedParts: 1, packed: false), (untouchedParts: 2, packed: true)])
-  func aStateTouchedWhileItWaitsWaitsFromThatTouch(untouchedParts: Int, packed: Bool) throws {
-    try Self.withWorkingSet { objects, ids, _ in
+  /// Four albums the batch creates, of Japan, in a working set that packs states from four
+  /// objects on, after two parts: the first touched every album, the second none, so each is
+  /// packed, once.
+  static func withFourAlbumsPackedOnce(_ body: (inout WorkingSet, [UInt64]) throws -> Void) throws {
+    try withWorkingSet { objects, ids, _ in
       let japan = try #require(ids["Japan"])
       let root = try #require(Self.model.resolved("Album")).rootID
       let band = try #require(Self.model.resolved("Album")?.relationshipIndex["band"]).id
@@ -354,18 +347,8 @@ struct WorkingSetTests {
       }
       objects.objectsBeforePacking = 4
       objects.packColdStates()
-      // Every album is packed, once; then album 0 is unpacked, and waits two parts.
       objects.packColdStates()
-      try objects.update(albums[0]) { $0.attributes["label"] = .string("Hansa") }
-      objects.packColdStates()
-      // Touched again in the next part: its wait starts again there.
-      try objects.update(albums[0]) { $0.attributes["label"] = .string("Mute") }
-      objects.packColdStates()
-      for _ in 0..<untouchedParts { objects.packColdStates() }
-      let (changes, _) = objects.finish(ignoredKeys: [])
-      let isPacked = changes.map { if case .packed = $0.changedAttributes { true } else { false } }
-      #expect(isPacked == [packed, true, true, true])
-      #expect(changes[0].attributes.first { $0.name == "label" }?.new == .string("Mute"))
+      try body(&objects, albums)
     }
   }
 
