@@ -35,16 +35,20 @@ struct WorkingSet {
   /// touching it (`packColdStates`).
   private var timesPacked: [UInt8] = []
   private var part: UInt32 = 0
-  /// The slots whose working state is that of an object the batch creates, unpacked: each
-  /// once, from its creation or its unpacking until `packColdStates` packs it. Kept from the
-  /// first `packColdStates` on: a batch resolved in one part lists nothing.
+  /// The slots whose working state is that of an object the batch creates, unpacked since
+  /// the last `packColdStates`: each once, from its creation or its unpacking. The next
+  /// `packColdStates` packs each, or files it in `waitingCreations`. Kept from the first
+  /// `packColdStates` on: a batch resolved in one part lists nothing.
   private var unpackedCreations: [Int] = []
-  /// Slots of `unpackedCreations` that were not yet due when last looked at, by the part
-  /// from which they may be (the part they were last touched in, plus their wait): each is
-  /// looked at again then, not in every part. A large batch's hubs (a band its albums link
-  /// to every few parts) wait here for as long as they are touched, and reading each one's
-  /// state in every part went to memory once per hub and part.
+  /// Listed slots that were not yet due to be packed when last looked at, by the part from
+  /// which they may be (the part they were last touched in, plus their wait): each is looked
+  /// at again then, not in every part. A large batch's hubs (a band its albums link to every
+  /// few parts) wait here for as long as they are touched, and reading each one's state in
+  /// every part went to memory once per hub and part.
   private var waitingCreations: [UInt32: [Int]] = [:]
+  /// The slots of `waitingCreations` due in the next part, most of them (a state created in
+  /// this part waits one): an array, with no hashing.
+  private var dueInNextPart: [Int] = []
   private var listsCreations = false
   private var packingBuffer = BinaryWriter(capacity: 256)
   /// The same objects as they were before the batch (nil: did not exist), by slot, up to the
@@ -245,6 +249,8 @@ struct WorkingSet {
     // Those listed since the last part, and those whose wait ends in this one.
     var candidates: [Int] = []
     swap(&candidates, &unpackedCreations)
+    candidates += dueInNextPart
+    dueInNextPart.removeAll(keepingCapacity: true)
     if let due = waitingCreations.removeValue(forKey: part) { candidates += due }
     guard !candidates.isEmpty else { return }
     if packed.count < ids.count { packed.append(contentsOf: repeatElement(nil, count: ids.count - packed.count)) }
@@ -256,7 +262,8 @@ struct WorkingSet {
       guard case .some = states[slot] else { continue }
       let wait: UInt32 = 1 << min(timesPacked[slot], 16)
       guard part &- touched[slot] >= wait else {
-        waitingCreations[touched[slot] &+ wait, default: []].append(slot)
+        let due = touched[slot] &+ wait
+        if due == part &+ 1 { dueInNextPart.append(slot) } else { waitingCreations[due, default: []].append(slot) }
         continue
       }
       // Checked where it lies, then moved into its packing: a copy would retain each of its
@@ -346,6 +353,7 @@ struct WorkingSet {
     timesPacked = []
     unpackedCreations = []
     waitingCreations = [:]
+    dueInNextPart = []
     packingBuffer = BinaryWriter(capacity: 0)
     if ids.count >= Ledger.largeBatch { FreedMemory.returnToSystem() }
     var changes: [ObjectChange] = []

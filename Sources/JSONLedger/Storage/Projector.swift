@@ -405,7 +405,7 @@ extension Projector {
     /// entity, and comparing a name costs less than hashing it.
     private var lastEntity: (name: String, entity: ResolvedEntity?)?
 
-    /// What `model` resolves `name` to.
+    /// What `model` resolves `name` to: the projector's model, the same in every call.
     mutating func entity(named name: String, in model: Model) -> ResolvedEntity? {
       if let lastEntity, lastEntity.name == name { return lastEntity.entity }
       let entity = model.resolved(name)
