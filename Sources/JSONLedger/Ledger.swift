@@ -43,6 +43,10 @@ public final class Ledger: Sendable {
   /// transaction commits: a replica's remote append, given to one write
   /// (`committing(through:)`); nil elsewhere.
   let recordGate: RecordGate?
+  /// Records the remote holds and the store lacks, which the first write through this
+  /// instance folds in its own transaction before its body (`committing(through:after:)`);
+  /// nil elsewhere.
+  let catchUp: CatchUpRecords?
   /// The mapper every batch of this instance stages through, made for the first: its key
   /// tables and the model's digest depend on the model and transformers alone, and making them
   /// cost a small batch more than resolving and folding it (RESULTS.md).
@@ -98,13 +102,17 @@ public final class Ledger: Sendable {
     self.logger = options.logger
     self.batchOrigin = UInt64.random(in: 1...UInt64.max)
     self.recordGate = nil
+    self.catchUp = nil
     self.mappers = Mapper.Cache(model: versions.model, transformers: options.transformers)
     logger.debug("opened store", metadata: ["store": "\(path)", "entities": "\(model.entities.count)"])
   }
 
   /// `base` for one write whose new record passes through `gate`: the same store, writer
   /// thread, subscribers and batch origin.
-  private init(writingThrough gate: @escaping RecordGate, of base: Ledger, environment: Environment) {
+  private init(
+    writingThrough gate: @escaping RecordGate, after catchUp: CatchUpRecords?, of base: Ledger,
+    environment: Environment
+  ) {
     self.path = base.path
     self.writer = base.writer
     self.versions = base.versions
@@ -114,14 +122,17 @@ public final class Ledger: Sendable {
     self.logger = base.logger
     self.batchOrigin = base.batchOrigin
     self.recordGate = gate
+    self.catchUp = catchUp
     self.mappers = base.mappers
   }
 
   /// This ledger for one write whose new record passes through `gate` before its transaction
   /// commits (a replica's remote append): a hook of that write, not of the ledger, so that
-  /// another write of this process is never handed to it.
-  func committing(through gate: @escaping RecordGate) throws -> Ledger {
-    Ledger(writingThrough: gate, of: self, environment: try environment)
+  /// another write of this process is never handed to it. `catchUp`: the records the store
+  /// lacks before that write, which its transaction appends first, so that the store catches
+  /// up and writes in one commit.
+  func committing(through gate: @escaping RecordGate, after catchUp: CatchUpRecords? = nil) throws -> Ledger {
+    Ledger(writingThrough: gate, after: catchUp, of: self, environment: try environment)
   }
 
   /// The environment, or `LedgerError.closed` after `close()`.

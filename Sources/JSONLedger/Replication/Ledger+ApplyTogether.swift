@@ -21,12 +21,13 @@ extension Ledger {
   /// every other apply fails with that error, and the store is as it was.
   ///
   /// `send` runs at most once: if the map fills, the whole transaction runs again before it
-  /// is called, and once it was called, a transaction run again fails.
-  func applyTogether(_ applies: [GroupedApply], sending send: ([OutgoingRecord]) throws -> Void) throws -> [Result<
-    BatchSummary, any Error
-  >] {
+  /// is called, and once it was called, a transaction run again fails. `catchUp`: records the
+  /// store lacks, which the transaction appends before the applies.
+  func applyTogether(
+    _ applies: [GroupedApply], after catchUp: CatchUpRecords? = nil, sending send: ([OutgoingRecord]) throws -> Void
+  ) throws -> [Result<BatchSummary, any Error>] {
     let records = KeptRecords()
-    let gated = try committing(through: { records.take($0) })
+    let gated = try committing(through: { records.take($0) }, after: catchUp)
     let waiting = applies.map { apply in
       let metadata = ChangeRecord.Metadata(
         message: apply.message, author: apply.author, source: apply.source, idempotencyKey: apply.idempotencyKey)

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Synchronization
 
 /// A record a replica is about to commit, as its remote log takes it.
 struct OutgoingRecord: Sendable {
@@ -18,6 +19,32 @@ struct OutgoingRecord: Sendable {
 /// append. A throw aborts the local transaction, so a replica never holds a record its remote
 /// refused.
 typealias RecordGate = @Sendable (OutgoingRecord) throws -> Void
+
+/// Records a replica's remote holds and its store lacks, as their bytes (checked against the
+/// remote's chain), which a write through the remote appends in its own transaction before
+/// its body (`Ledger.committing(through:after:)`): a writer that finds other machines'
+/// records under the head's lock folds them and writes its own in one commit, not two, and
+/// that commit follows the remote's, after the lock is let go. A write that fails takes them
+/// with it: the caller appends them on their own then (`isCommitted` says whether it must).
+final class CatchUpRecords: Sendable {
+  let records: [[UInt8]]
+  /// The batch id each record's bytes claim.
+  let claimed: [UInt64]
+  private let committed = Mutex(false)
+
+  init(_ records: [[UInt8]]) throws {
+    self.records = records
+    self.claimed = try records.map { try Ledger.batchID(ofRecord: $0) }
+  }
+
+  /// The objects whose room the write reserves for them.
+  var roomObjects: Int { Ledger.roomObjects(ofEncoded: records) }
+
+  /// Whether a transaction that appended them committed.
+  var isCommitted: Bool { committed.withLock { $0 } }
+
+  func markCommitted() { committed.withLock { $0 = true } }
+}
 
 /// The store side of replication: the records as bytes, the replica mark, and the gate every
 /// new record of a replica passes through. `ReplicaCore` builds replicas on these; an app

@@ -66,7 +66,7 @@ extension ReplicaCore {
     if group.count == 1 {
       let apply = group[0].apply
       do {
-        let summary = try await write("a batch") { ledger in
+        let summary = try await writeApplying("a batch") { ledger in
           try ledger.applySynchronously(
             apply.batch, message: apply.message, author: apply.author, source: apply.source,
             idempotencyKey: apply.idempotencyKey, expectedHead: apply.expectedHead)
@@ -87,16 +87,25 @@ extension ReplicaCore {
     }
   }
 
-  /// One group: the lock taken and the store caught up once, the applies run together
-  /// (`Ledger.applyTogether`), and the records of those kept appended to the remote in one
-  /// call before the store commits them.
+  /// One group: the lock taken once, the applies run together (`Ledger.applyTogether`) in one
+  /// transaction that first appends the records the store lacked, and the records of those
+  /// kept appended to the remote in one call before the store commits them.
   private func writeTogether(_ applies: [GroupedApply], on session: Log.Session) async throws -> [Result<
     BatchSummary, any Error
   >] {
-    let (head, ledger) = try await lockAndCatchUp(on: session)
+    let (head, ledger, catchUp) = try await lockAndCatchUp(on: session, intoTheWrite: true)
     let remote = RemoteGroupAppend(log: log, session: session, head: head)
-    let outcomes = try await Self.blocking { try ledger.applyTogether(applies, sending: remote.append) }
+    let outcomes: [Result<BatchSummary, any Error>]
+    do {
+      outcomes = try await Self.blocking {
+        try ledger.applyTogether(applies, after: catchUp?.records, sending: remote.append)
+      }
+    } catch {
+      await settle(catchUp, ledger)
+      throw error
+    }
     if !remote.appended { try await session.releaseHead() }
+    await settle(catchUp, ledger)
     return outcomes
   }
 }

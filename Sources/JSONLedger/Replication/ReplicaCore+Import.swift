@@ -19,7 +19,7 @@ extension ReplicaCore {
       ) { batch, part in
         // The parts are read on this (non-cooperative) thread; each waits for its write.
         try waitBlocking(executorPreference: executor) {
-          try await self.write("part \(part.number) of \(path)") { ledger in
+          try await self.writeApplying("part \(part.number) of \(path)") { ledger in
             try ledger.applySynchronously(
               batch, message: part.message, author: part.author, source: part.source,
               idempotencyKey: part.idempotencyKey)

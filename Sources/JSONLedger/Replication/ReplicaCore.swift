@@ -79,19 +79,8 @@ import Synchronization
   /// head, reads only records.
   public func catchUp(on session: Log.Session, to head: RemoteHead?) async throws -> Int {
     let remoteHead = head?.batchID ?? .max
-    var local = try ledger.logExtent().head
-    var localDigest = try remoteDigest(ofLocal: local)
-    if local > remoteHead {
-      throw RemoteError.diverged(
-        batch: local, local: Self.hex(localDigest),
-        remote: "none (the remote's head is batch \(remoteHead): this replica holds batches the remote lacks)")
-    }
-    if let head, local == remoteHead {
-      guard head.digest == localDigest else {
-        throw RemoteError.diverged(batch: local, local: Self.hex(localDigest), remote: Self.hex(head.digest))
-      }
-      return 0
-    }
+    var (local, localDigest) = try meeting(head)
+    if local == remoteHead { return 0 }
     var applied = 0
     // The records between two migrations are appended in one local transaction, up to
     // `groupBytes` of them: a writer catching up on the batches of seven others flushes once,
@@ -113,15 +102,7 @@ import Synchronization
       if records.isEmpty { break }
       for record in records {
         do {
-          guard record.batchID == local + 1 else {
-            throw RemoteError.corruptRecord(
-              batch: record.batchID, reason: "the log skips from batch \(local) to it")
-          }
-          guard record.previousDigest == localDigest else {
-            throw RemoteError.diverged(
-              batch: local, local: Self.hex(localDigest), remote: Self.hex(record.previousDigest))
-          }
-          try check(record)
+          try check(record, follows: local, digest: localDigest)
           if record.kind == ChangeRecord.Kind.migration.description {
             try await appendGroup()
             try await applyMigration(record, on: session)
@@ -146,11 +127,66 @@ import Synchronization
     }
     // The head and the log agree: a head that says more than the log holds is no log to
     // follow or clone.
-    if head != nil, local < remoteHead {
-      throw RemoteError.corruptRecord(
-        batch: local + 1, reason: "the remote's head row says batch \(remoteHead), but its log ends at batch \(local)")
-    }
+    if head != nil, local < remoteHead { throw Self.logEnds(at: local, before: remoteHead) }
     return applied
+  }
+
+  /// Where the store meets the remote's chain: its head and the remote's digest of it. A
+  /// store that holds more than `head`, or another record of it, has diverged.
+  private func meeting(_ head: RemoteHead?) throws -> (batch: UInt64, digest: [UInt8]) {
+    let local = try ledger.logExtent().head
+    let localDigest = try remoteDigest(ofLocal: local)
+    guard let head else { return (local, localDigest) }
+    if local > head.batchID {
+      throw RemoteError.diverged(
+        batch: local, local: Self.hex(localDigest),
+        remote: "none (the remote's head is batch \(head.batchID): this replica holds batches the remote lacks)")
+    }
+    if local == head.batchID, head.digest != localDigest {
+      throw RemoteError.diverged(batch: local, local: Self.hex(localDigest), remote: Self.hex(head.digest))
+    }
+    return (local, localDigest)
+  }
+
+  /// A record read after batch `local`, whose remote digest is `digest`: the next batch, in
+  /// the chain, and what the log says of it (`check(_:)`).
+  private func check(_ record: RemoteRecord, follows local: UInt64, digest: [UInt8]) throws {
+    guard record.batchID == local + 1 else {
+      throw RemoteError.corruptRecord(batch: record.batchID, reason: "the log skips from batch \(local) to it")
+    }
+    guard record.previousDigest == digest else {
+      throw RemoteError.diverged(batch: local, local: Self.hex(digest), remote: Self.hex(record.previousDigest))
+    }
+    try check(record)
+  }
+
+  private static func logEnds(at local: UInt64, before head: UInt64) -> RemoteError {
+    RemoteError.corruptRecord(
+      batch: local + 1, reason: "the remote's head row says batch \(head), but its log ends at batch \(local)")
+  }
+
+  /// The records after the store's head up to `head`, each checked, for a write to append in
+  /// its own transaction (`CatchUpRecords`); nil when the store should catch up on its own
+  /// first: a migration among them, or more of them than one read or one group holds.
+  private func recordsToCatchUp(on session: Log.Session, to head: RemoteHead) async throws -> [RemoteRecord]? {
+    var (local, localDigest) = try meeting(head)
+    guard local < head.batchID else { return [] }
+    guard head.batchID - local <= UInt64(Self.recordsPerRead) else { return nil }
+    // Under the head's lock nothing follows the head.
+    let records = try await session.records(after: local, limit: Self.recordsPerRead).prefix {
+      $0.batchID <= head.batchID
+    }
+    var bytes = 0
+    for record in records {
+      try check(record, follows: local, digest: localDigest)
+      guard record.kind != ChangeRecord.Kind.migration.description else { return nil }
+      try checkModelVersion(of: record)
+      bytes += record.bytes.count
+      guard bytes < Self.groupBytes else { return nil }
+      (local, localDigest) = (record.batchID, record.digest)
+    }
+    guard local == head.batchID else { throw Self.logEnds(at: local, before: head.batchID) }
+    return Array(records)
   }
 
   /// The most records a catch-up reads in one call.
@@ -255,26 +291,58 @@ import Synchronization
   /// state, and the record it appends (at most one) appended to the remote before the store
   /// commits it. A remote that refuses it leaves the store as it was.
   public func write<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
-    try await log.withSession { session in try await write(what, on: session, body) }
+    try await log.withSession { session in try await write(what, on: session, catchingUpInItsTransaction: false, body) }
+  }
+
+  /// `write(_:_:)` of a body that applies one batch (`Ledger.applySynchronously`), which reads
+  /// the store in its transaction alone: that transaction appends the records the store
+  /// lacked first, so that the store catches up and writes in one commit (`CatchUpRecords`).
+  /// A body that reads the store before its transaction (a revert reads the record it
+  /// reverts) goes through `write(_:_:)`, which commits the catch-up first.
+  func writeApplying<R: Sendable>(_ what: String, _ body: @escaping @Sendable (Ledger) throws -> R) async throws -> R {
+    try await log.withSession { session in try await write(what, on: session, catchingUpInItsTransaction: true, body) }
   }
 
   private func write<R: Sendable>(
-    _ what: String, on session: Log.Session, _ body: @escaping @Sendable (Ledger) throws -> R
+    _ what: String, on session: Log.Session, catchingUpInItsTransaction: Bool,
+    _ body: @escaping @Sendable (Ledger) throws -> R
   ) async throws -> R {
-    let (head, ledger) = try await lockAndCatchUp(on: session)
+    let (head, ledger, catchUp) = try await lockAndCatchUp(on: session, intoTheWrite: catchingUpInItsTransaction)
     let gate = RemoteAppend(log: log, session: session, head: head, what: what)
-    let result = try await Self.blocking { try body(try ledger.committing(through: gate.append)) }
+    let result: R
+    do {
+      let catchingUp = catchUp?.records
+      result = try await Self.blocking { try body(try ledger.committing(through: gate.append, after: catchingUp)) }
+    } catch {
+      // The write's transaction took the records it caught up on with it.
+      await settle(catchUp, ledger)
+      throw error
+    }
     let (appended, migrated) = gate.outcome
-    if let sent = gate.sent { remember(sent.digest, ofLocal: sent.batchID) }
     if !appended { try await session.releaseHead() }
+    await settle(catchUp, ledger)
+    if let sent = gate.sent { remember(sent.digest, ofLocal: sent.batchID) }
     if migrated { try reopenAfterMigration() }
     return result
   }
 
   /// Takes the head's lock and catches the store up to it: the state a write runs against.
-  func lockAndCatchUp(on session: Log.Session) async throws -> (RemoteHead, Ledger) {
+  /// `intoTheWrite`: the records the store lacks are returned for the write's own transaction
+  /// to append first (`CatchUpRecords`), unless they hold a migration or are many, which the
+  /// store commits first as before.
+  func lockAndCatchUp(on session: Log.Session, intoTheWrite: Bool) async throws -> (
+    RemoteHead, Ledger, PendingCatchUp?
+  ) {
     let head = try await session.lockHead()
-    _ = try await catchUp(on: session, to: head)
+    var pending: PendingCatchUp?
+    if intoTheWrite, let records = try await recordsToCatchUp(on: session, to: head) {
+      if let last = records.last {
+        pending = PendingCatchUp(
+          records: try CatchUpRecords(records.map(\.bytes)), last: (last.batchID, last.digest))
+      }
+    } else {
+      _ = try await catchUp(on: session, to: head)
+    }
     let ledger = self.ledger
     guard head.modelVersion == ledger.modelVersion else {
       throw RemoteError.corruptRecord(
@@ -283,7 +351,19 @@ import Synchronization
           "the remote ledger says model version \(head.modelVersion), but its log up to here brings this replica to \(ledger.modelVersion)"
       )
     }
-    return (head, ledger)
+    return (head, ledger, pending)
+  }
+
+  /// After a write given `catchUp`: the records appended on their own unless its transaction
+  /// committed them (it failed, or wrote nothing), and the newest one's digest kept. A store
+  /// that cannot take them now takes them at its next catch-up: the write's outcome stands.
+  func settle(_ catchUp: PendingCatchUp?, _ ledger: Ledger) async {
+    guard let catchUp else { return }
+    if !catchUp.records.isCommitted {
+      let records = catchUp.records.records
+      do { _ = try await Self.blocking { try ledger.appendReplicated(records) } } catch { return }
+    }
+    remember(catchUp.last.digest, ofLocal: catchUp.last.batch)
   }
 
   /// Runs `body`, a store call that blocks (on LMDB's one writer, or a gate on the remote), on
@@ -348,6 +428,13 @@ private final class RemoteAppend<Log: RemoteLog>: Sendable {
     state.withLock { $0 = (true, model != nil) }
     sentRecord.withLock { $0 = outgoing }
   }
+}
+
+/// The records a write through the remote appends before its own (`CatchUpRecords`), and the
+/// newest one's batch and remote digest.
+struct PendingCatchUp: Sendable {
+  let records: CatchUpRecords
+  let last: (batch: UInt64, digest: [UInt8])
 }
 
 /// What `sync` did.

@@ -111,26 +111,35 @@ extension Ledger {
   /// (`Write.flushesMeta`).
   func appendEncoded(_ records: [[UInt8]]) throws -> [BatchSummary] {
     let claimed = try records.map { try Self.batchID(ofRecord: $0) }
-    // Room for the records' changes: about one object each for every 64 bytes of them.
-    let bytes = records.reduce(0) { $0 + $1.count }
     return try perform {
-      var write = Write(room: .objects(bytes / 64), announcingEach: \.self) { [self] txn in
-        try zip(records, claimed).map { bytes, claimed in
-          let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
-          // The same record arriving twice (a follower and a writer of one process) is a
-          // no-op; another record under a batch id the log holds is not.
-          if let stored = try txn.value(forKey: StoreKeys.batch(claimed), in: layout.log) {
-            guard stored.elementsEqual(bytes) else {
-              throw LedgerError.corruptRecord(batchID: claimed, reason: "the log holds another record of that batch")
-            }
-            return BatchSummary(record: record, wasAlreadyApplied: true)
-          }
-          try append(record, txn, encoded: bytes)
-          return BatchSummary(record: record)
-        }
+      var write = Write(room: .objects(Self.roomObjects(ofEncoded: records)), announcingEach: \.self) { [self] txn in
+        try appendEncoded(records, claimed: claimed, txn)
       }
       write.flushesMeta = false
       return write
     }
+  }
+
+  /// `appendEncoded(_:)`'s steps in the caller's transaction: records whose bytes claim the
+  /// batch ids `claimed`. Returns their summaries, which the caller announces once it commits.
+  func appendEncoded(_ records: [[UInt8]], claimed: [UInt64], _ txn: Transaction) throws -> [BatchSummary] {
+    try zip(records, claimed).map { bytes, claimed in
+      let record = try Self.decodeRecord(bytes, batchID: claimed, versions: versions, identities: identities(txn))
+      // The same record arriving twice (a follower and a writer of one process) is a
+      // no-op; another record under a batch id the log holds is not.
+      if let stored = try txn.value(forKey: StoreKeys.batch(claimed), in: layout.log) {
+        guard stored.elementsEqual(bytes) else {
+          throw LedgerError.corruptRecord(batchID: claimed, reason: "the log holds another record of that batch")
+        }
+        return BatchSummary(record: record, wasAlreadyApplied: true)
+      }
+      try append(record, txn, encoded: bytes)
+      return BatchSummary(record: record)
+    }
+  }
+
+  /// Room for encoded records' changes: about one object each for every 64 bytes of them.
+  static func roomObjects(ofEncoded records: [[UInt8]]) -> Int {
+    records.reduce(0) { $0 + $1.count } / 64
   }
 }

@@ -85,10 +85,13 @@ extension Ledger {
   ) throws {
     let environment = try environment
     let start = ContinuousClock.now
-    let objects = group.reduce(0) { $0 + ($1.roomObjects ?? 0) }
+    let catchUp = pendingCatchUp
+    let objects = group.reduce(catchUp?.roomObjects ?? 0) { $0 + ($1.roomObjects ?? 0) }
     let room = Self.estimatedBytes(objects: objects) + group.reduce(0) { $0 + $1.localValuesRoom }
+    var caughtUp: [BatchSummary] = []
     try Self.writeTransaction(environment, reserving: room, flushingMeta: flushingMeta) { txn in
       startingOver()
+      caughtUp = try catchUp.map { try appendEncoded($0.records, claimed: $0.claimed, txn) } ?? []
       for write in group {
         do {
           try txn.nested { try write.run(in: $0) }
@@ -100,6 +103,8 @@ extension Ledger {
       }
       try beforeCommit(txn)
     }
+    catchUp?.markCommitted()
+    for summary in caughtUp { announce(summary, since: start) }
     for write in group {
       for summary in write.committed() { write.ledger.announce(summary, since: start) }
     }
@@ -120,12 +125,26 @@ extension Ledger {
     // this commit, as a catch-up's are: the commit need not flush the meta page either, unless
     // it also keeps local values, which only this store holds.
     let flushesMeta = write.flushesMeta && (recordGate == nil || !write.localValues.isEmpty)
-    let outcome = try Self.writeTransaction(
-      environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value)),
+    let catchUp = pendingCatchUp
+    let (caughtUp, outcome) = try Self.writeTransaction(
+      environment,
+      reserving: room + Self.localValuesRoom(write.localValues.map(\.value))
+        + (catchUp.map { Self.estimatedBytes(objects: $0.roomObjects) } ?? 0),
       flushingMeta: flushesMeta
-    ) { txn in try steps(of: write, in: txn) }
-    for summary in write.announced?(outcome) ?? [] { announce(summary, since: start) }
+    ) { txn in
+      let caughtUp = try catchUp.map { try appendEncoded($0.records, claimed: $0.claimed, txn) } ?? []
+      return (caughtUp, try steps(of: write, in: txn))
+    }
+    catchUp?.markCommitted()
+    for summary in caughtUp + (write.announced?(outcome) ?? []) { announce(summary, since: start) }
     return outcome
+  }
+
+  /// The records a write through the remote appends before its body (`catchUp`), until a
+  /// transaction that appended them committed.
+  private var pendingCatchUp: CatchUpRecords? {
+    guard let catchUp, !catchUp.isCommitted, !catchUp.records.isEmpty else { return nil }
+    return catchUp
   }
 
   /// What every write does in its transaction, alone or nested in a group's: the model

@@ -136,6 +136,85 @@ struct ReplicaCoreTests {
     _ = try await replica.verifyAgainstRemote()
   }
 
+  /// The number of write transactions `replica`'s store has committed.
+  static func commits(_ replica: Replica) throws -> Int {
+    try replica.ledger.environment.info().lastTransactionID
+  }
+
+  /// The batch ids `changes` announces, until there are `count` (or ten seconds went by).
+  static func announced(_ changes: AsyncStream<BatchSummary>, count: Int) async throws -> [UInt64] {
+    try await withThrowingTaskGroup(of: [UInt64].self) { group in
+      group.addTask {
+        var ids: [UInt64] = []
+        for await summary in changes {
+          ids.append(summary.batchID)
+          if ids.count == count { break }
+        }
+        return ids
+      }
+      group.addTask {
+        try await Task.sleep(for: .seconds(10))
+        throw CancellationError()
+      }
+      defer { group.cancelAll() }
+      return try await group.next() ?? []
+    }
+  }
+
+  /// Two replicas of a new in-process log, the first having applied `rounds` batches, for
+  /// `body`; then both hold the same records.
+  static func withTwoReplicas(
+    firstApplying rounds: Int, _ body: (InProcessLog, Replica, Replica) async throws -> Void
+  ) async throws {
+    let directory = try TemporaryDirectory()
+    let log = try InProcessLog(model: LifecycleEdgeTests.model)
+    let one = try await clone(log, directory.path + "/one")
+    let other = try await clone(log, directory.path + "/other")
+    for round in 0..<rounds { _ = try await apply(one, round: round + 1) }
+    try await body(log, one, other)
+    try await one.sync()
+    try await other.sync()
+    try expectSameRecords(one, other)
+    _ = try await other.verifyAgainstRemote()
+  }
+
+  @Test func anApplyCatchesUpOnOtherReplicasBatchesInItsOwnCommit() async throws {
+    try await Self.withTwoReplicas(firstApplying: 3) { _, _, other in
+      let changes = other.ledger.changes
+      let before = try Self.commits(other)
+      #expect(try await Self.apply(other, round: 4).batchID == 4)
+      // Batches 1 to 3 and its own, in one commit, each announced in order.
+      #expect(try Self.commits(other) == before + 1)
+      #expect(try await Self.announced(changes, count: 4) == [1, 2, 3, 4])
+    }
+  }
+
+  @Test func anApplyRefusedAfterItCaughtUpLeavesTheStoreCaughtUp() async throws {
+    try await Self.withTwoReplicas(firstApplying: 2) { log, one, other in
+      // Refused by the store: the head it expects has moved.
+      await #expect(throws: LedgerError.self) {
+        try await other.apply(
+          try Self.batch(other, round: 9), message: nil, author: nil, source: nil, idempotencyKey: nil,
+          expectedHead: 0)
+      }
+      #expect(try other.ledger.logExtent().head == 2)
+      // Refused by the remote.
+      for round in 3...4 { _ = try await Self.apply(one, round: round) }
+      log.refuseNextAppend()
+      await #expect(throws: RemoteError.self) { try await Self.apply(other, round: 9) }
+      #expect(try other.ledger.logExtent().head == 4)
+    }
+  }
+
+  /// A revert reads the record it reverts before its transaction: one the store has not
+  /// caught up on yet is there by then.
+  @Test func aRevertThroughAReplicaRevertsABatchItsStoreHadNotYetSeen() async throws {
+    try await Self.withTwoReplicas(firstApplying: 2) { _, _, other in
+      let reverted = try await other.write("a revert") { ledger in try ledger.revert(2) }
+      #expect(reverted.summary.batchID == 3)
+    }
+  }
+
   @Test func aRemoteThatRefusesTheAppendLeavesTheStoreAsItWas() async throws {
     let directory = try TemporaryDirectory()
     let log = try InProcessLog(model: LifecycleEdgeTests.model)

@@ -29,11 +29,11 @@ struct ReplicaGroupTests {
   ) async throws -> [Task<R, any Error>] {
     let held = await log.holdHead()
     let first = Task { try await start(0) }
-    try await waitUntil { log.sessionsWaitingForHead == 1 }
+    try await Self.waitUntil { log.sessionsWaitingForHead == 1 }
     var tasks = [first]
     for index in 1...count {
       tasks.append(Task { try await start(index) })
-      try await waitUntil { replica.waitingApplies == index }
+      try await Self.waitUntil { replica.waitingApplies == index }
     }
     log.release(held)
     return tasks
@@ -58,6 +58,34 @@ struct ReplicaGroupTests {
     let other = try await ReplicaCoreTests.clone(log, directory.path + "/other")
     try ReplicaCoreTests.expectSameRecords(replica, other)
     #expect(try await replica.verifyAgainstRemote() == ReplicaVerification(batches: 9, remoteHead: 9))
+  }
+
+  @Test func aGroupCatchesUpOnAnotherReplicasBatchInItsOwnCommit() async throws {
+    try await ReplicaCoreTests.withTwoReplicas(firstApplying: 0) { log, replica, other in
+      let changes = replica.ledger.changes
+      let before = try ReplicaCoreTests.commits(replica)
+      let held = await log.holdHead()
+      let first = Task { try await ReplicaCoreTests.apply(replica, round: 0) }
+      try await Self.waitUntil { log.sessionsWaitingForHead == 1 }
+      // The other replica's write waits for the lock next: the group lined up behind the
+      // first apply finds its batch.
+      let others = Task { try await ReplicaCoreTests.apply(other, round: 100) }
+      try await Self.waitUntil { log.sessionsWaitingForHead == 2 }
+      var group: [Task<BatchSummary, any Error>] = []
+      for index in 1...3 {
+        group.append(Task { try await ReplicaCoreTests.apply(replica, round: index) })
+        try await Self.waitUntil { replica.waitingApplies == index }
+      }
+      log.release(held)
+      #expect(try await first.value.batchID == 1)
+      #expect(try await others.value.batchID == 2)
+      var grouped: [UInt64] = []
+      for task in group { grouped.append(try await task.value.batchID) }
+      #expect(grouped == [3, 4, 5])
+      // The first apply's commit, then one for the other's batch and the group's three.
+      #expect(try ReplicaCoreTests.commits(replica) == before + 2)
+      #expect(try await ReplicaCoreTests.announced(changes, count: 5) == [1, 2, 3, 4, 5])
+    }
   }
 
   @Test func anApplyThatFailsInAGroupFailsAloneAndTheOthersAreAppended() async throws {
