@@ -115,21 +115,21 @@ extension Ledger {
     try Self.check(idempotencyKey: write.idempotencyKey)
     let environment = try environment
     let start = ContinuousClock.now
+    let catchUp = pendingCatchUp
+    // The records caught up on take room as the objects of a write do.
+    let caughtUpObjects = catchUp?.roomObjects ?? 0
     let room: Int
     switch write.room {
-    case .objects(let objects): room = Self.estimatedBytes(objects: objects)
-    case .wholeStore: room = Self.estimatedBytes(objects: 0) + (try environment.info().usedBytes)
-    case .bytes(let bytes): room = bytes
+    case .objects(let objects): room = Self.estimatedBytes(objects: objects + caughtUpObjects)
+    case .wholeStore: room = Self.estimatedBytes(objects: caughtUpObjects) + (try environment.info().usedBytes)
+    case .bytes(let bytes): room = bytes + (caughtUpObjects > 0 ? Self.estimatedBytes(objects: caughtUpObjects) : 0)
     }
     // A write through a replica's remote (`recordGate`) has its record taken there before
     // this commit, as a catch-up's are: the commit need not flush the meta page either, unless
     // it also keeps local values, which only this store holds.
     let flushesMeta = write.flushesMeta && (recordGate == nil || !write.localValues.isEmpty)
-    let catchUp = pendingCatchUp
     let (caughtUp, outcome) = try Self.writeTransaction(
-      environment,
-      reserving: room + Self.localValuesRoom(write.localValues.map(\.value))
-        + (catchUp.map { Self.estimatedBytes(objects: $0.roomObjects) } ?? 0),
+      environment, reserving: room + Self.localValuesRoom(write.localValues.map(\.value)),
       flushingMeta: flushesMeta
     ) { txn in
       let caughtUp = try catchUp.map { try appendEncoded($0.records, claimed: $0.claimed, txn) } ?? []
