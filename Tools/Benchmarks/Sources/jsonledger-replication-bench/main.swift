@@ -124,9 +124,10 @@ if runs("import") {
   clone.ledger.close()
 }
 
-// 2. Append throughput for 1, 2, 4 and 8 writers racing: each a replica of its own (a process
-//    each, as machines are), then as many tasks of one process sharing one replica (a server's
-//    requests, whose applies waiting together are appended together).
+// 2. Append throughput for 1, 2, 4 and 8 writers racing: each a replica of its own (its own
+//    store and connections, as a machine has; all in this process, on its cores), then as many
+//    tasks sharing one replica (a server's requests, whose applies waiting together are
+//    appended together).
 for writers in writerCounts where runs("writers") {
   for sharing in writers > 1 ? [false, true] : [false] {
     let (leader, location) = try await publishedLeader()
