@@ -21,6 +21,12 @@ public struct BorrowedBytes {
     return base.load(fromByteOffset: index, as: UInt8.self)
   }
 
+  /// The eight bytes from `offset` on as a number, most significant first.
+  @inlinable public func bigEndianUInt64(at offset: Int) -> UInt64 {
+    precondition(offset >= 0 && offset <= base.count - 8, "a number outside the borrowed value")
+    return UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+  }
+
   /// A copy of the bytes in `range`.
   @inlinable public func copy(_ range: Range<Int>) -> [UInt8] {
     precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
@@ -30,10 +36,9 @@ public struct BorrowedBytes {
   /// The bytes in `range` as UTF-8 text, or nil when they are not valid UTF-8.
   @inlinable public func string(_ range: Range<Int>) -> String? {
     precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
-    let bytes = UnsafeRawBufferPointer(rebasing: base[range])
-    // ASCII is valid UTF-8, and `decoding` is the fast path.
-    if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-    return String(validating: bytes, as: UTF8.self)
+    let bytes = UnsafeRawBufferPointer(rebasing: base[range]).assumingMemoryBound(to: UInt8.self)
+    guard let text = try? UTF8Span(validating: bytes.span) else { return nil }
+    return String(copying: text)
   }
 
   /// Calls `body` with the bytes in `range` as UTF-8 text, in place; nil when they are not
@@ -81,6 +86,23 @@ extension Transaction {
   ) throws -> R? {
     guard let bytes = try withUnsafeBytes(of: key.bigEndian, { try lookUp($0, in: database) }) else { return nil }
     return try body(BorrowedBytes(bytes))
+  }
+
+  /// `withBorrowedValue(forKey:in:_:)` for a key of at most `capacity` bytes, which `writeKey`
+  /// writes into room on the stack: no array is allocated for it.
+  @inlinable public func withBorrowedValue<R>(
+    forKeyOfAtMost capacity: Int, writtenBy writeKey: (inout OutputSpan<UInt8>) -> Void, in database: Database,
+    _ body: (BorrowedBytes) throws -> R
+  ) throws -> R? {
+    try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { room in
+      var key = OutputSpan(buffer: room, initializedCount: 0)
+      writeKey(&key)
+      let count = key.finalize(for: room)
+      guard let bytes = try lookUp(UnsafeRawBufferPointer(start: room.baseAddress, count: count), in: database) else {
+        return nil
+      }
+      return try body(BorrowedBytes(bytes))
+    }
   }
 
   /// The bytes stored under `key` in place, or nil when it is absent: valid until the

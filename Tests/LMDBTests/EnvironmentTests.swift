@@ -15,6 +15,33 @@ struct EnvironmentTests {
     #expect(value == [1, 2, 3])
   }
 
+  /// A key written on the stack finds what the same key as an array finds: a value read in
+  /// place, its big-endian number read whole, and nothing for a key that is absent or shorter.
+  @Test func aKeyWrittenOnTheStackFindsTheValueItsArrayFinds() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    let key: [UInt8] = [0, 0, 0, 7, 1, 0x61, 0x62, 0, 1]
+    let number: UInt64 = 0x0102_0304_0506_0708
+    let value = [0xFF] + withUnsafeBytes(of: number.bigEndian, Array.init)
+    try env.write { txn in try txn.put(value, forKey: key, in: db) }
+    func lookUp(_ key: [UInt8], room: Int, in txn: Transaction) throws -> (Int, UInt64?)? {
+      try txn.withBorrowedValue(
+        forKeyOfAtMost: room, writtenBy: { span in for byte in key { span.append(byte) } }, in: db,
+        { value in (value.count, value.count >= 9 ? value.bigEndianUInt64(at: 1) : nil) })
+    }
+    let (found, absent, shorter) = try env.read { txn in
+      (
+        try lookUp(key, room: 16, in: txn), try lookUp([9], room: 1, in: txn),
+        try lookUp(key.dropLast(), room: 16, in: txn)
+      )
+    }
+    #expect(found?.0 == 9)
+    #expect(found?.1 == number)
+    #expect(absent == nil)
+    #expect(shorter == nil)
+  }
+
   /// A read-only environment reads what was committed and refuses every write, saying why.
   @Test func aReadOnlyEnvironmentReadsAndRefusesWrites() throws {
     let dir = try TemporaryDirectory()

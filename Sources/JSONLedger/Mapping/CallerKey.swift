@@ -74,6 +74,14 @@ enum CallerKey {
     }
   }
 
+  /// The text a bare string key is, for an entity whose key is one string attribute: the
+  /// usual read by key, which `singleValue(of:key:)` takes as it is, read with no value made.
+  /// Nil for any other key or entity.
+  static func soleText(of entity: ResolvedEntity, key: JSONValue) -> String? {
+    guard case .string(let text) = key, entity.keyAttribute?.type == .string else { return nil }
+    return text
+  }
+
   /// Why a key names no object.
   struct Failure: Error {
     let reason: String

@@ -73,6 +73,17 @@ public struct Model: Sendable {
 
   private let storage: Storage
 
+  /// A model held with no reference counted, for a value that only lives inside a call that
+  /// holds the model itself (`StoredObject`).
+  struct Unretained {
+    private unowned(unsafe) let storage: Storage
+    init(_ model: Model) { storage = model.storage }
+    /// The model (retained again).
+    var model: Model { Model(storage: storage) }
+  }
+
+  private init(storage: Storage) { self.storage = storage }
+
   /// The key case of the JSON this model reads and writes.
   public var keyCase: KeyCase { storage.keyCase }
   /// The date format of exported JSON.

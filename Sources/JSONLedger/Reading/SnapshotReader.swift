@@ -107,7 +107,7 @@ import LMDB
     guard let id = try objectID(of: resolved, key: key) else { return }
     if store.asOf == nil {
       _ = try store.transaction.withBorrowedValue(forBigEndianKey: id, in: store.layout.state) { bytes in
-        try lend(bytes, id, family: resolved.family, targetKeys: nil, body)
+        try lend(bytes, id, of: resolved, targetKeys: nil, body)
       }
       return
     }
@@ -115,7 +115,7 @@ import LMDB
     var writer = BinaryWriter()
     StateCoding.write(stored.state, since: stored.since, model: model, into: &writer)
     try BorrowedBytes.withBytes(of: writer.bytes) { bytes in
-      try lend(bytes, id, family: resolved.family, targetKeys: nil, body)
+      try lend(bytes, id, of: resolved, targetKeys: nil, body)
     }
   }
 
@@ -134,7 +134,7 @@ import LMDB
         writer.removeAll()
         StateCoding.write(stored.state, since: stored.since, model: model, into: &writer)
         try BorrowedBytes.withBytes(of: writer.bytes) { bytes in
-          try lend(bytes, id, family: resolved.family, targetKeys: targetKeys, body)
+          try lend(bytes, id, of: resolved, targetKeys: targetKeys, body)
         }
       }
       return
@@ -144,31 +144,43 @@ import LMDB
       guard key.count == 8 else { throw LedgerError.corruptState("a state key is \(key.count) bytes long") }
       var id: UInt64 = 0
       for index in 0..<8 { id = id << 8 | UInt64(key[index]) }
-      try lend(bytes, id, family: resolved.family, targetKeys: targetKeys, body)
+      try lend(bytes, id, of: resolved, targetKeys: targetKeys, body)
       return true
     }
   }
 
   /// Calls `body` with the object whose current state is `bytes`, unless it is of no entity of
-  /// `family`.
+  /// `requested`'s family.
   private func lend(
-    _ bytes: BorrowedBytes, _ id: UInt64, family: [String], targetKeys: TargetKeyCache?,
+    _ bytes: BorrowedBytes, _ id: UInt64, of requested: ResolvedEntity, targetKeys: TargetKeyCache?,
     _ body: (borrowing StoredObject) throws -> Void
   ) throws {
-    let entity: (name: String, resolved: ResolvedEntity?, identityStart: Int)
-    do { entity = try StateCoding.entity(of: bytes, model: model) } catch {
+    let declaration: ResolvedEntity?
+    let identityStart: Int
+    do {
+      // Most often the object is of the entity asked for, found by its number alone.
+      if let start = try StateCoding.identityStart(of: bytes, ifOfEntityNumbered: requested.id) {
+        (declaration, identityStart) = (requested, start)
+      } else {
+        let entity = try StateCoding.entity(of: bytes, model: model)
+        guard requested.family.contains(entity.name) else { return }
+        (declaration, identityStart) = (entity.resolved, entity.identityStart)
+      }
+    } catch {
       throw LedgerError.corruptState("object \(id) does not decode (\(store.statePlace)): \(error)")
     }
-    guard family.contains(entity.name) else { return }
     let object = StoredObject(
-      bytes: bytes, objectID: id, entity: entity.name, declaration: entity.resolved,
-      identityStart: entity.identityStart, store: store, targetKeys: targetKeys)
+      bytes: bytes, objectID: id, declaration: declaration, identityStart: identityStart, store: store,
+      targetKeys: targetKeys)
     try body(object)
   }
 
   /// The id of the object of `entity` that `key` names; nil when the store holds none. A bare
   /// key of a single identity, the common read, is looked up with no array of its value made.
   func objectID(of entity: ResolvedEntity, key: JSONValue) throws -> UInt64? {
+    if let text = CallerKey.soleText(of: entity, key: key) {
+      return try store.objectID(rootID: entity.rootID, text: text, encodingInto: &scratch.keyBytes)
+    }
     if case .success(let value)? = CallerKey.singleValue(of: entity, key: key) {
       return try store.objectID(
         rootID: entity.rootID, identity: CollectionOfOne(value), encodingInto: &scratch.keyBytes)

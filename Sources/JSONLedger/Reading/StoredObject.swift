@@ -17,37 +17,46 @@ public struct StoredObject: ~Copyable {
   let bytes: BorrowedBytes
   // The references below are unowned and unsafe, as `bytes` is borrowed, and for the same
   // reason they stay valid: an object is lent (non-copyable, `borrowing`) to a closure that
-  // runs inside the reader's call, which holds the transaction, the layout, the model's
-  // entities and the scan's cache until it returns, and the object cannot outlive it. Held
-  // strongly, each cost a retain and a release per object read (RESULTS.md).
+  // runs inside the reader's call, which holds the transaction, the layout, the model and
+  // its entities and the scan's cache until it returns, and the object cannot outlive it.
+  // Held strongly, each cost a retain and a release per object read (RESULTS.md); with none
+  // held, an object is made and dropped with no call at all.
+  /// The entity, when the model has it.
   unowned(unsafe) let declaration: ResolvedEntity?
   unowned(unsafe) let transaction: Transaction
   unowned(unsafe) let layout: StoreLayout
   /// The scan's cache of target keys; nil for a single read.
   unowned(unsafe) let targetKeys: TargetKeyCache?
-  let model: Model
+  let unretainedModel: Model.Unretained
   let asOf: UInt64?
   let identityStart: Int
-  /// The concrete entity (a sub-entity's name when the object is one).
-  public let entity: String
   /// The store's internal id (stable for the key).
   public let objectID: UInt64
 
   init(
-    bytes: BorrowedBytes, objectID: UInt64, entity: String, declaration: ResolvedEntity?, identityStart: Int,
+    bytes: BorrowedBytes, objectID: UInt64, declaration: ResolvedEntity?, identityStart: Int,
     store: borrowing ProjectionStore, targetKeys: TargetKeyCache?
   ) {
     self.bytes = bytes
     self.objectID = objectID
-    self.entity = entity
     self.declaration = declaration
     self.identityStart = identityStart
     self.transaction = store.transaction
     self.layout = store.layout
-    self.model = store.model
+    self.unretainedModel = Model.Unretained(store.model)
     self.asOf = store.asOf
     self.targetKeys = targetKeys
   }
+
+  /// The concrete entity (a sub-entity's name when the object is one).
+  public var entity: String {
+    if let declaration { return declaration.name }
+    // An entity the model lacks is stored by its name, which the reader that lent this object
+    // decoded already: it decodes again.
+    return (try? StateCoding.entity(of: bytes, model: model).name) ?? ""
+  }
+
+  private var model: Model { unretainedModel.model }
 
   /// The store the object was read from, for the reads that reach past it (its targets' keys).
   private var store: ProjectionStore {

@@ -19,6 +19,25 @@ struct ProjectionStore: StateSource {
     return try registration(encodedIdentity: encoded)?.id
   }
 
+  /// `objectID(rootID:identity:encodingInto:)` of the identity that is `text` alone, the usual
+  /// key: when it is short enough to be its own key, it is written on the stack instead.
+  func objectID(rootID: UInt32, text: String, encodingInto encoded: inout [UInt8]) throws -> UInt64? {
+    guard let length = OrderedEncoding.soleTextLength(text), length <= StoreKeys.identityLimit else {
+      return try objectID(rootID: rootID, identity: CollectionOfOne(.string(text)), encodingInto: &encoded)
+    }
+    return try transaction.withBorrowedValue(
+      forKeyOfAtMost: length, writtenBy: { OrderedEncoding.writeSoleText(text, root: rootID, to: &$0) },
+      in: layout.keys, Self.registeredID)
+  }
+
+  /// The object id of a `keys` value (`registration(encodedIdentity:)`).
+  private static func registeredID(_ value: BorrowedBytes) throws -> UInt64 {
+    guard value.count >= StoreKeys.registrationLength else {
+      throw LedgerError.corruptState("a keys entry is truncated")
+    }
+    return value.bigEndianUInt64(at: 0)
+  }
+
   /// The `keys` value of an identity: object id (8 bytes), payload fingerprint (8), and the
   /// whole encoding when the key is a hashed long one.
   func registration(encodedIdentity full: [UInt8]) throws -> (id: UInt64, payloadFingerprint: UInt64)? {

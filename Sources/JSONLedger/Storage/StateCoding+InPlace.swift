@@ -10,6 +10,16 @@ extension StateCoding {
     return (name, resolved, reader.position)
   }
 
+  /// Where the identity of a state of the entity numbered `number` starts; nil for a state of
+  /// another entity. The usual check of an object read by key, made with no name read.
+  static func identityStart<Bytes: ByteSource>(of bytes: Bytes, ifOfEntityNumbered number: UInt32)
+    throws(DecodingFailure) -> Int?
+  {
+    var reader = ByteReader(bytes)
+    guard try reader.readCount() == Int(number) else { return nil }
+    return reader.position
+  }
+
   /// The identity values of a state whose identity starts at `start`.
   static func identity<Bytes: ByteSource>(of bytes: Bytes, from start: Int) throws(DecodingFailure)
     -> [AttributeValue]

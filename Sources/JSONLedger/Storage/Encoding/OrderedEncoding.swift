@@ -81,22 +81,48 @@ enum OrderedEncoding {
   }
 
   /// `appendText` of a text without a NUL, after the root's four bytes when `root` is given,
-  /// in one reserved write: its bytes copied whole (a memory copy), the end mark after them.
-  /// False, with nothing appended, for a text that holds a NUL.
+  /// in one reserved write. False, with nothing appended, for a text that holds a NUL.
   private static func appendTextWithoutNUL(_ text: String, tag: UInt8, root: UInt32?, to bytes: inout [UInt8])
     -> Bool
   {
     text.utf8.span.withUnsafeBufferPointer { utf8 in
-      if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return false }
-      bytes.append(addingCapacity: (root == nil ? 0 : 4) + 1 + utf8.count + 2) { span in
-        if let root { appendRoot(root, to: &span) }
-        span.append(tag)
-        span.appendCopy(of: utf8)
-        span.append(0x00)
-        span.append(0x01)
-      }
+      guard let length = length(ofTextWithoutNUL: utf8, root: root != nil) else { return false }
+      bytes.append(addingCapacity: length) { write(utf8, tag: tag, root: root, to: &$0) }
       return true
     }
+  }
+
+  /// The length of the encoding of the identity that is `text` alone, when its text holds no
+  /// NUL: for a key written in room of its own (`writeSoleText`). Nil for a text with a NUL.
+  static func soleTextLength(_ text: String) -> Int? {
+    text.utf8.span.withUnsafeBufferPointer { length(ofTextWithoutNUL: $0, root: true) }
+  }
+
+  /// Writes the encoding of the identity of root `root` that is `text` alone, into room of
+  /// `soleTextLength(text)` bytes: the same bytes as `encodeIdentity`.
+  static func writeSoleText(_ text: String, root: UInt32, to span: inout OutputSpan<UInt8>) {
+    text.utf8.span.withUnsafeBufferPointer { write($0, tag: 1, root: root, to: &span) }
+  }
+
+  /// The length of a text's encoding (the root's four bytes first when `root`), or nil when
+  /// the text holds a NUL.
+  @inline(__always)
+  private static func length(ofTextWithoutNUL utf8: UnsafeBufferPointer<UInt8>, root: Bool) -> Int? {
+    if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return nil }
+    return (root ? 4 : 0) + 1 + utf8.count + 2
+  }
+
+  /// A text without a NUL, after the root's four bytes when `root` is given: its bytes copied
+  /// whole (a memory copy), the end mark after them.
+  @inline(__always)
+  private static func write(
+    _ utf8: UnsafeBufferPointer<UInt8>, tag: UInt8, root: UInt32?, to span: inout OutputSpan<UInt8>
+  ) {
+    if let root { appendRoot(root, to: &span) }
+    span.append(tag)
+    span.appendCopy(of: utf8)
+    span.append(0x00)
+    span.append(0x01)
   }
 
   /// Doubles as unsigned integers of the same order: negatives inverted, positives with the
