@@ -109,7 +109,7 @@ public final class Transaction {
 
   /// Calls `body` with the bytes stored under `key`, without copying them, or returns nil
   /// when the key is absent. The bytes are valid only inside `body`.
-  func withValue<R>(
+  @inlinable func withValue<R>(
     forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R? {
     guard let bytes = try key.withUnsafeBytes({ try lookUp($0, in: database) }) else { return nil }
@@ -122,7 +122,13 @@ public final class Transaction {
   /// ```swift
   /// let length = try txn.withValue(forKey: key, in: database) { value in value.count }  // nil: absent
   /// ```
-  public func withValue<R>(forKey key: [UInt8], in database: Database, _ body: (Span<UInt8>) throws -> R) throws -> R? {
+  ///
+  /// Inlinable over a non-generic lookup, as `withBorrowedValue` is: a caller's `body` is
+  /// specialised, not called through the generic's witnesses (every view reads numbers from
+  /// its store's meta this way).
+  @inlinable public func withValue<R>(forKey key: [UInt8], in database: Database, _ body: (Span<UInt8>) throws -> R)
+    throws -> R?
+  {
     // The span borrows LMDB's page for this call only; the transaction keeps it valid.
     try withValue(forKey: key, in: database) { (bytes: UnsafeRawBufferPointer) in try body(Span(_unsafeBytes: bytes)) }
   }

@@ -20,11 +20,15 @@ public struct View: ~Copyable {
     throws
   {
     let store = ProjectionStore(transaction: transaction, layout: layout, model: model, asOf: asOf)
-    let extent = try store.extent()
-    // A view as of batch N needs the log to hold N.
-    if let asOf { try extent.checkRecord(asOf) }
+    if let asOf {
+      // A view as of batch N needs the log to hold N.
+      try store.extent().checkRecord(asOf)
+      batchID = asOf
+    } else {
+      // The current state needs only the head (one read of the store's meta, not two).
+      batchID = try store.head()
+    }
     reader = SnapshotReader(store: store, transformers: transformers)
-    batchID = asOf ?? extent.head
   }
 
   /// The model the store was created with.
