@@ -311,7 +311,7 @@ public struct JSONParser {
         if let base = buffer.baseAddress {
           while index &+ 8 <= end {
             let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            let stops = Self.stopBytes(in: word)
+            let stops = StringScan.stopMarks(in: word)
             if stops != 0 {
               // The first flagged byte is a stop (a false flag only ever follows a true one).
               let offset = stops.trailingZeroBitCount >> 3
@@ -402,8 +402,8 @@ public struct JSONParser {
         UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
       )
     }
-    let lowStops = Self.stopBytes(in: low)
-    let highStops = Self.stopBytes(in: high)
+    let lowStops = StringScan.stopMarks(in: low)
+    let highStops = StringScan.stopMarks(in: high)
     let count =
       lowStops != 0 ? lowStops.trailingZeroBitCount >> 3 : 8 + (highStops.trailingZeroBitCount >> 3)
     // Ends within the two words, at a quote, with every byte before it ASCII.
@@ -420,22 +420,6 @@ public struct JSONParser {
     let key = try parseString()
     keyCache[slot] = CachedKey(low: keptLow, high: keptHigh, count: count, key: key)
     return key
-  }
-
-  /// The high bit of each byte of `word` (little-endian: its first byte lowest) that is a
-  /// quote, a backslash or a control character, so that a string's run is read a word at a
-  /// time. Each test flags its lowest such byte truly; a borrow can flag bytes above it too,
-  /// so only the lowest flag of the result is to be read.
-  @inline(__always)
-  private static func stopBytes(in word: UInt64) -> UInt64 {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
-    let quotes = word ^ (ones &* 0x22)
-    let backslashes = word ^ (ones &* 0x5C)
-    let zeroQuote = (quotes &- ones) & ~quotes
-    let zeroBackslash = (backslashes &- ones) & ~backslashes
-    let control = (word &- ones &* 0x20) & ~word
-    return (zeroQuote | zeroBackslash | control) & highs
   }
 
   private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {

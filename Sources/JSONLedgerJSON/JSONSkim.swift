@@ -60,15 +60,15 @@ package struct JSONSkim: Sendable {
 
   /// The end of the string whose opening quote is at `start` (after its closing quote).
   private func stringEnd(from start: Int) -> Int? {
-    var index = start + 1
-    while index < bytes.count {
-      switch bytes[index] {
-      case UInt8(ascii: "\""): return index + 1
-      case UInt8(ascii: "\\"): index += 2
-      default: index += 1
+    bytes.withUnsafeBufferPointer { bytes in
+      var index = start + 1
+      while true {
+        index = StringScan.quoteOrBackslash(in: bytes, from: index)
+        guard index < bytes.count else { return nil }
+        if bytes[index] == UInt8(ascii: "\"") { return index + 1 }
+        index += 2  // past the backslash and the byte it escapes
       }
     }
-    return nil
   }
 
   /// Where an array's or object's first element or member starts (after white space), or,
@@ -104,14 +104,15 @@ package struct JSONSkim: Sendable {
   /// it holds an escape, and where its value starts (after the colon and white space).
   package func memberKey(at index: Int) -> (key: Range<Int>, hasEscapes: Bool, value: Int)? {
     guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-    var end = index + 1
-    var escaped = false
-    while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
-      if bytes[end] == UInt8(ascii: "\\") {
+    let (end, escaped) = bytes.withUnsafeBufferPointer { bytes in
+      var end = index + 1
+      var escaped = false
+      while true {
+        end = StringScan.quoteOrBackslash(in: bytes, from: end)
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\\") else { return (end, escaped) }
         escaped = true
-        end += 1
+        end += 2  // past the backslash and the byte it escapes
       }
-      end += 1
     }
     guard end < bytes.count else { return nil }
     let colon = skipWhitespace(from: end + 1)

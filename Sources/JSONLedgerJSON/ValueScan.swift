@@ -22,16 +22,14 @@ struct ValueScan {
     var index = start
     while index < bytes.count {
       if inString {
-        // A string's bytes up to its next quote or backslash are skipped in a loop of their
-        // own: most of a document's bytes are in strings.
+        // A string's bytes up to its next quote or backslash are skipped eight at a time:
+        // most of a document's bytes are in strings.
         if escaped {
           escaped = false
           index += 1
           continue
         }
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-          index += 1
-        }
+        index = StringScan.quoteOrBackslash(in: bytes, from: index)
         guard index < bytes.count else { break }
         if bytes[index] == UInt8(ascii: "\\") {
           escaped = true

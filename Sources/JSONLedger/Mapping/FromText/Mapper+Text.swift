@@ -251,15 +251,9 @@ extension Mapper {
       let first = buffer[start]
       if first == UInt8(ascii: "\"") {
         guard type == .string || type == .date else { return nil }
-        var index = start + 1
         // Printable ASCII up to the closing quote: its bytes are the string's.
-        while index < buffer.count {
-          let byte = buffer[index]
-          if byte == UInt8(ascii: "\"") { break }
-          guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-          index += 1
-        }
-        guard index < buffer.count else { return nil }
+        let index = StringScan.plainTextEnd(in: buffer, from: start + 1)
+        guard index < buffer.count, buffer[index] == UInt8(ascii: "\"") else { return nil }
         let content = UnsafeBufferPointer(rebasing: buffer[(start + 1)..<index])
         if type == .string { return (.string(String(decoding: content, as: UTF8.self)), index + 1) }
         guard let date = DateCoding.date(fromStringBytes: content) else { return nil }
