@@ -59,13 +59,21 @@ package struct JSONSkim: Sendable {
   }
 
   /// The end of the string whose opening quote is at `start` (after its closing quote).
-  private func stringEnd(from start: Int) -> Int? {
+  private func stringEnd(from start: Int) -> Int? { closingQuote(ofStringAt: start).map { $0.index + 1 } }
+
+  /// The closing quote of the string whose opening quote is at `start`, and whether the
+  /// string holds an escape; nil when it does not close. Inlined into its two callers: called,
+  /// it cost the re-import 0.9%.
+  @inline(__always)
+  private func closingQuote(ofStringAt start: Int) -> (index: Int, hasEscapes: Bool)? {
     bytes.withUnsafeBufferPointer { bytes in
       var index = start + 1
+      var hasEscapes = false
       while true {
         index = StringScan.quoteOrBackslash(in: bytes, from: index)
         guard index < bytes.count else { return nil }
-        if bytes[index] == UInt8(ascii: "\"") { return index + 1 }
+        if bytes[index] == UInt8(ascii: "\"") { return (index, hasEscapes) }
+        hasEscapes = true
         index += 2  // past the backslash and the byte it escapes
       }
     }
@@ -104,17 +112,7 @@ package struct JSONSkim: Sendable {
   /// it holds an escape, and where its value starts (after the colon and white space).
   package func memberKey(at index: Int) -> (key: Range<Int>, hasEscapes: Bool, value: Int)? {
     guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-    let (end, escaped) = bytes.withUnsafeBufferPointer { bytes in
-      var end = index + 1
-      var escaped = false
-      while true {
-        end = StringScan.quoteOrBackslash(in: bytes, from: end)
-        guard end < bytes.count, bytes[end] == UInt8(ascii: "\\") else { return (end, escaped) }
-        escaped = true
-        end += 2  // past the backslash and the byte it escapes
-      }
-    }
-    guard end < bytes.count else { return nil }
+    guard let (end, escaped) = closingQuote(ofStringAt: index) else { return nil }
     let colon = skipWhitespace(from: end + 1)
     guard colon < bytes.count, bytes[colon] == UInt8(ascii: ":") else { return nil }
     return ((index + 1)..<end, escaped, skipWhitespace(from: colon + 1))
