@@ -33,6 +33,17 @@ public struct BorrowedBytes {
     return Array(UnsafeRawBufferPointer(rebasing: base[range]))
   }
 
+  /// Calls `body` with the bytes as a span.
+  @inlinable public func withSpan<R>(_ body: (Span<UInt8>) throws -> R) rethrows -> R {
+    try body(base.assumingMemoryBound(to: UInt8.self).span)
+  }
+
+  /// Appends the bytes in `range` to `bytes`.
+  @inlinable public func append(_ range: Range<Int>, to bytes: inout [UInt8]) {
+    precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
+    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: base[range]).assumingMemoryBound(to: UInt8.self))
+  }
+
   /// The bytes in `range` as UTF-8 text, or nil when they are not valid UTF-8.
   @inlinable public func string(_ range: Range<Int>) -> String? {
     precondition(range.lowerBound >= 0 && range.upperBound <= base.count, "a range outside the borrowed value")
@@ -151,5 +162,36 @@ extension Transaction {
     in database: Database, prefix: [UInt8], _ body: (_ key: BorrowedBytes, _ value: BorrowedBytes) throws -> Bool
   ) throws {
     try forEachRaw(in: database, prefix: prefix) { key, value in try body(BorrowedBytes(key), BorrowedBytes(value)) }
+  }
+
+  /// Calls `body` with each entry whose key starts with `prefix`, in key order, read in place,
+  /// and a buffer: when it returns true, the buffer's bytes replace the entry's value where the
+  /// cursor stands, with no second search. The borrowed bytes are valid until `body` returns,
+  /// and not after; the buffer is reused from one entry to the next.
+  public func replaceEach(
+    in database: Database, prefix: [UInt8],
+    _ body: (_ key: BorrowedBytes, _ value: BorrowedBytes, _ replacement: inout [UInt8]) throws -> Bool
+  ) throws {
+    try withCursor(on: database) { cursor in
+      var more = try cursor.rawSeek(atOrAfter: prefix)
+      // The key is copied before the put: a value of another size moves the entry, key and all.
+      var key: [UInt8] = []
+      var replacement: [UInt8] = []
+      while more {
+        let step = try cursor.rawCurrent { rawKey, value -> (goOn: Bool, replace: Bool) in
+          guard rawKey.count >= prefix.count, rawKey.starts(with: prefix) else { return (false, false) }
+          guard try body(BorrowedBytes(rawKey), BorrowedBytes(value), &replacement) else { return (true, false) }
+          if key.count == rawKey.count {
+            key.withUnsafeMutableBytes { $0.copyMemory(from: rawKey) }
+          } else {
+            key = Array(rawKey)
+          }
+          return (true, true)
+        }
+        guard step.goOn else { return }
+        if step.replace { try cursor.replaceCurrent(with: replacement, key: key) }
+        more = try cursor.rawMove(next: true)
+      }
+    }
   }
 }

@@ -72,6 +72,14 @@ public struct Cursor: ~Copyable {
     try check(code, "put through cursor into \(database.name)")
   }
 
+  /// Replaces the value of the entry under the cursor, whose key is `key` (`MDB_CURRENT`);
+  /// the cursor stays on it.
+  func replaceCurrent(with value: [UInt8], key: [UInt8]) throws(LMDBError) {
+    let code = cursorPut(handle, value[...], forKey: key[...], flags: PutFlags(rawValue: UInt32(MDB_CURRENT)))
+    if code == MDB_MAP_FULL { transaction.sawMapFull = true }
+    try check(code, "replace through cursor in \(database.name)")
+  }
+
   /// Deletes the entry under the cursor.
   public func deleteCurrent() throws(LMDBError) {
     try check(mdb_cursor_del(handle, 0), "delete through cursor from \(database.name)")

@@ -12,11 +12,11 @@ struct ReplicaMigrationTests {
   /// Version 2: Album gains `year` (in place).
   static let withYear = ReplicaFixtures.model.replacingOccurrences(
     of: #""plays": "int64"}"#, with: #""plays": "int64", "year": "int32"}"#)
-  /// Version 3: Album's `label` becomes `publisher` (a rename: the log is replayed).
+  /// Version 3: Album's `label` becomes `publisher` (a rename: the stored states are rewritten).
   static let withPublisher = withYear.replacingOccurrences(
     of: #""label": "string""#, with: #""publisher": {"type": "string", "renamedFrom": "label"}"#)
 
-  /// - Reliability: A migration through one replica (in place), then a rename through another (a replay): every
+  /// - Reliability: A migration through one replica (in place), then a rename through another (a rewrite): every
   ///   replica, a clone from batch 1 and a clone from a backup taken at version 1 follow both and
   ///   verify; a writer at the old version catches up under the lock before it stages
   /// - Size: 2 migrations, 5 stores
@@ -41,10 +41,10 @@ struct ReplicaMigrationTests {
     let dated = try directory.write("dated.json", #"[{"name": "first-1", "year": 1977}]"#)
     let imported = try ReplicationTests.run(["import", clone, dated, "--entity", "Album", "--json"])
     #expect(imported.output.contains("\"batch\": 4,"), "\(imported.output)")
-    // A rename, through the clone: every replica replays its log under version 3.
+    // A rename, through the clone: every replica rewrites its stored states under version 3.
     let third = try directory.write("v3.json", Self.withPublisher)
     let migrated = try ReplicationTests.run(["migrate", clone, "--model", third])
-    #expect(migrated.output.contains("replay"), "\(migrated.output)")
+    #expect(migrated.output.contains("by rewriting the stored states"), "\(migrated.output)")
     #expect(try cluster.psql("SELECT model_version FROM jsonledger_ledgers") == "3")
 
     // New replicas: one from batch 1, one from the backup taken at version 1.

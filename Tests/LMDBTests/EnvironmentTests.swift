@@ -42,6 +42,49 @@ struct EnvironmentTests {
     #expect(shorter == nil)
   }
 
+  /// Values replaced where the cursor stands, some growing past a page (entries move, pages
+  /// split), some shrinking, some kept: every entry of the prefix is visited once and holds
+  /// its replacement; the entries around the prefix are untouched.
+  @Test func replacingEachValueUnderAPrefixVisitsEveryEntryOnceAndTouchesNoOther() throws {
+    let dir = try TemporaryDirectory()
+    let env = try Environment(path: dir.path)
+    let db = try env.database(named: "things")
+    func key(_ prefix: UInt8, _ index: Int) -> [UInt8] { [prefix, UInt8(index >> 8), UInt8(index & 0xFF)] }
+    try env.write { txn in
+      for prefix: UInt8 in [1, 2, 3] {
+        for index in 0..<600 { try txn.put(Array(repeating: prefix, count: 40), forKey: key(prefix, index), in: db) }
+      }
+    }
+    func replacement(_ index: Int) -> [UInt8]? {
+      switch index % 3 {
+      case 0: Array(repeating: 9, count: 300 + index % 50)
+      case 1: [7]
+      default: nil
+      }
+    }
+    var visited: [Int] = []
+    try env.write { txn in
+      try txn.replaceEach(in: db, prefix: [2]) { key, value, buffer in
+        let index = Int(key[1]) << 8 | Int(key[2])
+        #expect(value.count == 40)
+        visited.append(index)
+        guard let bytes = replacement(index) else { return false }
+        buffer = bytes
+        return true
+      }
+    }
+    #expect(visited == Array(0..<600))
+    let entries = try env.read { txn in try txn.entries(in: db, prefix: []) }
+    #expect(entries.count == 1_800)
+    for entry in entries {
+      let index = Int(entry.key[1]) << 8 | Int(entry.key[2])
+      let expected =
+        entry.key[0] == 2
+        ? replacement(index) ?? Array(repeating: 2, count: 40) : Array(repeating: entry.key[0], count: 40)
+      #expect(entry.value == expected, "\(entry.key)")
+    }
+  }
+
   /// A read-only environment reads what was committed and refuses every write, saying why.
   @Test func aReadOnlyEnvironmentReadsAndRefusesWrites() throws {
     let dir = try TemporaryDirectory()

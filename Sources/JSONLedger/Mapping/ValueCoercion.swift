@@ -120,7 +120,10 @@ enum ValueCoercion {
   /// `value` as a value of `type`: itself when it is one already, else coerced from its JSON
   /// form by the import rules (`"20"` to 20, 20 to `"20"`).
   static func coerce(_ value: AttributeValue, to type: AttributeType) -> Result<AttributeValue, CoercionFailure> {
-    coerce(json(value, dateFormat: .iso8601), to: type)
+    // An integer as text, the usual change, without its JSON form: that form's literal is
+    // the integer's decimal digits (`JSONNumber.init(_:)`), which this gives directly.
+    if type == .string, case .integer(let number) = value { return .success(.string(String(number))) }
+    return coerce(json(value, dateFormat: .iso8601), to: type)
   }
 
   /// The significant digits of a number literal's mantissa (leading and trailing zeros not

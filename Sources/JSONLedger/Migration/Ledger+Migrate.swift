@@ -11,7 +11,7 @@ public struct MigrationReport: Sendable {
   public var plan: MigrationPlan
   /// The `migration` record's batch id; nil when there was nothing to do.
   public var batchID: UInt64?
-  /// Records replayed under the new model (0 in place).
+  /// Records replayed under the new model (0 unless the log was replayed).
   public var replayedBatches: Int
 }
 
@@ -33,9 +33,11 @@ extension Ledger {
   /// Migrates the store at `path` to `model` in one commit: readers, in this process or
   /// another, see the store before or after, never between.
   ///
-  /// Additive changes are written in place; renames, removals and type changes replay the log
-  /// under the new model into fresh projections (`MigrationPlan`). The log keeps every batch
-  /// with the model version it was written under, and a `migration` record marks the change.
+  /// Additive changes are written in place; renames and type changes that keep values apart
+  /// rewrite the stored states of the entities concerned; removals, other type changes and a
+  /// new identity replay the log under the new model into fresh projections (`MigrationPlan`).
+  /// The log keeps every batch with the model version it was written under, and a
+  /// `migration` record marks the change.
   /// A change that cannot be derived throws `LedgerError.migrationRefused` listing why, and
   /// nothing is written. `Ledger` values opened before the migration throw
   /// `LedgerError.modelChanged`: open the store again.
@@ -89,7 +91,11 @@ extension Ledger {
   @discardableResult
   public func migrate(to model: Model, allowingRemovals: Bool = false) throws -> MigrationReport {
     do { try transformers.validate(model) } catch { throw LedgerError.model(error) }
-    let plan = try migrationPlan(to: model)
+    return try migrate(following: try migrationPlan(to: model), allowingRemovals: allowingRemovals)
+  }
+
+  /// `migrate(to:allowingRemovals:)` as `plan` says (a test may ask a rewrite to replay).
+  func migrate(following plan: MigrationPlan, allowingRemovals: Bool) throws -> MigrationReport {
     guard plan.refusals.isEmpty else { throw LedgerError.migrationRefused(path: path, reasons: plan.refusals) }
     var report = MigrationReport(
       fromVersion: versions.current, toVersion: versions.current, plan: plan, batchID: nil, replayedBatches: 0)
@@ -143,13 +149,15 @@ extension Ledger {
     var replayed = 0
     switch plan.method {
     case .replay: replayed = try replayLog(under: plan, txn)
-    case .inPlace:
-      // The projections' digest follows every entry rewritten, and is kept at the same head.
-      let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
-      var digest = try ProjectionDigest.continuing(txn, layout, at: extent)
-      try renumberAttributes(of: plan.renumberedEntities, to: plan.next, txn, digest: &digest)
-      if plan.changesIndexes { try rebuildIndexes(plan.next, txn, digest: &digest) }
-      try ProjectionDigest.keep(digest, txn, layout, at: extent)
+    case .rewrite:
+      // A value that cannot take its new type refuses the migration; the replay names the
+      // batch that wrote it.
+      do {
+        try txn.nested { try rewriteInPlace(plan, $0) }
+      } catch is ValueNotCoerced {
+        replayed = try replayLog(under: plan, txn)
+      }
+    case .inPlace: try rewriteInPlace(plan, txn)
     case .nothing: break
     }
     try checkValues(plan, txn)
@@ -200,30 +208,49 @@ extension Ledger {
     }
   }
 
-  /// Rewrites the states and undo images of objects whose entity gained attributes, with
-  /// their attributes numbered as `next` numbers them.
-  private func renumberAttributes(
-    of entities: Set<String>, to next: Model, _ txn: Transaction, digest: inout ProjectionDigest?
+  /// Writes the changes `plan` makes without replaying the log (`inPlace`, `rewrite`): the
+  /// states and undo images of `rewrittenEntities`, and the indexes when they change. The
+  /// projections' digest follows every entry rewritten, and is kept at the same head.
+  private func rewriteInPlace(_ plan: MigrationPlan, _ txn: Transaction) throws {
+    let extent = try ProjectionStore(transaction: txn, layout: layout, model: model).extent()
+    var digest = try ProjectionDigest.continuing(txn, layout, at: extent)
+    try rewriteAttributes(of: plan.rewrittenEntities, plan, txn, digest: &digest)
+    if plan.changesIndexes { try rebuildIndexes(plan.next, txn, digest: &digest) }
+    try ProjectionDigest.keep(digest, txn, layout, at: extent)
+  }
+
+  /// Rewrites the states and undo images of objects of `entities` (of `plan.next`) as
+  /// `plan.next` writes them (`StateCoding.rewriteAttributes`), each where it lies. Throws
+  /// `ValueNotCoerced` when a value cannot take its attribute's new type.
+  private func rewriteAttributes(
+    of entities: Set<String>, _ plan: MigrationPlan, _ txn: Transaction, digest: inout ProjectionDigest?
   ) throws {
+    let rewrites = plan.translation.attributeRewrites(of: entities, from: model, to: plan.next)
     let store = ProjectionStore(transaction: txn, layout: layout, model: model)
-    for root in Set(entities.compactMap { next.resolved($0)?.rootID }).sorted() {
+    var writer = BinaryWriter(capacity: 1024)
+    for root in Set(entities.compactMap { plan.next.resolved($0)?.rootID }).sorted() {
       for part in [ProjectionDigest.Part.state, .history] {
-        let database = layout.database(of: part)
-        var rewritten: [(key: [UInt8], value: [UInt8])] = []
-        try txn.forEach(in: database, prefix: StoreKeys.rootPrefix(root)) { entry in
-          let id = UInt64(bigEndianBytes: entry.key.prefix(8))
-          let batch = entry.key.count == 16 ? UInt64(bigEndianBytes: entry.key.dropFirst(8)) : nil
-          let bytes = try store.decoding(id, at: batch) { () throws(DecodingFailure) in
-            try StateCoding.renumberingAttributes(entry.value, from: model, to: next)
+        try txn.replaceEach(in: layout.database(of: part), prefix: StoreKeys.rootPrefix(root)) {
+          key, value, replacement in
+          let outcome = try store.decoding(
+            key.bigEndianUInt64(at: 0), at: key.count == 16 ? key.bigEndianUInt64(at: 8) : nil
+          ) { () throws(DecodingFailure) in
+            try StateCoding.rewriteAttributes(value, from: model, rewrites, into: &writer)
           }
-          if bytes != entry.value {
-            rewritten.append((entry.key, bytes))
-            digest?.remove(part, key: entry.key.span, value: entry.value.span)
-            digest?.add(part, key: entry.key.span, value: bytes.span)
+          switch outcome {
+          case .unchanged: return false
+          case .valueNotCoerced: throw ValueNotCoerced()
+          case .rewritten:
+            if digest != nil {
+              key.withSpan { key in
+                value.withSpan { digest?.remove(part, key: key, value: $0) }
+                digest?.add(part, key: key, value: writer.bytes.span)
+              }
+            }
+            writer.exchangeBytes(with: &replacement)
+            return true
           }
-          return true
         }
-        for entry in rewritten { try txn.put(entry.value, forKey: entry.key, in: database) }
       }
     }
   }
@@ -286,3 +313,6 @@ extension Ledger {
     if !reasons.isEmpty { throw LedgerError.migrationRefused(path: path, reasons: reasons) }
   }
 }
+
+/// A stored value does not take its attribute's new type: the rewrite gives way to a replay.
+private struct ValueNotCoerced: Error {}

@@ -1,6 +1,7 @@
 /// What migrating a store to a new model does, worked out from the two models before
-/// anything is written: what differs, whether the stored states stay as they are (`inPlace`)
-/// or the log is replayed under the new model (`replay`), and what cannot be derived.
+/// anything is written: what differs, whether the stored states stay as they are (`inPlace`),
+/// are rewritten where they lie (`rewrite`) or the log is replayed under the new model
+/// (`replay`), and what cannot be derived.
 public struct MigrationPlan: Sendable {
   /// How the projections follow the new model.
   public enum Method: String, Sendable {
@@ -11,15 +12,22 @@ public struct MigrationPlan: Sendable {
     /// `migration` record, the states of entities that gained attributes and any changed index
     /// are written; the log is not replayed.
     case inPlace = "in place"
-    /// Renames, removals and type changes: the log is replayed under the new model into fresh
-    /// projections, in the same commit.
+    /// Entities, attributes and relationships renamed, or attributes' types changed to ones
+    /// that keep distinct values distinct (integers to integers or to text, flags and UUIDs to
+    /// text), beside any change made in place: each stored state and undo image of entities
+    /// whose attributes changed is rewritten, and indexes they are in are rebuilt. The
+    /// projections come out as a replay would build them; the log is not replayed.
+    case rewrite = "by rewriting the stored states"
+    /// Removals, other type changes, a new identity, and any change to a record's objects or
+    /// links: the log is replayed under the new model into fresh projections, in the same
+    /// commit.
     case replay = "by replaying the log"
   }
 
   /// What differs, entity by entity, property by property.
   public let differences: [ModelDifference]
   /// How the migration is carried out.
-  public let method: Method
+  public internal(set) var method: Method
   /// What cannot be derived; a plan with any is refused.
   public let refusals: [ModelDifference]
   /// Entities of the store's model (roots, with every entity inheriting from them) that the
@@ -35,10 +43,11 @@ public struct MigrationPlan: Sendable {
   let newlyToOne: [(entity: String, relationship: ResolvedRelationship)]
   /// Whether any attribute's index flag changed: `indexes` is rebuilt.
   let changesIndexes: Bool
-  /// Entities (of `next`) whose stored states name an attribute by a number that changes:
-  /// in place, their states and undo images are rewritten. Empty when attributes are only
-  /// added (they keep their numbers).
-  let renumberedEntities: Set<String>
+  /// Entities (of `next`) whose stored states name an attribute by a number that changes,
+  /// or (`rewrite`) whose attributes are renamed or coerced: unless the log is replayed,
+  /// their states and undo images are rewritten. Empty when attributes are only added (they
+  /// keep their numbers).
+  let rewrittenEntities: Set<String>
 
   init(from old: Model, to new: Model) throws(ModelError) {
     next = try old.followed(by: new)
@@ -81,6 +90,10 @@ public struct MigrationPlan: Sendable {
         let before = carried.first { $0.value.name == attribute.name }.flatMap { previous.attributeIndex[$0.key] }
         if !attribute.isOptional, before?.isOptional ?? true { newlyRequired.append((entity.name, attribute.name)) }
         if attribute.isIndexed != (before?.isIndexed ?? false) { changesIndexes = true }
+        // An index entry holds the attribute's name and value.
+        if attribute.isIndexed, let before, before.name != attribute.name || before.type != attribute.type {
+          changesIndexes = true
+        }
       }
       // Stored states name attributes by number: they change only where a carried attribute's
       // number does, or an attribute is gone. `followed(by:)` keeps numbers: adding an
@@ -126,15 +139,18 @@ public struct MigrationPlan: Sendable {
     self.newlyRequired = newlyRequired
     self.newlyToOne = newlyToOne
     self.changesIndexes = changesIndexes
-    self.renumberedEntities = renumberedEntities
     // The store's model read back lists entities by name, a file in its own order: the same
     // model either way is nothing to do.
     if differences.isEmpty, translation.isIdentity {
       method = .nothing
     } else if translation.isIdentity {
       method = .inPlace
+    } else if translation.rewritesAttributesOnly {
+      method = .rewrite
+      renumberedEntities.formUnion(translation.entitiesWithTranslatedAttributes)
     } else {
       method = .replay
     }
+    rewrittenEntities = renumberedEntities
   }
 }

@@ -18,7 +18,7 @@ struct RecordTranslation: Sendable {
 
   /// Each attribute of an entity that carries on: its next name and, when its type changed,
   /// the next type.
-  private typealias AttributeMap = [String: (name: String, type: AttributeType?)]
+  typealias AttributeMap = [String: (name: String, type: AttributeType?)]
   /// Per entity of `from` whose objects carry on: the next version's entity, and its
   /// attributes' map (nil when every attribute carries on under its name and type).
   private let entities: [String: (name: String, attributes: AttributeMap?)]
@@ -30,6 +30,13 @@ struct RecordTranslation: Sendable {
   let reidentified: [String: [String]]
   /// Whether every record comes out as it went in.
   let isIdentity: Bool
+  /// Whether every record comes out with the same changes, only its names told anew and its
+  /// attributes' values coerced, each change still a change: every entity carries on under its
+  /// number (renamed or not), identities and links carry on, no attribute is removed, and each
+  /// type change keeps distinct values distinct. The projections are then what the old ones
+  /// give with each stored state's attributes told the same way
+  /// (`StateCoding.rewriteAttributes`), and need no replay.
+  let rewritesAttributesOnly: Bool
   /// Root entities of `from` whose objects do not carry on: the next version removed them
   /// and every ancestor.
   let droppedRoots: [String]
@@ -98,10 +105,64 @@ struct RecordTranslation: Sendable {
     self.linkIDs = linkIDs
     self.unordered = unordered
     self.reidentified = reidentified
-    isIdentity =
-      reidentified.isEmpty && from.entities.allSatisfy { entities[$0.name]?.name == $0.name }
-      && entities.values.allSatisfy { $0.attributes == nil }
+    // A stored state names its entity by number, which a renamed entity keeps.
+    let keepsObjectsAndLinks =
+      reidentified.isEmpty
+      && from.entities.allSatisfy { entity in
+        guard let next = entities[entity.name]?.name, let old = from.resolved(entity.name) else { return false }
+        return to.resolved(next)?.id == old.id
+      }
       && linkIDs.allSatisfy { $0.key == $0.value } && unordered.isEmpty
+    isIdentity =
+      keepsObjectsAndLinks && from.entities.allSatisfy { entities[$0.name]?.name == $0.name }
+      && entities.values.allSatisfy { $0.attributes == nil }
+    rewritesAttributesOnly =
+      keepsObjectsAndLinks
+      && entities.allSatisfy { old, next in
+        guard let map = next.attributes else { return true }
+        guard let oldEntity = from.resolved(old), map.count == oldEntity.attributes.count else { return false }
+        return map.allSatisfy { name, translated in
+          guard let type = translated.type, let before = oldEntity.attributeIndex[name]?.type else { return true }
+          return Self.keepsValuesApart(from: before, to: type)
+        }
+      }
+  }
+
+  /// The attributes of `entity` (of `from`) renamed or coerced: nil when each carries on under
+  /// its name and type, or the entity does not carry on.
+  func attributeMap(of entity: String) -> AttributeMap? { entities[entity]?.attributes }
+
+  /// How the stored states of `entities` (names in `to`) are rewritten
+  /// (`StateCoding.rewriteAttributes`), by the number of the entity in `from` they continue
+  /// (which they keep): attributes renamed and coerced as records are, numbered as `to`
+  /// numbers them.
+  func attributeRewrites(of entities: Set<String>, from: Model, to: Model) -> [Int: StateCoding.AttributeRewrite] {
+    var rewrites: [Int: StateCoding.AttributeRewrite] = [:]
+    for (oldName, (nextName, map)) in self.entities where entities.contains(nextName) {
+      guard let old = from.resolved(oldName), let next = to.resolved(nextName) else { continue }
+      let targets = old.storedAttributeNames.map { attribute in
+        let (name, type) = map?[attribute.name] ?? (attribute.name, nil)
+        return StateCoding.AttributeRewrite.Target(name: name, number: next.attributeNumber(of: name), type: type)
+      }
+      rewrites[Int(old.id)] = StateCoding.AttributeRewrite(targets: targets)
+    }
+    return rewrites
+  }
+
+  /// Entities of `to` some of whose attributes are renamed, removed or coerced.
+  var entitiesWithTranslatedAttributes: [String] { entities.values.filter { $0.attributes != nil }.map(\.name) }
+
+  /// Whether coercing from `old` to `new` never makes two different values one: an update
+  /// between them stays a change. Integers widen or narrow (a value out of range fails), and
+  /// integers, flags and UUIDs become text that spells them one way each.
+  static func keepsValuesApart(from old: AttributeType, to new: AttributeType) -> Bool {
+    switch (old, new) {
+    case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
+      (.int64, .int16), (.int64, .int32), (.int64, .int64):
+      true
+    case (.int16, .string), (.int32, .string), (.int64, .string), (.bool, .string), (.uuid, .string): true
+    default: false
+    }
   }
 
   /// The id a link stored under `id` in `from` is stored under in `to`, or nil when the

@@ -134,60 +134,6 @@ enum StateCoding {
     return true
   }
 
-  /// A state or undo image written under `old` as `new` writes it, for an entity whose
-  /// attributes `new` only adds to: everything up to the attributes is kept, each attribute's
-  /// number is `new`'s, and values are copied as they are. (A migration that keeps numbers,
-  /// as `Model.followed(by:)` does, needs none of this.)
-  static func renumberingAttributes(_ bytes: [UInt8], from old: Model, to new: Model) throws(DecodingFailure)
-    -> [UInt8]
-  {
-    guard !bytes.isEmpty else { return bytes }
-    var reader = BinaryReader(bytes)
-    let (entity, resolved) = try readEntity(&reader, model: old)
-    let identity = try readIdentity(&reader)
-    _ = try reader.readVarint()
-    for _ in 0..<(try reader.readCount()) {
-      _ = try reader.readVarint()
-      switch try reader.readByte() {
-      case 0: _ = try reader.readCompactIDs()
-      case 1:
-        _ = try reader.readVarint()
-        _ = try reader.readCompactIDs()
-        _ = try reader.readCompactIDs()
-      case let tag: throw DecodingFailure(reason: "unknown link list tag \(tag)")
-      }
-    }
-    var writer = BinaryWriter(capacity: bytes.count + 16)
-    writer.append(encoded: Array(bytes[..<reader.position]))
-    let oldNames = resolved?.storedAttributeNames ?? []
-    let newEntity = new.resolved(entity)
-    let count = try reader.readCount()
-    writer.write(varint: UInt64(count))
-    for _ in 0..<count {
-      let reference = try reader.readCount()
-      let name: String
-      if reference == 0 {
-        name = try reader.readString()
-      } else {
-        guard let position = resolved?.position(ofAttributeNumber: reference) else {
-          throw DecodingFailure(reason: "attribute \(reference) of \(entity) is not in the model")
-        }
-        name = oldNames[position].name
-      }
-      let valueStart = reader.position
-      _ = try reader.readValue(identity: identity)
-      if let number = newEntity?.attributeNumber(of: name) {
-        writer.write(varint: UInt64(number))
-      } else {
-        writer.write(0)
-        writer.write(name)
-      }
-      writer.append(encoded: Array(bytes[valueStart..<reader.position]))
-    }
-    guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
-    return writer.bytes
-  }
-
   /// Entity, identity and since of a state or undo image; nil for an empty undo image.
   static func decodeHeader<Bytes: ByteSource>(_ bytes: Bytes, model: Model) throws(DecodingFailure) -> (
     entity: String, identity: [AttributeValue], since: UInt64

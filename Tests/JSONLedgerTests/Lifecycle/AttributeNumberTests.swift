@@ -51,7 +51,7 @@ struct AttributeNumberTests {
     for (step, extra) in [["active"], ["active", "genre"]].enumerated() {
       let report = try Ledger.migrate(at: path, to: try Self.model(extra))
       #expect(report.plan.method == .inPlace, "step \(step)")
-      #expect(report.plan.renumberedEntities.isEmpty, "step \(step)")
+      #expect(report.plan.rewrittenEntities.isEmpty, "step \(step)")
       ledger = try Ledger.open(at: path)
       #expect(try Self.storedStates(ledger) == before, "step \(step): a stored state was rewritten")
       ledger.close()

@@ -17,10 +17,14 @@ protocol ByteSource {
   func string(_ range: Range<Int>) -> String?
   /// Whether the bytes in `range` are `other`.
   func bytes(_ range: Range<Int>, equal other: [UInt8]) -> Bool
+  /// Appends the bytes in `range` to `bytes`.
+  func append(_ range: Range<Int>, to bytes: inout [UInt8])
 }
 
 extension Array: ByteSource where Element == UInt8 {
   func copy(_ range: Range<Int>) -> [UInt8] { Array(self[range]) }
+
+  func append(_ range: Range<Int>, to bytes: inout [UInt8]) { bytes.append(contentsOf: self[range]) }
 
   func string(_ range: Range<Int>) -> String? {
     let raw = self[range]

@@ -9,6 +9,13 @@ struct BinaryWriter {
 
   init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
+  /// Swaps the bytes written for `other`'s: the bytes handed on without a copy, and `other`'s
+  /// memory kept for the next use.
+  mutating func exchangeBytes(with other: inout [UInt8]) { swap(&bytes, &other) }
+
+  /// Takes back the last `count` bytes written.
+  mutating func removeLast(_ count: Int) { bytes.removeLast(count) }
+
   /// Empties the writer for reuse, keeping its memory.
   mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
@@ -46,6 +53,11 @@ struct BinaryWriter {
 
   /// Appends part of bytes already in this encoding, without a length.
   mutating func append(encoded data: ArraySlice<UInt8>) { bytes.append(contentsOf: data) }
+
+  /// Appends `range` of `source`, bytes already in this encoding, without a length.
+  mutating func append<Bytes: ByteSource>(encoded source: Bytes, _ range: Range<Int>) {
+    source.append(range, to: &bytes)
+  }
 
   mutating func write(bytes data: some Collection<UInt8>) {
     write(varint: UInt64(data.count))

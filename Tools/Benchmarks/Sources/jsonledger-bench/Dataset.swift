@@ -30,10 +30,15 @@ struct Dataset {
     of: #""sales": "int64"}"#, with: #""sales": "int64", "catalog": "string"}"#)
 
   /// The model after `modelGainingAnAttribute` with Album.label renamed and Album.sales a
-  /// string: a migration by replaying the log.
+  /// string: a migration that rewrites each album's stored states.
   static let modelRenamingAndRetyping = model.replacingOccurrences(
     of: #""label": "string", "sales": "int64"}"#,
     with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string", "catalog": "string"}"#)
+
+  /// `modelRenamingAndRetyping` without Album.catalog: removing an attribute replays the log.
+  static let modelRemovingAnAttribute = model.replacingOccurrences(
+    of: #""label": "string", "sales": "int64"}"#,
+    with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string"}"#)
 
   func bandName(_ index: Int) -> String { "band \(index)" }
   func albumName(_ index: Int) -> String { "album \(index)" }

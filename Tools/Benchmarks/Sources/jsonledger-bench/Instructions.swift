@@ -18,7 +18,8 @@ enum Instructions {
     ("read by key in a 2,000-batch store, a view each", "jsonledger"),
     ("read by key as of a random batch, a view each", "jsonledger"),
     ("verify", "jsonledger"), ("verify, full", "jsonledger"),
-    ("migrate by replaying the log", "jsonledger"), ("migrate by replaying the log", "grdb"),
+    ("migrate a rename and a type change", "jsonledger"), ("migrate a rename and a type change", "grdb"),
+    ("migrate by replaying the log", "jsonledger"),
     ("restore a log whose to-many lists grow", "jsonledger"),
     ("apply a batch of one album, a thousand times", "jsonledger"),
     ("apply a batch of one album, a thousand times", "grdb"),
@@ -189,14 +190,16 @@ enum Instructions {
       let mode: VerificationMode = workload == "verify" ? .keptDigest : .fullReplay
       try counted { _ = try ledger.ledger.verify(mode) }
       handled = dataset.objects
-    case ("migrate by replaying the log", "jsonledger"):
+    case ("migrate a rename and a type change", "jsonledger"), ("migrate by replaying the log", "jsonledger"):
       let ledger = try JSONLedgerContender(dataset: dataset)
       _ = try ledger.importDocument(document)
       ledger.ledger.close()
       let store = ledger.path + "/store"
       _ = try Ledger.migrate(at: store, to: Model(json: JSONParser.parse(Dataset.modelGainingAnAttribute)))
-      let renamed = try Model(json: JSONParser.parse(Dataset.modelRenamingAndRetyping))
-      try counted { _ = try Ledger.migrate(at: store, to: renamed) }
+      let next =
+        workload == "migrate by replaying the log" ? Dataset.modelRemovingAnAttribute : Dataset.modelRenamingAndRetyping
+      let model = try Model(json: JSONParser.parse(next))
+      try counted { _ = try Ledger.migrate(at: store, to: model) }
       handled = dataset.objects
     case ("restore a log whose to-many lists grow", "jsonledger"):
       // At most 10,000 albums: each band's list reaches 1,000, and the count takes a minute.
@@ -217,7 +220,7 @@ enum Instructions {
       let batches = (0..<smallBatches).map(dataset.smallBatch)
       try counted { for batch in batches { try grdb.importDocument(batch) } }
       handled = batches.count
-    case ("migrate by replaying the log", "grdb"):
+    case ("migrate a rename and a type change", "grdb"):
       let grdb = try GRDBContender()
       try grdb.importDocument(document)
       try grdb.addAnAttribute()

@@ -1,0 +1,202 @@
+extension StateCoding {
+  /// How the attributes of one entity's stored states are told under a later model: for each
+  /// attribute, by its position among the entity's stored names in the earlier model, its next
+  /// name, its next number and the type its value is coerced to when that changed.
+  struct AttributeRewrite: Sendable {
+    struct Target: Sendable {
+      var name: String
+      /// Nil: the next model does not number it, and it is written by name.
+      var number: UInt32?
+      /// The type a value is coerced to; nil when it keeps its type (and its bytes).
+      var type: AttributeType?
+    }
+
+    /// By position in the earlier entity's `storedAttributeNames`.
+    let targets: [Target]
+    /// Whether the next names sort as the earlier ones did, so that a state's attributes, in
+    /// name order, are written in the order they are read.
+    let keepsOrder: Bool
+
+    init(targets: [Target]) {
+      self.targets = targets
+      keepsOrder = zip(targets, targets.dropFirst()).allSatisfy { $0.name < $1.name }
+    }
+  }
+
+  /// What `rewriteAttributes` did with a state.
+  enum Rewritten: Equatable {
+    /// The state's bytes stay: its entity has no rewrite, none of its attributes changes
+    /// number, type or place, or it is empty (an undo image of no object).
+    case unchanged
+    /// `writer` holds the rewritten state.
+    case rewritten
+    /// A value cannot take its attribute's new type.
+    case valueNotCoerced
+  }
+
+  /// Writes into `writer` the state or undo image `bytes`, written under `old`, with each
+  /// attribute told as `rewrites` says for its entity (by entity number): everything up to
+  /// the attributes is kept byte for byte, each attribute takes its next name and number, a
+  /// value whose type changed is coerced (the others keep their bytes), and the attributes
+  /// stay in name order. The same state written under the next model gives the same bytes.
+  static func rewriteAttributes<Bytes: ByteSource>(
+    _ bytes: Bytes, from old: Model, _ rewrites: [Int: AttributeRewrite], into writer: inout BinaryWriter
+  ) throws(DecodingFailure) -> Rewritten {
+    guard bytes.count > 0 else { return .unchanged }
+    var reader = ByteReader(bytes)
+    let number = try reader.readCount()
+    guard let rewrite = rewrites[number], let entity = old.resolved(number: number) else { return .unchanged }
+    let identityStart = reader.position
+    let identityCount = try reader.readCount()
+    // The bytes of a sole identity value: a coerced value equal to it is written as a reference.
+    var soleIdentity = 0..<0
+    for _ in 0..<identityCount {
+      let start = reader.position
+      try reader.skipValue()
+      soleIdentity = start..<reader.position
+    }
+    _ = try reader.readVarint()
+    for _ in 0..<(try reader.readCount()) {
+      _ = try reader.readVarint()
+      switch try reader.readByte() {
+      case 0: try reader.skipCompactIDs()
+      case 1:
+        _ = try reader.readVarint()
+        try reader.skipCompactIDs()
+        try reader.skipCompactIDs()
+      case let tag: throw DecodingFailure(reason: "unknown link list tag \(tag)")
+      }
+    }
+    writer.removeAll()
+    writer.append(encoded: bytes, 0..<reader.position)
+    let attributesStart = reader.position
+    // Decoded only when a value refers to it, or a coerced value is not one that its bytes
+    // tell apart (the sole identity value's bytes are compared instead).
+    var identity: [AttributeValue]?
+    func identityValues() throws(DecodingFailure) -> [AttributeValue] {
+      if let identity { return identity }
+      var identityReader = ByteReader(bytes, position: identityStart)
+      let values = try readIdentity(&identityReader)
+      identity = values
+      return values
+    }
+    let count = try reader.readCount()
+    writer.write(varint: UInt64(count))
+    var inOrder = rewrite.keepsOrder
+    var changed = false
+    for _ in 0..<count where inOrder {
+      let reference = try reader.readCount()
+      // An attribute stored by name (the placeholder mark) may sort anywhere: sorted below.
+      guard reference > 0 else {
+        inOrder = false
+        break
+      }
+      guard let position = entity.position(ofAttributeNumber: reference) else {
+        throw DecodingFailure(reason: "attribute \(reference) of \(entity.name) is not in the model")
+      }
+      let target = rewrite.targets[position]
+      if let number = target.number {
+        writer.write(varint: UInt64(number))
+        if number != reference { changed = true }
+      } else {
+        writer.write(0)
+        writer.write(target.name)
+        changed = true
+      }
+      if let type = target.type {
+        let valueStart = reader.position
+        let value =
+          reader.nextByte == 14 ? try reader.readValue(identity: try identityValues()) : try reader.readRequiredValue()
+        guard case .success(let coerced) = ValueCoercion.coerce(value, to: type) else { return .valueNotCoerced }
+        let written = writer.bytes.count
+        switch coerced {
+        // Equal bytes are equal values for these (`BinaryWriter.write(_:identity:)`).
+        case .string where identityCount <= 1, .integer where identityCount <= 1:
+          writer.write(coerced)
+          if identityCount == 1, sameBytes(bytes, soleIdentity, writer.bytes, from: written) {
+            writer.removeLast(writer.bytes.count - written)
+            writer.write(14)
+            writer.write(varint: 0)
+          }
+        default:
+          writer.write(coerced, identity: try identityValues())
+        }
+        if !changed, !sameBytes(bytes, valueStart..<reader.position, writer.bytes, from: written) { changed = true }
+      } else {
+        let valueStart = reader.position
+        try reader.skipValue()
+        writer.append(encoded: bytes, valueStart..<reader.position)
+      }
+    }
+    if !inOrder {
+      return try rewriteAttributesSorting(
+        bytes, from: attributesStart, entity, rewrite, identity: try identityValues(), into: &writer)
+    }
+    guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
+    return changed ? .rewritten : .unchanged
+  }
+
+  /// Whether `range` of `bytes` holds what `written` holds from `start` to its end.
+  private static func sameBytes<Bytes: ByteSource>(
+    _ bytes: Bytes, _ range: Range<Int>, _ written: [UInt8], from start: Int
+  ) -> Bool {
+    guard written.count - start == range.count else { return false }
+    for offset in 0..<range.count where bytes[range.lowerBound + offset] != written[start + offset] { return false }
+    return true
+  }
+
+  /// The attributes of `rewriteAttributes`, when they do not come out in the order they are
+  /// read: each is told, then they are sorted by their next names and written.
+  private static func rewriteAttributesSorting<Bytes: ByteSource>(
+    _ bytes: Bytes, from attributesStart: Int, _ entity: ResolvedEntity, _ rewrite: AttributeRewrite,
+    identity: [AttributeValue], into writer: inout BinaryWriter
+  ) throws(DecodingFailure) -> Rewritten {
+    var reader = ByteReader(bytes, position: attributesStart)
+    let count = try reader.readCount()
+    var attributes: [(name: String, number: UInt32?, value: [UInt8])] = []
+    attributes.reserveCapacity(count)
+    for _ in 0..<count {
+      let reference = try reader.readCount()
+      let target: AttributeRewrite.Target
+      if reference == 0 {
+        let name = try reader.readString()
+        target =
+          entity.attributeNumber(of: name).flatMap { entity.position(ofAttributeNumber: Int($0)) }
+          .map { rewrite.targets[$0] } ?? AttributeRewrite.Target(name: name, number: nil, type: nil)
+      } else {
+        guard let position = entity.position(ofAttributeNumber: reference) else {
+          throw DecodingFailure(reason: "attribute \(reference) of \(entity.name) is not in the model")
+        }
+        target = rewrite.targets[position]
+      }
+      var value = BinaryWriter(capacity: 16)
+      if let type = target.type {
+        guard case .success(let coerced) = ValueCoercion.coerce(try reader.readValue(identity: identity), to: type)
+        else { return .valueNotCoerced }
+        value.write(coerced, identity: identity)
+      } else {
+        let valueStart = reader.position
+        try reader.skipValue()
+        value.append(encoded: bytes, valueStart..<reader.position)
+      }
+      attributes.append((target.name, target.number, value.bytes))
+    }
+    guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
+    attributes.sort { $0.name < $1.name }
+    writer.removeAll()
+    writer.append(encoded: bytes, 0..<attributesStart)
+    writer.write(varint: UInt64(count))
+    for attribute in attributes {
+      if let number = attribute.number {
+        writer.write(varint: UInt64(number))
+      } else {
+        writer.write(0)
+        writer.write(attribute.name)
+      }
+      writer.append(encoded: attribute.value)
+    }
+    // Rare (a placeholder's mark, or names that change order): compared whole.
+    return writer.bytes.count == bytes.count && bytes.bytes(0..<bytes.count, equal: writer.bytes)
+      ? .unchanged : .rewritten
+  }
+}
