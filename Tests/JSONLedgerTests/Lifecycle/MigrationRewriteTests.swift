@@ -126,6 +126,31 @@ struct MigrationRewriteTests {
     #expect(try migrated.verify(.fullReplay).batches == 2)
   }
 
+  /// A band holding thousands of albums: its state lies on overflow pages, and its undo
+  /// images keep the long list as changes. Both are rewritten as the replay writes them.
+  @Test func aStateWithALongLinkListIsRewrittenAsTheReplayWritesIt() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    let ledger = try Ledger.open(at: path, model: HistoryPropertyTests.model)
+    for round in 0..<4 {
+      // Each round adds a thousand albums to the band's list and changes its year.
+      let albums = (0..<1_000).map { #"{"name": "album \#(round)-\#($0)", "label": "L", "band": "Japan"}"# }
+      var batch = ledger.makeBatch()
+      try batch.stage(try JSONParser.parse("[\(albums.joined(separator: ","))]"), as: "Album")
+      try batch.stage(try JSONParser.parse(#"[{"name": "Japan", "formed": \#(1970 + round)}]"#), as: "Band")
+      _ = try ledger.applySynchronously(batch)
+    }
+    ledger.close()
+    let model = try Self.rewrittenModel(year: .string, keepingOrder: true)
+    #expect(try Ledger.migrate(at: path, to: model).plan.method == .rewrite)
+    let migrated = try Ledger.open(at: path, model: model)
+    defer { migrated.close() }
+    let band = try migrated.read { try $0.object("Band", key: "Japan") }
+    #expect(band?["founded"] == .string("1973"))
+    #expect(try migrated.read { try $0.objects("Album").count } == 4_000)
+    #expect(try migrated.verify(.fullReplay).batches == 5)
+  }
+
   @Test func aValueThatCannotTakeItsNewTypeRefusesTheRewriteNamingTheBatchAndNothingIsWritten() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path + "/store"
