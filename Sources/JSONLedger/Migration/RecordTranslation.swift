@@ -22,6 +22,8 @@ struct RecordTranslation: Sendable {
   /// Per entity of `from` whose objects carry on: the next version's entity, and its
   /// attributes' map (nil when every attribute carries on under its name and type).
   private let entities: [String: (name: String, attributes: AttributeMap?)]
+  /// Each map of `entities` as `translateAttributes` walks it.
+  private let walks: [String: AttributeWalk]
   /// Each link id of `from` (hidden reverse ids included) that carries on, and its next id.
   private let linkIDs: [UInt32: UInt32]
   /// Next ids of relationships that were ordered and are not any more.
@@ -101,6 +103,7 @@ struct RecordTranslation: Sendable {
       entities[old] = (new, keepsAll ? nil : map)
     }
     self.entities = entities
+    walks = entities.compactMapValues { $0.attributes.map(AttributeWalk.init) }
     droppedRoots = from.entities.filter { $0.parent == nil && entityNames[$0.name] == nil }.map(\.name)
     self.linkIDs = linkIDs
     self.unordered = unordered
@@ -199,12 +202,19 @@ struct RecordTranslation: Sendable {
     var changes = record.changes
     record.changes = []
     let batchID = record.batchID
+    // A record's changes come in runs of one entity: comparing its name costs less than
+    // hashing it.
+    var last: (old: String, next: String, walk: AttributeWalk?)?
     try changes.keepChanging { change in
-      guard let (entity, map) = entities[change.entity] else { return false }
+      if last?.old != change.entity {
+        guard let next = entities[change.entity] else { return false }
+        last = (change.entity, next.name, walks[change.entity])
+      }
+      guard let (_, entity, walk) = last else { return false }
       // An update whose every change was left out is no change (one that changed nothing but
       // the object's entity stays).
       let hadChanges = !(change.attributes.isEmpty && change.links.isEmpty)
-      if let map { try translateAttributes(of: &change, map) }
+      if let walk { try translateAttributes(of: &change, walk) }
       translateLinks(of: &change)
       change.entity = entity
       if let names = reidentified[entity] {
@@ -219,13 +229,16 @@ struct RecordTranslation: Sendable {
   /// Renames `change`'s attributes, coerces their values to changed types and leaves out the
   /// ones the next version does not have, keeping them in name order; `change.entity` is
   /// still the old entity's name.
-  private func translateAttributes(of change: inout ObjectChange, _ map: AttributeMap) throws {
+  private func translateAttributes(of change: inout ObjectChange, _ walk: AttributeWalk) throws {
     var attributes = change.attributes
     change.attributes = []
+    var position = 0
     try attributes.keepChanging { attribute in
       // The placeholder mark is no property of any model version: it carries on as it is.
       guard attribute.name != AttributeList.placeholderMark else { return true }
-      guard let (name, type) = map[attribute.name] else { return false }
+      guard let found = walk.position(of: attribute.name, from: position) else { return false }
+      position = found + 1
+      let (name, type) = walk.targets[found]
       if let type {
         let old = try Self.coerce(attribute.old, to: type, change, attribute.name)
         let new = try Self.coerce(attribute.new, to: type, change, attribute.name)
@@ -235,8 +248,10 @@ struct RecordTranslation: Sendable {
       if attribute.name != name { attribute.name = name }
       return true
     }
-    if !zip(attributes, attributes.dropFirst()).allSatisfy({ $0.name < $1.name }) {
+    // By index: a pair of whole changes would be copied to compare their names.
+    for index in attributes.indices.dropFirst() where !(attributes[index - 1].name < attributes[index].name) {
       attributes.sort { $0.name < $1.name }
+      break
     }
     change.attributes = attributes
   }
@@ -307,6 +322,35 @@ struct RecordTranslation: Sendable {
       throw TranslationFailure(
         place: "\(change.entity).\(name)", reason: "\(value) cannot become \(type.rawValue): \(failure.reason)")
     }
+  }
+}
+
+/// An entity's attribute map as a list in name order, which a change's attributes (in name
+/// order too) are looked up in by moving forward: a few comparisons of short names, where the
+/// map would hash each name.
+private struct AttributeWalk: Sendable {
+  let names: [String]
+  let targets: [(name: String, type: AttributeType?)]
+
+  init(_ map: RecordTranslation.AttributeMap) {
+    let sorted = map.sorted { $0.key < $1.key }
+    names = sorted.map(\.key)
+    targets = sorted.map(\.value)
+  }
+
+  /// Where `name` is, looked for from `start` on, then before it (for names out of order).
+  func position(of name: String, from start: Int) -> Int? {
+    var index = start
+    while index < names.count {
+      if names[index] == name { return index }
+      index += 1
+    }
+    index = 0
+    while index < min(start, names.count) {
+      if names[index] == name { return index }
+      index += 1
+    }
+    return nil
   }
 }
 
