@@ -150,11 +150,12 @@ extension Ledger {
     switch plan.method {
     case .replay: replayed = try replayLog(under: plan, txn)
     case .rewrite:
-      // A value that cannot take its new type refuses the migration; the replay names the
-      // batch that wrote it.
+      // A value that cannot take its new type refuses the migration, and the replay names the
+      // batch that wrote it; one that might have become another value (an update between them
+      // would be no change) is for the replay to fold.
       do {
         try txn.nested { try rewriteInPlace(plan, $0) }
-      } catch is ValueNotCoerced {
+      } catch is NeedsReplay {
         replayed = try replayLog(under: plan, txn)
       }
     case .inPlace: try rewriteInPlace(plan, txn)
@@ -221,7 +222,8 @@ extension Ledger {
 
   /// Rewrites the states and undo images of objects of `entities` (of `plan.next`) as
   /// `plan.next` writes them (`StateCoding.rewriteAttributes`), each where it lies. Throws
-  /// `ValueNotCoerced` when a value cannot take its attribute's new type.
+  /// `NeedsReplay` when a value cannot take its attribute's new type, or does not come back
+  /// from it as it was.
   private func rewriteAttributes(
     of entities: Set<String>, _ plan: MigrationPlan, _ txn: Transaction, digest: inout ProjectionDigest?
   ) throws {
@@ -239,7 +241,7 @@ extension Ledger {
           }
           switch outcome {
           case .unchanged: return false
-          case .valueNotCoerced: throw ValueNotCoerced()
+          case .needsReplay: throw NeedsReplay()
           case .rewritten:
             if digest != nil {
               key.withSpan { key in
@@ -314,5 +316,6 @@ extension Ledger {
   }
 }
 
-/// A stored value does not take its attribute's new type: the rewrite gives way to a replay.
-private struct ValueNotCoerced: Error {}
+/// A stored value does not take its attribute's new type, or might have become another one:
+/// the rewrite gives way to a replay.
+private struct NeedsReplay: Error {}

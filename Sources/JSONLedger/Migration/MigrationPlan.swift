@@ -12,15 +12,15 @@ public struct MigrationPlan: Sendable {
     /// `migration` record, the states of entities that gained attributes and any changed index
     /// are written; the log is not replayed.
     case inPlace = "in place"
-    /// Entities, attributes and relationships renamed, or attributes' types changed to ones
-    /// that keep distinct values distinct (integers to integers or to text, flags and UUIDs to
-    /// text), beside any change made in place: each stored state and undo image of entities
-    /// whose attributes changed is rewritten, and indexes they are in are rebuilt. The
-    /// projections come out as a replay would build them; the log is not replayed.
+    /// Entities, attributes and relationships renamed, or attributes' types changed, beside
+    /// any change made in place: each stored state and undo image of entities whose attributes
+    /// changed is rewritten, and indexes they are in are rebuilt. The projections come out as a
+    /// replay would build them; the log is not replayed. A coercion that might make two values
+    /// one (text "1.5" and "1.50" as numbers) is checked value by value: where a value does not
+    /// come back from its new type as it was, or does not take it, the log is replayed instead.
     case rewrite = "by rewriting the stored states"
-    /// Removals, other type changes, a new identity, and any change to a record's objects or
-    /// links: the log is replayed under the new model into fresh projections, in the same
-    /// commit.
+    /// Removals, a new identity, and any change to a record's objects or links: the log is
+    /// replayed under the new model into fresh projections, in the same commit.
     case replay = "by replaying the log"
   }
 

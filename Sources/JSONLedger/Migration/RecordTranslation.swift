@@ -33,11 +33,11 @@ struct RecordTranslation: Sendable {
   /// Whether every record comes out as it went in.
   let isIdentity: Bool
   /// Whether every record comes out with the same changes, only its names told anew and its
-  /// attributes' values coerced, each change still a change: every entity carries on under its
-  /// number (renamed or not), identities and links carry on, no attribute is removed, and each
-  /// type change keeps distinct values distinct. The projections are then what the old ones
-  /// give with each stored state's attributes told the same way
-  /// (`StateCoding.rewriteAttributes`), and need no replay.
+  /// attributes' values coerced: every entity carries on under its number (renamed or not),
+  /// identities and links carry on, and no attribute is removed. When, besides, no coercion
+  /// makes two stored values one (so that every change stays a change), the projections are
+  /// what the old ones give with each stored state's attributes told the same way
+  /// (`StateCoding.rewriteAttributes`, which checks the values), and need no replay.
   let rewritesAttributesOnly: Bool
   /// Root entities of `from` whose objects do not carry on: the next version removed them
   /// and every ancestor.
@@ -123,11 +123,7 @@ struct RecordTranslation: Sendable {
       keepsObjectsAndLinks
       && entities.allSatisfy { old, next in
         guard let map = next.attributes else { return true }
-        guard let oldEntity = from.resolved(old), map.count == oldEntity.attributes.count else { return false }
-        return map.allSatisfy { name, translated in
-          guard let type = translated.type, let before = oldEntity.attributeIndex[name]?.type else { return true }
-          return Self.keepsValuesApart(from: before, to: type)
-        }
+        return map.count == from.resolved(old)?.attributes.count
       }
   }
 
@@ -145,7 +141,11 @@ struct RecordTranslation: Sendable {
       guard let old = from.resolved(oldName), let next = to.resolved(nextName) else { continue }
       let targets = old.storedAttributeNames.map { attribute in
         let (name, type) = map?[attribute.name] ?? (attribute.name, nil)
-        return StateCoding.AttributeRewrite.Target(name: name, number: next.attributeNumber(of: name), type: type)
+        let before = old.attributeIndex[attribute.name]?.type
+        // Values that the coercion might make one are checked, each as it is rewritten.
+        let checked = type.flatMap { type in before.flatMap { Self.keepsValuesApart(from: $0, to: type) ? nil : $0 } }
+        return StateCoding.AttributeRewrite.Target(
+          name: name, number: next.attributeNumber(of: name), type: type, comesBackAs: checked)
       }
       rewrites[Int(old.id)] = StateCoding.AttributeRewrite(targets: targets)
     }
@@ -157,7 +157,8 @@ struct RecordTranslation: Sendable {
 
   /// Whether coercing from `old` to `new` never makes two different values one: an update
   /// between them stays a change. Integers widen or narrow (a value out of range fails), and
-  /// integers, flags and UUIDs become text that spells them one way each.
+  /// integers, flags and UUIDs become text that spells them one way each. For other type
+  /// changes, a rewrite checks each value.
   static func keepsValuesApart(from old: AttributeType, to new: AttributeType) -> Bool {
     switch (old, new) {
     case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),

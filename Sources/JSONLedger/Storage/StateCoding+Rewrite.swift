@@ -9,6 +9,10 @@ extension StateCoding {
       var number: UInt32?
       /// The type a value is coerced to; nil when it keeps its type (and its bytes).
       var type: AttributeType?
+      /// The type a coerced value must come back to as it was, when the coercion might make
+      /// two values one (a text "012" and "12" as integers): a value that does not needs the
+      /// replay.
+      var comesBackAs: AttributeType?
     }
 
     /// By position in the earlier entity's `storedAttributeNames`.
@@ -30,8 +34,9 @@ extension StateCoding {
     case unchanged
     /// `writer` holds the rewritten state.
     case rewritten
-    /// A value cannot take its attribute's new type.
-    case valueNotCoerced
+    /// A value cannot take its attribute's new type, or does not come back from it as it
+    /// was (another value might have become the same): only a replay can tell.
+    case needsReplay
   }
 
   /// Writes into `writer` the state or undo image `bytes`, written under `old`, with each
@@ -103,11 +108,11 @@ extension StateCoding {
         writer.write(target.name)
         changed = true
       }
-      if let type = target.type {
+      if target.type != nil {
         let valueStart = reader.position
         let value =
           reader.nextByte == 14 ? try reader.readValue(identity: try identityValues()) : try reader.readRequiredValue()
-        guard case .success(let coerced) = ValueCoercion.coerce(value, to: type) else { return .valueNotCoerced }
+        guard let coerced = coerce(value, to: target) else { return .needsReplay }
         let written = writer.bytes.count
         switch coerced {
         // Equal bytes are equal values for these (`BinaryWriter.write(_:identity:)`).
@@ -134,6 +139,20 @@ extension StateCoding {
     }
     guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
     return changed ? .rewritten : .unchanged
+  }
+
+  /// `value` coerced to `target`'s type; nil when it cannot be, or when it does not come back
+  /// as it was.
+  private static func coerce(_ value: AttributeValue, to target: AttributeRewrite.Target) -> AttributeValue? {
+    guard let type = target.type, case .success(let coerced) = ValueCoercion.coerce(value, to: type) else {
+      return nil
+    }
+    if let back = target.comesBackAs {
+      guard case .success(let returned) = ValueCoercion.coerce(coerced, to: back), returned == value else {
+        return nil
+      }
+    }
+    return coerced
   }
 
   /// Whether `range` of `bytes` holds what `written` holds from `start` to its end.
@@ -170,9 +189,8 @@ extension StateCoding {
         target = rewrite.targets[position]
       }
       var value = BinaryWriter(capacity: 16)
-      if let type = target.type {
-        guard case .success(let coerced) = ValueCoercion.coerce(try reader.readValue(identity: identity), to: type)
-        else { return .valueNotCoerced }
+      if target.type != nil {
+        guard let coerced = coerce(try reader.readValue(identity: identity), to: target) else { return .needsReplay }
         value.write(coerced, identity: identity)
       } else {
         let valueStart = reader.position
