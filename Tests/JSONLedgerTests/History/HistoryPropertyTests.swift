@@ -9,28 +9,33 @@ import Testing
 struct HistoryPropertyTests {
   static let model: Model = {
     do {
-      return try Model(keyCase: .snakeCase) {
-        Entity("Band", identity: ["name"], collectionKey: "bands") {
-          Attribute("name", .string)
-          Attribute("formed", .int32)
-          Relationship("albums", to: "Album", many: true, inverse: "band")
-          Relationship("members", to: "Musician", many: true, ordered: true, inverse: "bands")
-        }
-        Entity("Album", identity: ["name"], collectionKey: "albums") {
-          Attribute("name", .string)
-          Attribute("label", .string)
-          Relationship("band", to: "Band", inverse: "albums")
-        }
-        Entity("Musician", identity: ["name"], collectionKey: "musicians") {
-          Attribute("name", .string)
-          Relationship("bands", to: "Band", many: true, inverse: "members")
-          Relationship("favourite", to: "Album")
-        }
-      }
+      return try model(label: .string)
     } catch {
       preconditionFailure("the test model is valid: \(error)")
     }
   }()
+
+  /// The test model, with `Album.label` of type `label` (a migration test changes it).
+  static func model(label: AttributeType) throws -> Model {
+    try Model(keyCase: .snakeCase) {
+      Entity("Band", identity: ["name"], collectionKey: "bands") {
+        Attribute("name", .string)
+        Attribute("formed", .int32)
+        Relationship("albums", to: "Album", many: true, inverse: "band")
+        Relationship("members", to: "Musician", many: true, ordered: true, inverse: "bands")
+      }
+      Entity("Album", identity: ["name"], collectionKey: "albums") {
+        Attribute("name", .string)
+        Attribute("label", label)
+        Relationship("band", to: "Band", inverse: "albums")
+      }
+      Entity("Musician", identity: ["name"], collectionKey: "musicians") {
+        Attribute("name", .string)
+        Relationship("bands", to: "Band", many: true, inverse: "members")
+        Relationship("favourite", to: "Album")
+      }
+    }
+  }
 
   /// A random batch over a small key space, so that batches overlap.
   static func randomBatch(_ ledger: Ledger, using generator: inout SeededGenerator) throws -> ChangeBatch {

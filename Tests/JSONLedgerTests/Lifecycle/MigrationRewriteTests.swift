@@ -193,24 +193,7 @@ struct MigrationRewriteTests {
       _ = try ledger.applySynchronously(batch)
     }
     ledger.close()
-    let model = try Model(keyCase: .snakeCase) {
-      Entity("Band", identity: ["name"], collectionKey: "bands") {
-        Attribute("name", .string)
-        Attribute("formed", .int32)
-        Relationship("albums", to: "Album", many: true, inverse: "band")
-        Relationship("members", to: "Musician", many: true, ordered: true, inverse: "bands")
-      }
-      Entity("Album", identity: ["name"], collectionKey: "albums") {
-        Attribute("name", .string)
-        Attribute("label", .double)
-        Relationship("band", to: "Band", inverse: "albums")
-      }
-      Entity("Musician", identity: ["name"], collectionKey: "musicians") {
-        Attribute("name", .string)
-        Relationship("bands", to: "Band", many: true, inverse: "members")
-        Relationship("favourite", to: "Album")
-      }
-    }
+    let model = try HistoryPropertyTests.model(label: .double)
     let report = try Ledger.migrate(at: path, to: model)
     #expect(report.plan.method == .rewrite)
     #expect((report.replayedBatches > 0) == replays)
