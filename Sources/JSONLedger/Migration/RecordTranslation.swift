@@ -127,10 +127,6 @@ struct RecordTranslation: Sendable {
       }
   }
 
-  /// The attributes of `entity` (of `from`) renamed or coerced: nil when each carries on under
-  /// its name and type, or the entity does not carry on.
-  func attributeMap(of entity: String) -> AttributeMap? { entities[entity]?.attributes }
-
   /// How the stored states of `entities` (names in `to`) are rewritten
   /// (`StateCoding.rewriteAttributes`), by the number of the entity in `from` they continue
   /// (which they keep): attributes renamed and coerced as records are, numbered as `to`

@@ -89,18 +89,24 @@ struct MigrationRewriteTests {
     #expect(try stores[0].verify(.fullReplay).batches == Int(head + 2))
   }
 
-  @Test func anIndexedAttributeRenamedAndRetypedIsFoundUnderItsNewNameAndValue() throws {
-    let directory = try TemporaryDirectory()
+  /// A store of the history test model whose one batch stages `bands`, migrated to `model`
+  /// (by a rewrite) and opened under it.
+  static func rewrittenStore(bands: String, to model: Model, in directory: TemporaryDirectory) throws -> Ledger {
     let path = directory.path + "/store"
     let ledger = try Ledger.open(at: path, model: HistoryPropertyTests.model)
     var batch = ledger.makeBatch()
-    try batch.stage(
-      try JSONParser.parse(#"[{"name": "Japan", "formed": 1974}, {"name": "Can", "formed": 1968}]"#), as: "Band")
+    try batch.stage(try JSONParser.parse(bands), as: "Band")
     _ = try ledger.applySynchronously(batch)
     ledger.close()
-    let model = try Self.rewrittenModel(year: .string, indexed: true)
     #expect(try Ledger.migrate(at: path, to: model).plan.method == .rewrite)
-    let migrated = try Ledger.open(at: path, model: model)
+    return try Ledger.open(at: path, model: model)
+  }
+
+  @Test func anIndexedAttributeRenamedAndRetypedIsFoundUnderItsNewNameAndValue() throws {
+    let directory = try TemporaryDirectory()
+    let migrated = try Self.rewrittenStore(
+      bands: #"[{"name": "Japan", "formed": 1974}, {"name": "Can", "formed": 1968}]"#,
+      to: try Self.rewrittenModel(year: .string, indexed: true), in: directory)
     defer { migrated.close() }
     let found = try migrated.read { view in try view.objects("Band", where: "year", equals: "1974") }
     #expect(found.map(\.key.identity) == [[.string("Japan")]])
@@ -110,17 +116,10 @@ struct MigrationRewriteTests {
   @Test(arguments: [false, true])
   func aCoercedValueEqualToTheIdentityIsWrittenAsTheReplayWritesIt(keepingOrder: Bool) throws {
     let directory = try TemporaryDirectory()
-    let path = directory.path + "/store"
-    let ledger = try Ledger.open(at: path, model: HistoryPropertyTests.model)
-    var batch = ledger.makeBatch()
     // "1974" the name, 1974 the year: as text, the year is the identity's value.
-    try batch.stage(
-      try JSONParser.parse(#"[{"name": "1974", "formed": 1974}, {"name": "Can", "formed": 1968}]"#), as: "Band")
-    _ = try ledger.applySynchronously(batch)
-    ledger.close()
-    let model = try Self.rewrittenModel(year: .string, keepingOrder: keepingOrder)
-    #expect(try Ledger.migrate(at: path, to: model).plan.method == .rewrite)
-    let migrated = try Ledger.open(at: path, model: model)
+    let migrated = try Self.rewrittenStore(
+      bands: #"[{"name": "1974", "formed": 1974}, {"name": "Can", "formed": 1968}]"#,
+      to: try Self.rewrittenModel(year: .string, keepingOrder: keepingOrder), in: directory)
     defer { migrated.close() }
     let year = Self.names(keepingOrder: keepingOrder).year
     #expect(try migrated.read { try $0.object("Band", key: "1974")?[year] } == .string("1974"))
