@@ -84,10 +84,12 @@ struct RecordTranslation: Sendable {
     }
     var linkIDs: [UInt32: UInt32] = [:]
     var unordered: Set<UInt32> = []
+    // Link ids whose links the next version leaves out: a record's changes of them go.
+    var dropsLinks = false
     for entity in from.resolvedInOrder {
       for relationship in entity.relationships where relationship.owner == entity.name {
         for id in [relationship.id, relationship.reverseID] {
-          if let next = Self.nextLinkID(id, from: from, to: to) { linkIDs[id] = next }
+          if let next = Self.nextLinkID(id, from: from, to: to) { linkIDs[id] = next } else { dropsLinks = true }
         }
         if relationship.isOrdered, let next = to.relationshipsByID[relationship.id], !next.isOrdered {
           unordered.insert(next.id)
@@ -115,7 +117,7 @@ struct RecordTranslation: Sendable {
         guard let next = entities[entity.name]?.name, let old = from.resolved(entity.name) else { return false }
         return to.resolved(next)?.id == old.id
       }
-      && linkIDs.allSatisfy { $0.key == $0.value } && unordered.isEmpty
+      && !dropsLinks && linkIDs.allSatisfy { $0.key == $0.value } && unordered.isEmpty
     isIdentity =
       keepsObjectsAndLinks && from.entities.allSatisfy { entities[$0.name]?.name == $0.name }
       && entities.values.allSatisfy { $0.attributes == nil }

@@ -175,6 +175,27 @@ struct MigrationTests {
     #expect(try ledger.verify().batches == 3)
   }
 
+  @Test func aRemovedRelationshipsLinksLeaveEveryStoredStateAndADeletionAfterFindsNone() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    try Self.bandsStore(path).close()
+    let withoutLinks = try Self.model(
+      #"{"entities": {"Band": {"identity": "name", "attributes": {"name": "string", "formed": "string"}}, "Album": {"identity": "title", "attributes": {"title": "string"}}}}"#
+    )
+    #expect(try Ledger.migrate(at: path, to: withoutLinks).plan.method == .replay)
+    let ledger = try Ledger.open(at: path, model: withoutLinks)
+    defer { ledger.close() }
+    for entry in try AttributeNumberTests.storedStates(ledger) {
+      let state = try StateCoding.decode(entry.value, model: ledger.model)
+      #expect(state?.state.links.isEmpty ?? true, "\(entry.key): \(String(describing: state?.state.links))")
+    }
+    // The albums held the band on the other side: deleting it finds no link to take away.
+    var deletion = ledger.makeBatch()
+    try deletion.delete("Band", key: "Japan")
+    _ = try ledger.applySynchronously(deletion)
+    #expect(try ledger.verify(.fullReplay).objects == 2)
+  }
+
   @Test func aRemovedEntitysObjectsAndLinksLeaveTheProjectionsAndItsNumberIsNotGivenAgain() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path + "/store"
