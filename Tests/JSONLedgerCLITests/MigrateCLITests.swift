@@ -171,13 +171,26 @@ struct MigrateCLITests {
     #expect(try CommandRunner.run(["verify", store]).status == 0)
     let migration = try CommandRunner.run(["revert", store, "3"])
     #expect(migration.status == 1 && migration.error.contains("migration"), "\(migration.error)")
-    // Removing an attribute replays the log: the batches before the migration's record.
+    // Removing an attribute rewrites the states too.
     let removed = directory.path + "/removed.json"
-    try Self.write(Self.bandsRenamed.replacingOccurrences(of: #", "year": "int32""#, with: ""), to: removed)
-    let replay = try CommandRunner.run(["migrate", store, "--model", removed])
+    let withoutYear = Self.bandsRenamed.replacingOccurrences(of: #", "year": "int32""#, with: "")
+    try Self.write(withoutYear, to: removed)
+    let rewrite = try CommandRunner.run(["migrate", store, "--model", removed])
+    #expect(rewrite.status == 0, "\(rewrite.error)")
+    #expect(rewrite.output.contains("by rewriting the stored states"), "\(rewrite.output)")
+    // Removing a relationship replays the log: the batches before the migration's record.
+    let unlinked = directory.path + "/unlinked.json"
+    try Self.write(
+      """
+      {"entities": {
+        "Group": {"identity": "name", "attributes": {"name": "string", "formed": {"type": "int32", "indexed": true},
+                                                     "style": "string"}},
+        "Album": {"identity": "title", "attributes": {"title": "string"}}}}
+      """, to: unlinked)
+    let replay = try CommandRunner.run(["migrate", store, "--model", unlinked, "--allow-removals"])
     #expect(replay.status == 0, "\(replay.error)")
-    #expect(replay.output.contains("by replaying the log (4 batches); batch 5 records it"), "\(replay.output)")
-    #expect(try CommandRunner.run(["verify", store]).status == 0)
+    #expect(replay.output.contains("by replaying the log (5 batches); batch 6 records it"), "\(replay.output)")
+    #expect(try CommandRunner.run(["verify", store, "--full"]).status == 0)
   }
 
   @Test func aChangeThatCannotBeDerivedIsRefusedWithItsReasonsAndNothingWritten() throws {

@@ -221,23 +221,44 @@ extension Ledger {
   }
 
   /// Rewrites the states and undo images of objects of `entities` (of `plan.next`) as
-  /// `plan.next` writes them (`StateCoding.rewriteAttributes`), each where it lies. Throws
-  /// `NeedsReplay` when a value cannot take its attribute's new type, or does not come back
-  /// from it as it was.
+  /// `plan.next` writes them (`StateCoding.rewriteAttributes`), each where it lies, and
+  /// removes the undo images of updates that changed only removed attributes
+  /// (`FoldedUpdates`). Throws `NeedsReplay` when a value cannot take its attribute's new
+  /// type, or does not come back from it as it was, or when such an update meets a list kept
+  /// as a change.
   private func rewriteAttributes(
     of entities: Set<String>, _ plan: MigrationPlan, _ txn: Transaction, digest: inout ProjectionDigest?
   ) throws {
     let rewrites = plan.translation.attributeRewrites(of: entities, from: model, to: plan.next)
     let store = ProjectionStore(transaction: txn, layout: layout, model: model)
     var writer = BinaryWriter(capacity: 1024)
+    // Undo images are walked before the states, which their last images are compared with.
+    var scratch = BinaryWriter(capacity: 1024)
+    func currentState(_ objectID: UInt64) throws -> (original: [UInt8], rewritten: [UInt8])? {
+      guard let original = try txn.value(forKey: StoreKeys.object(objectID), in: layout.state) else { return nil }
+      let outcome = try store.decoding(objectID, at: nil) { () throws(DecodingFailure) in
+        try StateCoding.rewriteAttributes(original, from: model, rewrites, into: &scratch)
+      }
+      switch outcome {
+      case .unchanged: return (original, original)
+      case .rewritten: return (original, scratch.bytes)
+      case .needsReplay: throw NeedsReplay()
+      }
+    }
     for root in Set(entities.compactMap { plan.next.resolved($0)?.rootID }).sorted() {
-      for part in [ProjectionDigest.Part.state, .history] {
+      var folding = rewrites.values.contains { $0.removesAttributes } ? FoldedUpdates(rewrites: rewrites) : nil
+      for part in [ProjectionDigest.Part.history, .state] {
         try txn.replaceEach(in: layout.database(of: part), prefix: StoreKeys.rootPrefix(root)) {
           key, value, replacement in
           let outcome = try store.decoding(
             key.bigEndianUInt64(at: 0), at: key.count == 16 ? key.bigEndianUInt64(at: 8) : nil
           ) { () throws(DecodingFailure) in
             try StateCoding.rewriteAttributes(value, from: model, rewrites, into: &writer)
+          }
+          if part == .history, folding != nil, outcome != .needsReplay {
+            try folding?.see(
+              key: key, original: value, rewritten: outcome == .rewritten ? writer.bytes : nil,
+              currentState: currentState)
           }
           switch outcome {
           case .unchanged: return false
@@ -253,6 +274,60 @@ extension Ledger {
             return true
           }
         }
+        guard part == .history, var found = folding else { continue }
+        try found.finish(currentState: currentState)
+        for image in found.folded {
+          _ = try txn.delete(image.key, in: layout.history)
+          digest?.remove(.history, key: image.key.span, value: image.bytes.span)
+        }
+        try register(found.registrations, txn, digest: &digest)
+        folding = nil
+      }
+    }
+  }
+
+  /// Gives each object of `registrations` the payload fingerprint of the change its
+  /// registration names in `keys` (`FoldedUpdates.Registration`), each record read once.
+  private func register(
+    _ registrations: [FoldedUpdates.Registration], _ txn: Transaction, digest: inout ProjectionDigest?
+  ) throws {
+    var encoded: [UInt8] = []
+    for (batch, objects) in Dictionary(grouping: registrations, by: \.batch).sorted(by: { $0.key < $1.key }) {
+      // An undo image or a state's `since` names a batch of the log (a compacted store's
+      // projections start at its checkpoint).
+      guard let bytes = try txn.value(forKey: StoreKeys.batch(batch), in: layout.log) else {
+        throw LedgerError.corruptState(
+          "object \(objects[0].objectID) names batch \(batch), which the log does not hold")
+      }
+      let record = try Self.decodeRecord(bytes, batchID: batch, versions: versions)
+      let wanted = Set(objects.map(\.objectID))
+      var fingerprints: [UInt64: UInt64] = [:]
+      for change in record.changes where wanted.contains(change.objectID) {
+        fingerprints[change.objectID] = change.payloadFingerprint
+      }
+      for object in objects {
+        guard let fingerprint = fingerprints[object.objectID] else {
+          throw LedgerError.corruptState(
+            "batch \(batch) does not change object \(object.objectID), as its history says")
+        }
+        let header = try ProjectionStore(transaction: txn, layout: layout, model: model).decoding(
+          object.objectID, at: nil
+        ) {
+          () throws(DecodingFailure) in try StateCoding.decodeHeader(object.state, model: model)
+        }
+        guard let header, !header.identity.isEmpty, let entity = model.resolved(header.entity) else { continue }
+        encoded.removeAll(keepingCapacity: true)
+        OrderedEncoding.encodeIdentity(root: entity.rootID, header.identity, into: &encoded)
+        let key = StoreKeys.identityKey(forEncoded: encoded)
+        guard let old = try txn.value(forKey: key, in: layout.keys), old.count >= StoreKeys.registrationLength else {
+          throw LedgerError.corruptState("object \(object.objectID) has no entry in keys")
+        }
+        var value = old
+        value.replaceSubrange(8..<16, with: [UInt8](bigEndian: fingerprint))
+        guard value != old else { continue }
+        try txn.put(value, forKey: key, in: layout.keys)
+        digest?.remove(.keys, key: key.span, value: old.span)
+        digest?.add(.keys, key: key.span, value: value.span)
       }
     }
   }
@@ -315,7 +390,3 @@ extension Ledger {
     if !reasons.isEmpty { throw LedgerError.migrationRefused(path: path, reasons: reasons) }
   }
 }
-
-/// A stored value does not take its attribute's new type, or might have become another one:
-/// the rewrite gives way to a replay.
-private struct NeedsReplay: Error {}

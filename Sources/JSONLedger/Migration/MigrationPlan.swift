@@ -12,15 +12,19 @@ public struct MigrationPlan: Sendable {
     /// `migration` record, the states of entities that gained attributes and any changed index
     /// are written; the log is not replayed.
     case inPlace = "in place"
-    /// Entities, attributes and relationships renamed, or attributes' types changed, beside
-    /// any change made in place: each stored state and undo image of entities whose attributes
-    /// changed is rewritten, and indexes they are in are rebuilt. The projections come out as a
-    /// replay would build them; the log is not replayed. A coercion that might make two values
-    /// one (text "1.5" and "1.50" as numbers) is checked value by value: where a value does not
-    /// come back from its new type as it was, or does not take it, the log is replayed instead.
+    /// Entities, attributes and relationships renamed, attributes' types changed, or
+    /// attributes removed, beside any change made in place: each stored state and undo image
+    /// of entities whose attributes changed is rewritten, and indexes they are in are rebuilt.
+    /// The projections come out as a replay would build them; the log is not replayed. A
+    /// coercion that might make two values one (text "1.5" and "1.50" as numbers) is checked
+    /// value by value: where a value does not come back from its new type as it was, or does
+    /// not take it, the log is replayed instead. An update that changed only removed
+    /// attributes is no change any more: its undo image goes, unless it or the state after it
+    /// keeps a long list as a change, and then the log is replayed.
     case rewrite = "by rewriting the stored states"
-    /// Removals, a new identity, and any change to a record's objects or links: the log is
-    /// replayed under the new model into fresh projections, in the same commit.
+    /// Removed entities and relationships, a new identity, and any change to a record's
+    /// objects or links: the log is replayed under the new model into fresh projections, in
+    /// the same commit.
     case replay = "by replaying the log"
   }
 
@@ -44,7 +48,7 @@ public struct MigrationPlan: Sendable {
   /// Whether any attribute's index flag changed: `indexes` is rebuilt.
   let changesIndexes: Bool
   /// Entities (of `next`) whose stored states name an attribute by a number that changes,
-  /// or (`rewrite`) whose attributes are renamed or coerced: unless the log is replayed,
+  /// or (`rewrite`) whose attributes are renamed, coerced or removed: unless the log is replayed,
   /// their states and undo images are rewritten. Empty when attributes are only added (they
   /// keep their numbers).
   let rewrittenEntities: Set<String>
@@ -86,6 +90,8 @@ public struct MigrationPlan: Sendable {
         refusals.append(
           ModelDifference(place: entity.name, change: "an identity attribute changes type: keys are not re-derived"))
       }
+      // A removed attribute's index entries go.
+      if previous.attributes.contains(where: { $0.isIndexed && carried[$0.name] == nil }) { changesIndexes = true }
       for attribute in entity.attributes {
         let before = carried.first { $0.value.name == attribute.name }.flatMap { previous.attributeIndex[$0.key] }
         if !attribute.isOptional, before?.isOptional ?? true { newlyRequired.append((entity.name, attribute.name)) }

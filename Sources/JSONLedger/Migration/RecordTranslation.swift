@@ -32,12 +32,14 @@ struct RecordTranslation: Sendable {
   let reidentified: [String: [String]]
   /// Whether every record comes out as it went in.
   let isIdentity: Bool
-  /// Whether every record comes out with the same changes, only its names told anew and its
-  /// attributes' values coerced: every entity carries on under its number (renamed or not),
-  /// identities and links carry on, and no attribute is removed. When, besides, no coercion
-  /// makes two stored values one (so that every change stays a change), the projections are
-  /// what the old ones give with each stored state's attributes told the same way
-  /// (`StateCoding.rewriteAttributes`, which checks the values), and need no replay.
+  /// Whether every record comes out with the same changes, only its names told anew, its
+  /// attributes' values coerced and those of removed attributes left out: every entity
+  /// carries on under its number (renamed or not), and identities and links carry on. When,
+  /// besides, no coercion makes two stored values one and no update changed only removed
+  /// attributes (so that every change stays a change), the projections are what the old ones
+  /// give with each stored state's attributes told the same way
+  /// (`StateCoding.rewriteAttributes`, which checks the values; the migration looks for such
+  /// updates), and need no replay.
   let rewritesAttributesOnly: Bool
   /// Root entities of `from` whose objects do not carry on: the next version removed them
   /// and every ancestor.
@@ -121,24 +123,24 @@ struct RecordTranslation: Sendable {
     isIdentity =
       keepsObjectsAndLinks && from.entities.allSatisfy { entities[$0.name]?.name == $0.name }
       && entities.values.allSatisfy { $0.attributes == nil }
-    rewritesAttributesOnly =
-      keepsObjectsAndLinks
-      && entities.allSatisfy { old, next in
-        guard let map = next.attributes else { return true }
-        return map.count == from.resolved(old)?.attributes.count
-      }
+    rewritesAttributesOnly = keepsObjectsAndLinks
   }
 
   /// How the stored states of `entities` (names in `to`) are rewritten
   /// (`StateCoding.rewriteAttributes`), by the number of the entity in `from` they continue
-  /// (which they keep): attributes renamed and coerced as records are, numbered as `to`
-  /// numbers them.
+  /// (which they keep): attributes renamed, coerced and left out as records are, numbered as
+  /// `to` numbers them.
   func attributeRewrites(of entities: Set<String>, from: Model, to: Model) -> [Int: StateCoding.AttributeRewrite] {
     var rewrites: [Int: StateCoding.AttributeRewrite] = [:]
     for (oldName, (nextName, map)) in self.entities where entities.contains(nextName) {
       guard let old = from.resolved(oldName), let next = to.resolved(nextName) else { continue }
       let targets = old.storedAttributeNames.map { attribute in
-        let (name, type) = map?[attribute.name] ?? (attribute.name, nil)
+        // Without a map every attribute carries on; with one, an attribute it lacks is removed.
+        let carried: (name: String, type: AttributeType?)? =
+          if let map { map[attribute.name] } else { (attribute.name, nil) }
+        guard let (name, type) = carried else {
+          return StateCoding.AttributeRewrite.Target(name: attribute.name, isRemoved: true)
+        }
         let before = old.attributeIndex[attribute.name]?.type
         // Values that the coercion might make one are checked, each as it is rewritten.
         let checked = type.flatMap { type in before.flatMap { Self.keepsValuesApart(from: $0, to: type) ? nil : $0 } }

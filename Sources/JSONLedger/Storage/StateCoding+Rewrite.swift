@@ -1,7 +1,8 @@
 extension StateCoding {
   /// How the attributes of one entity's stored states are told under a later model: for each
   /// attribute, by its position among the entity's stored names in the earlier model, its next
-  /// name, its next number and the type its value is coerced to when that changed.
+  /// name, its next number and the type its value is coerced to when that changed, or that the
+  /// later model removed it.
   struct AttributeRewrite: Sendable {
     struct Target: Sendable {
       var name: String
@@ -13,17 +14,24 @@ extension StateCoding {
       /// two values one (a text "012" and "12" as integers): a value that does not needs the
       /// replay.
       var comesBackAs: AttributeType?
+      /// The next model removed it: its value is left out.
+      var isRemoved = false
     }
 
     /// By position in the earlier entity's `storedAttributeNames`.
     let targets: [Target]
-    /// Whether the next names sort as the earlier ones did, so that a state's attributes, in
-    /// name order, are written in the order they are read.
+    /// Whether the next names of the attributes kept sort as the earlier ones did, so that a
+    /// state's attributes, in name order, are written in the order they are read.
     let keepsOrder: Bool
+    /// Whether any attribute is removed: an update that changed only removed attributes is
+    /// no change under the next model.
+    let removesAttributes: Bool
 
     init(targets: [Target]) {
       self.targets = targets
-      keepsOrder = zip(targets, targets.dropFirst()).allSatisfy { $0.name < $1.name }
+      let kept = targets.filter { !$0.isRemoved }
+      keepsOrder = zip(kept, kept.dropFirst()).allSatisfy { $0.name < $1.name }
+      removesAttributes = kept.count < targets.count
     }
   }
 
@@ -86,9 +94,12 @@ extension StateCoding {
       return values
     }
     let count = try reader.readCount()
+    let countStart = writer.bytes.count
     writer.write(varint: UInt64(count))
+    let countBytes = countStart..<writer.bytes.count
     var inOrder = rewrite.keepsOrder
     var changed = false
+    var removed = 0
     for _ in 0..<count where inOrder {
       let reference = try reader.readCount()
       // An attribute stored by name (the placeholder mark) may sort anywhere: sorted below.
@@ -100,6 +111,12 @@ extension StateCoding {
         throw DecodingFailure(reason: "attribute \(reference) of \(entity.name) is not in the model")
       }
       let target = rewrite.targets[position]
+      if target.isRemoved {
+        try reader.skipValue()
+        removed += 1
+        changed = true
+        continue
+      }
       if let number = target.number {
         writer.write(varint: UInt64(number))
         if number != reference { changed = true }
@@ -138,7 +155,50 @@ extension StateCoding {
         bytes, from: attributesStart, entity, rewrite, identity: try identityValues(), into: &writer)
     }
     guard reader.isAtEnd else { throw DecodingFailure(reason: "trailing bytes after a state") }
+    if removed > 0 { writer.replaceVarint(in: countBytes, with: UInt64(count - removed)) }
     return changed ? .rewritten : .unchanged
+  }
+
+  /// Where the parts of a state or undo image begin, read without decoding them.
+  struct Sections: Equatable {
+    /// Its entity's number; 0 for an entity stored by name.
+    let entityNumber: Int
+    /// The batch that began the object's life.
+    let since: UInt64
+    /// Where its link lists begin: before them, the entity, the identity and `since`.
+    let links: Int
+    /// Where its attributes begin: they run to the end.
+    let attributes: Int
+    /// Whether it keeps a list as the change that turns the list after its batch back into
+    /// this one (an undo image's delta), rather than whole.
+    let keepsListChanges: Bool
+  }
+
+  /// The parts of the state or undo image `bytes`; nil for an empty undo image.
+  static func sections<Bytes: ByteSource>(of bytes: Bytes) throws(DecodingFailure) -> Sections? {
+    guard bytes.count > 0 else { return nil }
+    var reader = ByteReader(bytes)
+    let number = try reader.readCount()
+    if number == 0 { _ = try reader.readString() }
+    for _ in 0..<(try reader.readCount()) { try reader.skipValue() }
+    let since = try reader.readVarint()
+    let links = reader.position
+    var keepsListChanges = false
+    for _ in 0..<(try reader.readCount()) {
+      _ = try reader.readVarint()
+      switch try reader.readByte() {
+      case 0: try reader.skipCompactIDs()
+      case 1:
+        keepsListChanges = true
+        _ = try reader.readVarint()
+        try reader.skipCompactIDs()
+        try reader.skipCompactIDs()
+      case let tag: throw DecodingFailure(reason: "unknown link list tag \(tag)")
+      }
+    }
+    return Sections(
+      entityNumber: number, since: since, links: links, attributes: reader.position,
+      keepsListChanges: keepsListChanges)
   }
 
   /// `value` coerced to `target`'s type; nil when it cannot be, or when it does not come back
@@ -188,6 +248,10 @@ extension StateCoding {
         }
         target = rewrite.targets[position]
       }
+      if target.isRemoved {
+        try reader.skipValue()
+        continue
+      }
       var value = BinaryWriter(capacity: 16)
       if target.type != nil {
         guard let coerced = coerce(try reader.readValue(identity: identity), to: target) else { return .needsReplay }
@@ -203,7 +267,7 @@ extension StateCoding {
     attributes.sort { $0.name < $1.name }
     writer.removeAll()
     writer.append(encoded: bytes, 0..<attributesStart)
-    writer.write(varint: UInt64(count))
+    writer.write(varint: UInt64(attributes.count))
     for attribute in attributes {
       if let number = attribute.number {
         writer.write(varint: UInt64(number))

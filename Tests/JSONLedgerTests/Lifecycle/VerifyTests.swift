@@ -102,7 +102,8 @@ struct VerifyTests {
     try Self.expectKeptDigestHolds(ledger)
   }
 
-  /// Compact, a migration in place and one by replay all leave the digest the projections'.
+  /// Compact, a migration in place, one by rewriting the stored states and one by replay all
+  /// leave the digest the projections'.
   @Test func compactAndMigrationsKeepTheDigest() throws {
     let directory = try TemporaryDirectory()
     let (ledger, _) = try CompactTests.filledStore(directory.storePath, seed: 7)
@@ -118,12 +119,24 @@ struct VerifyTests {
     ledger.close()
     let migrated = try Ledger.open(at: directory.storePath)
     try Self.expectKeptDigestHolds(migrated, "after a migration in place")
-    // Renames and a type change: a migration by replay.
-    #expect(try migrated.migrate(to: try MigrationTests.renamedModel(), allowingRemovals: true).replayedBatches > 0)
     migrated.close()
-    let replayed = try Ledger.open(at: directory.storePath)
-    try Self.expectKeptDigestHolds(replayed, "after a migration by replay")
-    #expect(try replayed.verify().mode == .keptDigest)
+    // Renames, a type change and a removal: a migration by rewriting the stored states, and
+    // the same by replaying the log in a copy.
+    try FileManager.default.copyItem(atPath: directory.storePath, toPath: directory.path + "/replayed")
+    for (path, method) in [
+      (directory.storePath, MigrationPlan.Method.rewrite), (directory.path + "/replayed", .replay),
+    ] {
+      let store = try Ledger.open(at: path)
+      var plan = try store.migrationPlan(to: try MigrationTests.renamedModel())
+      #expect(plan.method == .rewrite)
+      plan.method = method
+      #expect(try (store.migrate(following: plan, allowingRemovals: true).replayedBatches > 0) == (method == .replay))
+      store.close()
+      let reopened = try Ledger.open(at: path)
+      try Self.expectKeptDigestHolds(reopened, "after a migration \(method.rawValue)")
+      #expect(try reopened.verify().mode == .keptDigest)
+      reopened.close()
+    }
   }
 
   /// A damaged digest beside sound projections: a full verify finds them equal to the log and

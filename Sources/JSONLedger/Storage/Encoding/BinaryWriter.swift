@@ -16,6 +16,14 @@ struct BinaryWriter {
   /// Takes back the last `count` bytes written.
   mutating func removeLast(_ count: Int) { bytes.removeLast(count) }
 
+  /// Writes `value` as a varint over the bytes in `range` (a varint written before), moving the
+  /// bytes after it when its length differs.
+  mutating func replaceVarint(in range: Range<Int>, with value: UInt64) {
+    var encoded: [UInt8] = []
+    encoded.appendVarint(value)
+    bytes.replaceSubrange(range, with: encoded)
+  }
+
   /// Empties the writer for reuse, keeping its memory.
   mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 

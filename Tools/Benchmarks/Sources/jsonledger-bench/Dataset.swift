@@ -35,10 +35,22 @@ struct Dataset {
     of: #""label": "string", "sales": "int64"}"#,
     with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string", "catalog": "string"}"#)
 
-  /// `modelRenamingAndRetyping` without Album.catalog: removing an attribute replays the log.
-  static let modelRemovingAnAttribute = model.replacingOccurrences(
-    of: #""label": "string", "sales": "int64"}"#,
-    with: #""imprint": {"type": "string", "renamedFrom": "label"}, "sales": "string"}"#)
+  /// `modelGainingAnAttribute` without Album.released: removing an attribute rewrites each
+  /// album's stored states.
+  static let modelRemovingAnAttribute = modelGainingAnAttribute.replacingOccurrences(
+    of: #""released": "date", "#, with: "")
+
+  /// `modelRenamingAndRetyping` without Album.released: the same removal after the rename.
+  static let modelRenamingThenRemoving = modelRenamingAndRetyping.replacingOccurrences(
+    of: #""released": "date", "#, with: "")
+
+  /// `modelRenamingThenRemoving` without the producers' links (Album.producer and its inverse):
+  /// removing a relationship replays the log.
+  static let modelRemovingARelationship = modelRenamingThenRemoving.replacingOccurrences(
+    of: #",\#n                      "producer": {"to": "Producer", "inverse": "albums"}}}"#, with: "}}"
+  )
+  .replacingOccurrences(
+    of: #",\#n    "relationships": {"albums": {"to": "Album", "many": true, "inverse": "producer"}}}"#, with: "}")
 
   func bandName(_ index: Int) -> String { "band \(index)" }
   func albumName(_ index: Int) -> String { "album \(index)" }

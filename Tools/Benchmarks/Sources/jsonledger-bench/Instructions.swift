@@ -19,6 +19,7 @@ enum Instructions {
     ("read by key as of a random batch, a view each", "jsonledger"),
     ("verify", "jsonledger"), ("verify, full", "jsonledger"),
     ("migrate a rename and a type change", "jsonledger"), ("migrate a rename and a type change", "grdb"),
+    ("migrate removing an attribute", "jsonledger"), ("migrate removing an attribute", "grdb"),
     ("migrate by replaying the log", "jsonledger"),
     ("restore a log whose to-many lists grow", "jsonledger"),
     ("apply a batch of one album, a thousand times", "jsonledger"),
@@ -190,14 +191,19 @@ enum Instructions {
       let mode: VerificationMode = workload == "verify" ? .keptDigest : .fullReplay
       try counted { _ = try ledger.ledger.verify(mode) }
       handled = dataset.objects
-    case ("migrate a rename and a type change", "jsonledger"), ("migrate by replaying the log", "jsonledger"):
+    case ("migrate a rename and a type change", "jsonledger"), ("migrate removing an attribute", "jsonledger"),
+      ("migrate by replaying the log", "jsonledger"):
       let ledger = try JSONLedgerContender(dataset: dataset)
       _ = try ledger.importDocument(document)
       ledger.ledger.close()
       let store = ledger.path + "/store"
       _ = try Ledger.migrate(at: store, to: Model(json: JSONParser.parse(Dataset.modelGainingAnAttribute)))
       let next =
-        workload == "migrate by replaying the log" ? Dataset.modelRemovingAnAttribute : Dataset.modelRenamingAndRetyping
+        switch workload {
+        case "migrate removing an attribute": Dataset.modelRemovingAnAttribute
+        case "migrate by replaying the log": Dataset.modelRemovingARelationship
+        default: Dataset.modelRenamingAndRetyping
+        }
       let model = try Model(json: JSONParser.parse(next))
       try counted { _ = try Ledger.migrate(at: store, to: model) }
       handled = dataset.objects
@@ -225,6 +231,12 @@ enum Instructions {
       try grdb.importDocument(document)
       try grdb.addAnAttribute()
       try counted { try grdb.renameAndRetype() }
+      handled = dataset.objects
+    case ("migrate removing an attribute", "grdb"):
+      let grdb = try GRDBContender()
+      try grdb.importDocument(document)
+      try grdb.addAnAttribute()
+      try counted { try grdb.dropAnAttribute() }
       handled = dataset.objects
     default:
       throw LedgerError.invalidArgument("no workload \(workload) for \(contender)")

@@ -11,7 +11,8 @@ enum Thresholds {
     "fresh import", "fresh import of a file", "re-import, 10% changed", "read one object by key",
     "read all of one entity with one relationship", "full export to JSON",
     "read by key in a 2,000-batch store, a view each", "read by key as of a random batch, a view each", "verify",
-    "migrate a rename and a type change", "migrate by replaying the log", "restore a log whose to-many lists grow",
+    "migrate a rename and a type change", "migrate removing an attribute", "migrate by replaying the log",
+    "restore a log whose to-many lists grow",
     "apply a batch of one album, a thousand times",
   ]
 
