@@ -25,16 +25,18 @@ extension Model {
         continue
       }
       if newName != entity.name { result.append(ModelDifference(place: entity.name, change: "renamed to \(newName)")) }
-      let changed = Self.changedSettings(Self.settings(of: entity), Self.settings(of: new))
+      // `settings(of:)` leaves out the name, the nested lists and `renamedFrom`.
+      let changed = Self.changedSettings(entity, new) { entity in
+        (entity.name, entity.renamedFrom) = ("", nil)
+        (entity.attributes, entity.relationships) = ([], [])
+      }
       if !changed.isEmpty { result.append(ModelDifference(place: newName, change: changed)) }
       result += Self.differences(
         newName, entity.attributes, new.attributes, name: \.name, renamedFrom: \.renamedFrom, jsonKey: \.jsonKey,
-        keyCase: other.keyCase,
-        settings: { Self.settings(of: $0) })
+        keyCase: other.keyCase)
       result += Self.differences(
         newName, entity.relationships, new.relationships, name: \.name, renamedFrom: \.renamedFrom,
-        jsonKey: \.jsonKey, keyCase: other.keyCase,
-        settings: { Self.settings(of: $0) })
+        jsonKey: \.jsonKey, keyCase: other.keyCase)
     }
     for entity in other.entities where lineage.oldEntityName(of: entity.name) == nil {
       result.append(ModelDifference(place: entity.name, change: "added"))
@@ -56,10 +58,9 @@ extension Model {
 
   /// The properties an entity declares that were removed, renamed, changed or added
   /// (`entity` is its name in the new model).
-  private static func differences<Property>(
-    _ entity: String, _ old: [Property], _ new: [Property], name: KeyPath<Property, String>,
-    renamedFrom: KeyPath<Property, String?>, jsonKey: KeyPath<Property, String?>, keyCase: KeyCase,
-    settings: (Property) -> [String: String]
+  private static func differences<Property: Equatable>(
+    _ entity: String, _ old: [Property], _ new: [Property], name: WritableKeyPath<Property, String>,
+    renamedFrom: WritableKeyPath<Property, String?>, jsonKey: KeyPath<Property, String?>, keyCase: KeyCase
   ) -> [ModelDifference] {
     // Each new property's predecessor, by `ModelLineage`'s rule.
     func elements(_ properties: [Property]) -> [ModelLineage.Element] {
@@ -87,7 +88,10 @@ extension Model {
           ?? "JSON key stays \(KeyInflection.jsonKey(for: oldName, keyCase: keyCase))"
         result.append(ModelDifference(place: place, change: "renamed from \(oldName) (\(key))"))
       }
-      let changed = changedSettings(settings(property), settings(match))
+      let changed = changedSettings(property, match) { property in
+        property[keyPath: name] = ""
+        property[keyPath: renamedFrom] = nil
+      }
       if !changed.isEmpty { result.append(ModelDifference(place: place, change: changed)) }
     }
     for (property, predecessor) in zip(new, predecessors) where predecessor == nil {
@@ -120,6 +124,20 @@ extension Model {
     let mirror = Mirror(reflecting: value)
     if mirror.displayStyle == .optional { return mirror.children.first.map { text($0.value) } ?? "none" }
     return String(describing: value)
+  }
+
+  /// The settings of two versions of a model element that differ, as `changedSettings` tells
+  /// them. Told apart by reflection (`settings(of:)`) only when they differ once `clearing`
+  /// has emptied what is compared elsewhere: most elements are equal, and reflection costs
+  /// thousands of instructions a setting.
+  private static func changedSettings<Element: Equatable>(
+    _ old: Element, _ new: Element, clearing: (inout Element) -> Void
+  ) -> String {
+    var (plainOld, plainNew) = (old, new)
+    clearing(&plainOld)
+    clearing(&plainNew)
+    guard plainOld != plainNew else { return "" }
+    return changedSettings(settings(of: old), settings(of: new))
   }
 
   /// `name: old → new` for each setting that differs, in name order; empty when none does.
