@@ -291,6 +291,7 @@ extension Ledger {
   private func register(
     _ registrations: [FoldedUpdates.Registration], _ txn: Transaction, digest: inout ProjectionDigest?
   ) throws {
+    let store = ProjectionStore(transaction: txn, layout: layout, model: model)
     var encoded: [UInt8] = []
     for (batch, objects) in Dictionary(grouping: registrations, by: \.batch).sorted(by: { $0.key < $1.key }) {
       // An undo image or a state's `since` names a batch of the log (a compacted store's
@@ -310,10 +311,8 @@ extension Ledger {
           throw LedgerError.corruptState(
             "batch \(batch) does not change object \(object.objectID), as its history says")
         }
-        let header = try ProjectionStore(transaction: txn, layout: layout, model: model).decoding(
-          object.objectID, at: nil
-        ) {
-          () throws(DecodingFailure) in try StateCoding.decodeHeader(object.state, model: model)
+        let header = try store.decoding(object.objectID, at: nil) { () throws(DecodingFailure) in
+          try StateCoding.decodeHeader(object.state, model: model)
         }
         guard let header, !header.identity.isEmpty, let entity = model.resolved(header.entity) else { continue }
         encoded.removeAll(keepingCapacity: true)
