@@ -87,7 +87,7 @@ struct MigrateCLITests {
     }
     let log = try CommandRunner.run(["log", store]).output
     #expect(log.components(separatedBy: "  migration  ").count - 1 == versions.count - 1)
-    // Both ways were taken: new entities in place, new attributes in place, removals by replay.
+    // Both ways were taken: new entities and attributes in place, removed entities by replay.
     #expect(methods["in place", default: 0] > 0 && methods["by replaying the log", default: 0] > 0, "\(methods)")
   }
 

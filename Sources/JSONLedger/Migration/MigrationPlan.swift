@@ -121,6 +121,19 @@ public struct MigrationPlan: Sendable {
                 "its destination changes from \(before.declaration.destination) to \(relationship.declaration.destination): links cannot be carried over"
             ))
         }
+        // Parted from an inverse that stays, a relationship's links would each become two:
+        // one each way, each with a hidden reverse side that no state or record holds.
+        let inverse = old.counterpart(of: relationship.id)
+        if inverse & ResolvedRelationship.hiddenReverseBit == 0, next.counterpart(of: relationship.id) != inverse,
+          let kept = next.relationshipsByID[inverse]
+        {
+          refusals.append(
+            ModelDifference(
+              place: "\(entity.name).\(relationship.name)",
+              change:
+                "its inverse changes from \(before.declaration.inverse ?? before.name) to \(relationship.declaration.inverse ?? "none") while \(kept.owner).\(kept.name) stays: each link they share would become two, so this cannot be derived"
+            ))
+        }
         if relationship.isOrdered, !before.isOrdered {
           refusals.append(
             ModelDifference(

@@ -196,6 +196,39 @@ struct MigrationTests {
     #expect(try ledger.verify(.fullReplay).objects == 2)
   }
 
+  /// Two inverses parted, both kept: each link they shared would become two (one each way,
+  /// with a hidden reverse side), which neither the stored states nor the records hold.
+  @Test func inversesPartedWhileBothStayAreRefusedAndNothingIsWritten() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path + "/store"
+    try Self.bandsStore(path).close()
+    let parted = try Self.model(
+      #"{"entities": {"Band": {"identity": "name", "attributes": {"name": "string", "formed": "string"}, "relationships": {"albums": {"to": "Album", "many": true}}}, "Album": {"identity": "title", "attributes": {"title": "string"}, "relationships": {"band": {"to": "Band"}}}}}"#
+    )
+    let before = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
+    #expect {
+      try Ledger.migrate(at: path, to: parted)
+    } throws: { error in
+      guard let error = error as? LedgerError, error.code == .migrationRefused else { return false }
+      return error.differences.map(\.place) == ["Band.albums", "Album.band"]
+        && error.differences.allSatisfy { $0.change.contains("its inverse changes from") }
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == before)
+    // One side removed: its links carry on as the other's hidden reverse side.
+    let oneSide = try Self.model(
+      #"{"entities": {"Band": {"identity": "name", "attributes": {"name": "string", "formed": "string"}, "relationships": {"albums": {"to": "Album", "many": true}}}, "Album": {"identity": "title", "attributes": {"title": "string"}}}}"#
+    )
+    #expect(try Ledger.migrate(at: path, to: oneSide).plan.method == .replay)
+    let ledger = try Ledger.open(at: path, model: oneSide)
+    defer { ledger.close() }
+    var deletion = ledger.makeBatch()
+    try deletion.delete("Album", key: "Tin Drum")
+    _ = try ledger.applySynchronously(deletion)
+    let albums = try ledger.read { try $0.object("Band", key: "Japan")?.relationships["albums"] }
+    #expect(albums == [ObjectKey(entity: "Album", identity: [.string("Quiet Life")])])
+    #expect(try ledger.verify(.fullReplay).objects == 2)
+  }
+
   @Test func aRemovedEntitysObjectsAndLinksLeaveTheProjectionsAndItsNumberIsNotGivenAgain() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path + "/store"
