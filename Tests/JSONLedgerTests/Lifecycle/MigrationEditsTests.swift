@@ -17,113 +17,79 @@ struct MigrationEditsTests {
     var testDescription: String { name }
   }
 
-  static func editing(_ entity: String, in entities: inout [Entity], _ change: (inout Entity) -> Void) {
+  /// `entities` without `entity`'s attribute or relationship `name`.
+  static func removing(_ name: String, from entity: String, in entities: inout [Entity]) {
     guard let index = entities.firstIndex(where: { $0.name == entity }) else { return }
-    change(&entities[index])
+    entities[index].attributes.removeAll { $0.name == name }
+    entities[index].relationships.removeAll { $0.name == name }
   }
 
-  static func removing(_ name: String, from entity: String, in entities: inout [Entity]) {
-    editing(entity, in: &entities) { entity in
-      entity.attributes.removeAll { $0.name == name }
-      entity.relationships.removeAll { $0.name == name }
-    }
+  /// `entities` with `entity`'s attribute `name` replaced by `attribute`.
+  static func replacing(_ name: String, of entity: String, with attribute: Attribute, in entities: inout [Entity]) {
+    removing(name, from: entity, in: &entities)
+    guard let index = entities.firstIndex(where: { $0.name == entity }) else { return }
+    entities[index].attributes.append(attribute)
+  }
+
+  /// `entities` with `entity`'s relationship `name` (nil: none) replaced by `relationship`.
+  static func replacing(
+    _ name: String?, of entity: String, with relationship: Relationship, in entities: inout [Entity]
+  ) {
+    if let name { removing(name, from: entity, in: &entities) }
+    guard let index = entities.firstIndex(where: { $0.name == entity }) else { return }
+    entities[index].relationships.append(relationship)
   }
 
   static let edits: [Edit] = [
     Edit(name: "an attribute removed") { removing("label", from: "Album", in: &$0) },
     Edit(name: "an attribute renamed and another retyped") { entities in
-      editing("Album", in: &entities) { album in
-        album.attributes = album.attributes.map {
-          $0.name == "label" ? Attribute("title", .string, renamedFrom: "label") : $0
-        }
-      }
-      editing("Band", in: &entities) { band in
-        band.attributes = band.attributes.map { $0.name == "formed" ? Attribute("formed", .string) : $0 }
-      }
+      replacing("label", of: "Album", with: Attribute("title", .string, renamedFrom: "label"), in: &entities)
+      replacing("formed", of: "Band", with: Attribute("formed", .string), in: &entities)
     },
-    Edit(name: "a relationship without an inverse removed") { removing("favourite", from: "Musician", in: &$0) },
+    Edit(name: "a relationship without an inverse removed") {
+      removing("favourite", from: "Musician", in: &$0)
+    },
     Edit(name: "a pair of inverses removed") { entities in
       removing("members", from: "Band", in: &entities)
       removing("bands", from: "Musician", in: &entities)
     },
     Edit(name: "one side of a pair removed") { entities in
       removing("band", from: "Album", in: &entities)
-      editing("Band", in: &entities) { band in
-        band.relationships = band.relationships.map {
-          $0.name == "albums" ? Relationship("albums", to: "Album", many: true) : $0
-        }
-      }
+      replacing("albums", of: "Band", with: Relationship("albums", to: "Album", many: true), in: &entities)
     },
     Edit(name: "a relationship gaining an inverse") { entities in
-      editing("Musician", in: &entities) { musician in
-        musician.relationships = musician.relationships.map {
-          $0.name == "favourite" ? Relationship("favourite", to: "Album", inverse: "fans") : $0
-        }
-      }
-      editing("Album", in: &entities) { album in
-        album.relationships.append(Relationship("fans", to: "Musician", many: true, inverse: "favourite"))
-      }
+      replacing(
+        "favourite", of: "Musician", with: Relationship("favourite", to: "Album", inverse: "fans"), in: &entities)
+      replacing(
+        nil, of: "Album", with: Relationship("fans", to: "Musician", many: true, inverse: "favourite"), in: &entities)
     },
     Edit(name: "two inverses parted") { entities in
-      editing("Band", in: &entities) { band in
-        band.relationships = band.relationships.map {
-          $0.name == "albums" ? Relationship("albums", to: "Album", many: true) : $0
-        }
-      }
-      editing("Album", in: &entities) { album in
-        album.relationships = album.relationships.map { $0.name == "band" ? Relationship("band", to: "Band") : $0 }
-      }
+      replacing("albums", of: "Band", with: Relationship("albums", to: "Album", many: true), in: &entities)
+      replacing("band", of: "Album", with: Relationship("band", to: "Band"), in: &entities)
     },
     Edit(name: "an ordered relationship unordered") { entities in
-      editing("Band", in: &entities) { band in
-        band.relationships = band.relationships.map {
-          $0.name == "members" ? Relationship("members", to: "Musician", many: true, inverse: "bands") : $0
-        }
-      }
+      let members = Relationship("members", to: "Musician", many: true, inverse: "bands")
+      replacing("members", of: "Band", with: members, in: &entities)
     },
     Edit(name: "a to-many made to-one") { entities in
-      editing("Musician", in: &entities) { musician in
-        musician.relationships = musician.relationships.map {
-          $0.name == "bands" ? Relationship("bands", to: "Band", inverse: "members") : $0
-        }
-      }
+      replacing("bands", of: "Musician", with: Relationship("bands", to: "Band", inverse: "members"), in: &entities)
     },
     Edit(name: "a relationship renamed") { entities in
-      editing("Band", in: &entities) { band in
-        band.relationships = band.relationships.map {
-          $0.name == "albums"
-            ? Relationship("records", to: "Album", many: true, inverse: "band", renamedFrom: "albums") : $0
-        }
-      }
-      editing("Album", in: &entities) { album in
-        album.relationships = album.relationships.map {
-          $0.name == "band" ? Relationship("band", to: "Band", inverse: "records") : $0
-        }
-      }
+      let records = Relationship("records", to: "Album", many: true, inverse: "band", renamedFrom: "albums")
+      replacing("albums", of: "Band", with: records, in: &entities)
+      replacing("band", of: "Album", with: Relationship("band", to: "Band", inverse: "records"), in: &entities)
     },
     Edit(name: "a to-one made to-many") { entities in
-      editing("Album", in: &entities) { album in
-        album.relationships = album.relationships.map {
-          $0.name == "band" ? Relationship("band", to: "Band", many: true, inverse: "albums") : $0
-        }
-      }
+      replacing(
+        "band", of: "Album", with: Relationship("band", to: "Band", many: true, inverse: "albums"), in: &entities)
     },
     Edit(name: "a relationship made ordered") { entities in
-      editing("Band", in: &entities) { band in
-        band.relationships = band.relationships.map {
-          $0.name == "albums" ? Relationship("albums", to: "Album", many: true, ordered: true, inverse: "band") : $0
-        }
-      }
+      let albums = Relationship("albums", to: "Album", many: true, ordered: true, inverse: "band")
+      replacing("albums", of: "Band", with: albums, in: &entities)
     },
     Edit(name: "an attribute indexed, another required") { entities in
-      editing("Album", in: &entities) { album in
-        album.attributes = album.attributes.map { $0.name == "label" ? Attribute("label", .string, indexed: true) : $0 }
-      }
-      editing("Band", in: &entities) { band in
-        band.attributes = band.attributes.map {
-          $0.name == "formed" ? Attribute("formed", .int32, optional: false) : $0
-        }
-      }
+      replacing("label", of: "Album", with: Attribute("label", .string, indexed: true), in: &entities)
+      replacing("formed", of: "Band", with: Attribute("formed", .int32, optional: false), in: &entities)
     },
   ]
 
